@@ -1,0 +1,145 @@
+# bufwriter - Makefile
+#
+#   make                  libbufwriter.a, libbufwriter.so (gcc; make CC=clang)
+#   make test             install test deps (as root), then the Criterion suite:
+#                         normal, ASan+UBSan, TSan (thread tests), valgrind
+#   make bench            install bench deps (as root), run the benchmark
+#   make install          PREFIX=/usr/local DESTDIR= (headers, libs, bufwriter.pc)
+#   make uninstall / clean
+#   make JEMALLOC=1       also build the jemalloc backing allocator hook
+#
+# Variables: CC, CXX, OPT (default -O2 -g), PREFIX, DESTDIR, LIBDIR.
+
+CC       ?= cc
+CXX      ?= c++
+OPT      ?= -O2 -g
+PREFIX   ?= /usr/local
+LIBDIR   ?= $(PREFIX)/lib
+INCDIR   ?= $(PREFIX)/include
+PCDIR    ?= $(LIBDIR)/pkgconfig
+JEMALLOC ?= 0
+
+VERSION  := $(shell sed -n 's/^\#define BW_VERSION_STRING "\(.*\)"/\1/p' bufwriter.h)
+SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
+
+WARN     := -Wall -Wextra -Wpedantic -Werror
+CSTD     := -std=c11
+CFLAGS_LIB = $(CSTD) $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread $(JE_CFLAGS) $(EXTRA_CFLAGS)
+LDLIBS_LIB = -pthread $(JE_LIBS)
+
+ifeq ($(JEMALLOC),1)
+JE_CFLAGS := -DBW_HAVE_JEMALLOC
+JE_LIBS   := -ljemalloc
+endif
+
+SRCS     := bufwriter.c pool/pool.c pool/tcache.c pool/alloc.c pool/check.c
+HDRS     := bufwriter.h pool/pool_internal.h pool/track.h
+B        := build
+OBJS     := $(SRCS:%.c=$(B)/%.o)
+
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_HDRS := $(wildcard tests/*.h)
+
+.PHONY: all test test-normal test-asan test-tsan test-valgrind test-clang \
+        bench bench-full deps-test deps-bench install uninstall clean
+
+all: $(B)/libbufwriter.a $(B)/libbufwriter.so
+
+$(B)/%.o: %.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_LIB) -c $< -o $@
+
+$(B)/libbufwriter.a: $(OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(B)/libbufwriter.so: $(OBJS)
+	$(CC) -shared -Wl,-soname,libbufwriter.so.$(SOMAJOR) -o $(B)/libbufwriter.so.$(VERSION) $^ $(LDLIBS_LIB)
+	ln -sf libbufwriter.so.$(VERSION) $(B)/libbufwriter.so.$(SOMAJOR)
+	ln -sf libbufwriter.so.$(VERSION) $@
+
+$(B)/bufwriter.pc: Makefile
+	@mkdir -p $(B)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
+	  'Name: bufwriter' 'Description: growable, pooled buffer writer for C' \
+	  'Version: $(VERSION)' 'Cflags: -I$${includedir}$(if $(JE_CFLAGS), $(JE_CFLAGS))' \
+	  'Libs: -L$${libdir} -lbufwriter' 'Libs.private: -pthread $(JE_LIBS)' > $@
+
+# ---------------------------------------------------------------- tests --
+# One Criterion binary per flavour, built from the library sources directly
+# (so each flavour compiles the library with its own sanitizer flags).
+TEST_CFLAGS = $(CSTD) $(WARN) -pthread -I. $(EXTRA_CFLAGS)
+TEST_LIBS   = -lcriterion -pthread
+
+$(B)/test-normal: $(SRCS) $(HDRS) $(TEST_SRCS) $(TEST_HDRS) tests/test_cpp.cpp
+	@mkdir -p $(B)
+	$(CXX) -std=c++11 -Wall -Wextra -Werror -I. -O2 -c tests/test_cpp.cpp -o $(B)/test_cpp.o
+	$(CC) $(TEST_CFLAGS) $(OPT) -o $@ $(SRCS) $(TEST_SRCS) $(B)/test_cpp.o $(TEST_LIBS) -lstdc++
+
+$(B)/test-asan: $(SRCS) $(HDRS) $(TEST_SRCS) $(TEST_HDRS)
+	@mkdir -p $(B)
+	$(CC) $(TEST_CFLAGS) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  -fno-omit-frame-pointer -o $@ $(SRCS) $(TEST_SRCS) $(TEST_LIBS)
+
+TSAN_TESTS := tests/test_threads.c tests/test_pool.c
+$(B)/test-tsan: $(SRCS) $(HDRS) $(TSAN_TESTS) $(TEST_HDRS)
+	@mkdir -p $(B)
+	$(CC) $(TEST_CFLAGS) -O1 -g -fsanitize=thread -o $@ $(SRCS) $(TSAN_TESTS) $(TEST_LIBS)
+
+# Criterion forks a child per test; -j2 runs two at a time.
+CRITERION_ARGS ?= -j2
+
+test: deps-test
+	$(MAKE) test-normal test-asan test-tsan test-valgrind test-clang
+
+test-normal: $(B)/test-normal
+	$(B)/test-normal $(CRITERION_ARGS)
+
+test-asan: $(B)/test-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(B)/test-asan $(CRITERION_ARGS)
+
+test-tsan: $(B)/test-tsan
+	TSAN_OPTIONS=halt_on_error=1 $(B)/test-tsan $(CRITERION_ARGS)
+
+# valgrind follows Criterion's forked test processes; any leak or invalid
+# access fails the run (--error-exitcode).
+test-valgrind: $(B)/test-normal
+	valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	  --show-leak-kinds=definite,indirect --error-exitcode=99 \
+	  $(B)/test-normal -j1
+
+# The library must build warning-free with clang too.
+test-clang:
+	$(MAKE) --no-print-directory B=build/clang CC=clang all
+
+# ---------------------------------------------------------------- bench --
+bench: deps-bench
+	$(MAKE) -C bench run
+
+bench-full: deps-bench
+	$(MAKE) -C bench run-full
+
+deps-test:
+	@sh scripts/deps.sh test
+
+deps-bench:
+	@sh scripts/deps.sh bench
+
+# -------------------------------------------------------------- install --
+install: all $(B)/bufwriter.pc
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR)
+	install -m 644 bufwriter.h $(DESTDIR)$(INCDIR)/bufwriter.h
+	install -m 644 $(B)/libbufwriter.a $(DESTDIR)$(LIBDIR)/libbufwriter.a
+	install -m 755 $(B)/libbufwriter.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(VERSION)
+	ln -sf libbufwriter.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(SOMAJOR)
+	ln -sf libbufwriter.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libbufwriter.so
+	install -m 644 $(B)/bufwriter.pc $(DESTDIR)$(PCDIR)/bufwriter.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(INCDIR)/bufwriter.h $(DESTDIR)$(LIBDIR)/libbufwriter.a \
+	  $(DESTDIR)$(LIBDIR)/libbufwriter.so $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(SOMAJOR) \
+	  $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(VERSION) $(DESTDIR)$(PCDIR)/bufwriter.pc
+
+clean:
+	rm -rf build bench/build

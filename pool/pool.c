@@ -1,0 +1,375 @@
+/* pool.c - the size-class pool: create/destroy, rent/return, the shared
+ * level, trim and stats. Thread caches live in tcache.c, checked mode in
+ * check.c, the backing allocators in alloc.c. */
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE 1 /* explicit_bzero */
+#endif
+#include "pool_internal.h"
+#include "track.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Count into the thread cache when there is one (no atomic RMW), else into
+ * the pool-wide counters. */
+#define BW__COUNT(p, tc, name, v) \
+    do { if (tc) BW__TC_ADD(tc, name, v); else BW__POOL_ADD(p, name, v); } while (0)
+
+/* Zeroing that the compiler may not drop even though the block is not read
+ * again before it is handed out. */
+static void bw__zero(void *b, size_t n)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))
+    explicit_bzero(b, n);
+#else
+    static void *(*const volatile bw__memset)(void *, int, size_t) = memset;
+    bw__memset(b, 0, n);
+#endif
+}
+
+/* Backing allocator ----------------------------------------------------- */
+
+BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size)
+{
+    void *b = p->alloc.alloc(p->alloc.ctx, size);
+    if (b != NULL) BW__COUNT(p, tc, backing_allocs, 1);
+    return b;
+}
+
+BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t size)
+{
+    /* Accessible again before the hook sees it: a custom allocator may
+     * touch the memory it is given back. */
+    BW__TRACK_UNDEFINED(b, size);
+    if (p->checked) bw__check_freed(p, b);
+    p->alloc.free(p->alloc.ctx, b, size);
+    BW__COUNT(p, tc, backing_frees, 1);
+}
+
+/* Retention budget ------------------------------------------------------ */
+
+BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n)
+{
+    size_t cur = atomic_load_explicit(&p->reserved, memory_order_relaxed);
+    do {
+        if (cur > p->max_retained || n > p->max_retained - cur) return false;
+    } while (!atomic_compare_exchange_weak_explicit(&p->reserved, &cur, cur + n,
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return true;
+}
+
+BW__INTERNAL void bw__budget_give(bw_pool *p, size_t n)
+{
+    if (n) atomic_fetch_sub_explicit(&p->reserved, n, memory_order_relaxed);
+}
+
+/* Shared level ---------------------------------------------------------- */
+
+BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
+{
+    bw__class *c = &p->cls[ci];
+    void *b = NULL;
+    pthread_mutex_lock(&c->lock);
+    if (c->count > 0) b = c->stack[--c->count];
+    pthread_mutex_unlock(&c->lock);
+    if (b != NULL) {
+        size_t cap = p->min_size << ci;
+        atomic_fetch_sub_explicit(&p->shared_bytes, cap, memory_order_relaxed);
+        bw__budget_give(p, cap);
+    }
+    return b;
+}
+
+BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b)
+{
+    bw__class *c = &p->cls[ci];
+    size_t cap = p->min_size << ci;
+    bool kept = false;
+    pthread_mutex_lock(&c->lock);
+    if (c->count < p->max_per_class) {
+        if (c->count == c->alloc) {
+            /* Grow the stack geometrically up to the bound; if even that
+             * small allocation fails, the block is simply not retained. */
+            size_t n = c->alloc ? c->alloc * 2 : 8;
+            void **s;
+            if (n > p->max_per_class) n = p->max_per_class;
+            s = (void **)realloc(c->stack, n * sizeof *s);
+            if (s != NULL) { c->stack = s; c->alloc = n; }
+        }
+        if (c->count < c->alloc && bw__budget_take(p, cap)) {
+            c->stack[c->count++] = b;
+            kept = true;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (kept) atomic_fetch_add_explicit(&p->shared_bytes, cap, memory_order_relaxed);
+    return kept;
+}
+
+static void bw__shared_free_all(bw_pool *p)
+{
+    unsigned ci;
+    for (ci = 0; ci < p->nclasses; ci++) {
+        bw__class *c = &p->cls[ci];
+        size_t cap = p->min_size << ci;
+        pthread_mutex_lock(&c->lock);
+        while (c->count > 0) {
+            bw__backing_free(p, NULL, c->stack[--c->count], cap);
+            atomic_fetch_sub_explicit(&p->shared_bytes, cap, memory_order_relaxed);
+            bw__budget_give(p, cap);
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+}
+
+/* Create / destroy ------------------------------------------------------ */
+
+int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
+{
+    static const bw_pool_options defaults = {0, 0, 0, 0, 0, NULL};
+    const bw_pool_options *o = opts ? opts : &defaults;
+    size_t threshold = o->max_pooled_size ? o->max_pooled_size : BW__DEFAULT_THRESHOLD;
+    size_t min_size = o->min_block_size ? o->min_block_size : BW__DEFAULT_MIN_BLOCK;
+    const bw_allocator *a = o->allocator ? o->allocator : bw_allocator_libc();
+    bw_pool *p;
+    unsigned n, ci;
+
+    if (out == NULL) return BW_EINVAL;
+    *out = NULL;
+    /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
+    if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < 16 ||
+        min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
+        return BW_EINVAL;
+    if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
+
+    n = bw__log2(threshold) - bw__log2(min_size) + 1;
+    p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
+    if (p == NULL) return BW_ENOMEM;
+    for (ci = 0; ci < n; ci++) {
+        if (pthread_mutex_init(&p->cls[ci].lock, NULL) != 0) {
+            while (ci-- > 0) pthread_mutex_destroy(&p->cls[ci].lock);
+            free(p);
+            return BW_ENOMEM;
+        }
+    }
+    p->id = bw__next_pool_id();
+    p->threshold = threshold;
+    p->min_size = min_size;
+    p->min_shift = bw__log2(min_size);
+    p->nclasses = n;
+    p->max_per_class = o->max_blocks_per_class ? o->max_blocks_per_class : BW__DEFAULT_PER_CLASS;
+    p->max_retained = o->max_retained_bytes ? o->max_retained_bytes : BW__DEFAULT_RETAINED;
+    p->lease_slack = threshold * 2 < p->max_retained / 8 ? threshold * 2 : p->max_retained / 8;
+    p->flags = o->flags;
+    p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
+#ifdef BW_DEBUG
+    p->checked = true;
+#else
+    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env();
+#endif
+    p->alloc = *a;
+    if (p->checked && !bw__check_init(p)) {
+        for (ci = 0; ci < n; ci++) pthread_mutex_destroy(&p->cls[ci].lock);
+        free(p);
+        return BW_ENOMEM;
+    }
+    *out = p;
+    return BW_OK;
+}
+
+void bw_pool_destroy(bw_pool *pool)
+{
+    unsigned ci;
+    if (pool == NULL) return;
+    bw__tcache_orphan_all(pool);
+    bw__shared_free_all(pool);
+    if (pool->checked) bw__check_destroy(pool);
+    for (ci = 0; ci < pool->nclasses; ci++) {
+        pthread_mutex_destroy(&pool->cls[ci].lock);
+        free(pool->cls[ci].stack);
+    }
+    free(pool);
+}
+
+static _Atomic(bw_pool *) bw__shared_pool;
+static pthread_mutex_t bw__shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bw_pool *bw_pool_shared(void)
+{
+    bw_pool *p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
+    if (BW__LIKELY(p != NULL)) return p;
+    pthread_mutex_lock(&bw__shared_lock);
+    p = atomic_load_explicit(&bw__shared_pool, memory_order_relaxed);
+    if (p == NULL && bw_pool_create(&p, NULL) == BW_OK)
+        atomic_store_explicit(&bw__shared_pool, p, memory_order_release);
+    pthread_mutex_unlock(&bw__shared_lock);
+    return p;
+}
+
+size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
+{
+    if (pool == NULL) return 0;
+    if (min_size > pool->threshold) return min_size;
+    return pool->min_size << bw__class_index(pool, min_size);
+}
+
+/* Rent / return --------------------------------------------------------- */
+
+void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
+{
+    bw__tcache *tc = NULL;
+    void *b;
+    size_t cap;
+
+    if (capacity == NULL) return NULL;
+    *capacity = 0;
+    if (p == NULL) return NULL;
+    if (p->use_tcache) tc = bw__tcache_get(p);
+
+    if (BW__LIKELY(min_size <= p->threshold)) {
+        unsigned ci = bw__class_index(p, min_size);
+        cap = p->min_size << ci;
+        /* Fast path: the thread's own cache, no lock, no atomic RMW. */
+        if (tc != NULL && tc->count[ci] > 0) {
+            size_t held = atomic_load_explicit(&tc->held, memory_order_relaxed) - cap;
+            b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + --tc->count[ci]];
+            atomic_store_explicit(&tc->held, held, memory_order_relaxed);
+            /* Keep a little unused lease for the next return; give back
+             * the rest so idle threads do not hoard the pool's budget. */
+            if (tc->lease - held > p->lease_slack) {
+                bw__budget_give(p, tc->lease - held - p->lease_slack);
+                tc->lease = held + p->lease_slack;
+            }
+            BW__TC_ADD(tc, hits, 1);
+        } else if ((b = bw__shared_pop(p, ci)) != NULL) {
+            BW__COUNT(p, tc, hits, 1);
+        } else {
+            b = bw__backing_alloc(p, tc, cap);
+            if (b == NULL) return NULL;
+            goto counted;
+        }
+        if (p->flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
+        else BW__TRACK_UNDEFINED(b, cap);
+    } else {
+        /* Above the threshold: exactly what was asked for, not pooled. */
+        if (min_size > (size_t)PTRDIFF_MAX) return NULL;
+        cap = min_size;
+        b = bw__backing_alloc(p, tc, cap);
+        if (b == NULL) return NULL;
+    }
+counted:
+    BW__COUNT(p, tc, rents, 1);
+    BW__COUNT(p, tc, rent_bytes, cap);
+    if (p->checked) bw__check_rented(p, b, cap);
+    *capacity = cap;
+    return b;
+}
+
+/* Reserve budget so that the thread cache may hold `want` bytes. */
+static bool bw__tcache_lease(bw_pool *p, bw__tcache *tc, size_t want)
+{
+    size_t need = want - tc->lease;
+    size_t step = need > BW__LEASE_STEP ? need : BW__LEASE_STEP;
+    if (!bw__budget_take(p, step)) {
+        if (step == need || !bw__budget_take(p, need)) return false;
+        step = need;
+    }
+    tc->lease += step;
+    return true;
+}
+
+int bw_pool_return(bw_pool *p, void *block, size_t capacity)
+{
+    bw__tcache *tc = NULL;
+    bool pooled;
+    unsigned ci;
+
+    if (p == NULL) return BW_EINVAL;
+    if (block == NULL) return BW_OK;
+    pooled = capacity <= p->threshold;
+    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->min_size)) ||
+        capacity > (size_t)PTRDIFF_MAX) {
+        if (p->checked)
+            bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
+                       block, capacity);
+        return BW_EINVAL;
+    }
+    if (p->checked && !bw__check_return(p, block, capacity, pooled)) return BW_EINVAL;
+    if (p->use_tcache) tc = bw__tcache_get(p);
+    BW__COUNT(p, tc, returns, 1);
+    BW__COUNT(p, tc, return_bytes, capacity);
+
+    if (!pooled) {
+        bw__backing_free(p, tc, block, capacity);
+        return BW_OK;
+    }
+    ci = bw__class_index(p, capacity);
+    if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
+    BW__TRACK_NOACCESS(block, capacity);
+
+    if (tc != NULL && tc->count[ci] < BW_THREAD_CACHE_SLOTS) {
+        size_t held = atomic_load_explicit(&tc->held, memory_order_relaxed) + capacity;
+        if (held <= tc->lease || bw__tcache_lease(p, tc, held)) {
+            tc->slots[ci * BW_THREAD_CACHE_SLOTS + tc->count[ci]++] = block;
+            atomic_store_explicit(&tc->held, held, memory_order_relaxed);
+            return BW_OK;
+        }
+    }
+    if (bw__shared_push(p, ci, block)) return BW_OK;
+    bw__backing_free(p, tc, block, capacity);
+    return BW_OK;
+}
+
+BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t new_cap)
+{
+    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
+    void *nb;
+    if (p->checked && !bw__check_return(p, b, old_cap, false)) return NULL;
+    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap, new_cap);
+    if (nb == NULL) {
+        if (p->checked) bw__check_rented(p, b, old_cap); /* still the caller's */
+        return NULL;
+    }
+    if (p->checked) {
+        bw__check_freed(p, b);
+        bw__check_rented(p, nb, new_cap);
+    }
+    /* One realloc is one backing free and one backing allocation, one
+     * return and one rent: the counters stay balanced. */
+    BW__COUNT(p, tc, backing_allocs, 1);
+    BW__COUNT(p, tc, backing_frees, 1);
+    BW__COUNT(p, tc, rents, 1);
+    BW__COUNT(p, tc, returns, 1);
+    BW__COUNT(p, tc, rent_bytes, new_cap);
+    BW__COUNT(p, tc, return_bytes, old_cap);
+    return nb;
+}
+
+/* Trim / stats ---------------------------------------------------------- */
+
+void bw_pool_trim(bw_pool *pool)
+{
+    if (pool == NULL) return;
+    bw__tcache_trim_self(pool);
+    bw__shared_free_all(pool);
+}
+
+void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
+{
+    bw__sums s;
+    size_t held = 0;
+    if (out == NULL) return;
+    memset(out, 0, sizeof *out);
+    if (pool == NULL) return;
+    memset(&s, 0, sizeof s);
+    bw__tcache_sum(pool, &s, &held);
+    bw__sums_add(&s, &pool->ctr);
+    out->rents = s.rents;
+    out->returns = s.returns;
+    out->hits = s.hits;
+    out->backing_allocs = s.backing_allocs;
+    out->backing_frees = s.backing_frees;
+    out->retained_bytes = held + atomic_load_explicit(&pool->shared_bytes, memory_order_relaxed);
+    out->outstanding_bytes = (size_t)(s.rent_bytes - s.return_bytes);
+}

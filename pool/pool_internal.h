@@ -1,0 +1,209 @@
+/* pool_internal.h - the pool's private structures, shared by the files of
+ * pool/ and by bufwriter.c. Nothing here is part of the public API. */
+#ifndef BW_POOL_INTERNAL_H
+#define BW_POOL_INTERNAL_H
+
+#include "../bufwriter.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* Private functions have external linkage inside the library (hidden by
+ * -fvisibility=hidden) and are static in the single-header build. */
+#ifndef BW__INTERNAL
+#  define BW__INTERNAL
+#endif
+
+#define BW__MAX_CLASSES 64
+
+/* Compile-time knobs (documented defaults). */
+#ifndef BW__DEFAULT_THRESHOLD
+#  define BW__DEFAULT_THRESHOLD ((size_t)1 << 20)     /* 1 MiB */
+#endif
+#ifndef BW__DEFAULT_MIN_BLOCK
+#  define BW__DEFAULT_MIN_BLOCK ((size_t)16)
+#endif
+#ifndef BW__DEFAULT_PER_CLASS
+#  define BW__DEFAULT_PER_CLASS ((size_t)32)
+#endif
+#ifndef BW__DEFAULT_RETAINED
+#  define BW__DEFAULT_RETAINED  ((size_t)64 << 20)    /* 64 MiB */
+#endif
+/* A thread cache reserves retention budget from the pool in steps of at
+ * least this many bytes, so that small returns do not touch the shared
+ * atomic counter each time. */
+#ifndef BW__LEASE_STEP
+#  define BW__LEASE_STEP ((size_t)64 << 10)
+#endif
+
+/* Counters, defined once (X-macro) so that the per-thread and the pool-wide
+ * copies, their sum and their folding can never disagree. */
+#define BW__COUNTERS(X) \
+    X(rents) X(returns) X(hits) X(backing_allocs) X(backing_frees) \
+    X(rent_bytes) X(return_bytes)
+
+typedef struct bw__counters {
+#define BW__FIELD(name) _Atomic uint64_t name;
+    BW__COUNTERS(BW__FIELD)
+#undef BW__FIELD
+} bw__counters;
+
+/* Plain sums of counters, for stats. */
+typedef struct bw__sums {
+#define BW__FIELD(name) uint64_t name;
+    BW__COUNTERS(BW__FIELD)
+#undef BW__FIELD
+} bw__sums;
+
+static inline void bw__sums_add(bw__sums *s, bw__counters *c)
+{
+#define BW__FIELD(name) s->name += atomic_load_explicit(&c->name, memory_order_relaxed);
+    BW__COUNTERS(BW__FIELD)
+#undef BW__FIELD
+}
+
+/* Add src's counts to dst's (an exiting thread's into its pool's). */
+static inline void bw__counters_fold(bw__counters *dst, bw__counters *src)
+{
+#define BW__FIELD(name) atomic_fetch_add_explicit(&dst->name, \
+        atomic_load_explicit(&src->name, memory_order_relaxed), memory_order_relaxed);
+    BW__COUNTERS(BW__FIELD)
+#undef BW__FIELD
+}
+
+/* One thread's cache for one pool. Only its owner thread changes the slots
+ * and counters (relaxed atomics with a plain load+store: no lock prefix on
+ * the fast path); other threads read the counters for stats, and take the
+ * slots only when the owner is quiescent (destroy) or gone (exit). */
+typedef struct bw__tcache {
+    _Atomic uint64_t pool_id;        /* the pool's id; 0 once the pool is gone */
+    bw_pool *pool;                   /* valid while pool_id != 0               */
+    struct bw__tcache *thread_next;  /* the owner thread's list                */
+    struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
+    size_t lease;                    /* retention budget reserved from pool    */
+    _Atomic size_t held;             /* bytes of blocks in the slots           */
+    bw__counters ctr;
+    unsigned char count[BW__MAX_CLASSES];
+    void *slots[];                   /* nclasses * BW_THREAD_CACHE_SLOTS       */
+} bw__tcache;
+
+/* The shared level of one class: a locked stack, grown on demand up to the
+ * per-class bound. An array, not a list threaded through the blocks: a
+ * use-after-return can then never corrupt the pool's own bookkeeping. */
+typedef struct bw__class {
+    pthread_mutex_t lock;
+    void **stack;
+    size_t count, alloc;
+} bw__class;
+
+struct bw_pool {
+    uint64_t id;               /* unique for the process lifetime            */
+    size_t threshold;          /* max_pooled_size                            */
+    size_t min_size;           /* min_block_size                             */
+    unsigned min_shift;        /* log2(min_size)                             */
+    unsigned nclasses;         /* classes min_size .. threshold              */
+    size_t max_per_class;
+    size_t max_retained;
+    size_t lease_slack;        /* unused lease a thread may keep             */
+    unsigned flags;
+    bool use_tcache;
+    bool checked;
+    bw_allocator alloc;        /* a copy of the hook                         */
+    _Atomic size_t reserved;   /* shared-level bytes + every thread's lease   */
+    _Atomic size_t shared_bytes; /* bytes in the shared level                */
+    bw__counters ctr;          /* paths without a thread cache, and the
+                                  counters of threads that have exited        */
+    void *check;               /* checked mode's side table (check.c)        */
+    bw__tcache *caches;        /* registry of thread caches (bw__reg_lock)   */
+    bw__class cls[];           /* nclasses                                   */
+};
+
+/* Size arithmetic ------------------------------------------------------- */
+
+/* The smallest power of two >= x, for 1 <= x <= SIZE_MAX/2 + 1. */
+static inline size_t bw__pow2_ceil(size_t x)
+{
+    if (x <= 1) return 1;
+    return (size_t)1 << (64 - __builtin_clzll((unsigned long long)(x - 1)));
+}
+
+static inline bool bw__is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+static inline unsigned bw__log2(size_t x)
+{
+    return (unsigned)(63 - __builtin_clzll((unsigned long long)x));
+}
+
+/* Class index of a request at or below the threshold. */
+static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
+{
+    if (min_size <= p->min_size) return 0;
+    return bw__log2(bw__pow2_ceil(min_size)) - p->min_shift;
+}
+
+/* Counter helpers: a thread cache's counters have one writer, so a relaxed
+ * load and store suffice; the pool-wide ones take an atomic add. */
+#define BW__TC_ADD(tc, name, v) \
+    atomic_store_explicit(&(tc)->ctr.name, \
+        atomic_load_explicit(&(tc)->ctr.name, memory_order_relaxed) + (v), \
+        memory_order_relaxed)
+#define BW__POOL_ADD(p, name, v) \
+    atomic_fetch_add_explicit(&(p)->ctr.name, (uint64_t)(v), memory_order_relaxed)
+
+/* Allocation through the hook, counted (tc may be NULL). */
+BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size);
+BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t size);
+
+/* Shared level. */
+BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci);
+BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b);
+/* Retention budget: take or give back bytes of pool->reserved. */
+BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n);
+BW__INTERNAL void bw__budget_give(bw_pool *p, size_t n);
+
+/* Thread caches (tcache.c). */
+BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p);
+/* Move every block of tc to the shared level (to_shared) or free it, and
+ * give back its lease. Caller holds the registry lock or owns tc. */
+BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared);
+BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
+/* Sum every live thread cache's counters into s and their held bytes into
+ * *held, under the registry lock (exact when no thread is in the pool). */
+BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held);
+BW__INTERNAL void bw__tcache_trim_self(bw_pool *p);
+BW__INTERNAL uint64_t bw__next_pool_id(void);
+
+/* The calling thread's most recently used cache (initial-exec TLS: one
+ * load, no __tls_get_addr call, in the shared library too). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#  define BW__TLS_MODEL
+#endif
+extern _Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL;
+
+static inline bw__tcache *bw__tcache_get(bw_pool *p)
+{
+    bw__tcache *tc = bw__tl_last;
+    if (tc != NULL &&
+        atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)
+        return tc;
+    return bw__tcache_get_slow(p);
+}
+
+/* Checked mode (check.c). Each returns false after reporting a problem. */
+BW__INTERNAL bool bw__check_env(void);
+BW__INTERNAL bool bw__check_init(bw_pool *p);
+BW__INTERNAL void bw__check_rented(bw_pool *p, void *b, size_t cap);
+BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps);
+BW__INTERNAL void bw__check_freed(bw_pool *p, void *b);
+BW__INTERNAL void bw__check_destroy(bw_pool *p);
+BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
+
+/* Grow a block above the threshold with the allocator's realloc hook
+ * (glibc moves large blocks with mremap instead of copying); used by the
+ * writer. Returns the new block, or NULL with b untouched. */
+BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t new_cap);
+
+#endif /* BW_POOL_INTERNAL_H */
