@@ -1,0 +1,317 @@
+// bench_ab.cpp - Workloads A and B: append `size` bytes in `chunk`-byte
+// pieces into one contiguous buffer, read a few bytes of it, release it.
+//
+//   A: 10 MiB in 8 KiB chunks, every policy (baseline: limit_warm).
+//   B: the same over sizes 1..256 MiB (8 KiB chunks) and chunk sizes
+//      64 B..64 KiB at 10 MiB; quadratic policies only where one run stays
+//      under a few seconds.
+//
+// Every benchmark runs one untimed warm-up iteration first (steady state:
+// the heap, the pool and the page tables have seen the workload once),
+// except the quadratic rows, which run one timed iteration per repetition.
+#include "bench_common.h"
+
+#include <sys/mman.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace bwbench {
+namespace {
+
+// One policy: appends `size` bytes in `chunk`-byte pieces, returns the
+// checksum of the result, frees everything it allocated.
+struct Ctx {
+    size_t size, chunk;
+    const unsigned char *src;
+    unsigned char *warm;   // limit_warm's buffer
+    bw_pool *pool;         // bufwriter rows
+    bool failed;
+};
+
+inline size_t piece(const Ctx &c, size_t off)
+{
+    return c.size - off < c.chunk ? c.size - off : c.chunk;
+}
+
+uint64_t run_limit_warm(Ctx &c)
+{
+    for (size_t off = 0; off < c.size; off += c.chunk)
+        memcpy(c.warm + off, c.src, piece(c, off));
+    benchmark::ClobberMemory();
+    return checksum(c.warm, c.size);
+}
+
+uint64_t run_limit_cold(Ctx &c)
+{
+    unsigned char *p = static_cast<unsigned char *>(malloc(c.size));
+    benchmark::DoNotOptimize(p);
+    if (p == nullptr) { c.failed = true; return 0; }
+    for (size_t off = 0; off < c.size; off += c.chunk) memcpy(p + off, c.src, piece(c, off));
+    uint64_t s = checksum(p, c.size);
+    free(p);
+    return s;
+}
+
+uint64_t run_limit_mmap(Ctx &c)
+{
+    void *m = mmap(nullptr, c.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) { c.failed = true; return 0; }
+    bench_alloc_note(1, c.size); // the interposer does not see mmap
+    unsigned char *p = static_cast<unsigned char *>(m);
+    for (size_t off = 0; off < c.size; off += c.chunk) memcpy(p + off, c.src, piece(c, off));
+    uint64_t s = checksum(p, c.size);
+    munmap(m, c.size);
+    return s;
+}
+
+// The seed report's 'Before': every append allocates exactly len + chunk,
+// copies everything, frees the old block.
+uint64_t run_exact_size(Ctx &c)
+{
+    unsigned char *buf = nullptr;
+    size_t len = 0;
+    for (size_t off = 0; off < c.size; off += c.chunk) {
+        size_t n = piece(c, off);
+        unsigned char *nb = static_cast<unsigned char *>(malloc(len + n));
+        if (nb == nullptr) { free(buf); c.failed = true; return 0; }
+        if (len) memcpy(nb, buf, len);
+        memcpy(nb + len, c.src, n);
+        free(buf);
+        buf = nb;
+        len += n;
+    }
+    uint64_t s = checksum(buf, len);
+    free(buf);
+    return s;
+}
+
+// The hand-rolled C buffer: realloc to max(2 * cap, need).
+uint64_t run_realloc_double(Ctx &c)
+{
+    unsigned char *buf = nullptr;
+    size_t len = 0, cap = 0;
+    for (size_t off = 0; off < c.size; off += c.chunk) {
+        size_t n = piece(c, off);
+        if (len + n > cap) {
+            size_t nc = cap * 2 > len + n ? cap * 2 : len + n;
+            unsigned char *nb = static_cast<unsigned char *>(realloc(buf, nc));
+            if (nb == nullptr) { free(buf); c.failed = true; return 0; }
+            buf = nb;
+            cap = nc;
+        }
+        memcpy(buf + len, c.src, n);
+        len += n;
+    }
+    uint64_t s = checksum(buf, len);
+    free(buf);
+    return s;
+}
+
+// realloc to exactly len + chunk on every append.
+uint64_t run_realloc_exact(Ctx &c)
+{
+    unsigned char *buf = nullptr;
+    size_t len = 0;
+    for (size_t off = 0; off < c.size; off += c.chunk) {
+        size_t n = piece(c, off);
+        unsigned char *nb = static_cast<unsigned char *>(realloc(buf, len + n));
+        if (nb == nullptr) { free(buf); c.failed = true; return 0; }
+        buf = nb;
+        memcpy(buf + len, c.src, n);
+        len += n;
+    }
+    uint64_t s = checksum(buf, len);
+    free(buf);
+    return s;
+}
+
+uint64_t run_open_memstream(Ctx &c)
+{
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == nullptr) { c.failed = true; return 0; }
+    for (size_t off = 0; off < c.size; off += c.chunk)
+        if (fwrite(c.src, 1, piece(c, off), f) != piece(c, off)) c.failed = true;
+    if (fclose(f) != 0 || len != c.size) c.failed = true;
+    uint64_t s = checksum(reinterpret_cast<unsigned char *>(buf), len);
+    free(buf);
+    return s;
+}
+
+uint64_t run_std_string(Ctx &c)
+{
+    std::string s;
+    for (size_t off = 0; off < c.size; off += c.chunk)
+        s.append(reinterpret_cast<const char *>(c.src), piece(c, off));
+    if (s.size() != c.size) c.failed = true;
+    return checksum(reinterpret_cast<const unsigned char *>(s.data()), s.size());
+}
+
+uint64_t write_with(Ctx &c, bw_writer &w)
+{
+    for (size_t off = 0; off < c.size; off += c.chunk) bw_write(&w, c.src, piece(c, off));
+    if (bw_error(&w) != BW_OK || bw_len(&w) != c.size) c.failed = true;
+    uint64_t s = checksum(bw_data(&w), bw_len(&w));
+    bw_release(&w);
+    return s;
+}
+
+// The shared pool, default options (steady state: the warm-up iteration
+// has filled it).
+uint64_t run_bufwriter(Ctx &c)
+{
+    bw_writer w = BW_WRITER_INIT;
+    return write_with(c, w);
+}
+
+// A pool created for this iteration only: first use.
+uint64_t run_bufwriter_fresh_pool(Ctx &c)
+{
+    bw_pool *p = nullptr;
+    if (bw_pool_create(&p, nullptr) != BW_OK) { c.failed = true; return 0; }
+    bw_writer w;
+    bw_init(&w, p, 0);
+    uint64_t s = write_with(c, w);
+    bw_pool_destroy(p);
+    return s;
+}
+
+// A pool whose threshold covers the whole buffer: every block is pooled.
+uint64_t run_bufwriter_big_pool(Ctx &c)
+{
+    bw_writer w;
+    bw_init(&w, c.pool, 0);
+    return write_with(c, w);
+}
+
+// The shared pool, the final size reserved up front (one block).
+uint64_t run_bufwriter_reserved(Ctx &c)
+{
+    bw_writer w;
+    if (bw_init(&w, nullptr, c.size) != BW_OK) { c.failed = true; return 0; }
+    return write_with(c, w);
+}
+
+enum Kind { NONE, WARM_BUFFER, BIG_POOL, SHARED_POOL, FRESH_POOL };
+
+struct Policy {
+    const char *name;
+    uint64_t (*fn)(Ctx &);
+    Kind kind;
+    bool quadratic;
+};
+
+const Policy kPolicies[] = {
+    {"limit_warm", run_limit_warm, WARM_BUFFER, false},
+    {"limit_cold", run_limit_cold, NONE, false},
+    {"limit_mmap", run_limit_mmap, NONE, false},
+    {"exact_size", run_exact_size, NONE, true},
+    {"realloc_double", run_realloc_double, NONE, false},
+    {"realloc_exact", run_realloc_exact, NONE, true},
+    {"open_memstream", run_open_memstream, NONE, false},
+    {"std_string", run_std_string, NONE, false},
+    {"bufwriter", run_bufwriter, SHARED_POOL, false},
+    {"bufwriter_fresh_pool", run_bufwriter_fresh_pool, FRESH_POOL, false},
+    {"bufwriter_big_pool", run_bufwriter_big_pool, BIG_POOL, false},
+    {"bufwriter_reserved", run_bufwriter_reserved, SHARED_POOL, false},
+};
+
+size_t pow2_ceil(size_t x)
+{
+    size_t p = 1;
+    while (p < x) p <<= 1;
+    return p;
+}
+
+void bm_policy(benchmark::State &st, const Policy *pol)
+{
+    Ctx c{};
+    c.size = static_cast<size_t>(st.range(0));
+    c.chunk = static_cast<size_t>(st.range(1));
+    c.src = source_bytes();
+    std::vector<unsigned char> warm;
+    if (pol->kind == WARM_BUFFER) {
+        warm.assign(c.size, 1); // allocated and touched before timing
+        c.warm = warm.data();
+    }
+    if (pol->kind == BIG_POOL) {
+        bw_pool_options o{};
+        o.max_pooled_size = pow2_ceil(c.size);
+        o.max_retained_bytes = 4 * o.max_pooled_size;
+        if (bw_pool_create(&c.pool, &o) != BW_OK) {
+            st.SkipWithError("bw_pool_create failed");
+            return;
+        }
+    }
+    if (!pol->quadratic) benchmark::DoNotOptimize(pol->fn(c)); // warm-up
+
+    bw_pool *counted = pol->kind == BIG_POOL ? c.pool
+                     : pol->kind == SHARED_POOL ? bw_pool_shared() : nullptr;
+    bw_pool_stats ps0{}, ps1{};
+    if (counted) bw_pool_get_stats(counted, &ps0);
+    AllocScope as;
+    for (auto _ : st) {
+        uint64_t s = pol->fn(c);
+        benchmark::DoNotOptimize(s);
+    }
+    as.report(st);
+    if (counted) {
+        bw_pool_get_stats(counted, &ps1);
+        st.counters["pool_backing_allocs"] = benchmark::Counter(
+            static_cast<double>(ps1.backing_allocs - ps0.backing_allocs),
+            benchmark::Counter::kAvgIterations);
+    }
+    st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(c.size));
+    if (c.pool) bw_pool_destroy(c.pool);
+    if (c.failed) st.SkipWithError("wrong result (length or write error)");
+}
+
+// Bytes a quadratic policy copies: size^2 / (2 chunk). Keep one run under
+// about 1.5 s at ~8 GB/s.
+bool quadratic_ok(size_t size, size_t chunk)
+{
+    double copied = static_cast<double>(size) * static_cast<double>(size) / (2.0 * chunk);
+    return copied <= 12e9;
+}
+
+void add(const char *workload, const Policy &p, size_t size, size_t chunk, const Options &o)
+{
+    std::string name = std::string(workload) + "/" + p.name;
+    benchmark::internal::Benchmark *b =
+        benchmark::RegisterBenchmark(name.c_str(), bm_policy, &p);
+    b->Args({static_cast<int64_t>(size), static_cast<int64_t>(chunk)})
+        ->ArgNames({"size", "chunk"})
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+    if (p.quadratic)
+        b->Iterations(1)->Repetitions(o.slow_reps);
+    else
+        b->MinTime(size >= 64 * MiB ? 0.3 : 0.1);
+}
+
+} // namespace
+
+void register_ab(const Options &o)
+{
+    for (const Policy &p : kPolicies) add("A", p, 10 * MiB, 8 * KiB, o);
+
+    const size_t sizes_quick[] = {1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB};
+    const size_t sizes_full[] = {1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB};
+    const size_t chunks[] = {64, 256, 1 * KiB, 4 * KiB, 16 * KiB, 64 * KiB};
+    const size_t *sizes = o.full ? sizes_full : sizes_quick;
+    size_t nsizes = o.full ? 5 : 4;
+    for (const Policy &p : kPolicies) {
+        for (size_t i = 0; i < nsizes; i++)
+            if (!p.quadratic || quadratic_ok(sizes[i], 8 * KiB))
+                add("B", p, sizes[i], 8 * KiB, o);
+        for (size_t ch : chunks)
+            if (!p.quadratic || quadratic_ok(10 * MiB, ch)) add("B", p, 10 * MiB, ch, o);
+    }
+}
+
+} // namespace bwbench

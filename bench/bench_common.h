@@ -1,0 +1,77 @@
+// bench_common.h - helpers shared by the workloads of the bufwriter bench.
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "../bufwriter.h"
+#include "alloc_count.h"
+
+namespace bwbench {
+
+constexpr size_t KiB = 1024;
+constexpr size_t MiB = 1024 * 1024;
+constexpr size_t kMaxChunk = 64 * KiB;
+
+// kMaxChunk bytes of pseudo-random data, the source of every append.
+const unsigned char *source_bytes();
+
+// Reads a few bytes of the result (first, middle, last 8), as a consumer
+// would, so that no write can be optimised away.
+uint64_t checksum(const unsigned char *p, size_t len);
+
+// Allocation counters over a benchmark loop: snapshot before the loop,
+// report() after it sets the user counters allocs_per_op and bytes_per_op
+// (averaged over iterations; with several threads, over all of them).
+class AllocScope {
+public:
+    AllocScope() : start_(bench_alloc_snapshot()) {}
+    void report(benchmark::State &st) const
+    {
+        bench_alloc_counts end = bench_alloc_snapshot();
+        if (!bench_alloc_counting()) return;
+        st.counters["allocs_per_op"] = benchmark::Counter(
+            static_cast<double>(end.allocs - start_.allocs), benchmark::Counter::kAvgIterations);
+        st.counters["bytes_per_op"] = benchmark::Counter(
+            static_cast<double>(end.bytes - start_.bytes), benchmark::Counter::kAvgIterations);
+    }
+
+private:
+    bench_alloc_counts start_;
+};
+
+// Pool counters over a loop: backing allocations per iteration.
+class PoolScope {
+public:
+    explicit PoolScope(bw_pool *p) : pool_(p) { bw_pool_get_stats(p, &start_); }
+    void report(benchmark::State &st) const
+    {
+        bw_pool_stats end;
+        bw_pool_get_stats(pool_, &end);
+        st.counters["pool_backing_allocs"] = benchmark::Counter(
+            static_cast<double>(end.backing_allocs - start_.backing_allocs),
+            benchmark::Counter::kAvgIterations);
+    }
+
+private:
+    bw_pool *pool_;
+    bw_pool_stats start_;
+};
+
+// What the runs of this process register (set from the command line).
+struct Options {
+    bool full = false;        // run-full sizes (B up to 256 MiB, D with 2 threads)
+    int slow_reps = 3;        // repetitions of the quadratic rows (1 iteration each)
+};
+
+void register_ab(const Options &o);
+void register_c(const Options &o);
+void register_d(const Options &o);
+
+} // namespace bwbench
+
+#endif

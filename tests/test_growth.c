@@ -1,0 +1,278 @@
+/* test_growth.c - the growth rule, block moves, reuse across runs, spans,
+ * aliasing, detach and release. */
+#include "helpers.h"
+
+/* Append total bytes in chunk-sized pieces of a known pattern. */
+static void fill(bw_writer *w, size_t total, size_t chunk, unsigned seed, size_t *moves)
+{
+    unsigned char buf[8192];
+    size_t done = 0;
+    const unsigned char *last = bw_data(w);
+    cr_assert_leq(chunk, sizeof buf);
+    while (done < total) {
+        size_t n = total - done < chunk ? total - done : chunk, i;
+        for (i = 0; i < n; i++) buf[i] = pat(done + i, seed);
+        cr_assert_eq(bw_write(w, buf, n), BW_OK);
+        if (bw_data(w) != last) {
+            if (moves) (*moves)++;
+            last = bw_data(w);
+        }
+        done += n;
+    }
+}
+
+static void check_bytes(const bw_writer *w, size_t total, unsigned seed)
+{
+    size_t i, bad = 0;
+    cr_assert_eq(bw_len(w), total);
+    for (i = 0; i < total; i++) bad += bw_data(w)[i] != pat(i, seed);
+    cr_assert_eq(bad, 0, "%zu bytes differ", bad);
+}
+
+Test(growth, ten_mib_in_8k_chunks)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats st1, st2;
+    bw_writer w;
+    size_t moves = 0;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    fill(&w, 10u << 20, 8192, 1, &moves);
+    check_bytes(&w, 10u << 20, 1);
+    cr_expect_eq(bw_capacity(&w), 16u << 20);
+    /* 8 KiB, then doubling up to 16 MiB: at most log2(16 MiB / 16 B) = 20. */
+    cr_expect_leq(moves, 20, "moved %zu times", moves);
+    bw_release(&w);
+    bw_pool_get_stats(p, &st1);
+
+    /* Second run over the same pool: every block at or below the threshold
+     * comes from retained blocks. */
+    fill(&w, 10u << 20, 8192, 2, NULL);
+    check_bytes(&w, 10u << 20, 2);
+    bw_pool_get_stats(p, &st2);
+    /* Classes 8 KiB .. 1 MiB (8 rents) all hit; 2..16 MiB go to the
+     * allocator (the first above-threshold block, then reallocs). */
+    cr_expect_eq(st2.hits - st1.hits, 8, "hits %llu", (unsigned long long)(st2.hits - st1.hits));
+    cr_expect_eq(st2.rents - st1.rents, 8 + 4);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+Test(growth, ten_mib_without_realloc_hook)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    size_t moves = 0;
+    ta_init(&ta, 0);
+    p = ta_pool(&ta, 0, 0);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    fill(&w, 10u << 20, 8192, 3, &moves);
+    check_bytes(&w, 10u << 20, 3);
+    cr_expect_eq(bw_capacity(&w), 16u << 20);
+    cr_expect_leq(moves, 20);
+    cr_expect_eq(atomic_load(&ta.reallocs), 0);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+Test(growth, rule_class_then_double_then_pow2)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 4096, 0);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 0);
+    cr_expect_null(bw_data(&w));
+    cr_expect_eq(atomic_load(&ta.allocs), 0, "an empty writer allocates nothing");
+    bw_put_u8(&w, 1);
+    cr_expect_eq(bw_capacity(&w), 16);
+    cr_expect_eq(bw_reserve(&w, 15), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 16, "a request that fits never moves");
+    cr_expect_eq(bw_reserve(&w, 16), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 32, "never below twice the old capacity");
+    cr_expect_eq(bw_reserve(&w, 100), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 128, "class of len + n");
+    cr_expect_eq(bw_reserve(&w, 4095), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 4096, "len + n at the threshold: its class");
+    cr_expect_eq(bw_reserve(&w, 4096), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 4096 * 2, "above the threshold: next power of two");
+    cr_expect_eq(bw_reserve(&w, 8192), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 16384);
+    cr_expect_eq(bw_reserve(&w, 20000), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 32768);
+    cr_expect_eq(bw_len(&w), 1);
+    cr_expect_eq(bw_data(&w)[0], 1);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+Test(growth, varint_asks_for_ten_bytes)
+{
+    bw_writer w = BW_WRITER_INIT;
+    int i;
+    for (i = 0; i < 6; i++) bw_put_u8(&w, 0);
+    cr_assert_eq(bw_capacity(&w), 16);
+    cr_expect_eq(bw_put_uvarint(&w, 1), BW_OK); /* 6 + 10 fits in 16 */
+    cr_expect_eq(bw_capacity(&w), 16);
+    cr_expect_eq(bw_put_uvarint(&w, 1), BW_OK); /* 7 + 10 does not */
+    cr_expect_eq(bw_capacity(&w), 32);
+    cr_expect_eq(bw_len(&w), 8);
+    bw_release(&w);
+}
+
+Test(growth, init_capacity_is_rounded)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    cr_assert_eq(bw_init(&w, p, 1), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 16);
+    bw_release(&w);
+    cr_assert_eq(bw_init(&w, p, 1000), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 1024);
+    bw_release(&w);
+    cr_assert_eq(bw_init(&w, p, (1u << 20) + 1), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 2u << 20);
+    bw_release(&w);
+    cr_expect_eq(bw_init(&w, p, SIZE_MAX), BW_EOVERFLOW);
+    cr_expect_eq(bw_capacity(&w), 0);
+    cr_expect_eq(bw_error(&w), BW_OK, "a failed init leaves a clean writer");
+    cr_expect_eq(bw_init(&w, p, (size_t)PTRDIFF_MAX), BW_EOVERFLOW);
+    ta_finish(&ta, p);
+}
+
+Test(growth, span_and_advance)
+{
+    bw_writer w = BW_WRITER_INIT;
+    size_t avail = 0;
+    unsigned char *s;
+    s = (unsigned char *)bw_get_span(&w, 0, &avail);
+    cr_assert_not_null(s);
+    cr_expect_geq(avail, 1);
+    cr_expect_eq(avail, bw_free_capacity(&w));
+    cr_expect_eq(s, bw_data(&w) + bw_len(&w));
+    memcpy(s, "abc", 3);
+    cr_expect_eq(bw_advance(&w, 3), BW_OK);
+    s = (unsigned char *)bw_get_span(&w, 1000, &avail);
+    cr_assert_not_null(s);
+    cr_expect_geq(avail, 1000);
+    cr_expect_eq(avail, bw_capacity(&w) - 3);
+    memset(s, 'x', 1000);
+    cr_expect_eq(bw_advance(&w, 1000), BW_OK);
+    cr_expect_eq(bw_len(&w), 1003);
+    cr_expect(memcmp(bw_data(&w), "abcxxx", 6) == 0);
+    cr_expect_eq(bw_advance(&w, 0), BW_OK);
+    cr_expect_not_null(bw_get_span(&w, 5, NULL)); /* avail may be NULL */
+    bw_release(&w);
+}
+
+Test(growth, aliasing_write_while_growing)
+{
+    bw_writer w = BW_WRITER_INIT;
+    size_t i;
+    for (i = 0; i < 16; i++) bw_put_u8(&w, (uint8_t)i);
+    cr_assert_eq(bw_capacity(&w), 16);
+    /* The source is the writer's own block, which must move. */
+    cr_assert_eq(bw_write(&w, bw_data(&w) + 4, 12), BW_OK);
+    cr_expect_eq(bw_len(&w), 28);
+    for (i = 0; i < 12; i++) cr_expect_eq(bw_data(&w)[16 + i], 4 + i);
+    /* Doubling itself, many times. */
+    for (i = 0; i < 18; i++) cr_assert_eq(bw_write(&w, bw_data(&w), bw_len(&w)), BW_OK);
+    cr_expect_eq(bw_len(&w), (size_t)28 << 18);
+    cr_expect_eq(bw_data(&w)[(28u << 17) + 20], bw_data(&w)[20]);
+    bw_release(&w);
+}
+
+Test(growth, aliasing_above_threshold)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    size_t i, bad = 0;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 1024, 0);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    for (i = 0; i < 3000; i++) bw_put_u8(&w, pat(i, 9));
+    cr_assert_eq(bw_capacity(&w), 4096);
+    cr_assert_eq(bw_write(&w, bw_data(&w) + 100, 2000), BW_OK);
+    for (i = 0; i < 2000; i++) bad += bw_data(&w)[3000 + i] != pat(100 + i, 9);
+    cr_expect_eq(bad, 0);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+Test(growth, detach_and_return)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    size_t len = 1, cap = 1;
+    unsigned char *b;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_expect_null(bw_detach(&w, &len, &cap), "never allocated");
+    cr_expect_eq(len, 0);
+    cr_expect_eq(cap, 0);
+    bw_puts(&w, "hello");
+    b = (unsigned char *)bw_detach(&w, &len, &cap);
+    cr_assert_not_null(b);
+    cr_expect_eq(len, 5);
+    cr_expect_eq(cap, 16);
+    cr_expect(memcmp(b, "hello", 5) == 0);
+    cr_expect_eq(bw_len(&w), 0);
+    cr_expect_eq(bw_capacity(&w), 0);
+    cr_expect_eq(bw_writer_pool(&w), p, "detach keeps the pool");
+    cr_expect_eq(bw_pool_return(bw_writer_pool(&w), b, cap), BW_OK);
+    /* Reusable without init; NULL out-pointers are fine. */
+    bw_puts(&w, "again");
+    b = (unsigned char *)bw_detach(&w, NULL, NULL);
+    cr_expect_eq(bw_pool_return(p, b, 16), BW_OK);
+    ta_finish(&ta, p);
+}
+
+Test(growth, release_and_clear_keep_the_pool)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    const unsigned char *blk;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    cr_assert_eq(bw_init(&w, p, 100), BW_OK);
+    bw_puts(&w, "abc");
+    blk = bw_data(&w);
+    bw_clear(&w);
+    cr_expect_eq(bw_len(&w), 0);
+    cr_expect_eq(bw_capacity(&w), 128);
+    cr_expect_eq(bw_data(&w), blk, "clear keeps the block");
+    bw_release(&w);
+    cr_expect_eq(bw_capacity(&w), 0);
+    cr_expect_null(bw_data(&w));
+    cr_expect_eq(bw_writer_pool(&w), p);
+    bw_puts(&w, "xyz");
+    cr_expect(memcmp(bw_data(&w), "xyz", 3) == 0);
+    bw_release(&w);
+    bw_release(&w); /* twice is fine */
+    ta_finish(&ta, p);
+}
+
+Test(growth, static_initializer_uses_shared_pool)
+{
+    static bw_writer w = BW_WRITER_INIT;
+    cr_expect_eq(bw_len(&w), 0);
+    cr_expect_eq(bw_capacity(&w), 0);
+    cr_expect_null(bw_data(&w));
+    cr_expect_eq(bw_error(&w), BW_OK);
+    cr_expect_eq(bw_writer_pool(&w), bw_pool_shared());
+    cr_expect_eq(bw_init(&w, NULL, 0), BW_OK);
+    cr_expect_eq(bw_writer_pool(&w), bw_pool_shared());
+    bw_release(&w);
+}

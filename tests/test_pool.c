@@ -1,0 +1,439 @@
+/* test_pool.c - the size-class pool: options, classes, reuse, bounds,
+ * stats, trim, zeroing, checked mode. */
+#include "helpers.h"
+
+#include <signal.h>
+#include <stdalign.h>
+#include <stddef.h>
+
+Test(pool, create_defaults_and_class_sizes)
+{
+    bw_pool *p = NULL;
+    cr_assert_eq(bw_pool_create(&p, NULL), BW_OK);
+    cr_assert_not_null(p);
+    cr_expect_eq(bw_pool_class_size(p, 0), 16);
+    cr_expect_eq(bw_pool_class_size(p, 1), 16);
+    cr_expect_eq(bw_pool_class_size(p, 16), 16);
+    cr_expect_eq(bw_pool_class_size(p, 17), 32);
+    cr_expect_eq(bw_pool_class_size(p, 1000), 1024);
+    cr_expect_eq(bw_pool_class_size(p, 1024), 1024);
+    cr_expect_eq(bw_pool_class_size(p, 1025), 2048);
+    cr_expect_eq(bw_pool_class_size(p, (1u << 20) - 1), 1u << 20);
+    cr_expect_eq(bw_pool_class_size(p, 1u << 20), 1u << 20);
+    /* Above the threshold: exactly what was asked for. */
+    cr_expect_eq(bw_pool_class_size(p, (1u << 20) + 1), (1u << 20) + 1);
+    cr_expect_eq(bw_pool_class_size(NULL, 100), 0);
+    bw_pool_destroy(p);
+}
+
+Test(pool, every_class_boundary)
+{
+    bw_pool *p = NULL;
+    size_t k;
+    cr_assert_eq(bw_pool_create(&p, NULL), BW_OK);
+    for (k = 16; k <= (1u << 20); k *= 2) {
+        cr_expect_eq(bw_pool_class_size(p, k - 1), k < 32 ? 16 : k);
+        cr_expect_eq(bw_pool_class_size(p, k), k);
+        cr_expect_eq(bw_pool_class_size(p, k + 1), k == (1u << 20) ? k + 1 : 2 * k);
+    }
+    bw_pool_destroy(p);
+}
+
+Test(pool, bad_options_are_einval)
+{
+    bw_pool *p = (bw_pool *)0x1;
+    bw_pool_options o;
+    bw_allocator no_free = {ta_alloc, NULL, NULL, NULL};
+
+    cr_expect_eq(bw_pool_create(NULL, NULL), BW_EINVAL);
+    memset(&o, 0, sizeof o);
+    o.max_pooled_size = 3000; /* not a power of two */
+    cr_expect_eq(bw_pool_create(&p, &o), BW_EINVAL);
+    cr_expect_null(p);
+    memset(&o, 0, sizeof o);
+    o.min_block_size = 24;
+    cr_expect_eq(bw_pool_create(&p, &o), BW_EINVAL);
+    o.min_block_size = 8; /* below 16 */
+    cr_expect_eq(bw_pool_create(&p, &o), BW_EINVAL);
+    o.min_block_size = 4096;
+    o.max_pooled_size = 2048; /* smallest class above the threshold */
+    cr_expect_eq(bw_pool_create(&p, &o), BW_EINVAL);
+    memset(&o, 0, sizeof o);
+    o.allocator = &no_free;
+    cr_expect_eq(bw_pool_create(&p, &o), BW_EINVAL);
+    cr_expect_null(p);
+}
+
+Test(pool, custom_classes)
+{
+    bw_pool *p = NULL;
+    bw_pool_options o;
+    size_t cap;
+    void *b;
+    memset(&o, 0, sizeof o);
+    o.min_block_size = 64;
+    o.max_pooled_size = 4096;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    cr_expect_eq(bw_pool_class_size(p, 1), 64);
+    cr_expect_eq(bw_pool_class_size(p, 4096), 4096);
+    cr_expect_eq(bw_pool_class_size(p, 4097), 4097);
+    b = bw_pool_rent(p, 0, &cap);
+    cr_assert_not_null(b);
+    cr_expect_eq(cap, 64);
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    /* 16 is a valid class only in pools whose smallest class is 16. */
+    b = bw_pool_rent(p, 10, &cap);
+    cr_expect_eq(bw_pool_return(p, b, 16), BW_EINVAL);
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    bw_pool_destroy(p);
+}
+
+Test(pool, rent_gives_class_and_alignment)
+{
+    test_alloc ta;
+    bw_pool *p;
+    size_t sizes[] = {0, 1, 15, 16, 17, 100, 4095, 4096, 65537, 1u << 20, (1u << 20) + 1, 3u << 20};
+    size_t i;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t cap = 0;
+        unsigned char *b = (unsigned char *)bw_pool_rent(p, sizes[i], &cap);
+        cr_assert_not_null(b);
+        cr_expect_eq(cap, bw_pool_class_size(p, sizes[i]), "size %zu", sizes[i]);
+        cr_expect_geq(cap, sizes[i]);
+        cr_expect_eq((uintptr_t)b % alignof(max_align_t), 0);
+        memset(b, 0xab, cap); /* the whole capacity is usable */
+        cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    }
+    ta_finish(&ta, p);
+}
+
+Test(pool, rent_bad_arguments)
+{
+    bw_pool *p = NULL;
+    size_t cap = 99;
+    cr_assert_eq(bw_pool_create(&p, NULL), BW_OK);
+    cr_expect_null(bw_pool_rent(p, 10, NULL));
+    cr_expect_null(bw_pool_rent(NULL, 10, &cap));
+    cr_expect_eq(cap, 0);
+    cap = 99;
+    cr_expect_null(bw_pool_rent(p, (size_t)PTRDIFF_MAX + 1, &cap));
+    cr_expect_eq(cap, 0);
+    cr_expect_null(bw_pool_rent(p, SIZE_MAX, &cap));
+    cr_expect_eq(bw_pool_return(p, NULL, 16), BW_OK);
+    cr_expect_eq(bw_pool_return(NULL, NULL, 16), BW_EINVAL);
+    bw_pool_destroy(p);
+    bw_pool_destroy(NULL); /* no-op */
+    bw_pool_trim(NULL);
+}
+
+Test(pool, wrong_capacity_is_refused_and_block_kept_by_caller)
+{
+    test_alloc ta;
+    bw_pool *p;
+    size_t cap;
+    void *b;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    b = bw_pool_rent(p, 100, &cap);
+    cr_assert_eq(cap, 128);
+    cr_expect_eq(bw_pool_return(p, b, 100), BW_EINVAL); /* not a class */
+    cr_expect_eq(bw_pool_return(p, b, 8), BW_EINVAL);   /* below the smallest */
+    cr_expect_eq(bw_pool_return(p, b, (size_t)PTRDIFF_MAX + 1), BW_EINVAL);
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    ta_finish(&ta, p);
+}
+
+Test(pool, reuse_counts_hits_and_stats)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats st;
+    size_t cap, cap2;
+    void *a, *b;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    a = bw_pool_rent(p, 1000, &cap);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.rents, 1);
+    cr_expect_eq(st.hits, 0);
+    cr_expect_eq(st.backing_allocs, 1);
+    cr_expect_eq(st.outstanding_bytes, 1024);
+    cr_expect_eq(st.retained_bytes, 0);
+    cr_expect_eq(bw_pool_return(p, a, cap), BW_OK);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.returns, 1);
+    cr_expect_eq(st.outstanding_bytes, 0);
+    cr_expect_eq(st.retained_bytes, 1024);
+    b = bw_pool_rent(p, 600, &cap2);
+    cr_expect_eq(b, a, "the retained block is served again");
+    cr_expect_eq(cap2, 1024);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.hits, 1);
+    cr_expect_eq(st.backing_allocs, 1);
+    cr_expect_eq(st.retained_bytes, 0);
+    /* Above the threshold: backing allocator both ways, never retained. */
+    a = bw_pool_rent(p, 2u << 20, &cap);
+    cr_expect_eq(cap, 2u << 20);
+    cr_expect_eq(bw_pool_return(p, a, cap), BW_OK);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.backing_allocs, 2);
+    cr_expect_eq(st.backing_frees, 1);
+    cr_expect_eq(st.retained_bytes, 0);
+    cr_expect_eq(st.outstanding_bytes, 1024);
+    cr_expect_eq(bw_pool_return(p, b, cap2), BW_OK);
+    bw_pool_get_stats(NULL, &st);
+    cr_expect_eq(st.rents, 0);
+    ta_finish(&ta, p);
+}
+
+static void bounds_case(unsigned flags)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_options o;
+    bw_pool_stats st;
+    void *blocks[100];
+    size_t cap = 0;
+    int i;
+    ta_init(&ta, 1);
+    memset(&o, 0, sizeof o);
+    o.allocator = &ta.hook;
+    o.max_blocks_per_class = 5;
+    o.max_retained_bytes = 1u << 20;
+    o.flags = flags;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    for (i = 0; i < 100; i++) blocks[i] = bw_pool_rent(p, 64, &cap);
+    for (i = 0; i < 100; i++) cr_assert_eq(bw_pool_return(p, blocks[i], cap), BW_OK);
+    bw_pool_get_stats(p, &st);
+    /* At most 5 in the shared level, plus the thread cache's slots. */
+    cr_expect_leq(st.retained_bytes,
+                  (5 + ((flags & BW_POOL_NO_THREAD_CACHE) ? 0 : BW_THREAD_CACHE_SLOTS)) * 64);
+    cr_expect_geq(st.retained_bytes, 5 * 64);
+    cr_expect_eq((long)st.backing_frees, 100 - (long)(st.retained_bytes / 64));
+    /* The byte bound: 1 MiB in total, thread cache included. */
+    for (i = 0; i < 10; i++) blocks[i] = bw_pool_rent(p, 256u << 10, &cap);
+    for (i = 0; i < 10; i++) bw_pool_return(p, blocks[i], cap);
+    bw_pool_get_stats(p, &st);
+    cr_expect_leq(st.retained_bytes, 1u << 20);
+    ta_finish(&ta, p);
+}
+
+Test(pool, retention_is_bounded) { bounds_case(0); }
+Test(pool, retention_is_bounded_without_thread_cache) { bounds_case(BW_POOL_NO_THREAD_CACHE); }
+
+Test(pool, trim_gives_everything_back)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats st;
+    void *b[20];
+    size_t cap[20];
+    int i;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    for (i = 0; i < 20; i++) b[i] = bw_pool_rent(p, (size_t)16 << i, &cap[i]);
+    for (i = 0; i < 20; i++) bw_pool_return(p, b[i], cap[i]);
+    bw_pool_get_stats(p, &st);
+    cr_expect_gt(st.retained_bytes, 0);
+    bw_pool_trim(p);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.retained_bytes, 0);
+    cr_expect_eq(atomic_load(&ta.live_blocks), 0);
+    cr_expect_eq(st.backing_allocs, st.backing_frees);
+    /* Still usable after a trim. */
+    b[0] = bw_pool_rent(p, 10, &cap[0]);
+    cr_assert_not_null(b[0]);
+    bw_pool_return(p, b[0], cap[0]);
+    ta_finish(&ta, p);
+}
+
+Test(pool, zero_on_return)
+{
+    test_alloc ta;
+    bw_pool *p;
+    size_t cap, cap2, i;
+    unsigned char *b, *c;
+    int bad = 0;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, BW_POOL_ZERO_ON_RETURN);
+    b = (unsigned char *)bw_pool_rent(p, 4000, &cap);
+    memset(b, 0x5a, cap);
+    bw_pool_return(p, b, cap);
+    c = (unsigned char *)bw_pool_rent(p, 4000, &cap2);
+    cr_assert_eq(c, b);
+    for (i = 0; i < cap2; i++) bad += c[i] != 0;
+    cr_expect_eq(bad, 0, "%d bytes not zeroed", bad);
+    bw_pool_return(p, c, cap2);
+    ta_finish(&ta, p);
+}
+
+Test(pool, destroy_frees_retained_blocks)
+{
+    test_alloc ta;
+    bw_pool *p;
+    void *b[64];
+    size_t cap[64];
+    int i;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    for (i = 0; i < 64; i++) b[i] = bw_pool_rent(p, (size_t)(i * 977) % 300000, &cap[i]);
+    for (i = 0; i < 64; i++) bw_pool_return(p, b[i], cap[i]);
+    cr_expect_gt(atomic_load(&ta.live_blocks), 0);
+    ta_finish(&ta, p);
+}
+
+Test(pool, shared_pool_is_one_pool)
+{
+    bw_pool *a = bw_pool_shared(), *b = bw_pool_shared();
+    size_t cap;
+    void *blk;
+    cr_assert_not_null(a);
+    cr_expect_eq(a, b);
+    cr_expect_eq(bw_pool_class_size(a, 100), 128);
+    blk = bw_pool_rent(a, 100, &cap);
+    cr_assert_not_null(blk);
+    cr_expect_eq(bw_pool_return(a, blk, cap), BW_OK);
+}
+
+Test(pool, libc_allocator_hook)
+{
+    const bw_allocator *a = bw_allocator_libc();
+    void *b;
+    cr_assert_not_null(a);
+    b = a->alloc(a->ctx, 100);
+    cr_assert_not_null(b);
+    b = a->realloc(a->ctx, b, 100, 5000);
+    cr_assert_not_null(b);
+    a->free(a->ctx, b, 5000);
+#ifdef BW_HAVE_JEMALLOC
+    cr_expect_not_null(bw_allocator_jemalloc());
+#else
+    cr_expect_null(bw_allocator_jemalloc());
+#endif
+}
+
+/* Checked mode ----------------------------------------------------------- */
+
+static int reports;
+static char last_report[200];
+
+static void record_report(void *ctx, const char *what, const void *block, size_t cap)
+{
+    (void)ctx;
+    (void)block;
+    (void)cap;
+    reports++;
+    strncpy(last_report, what, sizeof last_report - 1);
+}
+
+static bw_pool *checked_pool(test_alloc *ta)
+{
+    reports = 0;
+    last_report[0] = 0;
+    bw_set_report_hook(record_report, NULL);
+    ta_init(ta, 1);
+    return ta_pool(ta, 0, BW_POOL_CHECKED);
+}
+
+Test(checked, double_return_is_reported_and_refused)
+{
+    test_alloc ta;
+    bw_pool *p = checked_pool(&ta);
+    size_t cap, c1, c2;
+    void *b = bw_pool_rent(p, 100, &cap), *x, *y;
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    cr_expect_eq(reports, 0);
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_EINVAL);
+    cr_expect_eq(reports, 1);
+    cr_expect(strstr(last_report, "bw_pool_return") != NULL, "%s", last_report);
+    cr_expect(strstr(last_report, "twice") != NULL, "%s", last_report);
+    /* The block was not put in twice: two rents give two blocks. */
+    x = bw_pool_rent(p, 100, &c1);
+    y = bw_pool_rent(p, 100, &c2);
+    cr_expect_neq(x, y);
+    bw_pool_return(p, x, c1);
+    bw_pool_return(p, y, c2);
+    ta_finish(&ta, p);
+    bw_set_report_hook(NULL, NULL);
+}
+
+Test(checked, foreign_block_is_reported)
+{
+    test_alloc ta;
+    bw_pool *p = checked_pool(&ta);
+    static max_align_t foreign[8];
+    cr_expect_eq(bw_pool_return(p, foreign, 64), BW_EINVAL);
+    cr_expect_eq(reports, 1);
+    cr_expect(strstr(last_report, "foreign") != NULL, "%s", last_report);
+    ta_finish(&ta, p);
+    bw_set_report_hook(NULL, NULL);
+}
+
+Test(checked, wrong_capacity_is_reported)
+{
+    test_alloc ta;
+    bw_pool *p = checked_pool(&ta);
+    size_t cap;
+    void *b = bw_pool_rent(p, 100, &cap), *big;
+    cr_expect_eq(bw_pool_return(p, b, 256), BW_EINVAL); /* a class, but not this block's */
+    cr_expect_eq(reports, 1);
+    cr_expect(strstr(last_report, "capacity") != NULL, "%s", last_report);
+    cr_expect_eq(bw_pool_return(p, b, 100), BW_EINVAL); /* not a class at all */
+    cr_expect_eq(reports, 2);
+    big = bw_pool_rent(p, 3u << 20, &cap);
+    cr_expect_eq(bw_pool_return(p, big, cap + 1), BW_EINVAL);
+    cr_expect_eq(reports, 3);
+    cr_expect_eq(bw_pool_return(p, big, cap), BW_OK);
+    cr_expect_eq(bw_pool_return(p, b, 128), BW_OK);
+    cr_expect_eq(reports, 3);
+    ta_finish(&ta, p);
+    bw_set_report_hook(NULL, NULL);
+}
+
+Test(checked, still_rented_at_destroy_is_reported)
+{
+    test_alloc ta;
+    bw_pool *p = checked_pool(&ta);
+    size_t cap;
+    void *b = bw_pool_rent(p, 100, &cap);
+    bw_pool_destroy(p);
+    cr_expect_eq(reports, 1);
+    cr_expect(strstr(last_report, "still rented") != NULL, "%s", last_report);
+    ta.hook.free(ta.hook.ctx, b, cap); /* the caller's to free */
+    bw_set_report_hook(NULL, NULL);
+}
+
+Test(checked, quiet_on_correct_use)
+{
+    test_alloc ta;
+    bw_pool *p = checked_pool(&ta);
+    bw_writer w;
+    int i;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    for (i = 0; i < 3; i++) {
+        int k;
+        for (k = 0; k < 1000; k++) bw_printf(&w, "line %d of round %d\n", k, i);
+        bw_clear(&w);
+    }
+    bw_release(&w);
+    cr_expect_eq(reports, 0, "%s", last_report);
+    ta_finish(&ta, p);
+    bw_set_report_hook(NULL, NULL);
+}
+
+Test(checked, default_hook_aborts, .signal = SIGABRT)
+{
+    bw_pool_options o;
+    bw_pool *p = NULL;
+    size_t cap;
+    void *b;
+    memset(&o, 0, sizeof o);
+    o.flags = BW_POOL_CHECKED;
+    bw_set_report_hook(NULL, NULL);
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    b = bw_pool_rent(p, 100, &cap);
+    bw_pool_return(p, b, cap);
+    bw_pool_return(p, b, cap); /* reported on stderr, then abort() */
+}

@@ -1,0 +1,105 @@
+/* test_printf.c - formatting straight into the buffer. */
+#include "helpers.h"
+
+#include <locale.h>
+#include <wchar.h>
+
+static bw_writer w;
+
+static void setup(void) { bw_init(&w, NULL, 0); }
+static void teardown(void) { bw_release(&w); }
+
+TestSuite(printf, .init = setup, .fini = teardown);
+
+static int str_is(const char *s)
+{
+    return bw_len(&w) == strlen(s) && memcmp(bw_data(&w), s, strlen(s)) == 0;
+}
+
+Test(printf, formats_common_conversions)
+{
+    cr_assert_eq(bw_printf(&w, "%d|%u|%x|%s|%c|%.3f|%5s|%-3d|%%|%lld|%zu", -42, 7u, 255u,
+                           "str", 'c', 3.14159, "ab", 1, -9000000000LL, (size_t)12), BW_OK);
+    cr_expect(str_is("-42|7|ff|str|c|3.142|   ab|1  |%|-9000000000|12"));
+}
+
+Test(printf, appends_after_existing_bytes)
+{
+    bw_puts(&w, "a=");
+    bw_printf(&w, "%d", 1);
+    bw_printf(&w, ", b=%s", "two");
+    cr_expect(str_is("a=1, b=two"));
+}
+
+Test(printf, empty_output)
+{
+    cr_expect_eq(bw_printf(&w, "%s", ""), BW_OK);
+    cr_expect_eq(bw_len(&w), 0);
+}
+
+Test(printf, grows_for_long_output)
+{
+    char big[5000];
+    memset(big, 'q', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    bw_puts(&w, "x");
+    cr_assert_eq(bw_capacity(&w), 16);
+    cr_assert_eq(bw_printf(&w, "<%s>", big), BW_OK);
+    cr_expect_eq(bw_len(&w), 1 + 4999 + 2);
+    cr_expect_eq(bw_data(&w)[0], 'x');
+    cr_expect_eq(bw_data(&w)[1], '<');
+    cr_expect_eq(bw_data(&w)[5000], 'q');
+    cr_expect_eq(bw_data(&w)[5001], '>');
+    cr_expect_geq(bw_capacity(&w), 5002 + 1);
+}
+
+Test(printf, exact_fit_boundary)
+{
+    /* 15 characters + NUL fill a 16-byte block exactly; 16 need to grow. */
+    cr_assert_eq(bw_printf(&w, "%s", "123456789012345"), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 16);
+    bw_clear(&w);
+    cr_assert_eq(bw_printf(&w, "%s", "1234567890123456"), BW_OK);
+    cr_expect(str_is("1234567890123456"));
+    cr_expect_eq(bw_capacity(&w), 32);
+}
+
+static int vwrap(bw_writer *x, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = bw_vprintf(x, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+Test(printf, vprintf_with_growth)
+{
+    int i;
+    for (i = 0; i < 2000; i++) cr_assert_eq(vwrap(&w, "%04d,", i), BW_OK);
+    cr_expect_eq(bw_len(&w), 2000 * 5);
+    cr_expect(memcmp(bw_data(&w) + 5 * 1234, "1234,", 5) == 0);
+}
+
+Test(printf, encoding_error_is_einval_nothing_committed)
+{
+    /* In the C locale a wide character above 0x7f cannot be converted:
+     * vsnprintf fails with EILSEQ. */
+    static const wchar_t bad[] = {0x263a, 0};
+    setlocale(LC_ALL, "C");
+    bw_puts(&w, "keep");
+    cr_expect_eq(bw_printf(&w, "%ls", bad), BW_EINVAL);
+    cr_expect(str_is("keep"));
+    cr_expect_eq(bw_error(&w), BW_EINVAL);
+    cr_expect_eq(bw_printf(&w, "%d", 1), BW_EINVAL, "sticky");
+    cr_expect(str_is("keep"));
+}
+
+Test(printf, null_arguments)
+{
+    const char *volatile nofmt = NULL;
+    cr_expect_eq(bw_printf(NULL, "%d", 1), BW_EINVAL);
+    cr_expect_eq(bw_printf(&w, nofmt), BW_EINVAL);
+    cr_expect_eq(bw_error(&w), BW_EINVAL);
+}

@@ -1,0 +1,314 @@
+#define _GNU_SOURCE 1 /* pthread barriers under -std=c11 */
+/* test_threads.c - the pool from many threads: random sizes with a
+ * per-thread byte pattern checked before each return, blocks returned by
+ * another thread than rented them, caches flushed at thread exit, destroy
+ * with live threads' caches, the shared pool created from many threads. */
+#include "helpers.h"
+
+#include <pthread.h>
+
+#define NTHREADS 8
+#define ROUNDS 3000
+
+typedef struct handoff {
+    pthread_mutex_t lock;
+    void *block[64];
+    size_t cap[64];
+    unsigned seed[64];
+    int count;
+} handoff;
+
+typedef struct worker {
+    bw_pool *pool;
+    handoff *box;
+    unsigned id;
+    long errors;
+} worker;
+
+static unsigned rnd(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return *s >> 8;
+}
+
+static void fill_block(unsigned char *b, size_t cap, unsigned seed)
+{
+    size_t i;
+    for (i = 0; i < cap; i += 61) b[i] = pat(i, seed);
+    b[cap - 1] = pat(cap - 1, seed);
+}
+
+static long check_block(const unsigned char *b, size_t cap, unsigned seed)
+{
+    size_t i;
+    long bad = 0;
+    for (i = 0; i < cap; i += 61) bad += b[i] != pat(i, seed);
+    bad += b[cap - 1] != pat(cap - 1, seed);
+    return bad;
+}
+
+static void *rent_return_worker(void *arg)
+{
+    worker *wk = (worker *)arg;
+    unsigned s = wk->id * 7919u + 1;
+    void *held[16] = {0};
+    size_t caps[16];
+    unsigned seeds[16];
+    int r, i;
+    for (r = 0; r < ROUNDS; r++) {
+        int slot = (int)(rnd(&s) % 16);
+        if (held[slot] != NULL) {
+            wk->errors += check_block((unsigned char *)held[slot], caps[slot], seeds[slot]);
+            /* A quarter of the blocks go to another thread to return. */
+            pthread_mutex_lock(&wk->box->lock);
+            if (rnd(&s) % 4 == 0 && wk->box->count < 64) {
+                int k = wk->box->count++;
+                wk->box->block[k] = held[slot];
+                wk->box->cap[k] = caps[slot];
+                wk->box->seed[k] = seeds[slot];
+                held[slot] = NULL;
+            }
+            pthread_mutex_unlock(&wk->box->lock);
+            if (held[slot] != NULL) {
+                if (bw_pool_return(wk->pool, held[slot], caps[slot]) != BW_OK) wk->errors++;
+                held[slot] = NULL;
+            }
+        } else {
+            size_t size = (size_t)1 << (rnd(&s) % 22); /* 1 B .. 2 MiB */
+            size += rnd(&s) % size;
+            held[slot] = bw_pool_rent(wk->pool, size, &caps[slot]);
+            if (held[slot] == NULL || caps[slot] < size) { wk->errors++; continue; }
+            seeds[slot] = rnd(&s);
+            fill_block((unsigned char *)held[slot], caps[slot], seeds[slot]);
+        }
+        /* Return someone else's block now and then. */
+        if (r % 7 == 0) {
+            void *b = NULL;
+            size_t cap = 0;
+            unsigned seed = 0;
+            pthread_mutex_lock(&wk->box->lock);
+            if (wk->box->count > 0) {
+                int k = --wk->box->count;
+                b = wk->box->block[k];
+                cap = wk->box->cap[k];
+                seed = wk->box->seed[k];
+            }
+            pthread_mutex_unlock(&wk->box->lock);
+            if (b != NULL) {
+                wk->errors += check_block((unsigned char *)b, cap, seed);
+                if (bw_pool_return(wk->pool, b, cap) != BW_OK) wk->errors++;
+            }
+        }
+    }
+    for (i = 0; i < 16; i++)
+        if (held[i] != NULL) {
+            wk->errors += check_block((unsigned char *)held[i], caps[i], seeds[i]);
+            bw_pool_return(wk->pool, held[i], caps[i]);
+        }
+    return NULL;
+}
+
+static void run_workers(bw_pool *p)
+{
+    pthread_t t[NTHREADS];
+    worker wk[NTHREADS];
+    handoff box;
+    int i;
+    memset(&box, 0, sizeof box);
+    pthread_mutex_init(&box.lock, NULL);
+    for (i = 0; i < NTHREADS; i++) {
+        wk[i].pool = p;
+        wk[i].box = &box;
+        wk[i].id = (unsigned)i;
+        wk[i].errors = 0;
+        cr_assert_eq(pthread_create(&t[i], NULL, rent_return_worker, &wk[i]), 0);
+    }
+    for (i = 0; i < NTHREADS; i++) pthread_join(t[i], NULL);
+    for (i = 0; i < NTHREADS; i++) cr_expect_eq(wk[i].errors, 0, "thread %d: %ld errors", i, wk[i].errors);
+    /* Blocks still in the exchange box go back from this thread. */
+    for (i = 0; i < box.count; i++) {
+        cr_expect_eq(check_block((unsigned char *)box.block[i], box.cap[i], box.seed[i]), 0);
+        cr_expect_eq(bw_pool_return(p, box.block[i], box.cap[i]), BW_OK);
+    }
+    pthread_mutex_destroy(&box.lock);
+}
+
+static void threads_case(unsigned flags)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats st;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, flags);
+    run_workers(p);
+    /* Every worker has exited: its cache went back to the pool. */
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.outstanding_bytes, 0);
+    cr_expect_eq(st.rents, st.returns);
+    cr_expect_eq((long)(st.backing_allocs - st.backing_frees), atomic_load(&ta.live_blocks));
+    cr_expect_eq((long long)st.retained_bytes, atomic_load(&ta.live_bytes),
+                 "every live backing byte is retained, none lost");
+    cr_expect_leq(st.retained_bytes, (size_t)64 << 20);
+    bw_pool_trim(p);
+    cr_expect_eq(atomic_load(&ta.live_blocks), 0, "trim after the threads exited frees all");
+    ta_finish(&ta, p);
+}
+
+Test(threads, rent_return_cross_thread, .timeout = 120) { threads_case(0); }
+Test(threads, rent_return_no_thread_cache, .timeout = 120) { threads_case(BW_POOL_NO_THREAD_CACHE); }
+Test(threads, rent_return_checked, .timeout = 120) { threads_case(BW_POOL_CHECKED); }
+
+/* Destroy while the threads that used the pool are still alive, their
+ * caches full; then they exit and must not touch the destroyed pool. */
+typedef struct parked {
+    bw_pool *pool;
+    pthread_barrier_t *used, *destroyed;
+} parked;
+
+static void *use_then_wait(void *arg)
+{
+    parked *pk = (parked *)arg;
+    size_t cap;
+    int i;
+    for (i = 0; i < 20; i++) {
+        void *b = bw_pool_rent(pk->pool, (size_t)16 << (i % 10), &cap);
+        bw_pool_return(pk->pool, b, cap);
+    }
+    pthread_barrier_wait(pk->used);
+    pthread_barrier_wait(pk->destroyed);
+    return NULL; /* thread exit after the pool is gone */
+}
+
+Test(threads, destroy_with_live_thread_caches, .timeout = 60)
+{
+    test_alloc ta;
+    bw_pool *p;
+    pthread_t t[4];
+    pthread_barrier_t used, destroyed;
+    parked pk;
+    int i;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    pthread_barrier_init(&used, NULL, 5);
+    pthread_barrier_init(&destroyed, NULL, 5);
+    pk.pool = p;
+    pk.used = &used;
+    pk.destroyed = &destroyed;
+    for (i = 0; i < 4; i++) pthread_create(&t[i], NULL, use_then_wait, &pk);
+    pthread_barrier_wait(&used);
+    cr_expect_gt(atomic_load(&ta.live_blocks), 0, "blocks sit in the threads' caches");
+    ta_finish(&ta, p); /* destroy frees them all */
+    /* A new pool, maybe at the same address, must not be confused with it. */
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    pthread_barrier_wait(&destroyed);
+    for (i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    ta_finish(&ta, p);
+    pthread_barrier_destroy(&used);
+    pthread_barrier_destroy(&destroyed);
+}
+
+/* Many short-lived threads that only rent, or only return. */
+typedef struct one_shot {
+    bw_pool *pool;
+    void *block;
+    size_t cap;
+    int rent;
+} one_shot;
+
+static void *one_op(void *arg)
+{
+    one_shot *o = (one_shot *)arg;
+    if (o->rent) o->block = bw_pool_rent(o->pool, o->cap, &o->cap);
+    else bw_pool_return(o->pool, o->block, o->cap);
+    return NULL;
+}
+
+Test(threads, short_lived_threads_lose_nothing, .timeout = 120)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats st;
+    one_shot o[50];
+    pthread_t t[50];
+    int round, i;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    for (round = 0; round < 20; round++) {
+        for (i = 0; i < 50; i++) {
+            o[i].pool = p;
+            o[i].cap = (size_t)(i * 1000 + round);
+            o[i].rent = 1;
+            pthread_create(&t[i], NULL, one_op, &o[i]);
+        }
+        for (i = 0; i < 50; i++) pthread_join(t[i], NULL);
+        for (i = 0; i < 50; i++) {
+            cr_assert_not_null(o[i].block);
+            o[i].rent = 0;
+            pthread_create(&t[i], NULL, one_op, &o[i]);
+        }
+        for (i = 0; i < 50; i++) pthread_join(t[i], NULL);
+    }
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.outstanding_bytes, 0);
+    cr_expect_eq(st.rents, 1000);
+    cr_expect_eq(st.returns, 1000);
+    cr_expect_eq((long long)st.retained_bytes, atomic_load(&ta.live_bytes));
+    ta_finish(&ta, p);
+}
+
+static void *get_shared(void *arg)
+{
+    *(bw_pool **)arg = bw_pool_shared();
+    return NULL;
+}
+
+Test(threads, shared_pool_created_once)
+{
+    pthread_t t[8];
+    bw_pool *got[8];
+    int i;
+    for (i = 0; i < 8; i++) pthread_create(&t[i], NULL, get_shared, &got[i]);
+    for (i = 0; i < 8; i++) pthread_join(t[i], NULL);
+    for (i = 1; i < 8; i++) cr_expect_eq(got[i], got[0]);
+    cr_expect_not_null(got[0]);
+}
+
+/* Writers on several threads over one pool. */
+static void *writer_thread(void *arg)
+{
+    bw_pool *p = (bw_pool *)arg;
+    bw_writer w;
+    long bad = 0;
+    int job, i;
+    bw_init(&w, p, 0);
+    for (job = 0; job < 20; job++) {
+        for (i = 0; i < 20000; i++) bw_put_u32le(&w, (uint32_t)(i ^ job));
+        for (i = 0; i < 20000; i++) {
+            const unsigned char *q = bw_data(&w) + 4 * i;
+            uint32_t v = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+            bad += v != (uint32_t)(i ^ job);
+        }
+        if (job % 2) bw_clear(&w);
+        else bw_release(&w);
+    }
+    bw_release(&w);
+    return (void *)bad;
+}
+
+Test(threads, writers_share_a_pool, .timeout = 120)
+{
+    test_alloc ta;
+    bw_pool *p;
+    pthread_t t[4];
+    int i;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    for (i = 0; i < 4; i++) pthread_create(&t[i], NULL, writer_thread, p);
+    for (i = 0; i < 4; i++) {
+        void *bad;
+        pthread_join(t[i], &bad);
+        cr_expect_null(bad, "corrupt bytes in thread %d", i);
+    }
+    ta_finish(&ta, p);
+}
