@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <sys/resource.h>
 #include <string>
 
 #include "../bufwriter.h"
@@ -29,10 +30,18 @@ uint64_t checksum(const unsigned char *p, size_t len);
 // (averaged over iterations; with several threads, over all of them).
 class AllocScope {
 public:
-    AllocScope() : start_(bench_alloc_snapshot()) {}
+    AllocScope() : start_(bench_alloc_snapshot()), faults_(minor_faults()) {}
+    // Minor page faults of this thread (fresh pages touched), per op.
+    static long minor_faults()
+    {
+        struct rusage ru;
+        return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_minflt : 0;
+    }
     void report(benchmark::State &st) const
     {
         bench_alloc_counts end = bench_alloc_snapshot();
+        st.counters["faults_per_op"] = benchmark::Counter(
+            static_cast<double>(minor_faults() - faults_), benchmark::Counter::kAvgIterations);
         if (!bench_alloc_counting()) return;
         st.counters["allocs_per_op"] = benchmark::Counter(
             static_cast<double>(end.allocs - start_.allocs), benchmark::Counter::kAvgIterations);
@@ -42,6 +51,7 @@ public:
 
 private:
     bench_alloc_counts start_;
+    long faults_;
 };
 
 // Pool counters over a loop: backing allocations per iteration.

@@ -10,7 +10,11 @@
 
 #include "bufwriter.h"
 
-#include <criterion/criterion.h>
+#ifdef BW_MINI_CRITERION
+#  include "mini_criterion.h"
+#else
+#  include <criterion/criterion.h>
+#endif
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -100,6 +100,6 @@ Test(printf, null_arguments)
 {
     const char *volatile nofmt = NULL;
     cr_expect_eq(bw_printf(NULL, "%d", 1), BW_EINVAL);
-    cr_expect_eq(bw_printf(&w, nofmt), BW_EINVAL);
+    cr_expect_eq(vwrap(&w, nofmt), BW_EINVAL);
     cr_expect_eq(bw_error(&w), BW_EINVAL);
 }

@@ -1,0 +1,76 @@
+#!/bin/sh
+# run.sh default|full - run the bench binaries under each process allocator
+# and summarise. Called by `make run` / `make run-full` (REPS, PYTHON from
+# the Makefile). Times are only ever compared within one process (one JSON
+# file): every ratio is against a baseline row of the same run.
+set -eu
+mode=${1:-default}
+REPS=${REPS:-5}
+PYTHON=${PYTHON:-python3}
+cd "$(dirname "$0")"
+R=results
+mkdir -p "$R"
+rm -f "$R"/*.tmp
+FILES=""
+
+find_lib() { # find_lib libjemalloc.so.2
+  p=$(ldconfig -p 2>/dev/null | awk -v l="$1" '$1 == l && /x86-64|64bit/ {print $NF; exit}')
+  [ -z "$p" ] && for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu /usr/lib64 /usr/lib /usr/local/lib; do
+    [ -e "$d/$1" ] && { p="$d/$1"; break; }
+  done
+  echo "$p"
+}
+JE=$(find_lib libjemalloc.so.2)
+MI=$(find_lib libmimalloc.so.2)
+
+COMMON="--benchmark_repetitions=$REPS --benchmark_enable_random_interleaving=true \
+--benchmark_display_aggregates_only=true --benchmark_out_format=json"
+
+# run LABEL PRELOAD BINARY FILTER NAME [extra args]
+run() {
+  label=$1 pre=$2 bin=$3 filter=$4 name=$5
+  shift 5
+  out="$R/$name.json"
+  printf '  %-9s %-28s ' "$label" "$name"
+  start=$(date +%s)
+  if [ -n "$pre" ]; then
+    LD_PRELOAD="$pre" BENCH_ALLOCATOR_LABEL="$label" "$bin" --benchmark_filter="$filter" \
+      --benchmark_out="$out.tmp" $COMMON "$@" >"$R/$name.log" 2>&1
+  else
+    BENCH_ALLOCATOR_LABEL="$label" "$bin" --benchmark_filter="$filter" \
+      --benchmark_out="$out.tmp" $COMMON "$@" >"$R/$name.log" 2>&1
+  fi
+  mv "$out.tmp" "$out"
+  FILES="$FILES $out"
+  echo "$(( $(date +%s) - start )) s  (log: $R/$name.log)"
+}
+
+echo "bufwriter bench ($mode run, $REPS repetitions, random interleaving) on $(nproc) CPUs"
+[ -n "$JE" ] || echo "  jemalloc: libjemalloc.so.2 not found: jemalloc runs skipped (apt-get install libjemalloc2)"
+[ -n "$MI" ] || echo "  mimalloc: libmimalloc.so.2 not found: mimalloc runs skipped (apt-get install libmimalloc2.0)"
+
+if [ "$mode" = full ]; then
+  ALL='^(A|B|C|D)/'
+  run glibc "" build/bench "$ALL" glibc-full --bw_full
+  [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ALL" jemalloc-full --bw_full
+  [ -n "$MI" ] && run mimalloc "$MI" build/bench "$ALL" mimalloc-full --bw_full
+  # Workload D without the malloc interposer (no counters): the cost of
+  # the wrappers on the malloc+free rows.
+  run glibc "" build/bench_nocount '^D/' glibc-D-nocount --bw_full
+  [ -n "$JE" ] && run jemalloc "$JE" build/bench_nocount '^D/' jemalloc-D-nocount --bw_full
+  [ -n "$MI" ] && run mimalloc "$MI" build/bench_nocount '^D/' mimalloc-D-nocount --bw_full
+else
+  # The default run: A, C and single-thread D under glibc and jemalloc, a
+  # reduced B (sizes 1..64 MiB at 8 KiB, main policies) under glibc, and
+  # A under mimalloc.
+  ACD='^(A|C|D)/'
+  BRED='^B/(limit_warm|realloc_double|std_string|bufwriter|exact_size)/size:[0-9]+/chunk:8192'
+  run glibc "" build/bench "$ACD" glibc-ACD
+  run glibc "" build/bench "$BRED" glibc-B --benchmark_repetitions=3
+  [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ACD" jemalloc-ACD
+  [ -n "$MI" ] && run mimalloc "$MI" build/bench '^A/' mimalloc-A --benchmark_repetitions=3
+fi
+
+echo
+# shellcheck disable=SC2086
+"$PYTHON" ./summarize.py --out "$R" $FILES

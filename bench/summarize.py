@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""summarize.py - BenchmarkDotNet-like tables from google-benchmark JSON.
+
+Usage: summarize.py [--out DIR] [--markdown] FILE.json...
+
+For every JSON file (one process, one allocator) and every workload in it,
+prints a table: Method | Size | Chunk | Median | Min-Max | Ratio | Bytes/op |
+Allocs/op (| Pool allocs/op). Median, min and max are over the repetitions
+(individual runs, not google-benchmark's aggregates). Ratio is the row's
+median over the median of its workload's baseline row in the SAME file:
+  A: limit_warm    B: limit_warm of the same size and chunk
+  C: raw_store     D: malloc_free of the same size and thread count
+Times: real time for A, B, C; for D, CPU time per operation per thread.
+
+Writes DIR/summary.csv (every row of every file) and, when gnuplot is
+installed and B rows exist, DIR/workload_b.png (time vs size, log-log, one
+panel per allocator) and DIR/workload_b_chunks.png (time vs chunk size).
+Standard library only.
+"""
+import csv
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+BASELINE = {"A": "limit_warm", "B": "limit_warm", "C": "raw_store", "D": "malloc_free"}
+# Display order of the methods (registration order of the bench).
+ORDER = ["limit_warm", "limit_cold", "limit_mmap", "exact_size", "realloc_double",
+         "realloc_exact", "open_memstream", "std_string", "bufwriter",
+         "bufwriter_fresh_pool", "bufwriter_big_pool", "bufwriter_reserved",
+         "raw_store", "bw_put_u32le", "bw_put_u32le_clear", "open_memstream_unlocked",
+         "malloc_free", "pool_rent_return"]
+NAME_RE = re.compile(r"^(?P<wl>[A-Z])/(?P<method>[^/]+)(?P<rest>(/.*)?)$")
+
+
+def parse_name(name):
+    m = NAME_RE.match(name)
+    if not m:
+        return None
+    params = {}
+    for part in m.group("rest").split("/"):
+        if ":" in part:
+            k, v = part.split(":", 1)
+            params[k] = v
+    return {
+        "workload": m.group("wl"),
+        "method": m.group("method"),
+        "size": int(params.get("size", params.get("count", 0)) or 0),
+        "chunk": int(params.get("chunk", 0) or 0),
+        "threads": int(params.get("threads", 1)),
+    }
+
+
+def fmt_bytes(n):
+    if n is None:
+        return "-"
+    n = float(n)
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= div:
+            v = n / div
+            return ("%.0f %s" % (v, unit)) if v >= 100 else ("%.3g %s" % (v, unit))
+    return "%.0f B" % n
+
+
+def fmt_size(n, workload):
+    if workload == "C":
+        return "%dM u32" % (n >> 20) if n >= 1 << 20 else str(n)
+    return fmt_bytes(n).replace(" ", "") if n else "-"
+
+
+def fmt_time(ns):
+    if ns is None:
+        return "-"
+    for unit, div in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= div:
+            v = ns / div
+            return "%.4g %s" % (v, unit)
+    return "%.3g ns" % ns
+
+
+def fmt_count(x):
+    if x is None:
+        return "-"
+    if x == 0:
+        return "0"
+    if x >= 100:
+        return "%.0f" % x
+    return "%.3g" % x
+
+
+def load(path):
+    with open(path) as f:
+        data = json.load(f)
+    ctx = data.get("context", {})
+    label = ctx.get("allocator_label") or "glibc"
+    provider = ctx.get("allocator", "?")
+    rows = {}
+    for b in data.get("benchmarks", []):
+        if b.get("run_type") != "iteration":
+            continue
+        name = b.get("run_name") or b["name"]
+        info = parse_name(name)
+        if info is None:
+            continue
+        r = rows.setdefault(name, dict(info, name=name, times=[], allocs=[], bytes=[], pool=[], faults=[],
+                                       error=None,
+                                       order=-1 if info["method"] == BASELINE.get(info["workload"])
+                                       else ORDER.index(info["method"]) if info["method"] in ORDER
+                                       else len(ORDER)))
+        if b.get("error_occurred"):
+            r["error"] = b.get("error_message", "error")
+            continue
+        unit = UNIT_NS[b.get("time_unit", "ns")]
+        t = b["cpu_time"] if info["workload"] == "D" else b["real_time"]
+        r["times"].append(t * unit)
+        if "allocs_per_op" in b:
+            r["allocs"].append(b["allocs_per_op"])
+            r["bytes"].append(b["bytes_per_op"])
+        if "faults_per_op" in b:
+            r["faults"].append(b["faults_per_op"])
+        if "pool_backing_allocs" in b:
+            r["pool"].append(b["pool_backing_allocs"])
+    for r in rows.values():
+        ts = r["times"]
+        r["median"] = statistics.median(ts) if ts else None
+        r["min"] = min(ts) if ts else None
+        r["max"] = max(ts) if ts else None
+        r["reps"] = len(ts)
+        r["allocs_med"] = statistics.median(r["allocs"]) if r["allocs"] else None
+        r["bytes_med"] = statistics.median(r["bytes"]) if r["bytes"] else None
+        r["pool_med"] = statistics.median(r["pool"]) if r["pool"] else None
+        r["faults_med"] = statistics.median(r["faults"]) if r["faults"] else None
+    # Ratios against the baseline of the same workload, same file.
+    for r in rows.values():
+        base_method = BASELINE.get(r["workload"])
+        base = None
+        for o in rows.values():
+            if o["workload"] != r["workload"] or o["method"] != base_method:
+                continue
+            if r["workload"] == "B" and (o["size"], o["chunk"]) != (r["size"], r["chunk"]):
+                continue
+            if r["workload"] == "D" and (o["size"], o["threads"]) != (r["size"], r["threads"]):
+                continue
+            base = o
+            break
+        r["ratio"] = (r["median"] / base["median"]) if (base and base["median"] and r["median"]) else None
+    return {
+        "path": path,
+        "label": label,
+        "provider": provider,
+        "counting": ctx.get("alloc_counting", "?"),
+        "date": ctx.get("date", "?"),
+        "host": ctx.get("host_name", "?"),
+        "rows": sorted(rows.values(), key=lambda r: (r["workload"], r["threads"], r["chunk"] != 8192,
+                                                      r["size"], r["chunk"], r["order"], r["method"])),
+    }
+
+
+def table(run, workload, markdown):
+    rows = [r for r in run["rows"] if r["workload"] == workload]
+    if not rows:
+        return ""
+    if workload in ("A", "B"):
+        rows.sort(key=lambda r: (r["chunk"] != 8192, r["size"], r["chunk"], r["order"]))
+    elif workload == "D":
+        rows.sort(key=lambda r: (r["threads"], r["size"], r["order"]))
+    has_pool = any(r["pool_med"] is not None for r in rows)
+    head = ["Method", "Size", "Chunk", "Threads", "Median", "Min-Max", "Ratio",
+            "Bytes/op", "Allocs/op"] + (["Pool allocs/op"] if has_pool else []) + ["Faults/op"]
+    if workload != "D":
+        head.remove("Threads")
+    if workload == "C":
+        head.remove("Chunk")
+    out = []
+    for r in rows:
+        if r["error"] and not r["times"]:
+            cells = {"Median": "ERROR: " + r["error"]}
+        else:
+            cells = {
+                "Median": fmt_time(r["median"]),
+                "Min-Max": "%s - %s" % (fmt_time(r["min"]), fmt_time(r["max"])),
+                "Ratio": ("%.2fx" % r["ratio"]) if r["ratio"] is not None and r["ratio"] < 100
+                else ("%.0fx" % r["ratio"]) if r["ratio"] is not None else "-",
+                "Bytes/op": fmt_bytes(r["bytes_med"]),
+                "Allocs/op": fmt_count(r["allocs_med"]),
+                "Pool allocs/op": fmt_count(r["pool_med"]),
+                "Faults/op": fmt_count(r["faults_med"]),
+            }
+        cells.update({
+            "Method": r["method"],
+            "Size": fmt_size(r["size"], workload),
+            "Chunk": fmt_bytes(r["chunk"]).replace(" ", "") if r["chunk"] else "-",
+            "Threads": str(r["threads"]),
+        })
+        out.append([cells.get(h, "") for h in head])
+    widths = [max(len(h), *(len(row[i]) for row in out)) for i, h in enumerate(head)]
+    right = {"Faults/op", "Median", "Min-Max", "Ratio", "Bytes/op", "Allocs/op", "Pool allocs/op", "Size", "Chunk", "Threads"}
+
+    def line(cells):
+        parts = [(c.rjust(w) if h in right else c.ljust(w)) for c, w, h in zip(cells, widths, head)]
+        return "| " + " | ".join(parts) + " |"
+    lines = [line(head)]
+    if markdown:
+        lines.append("|" + "|".join((("-" * (w + 1)) + ":") if h in right else ("-" * (w + 2))
+                                    for w, h in zip(widths, head)) + "|")
+    else:
+        lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    lines += [line(c) for c in out]
+    return "\n".join(lines)
+
+
+TITLES = {
+    "A": "Workload A: 10 MiB in 8 KiB chunks (baseline limit_warm; real time)",
+    "B": "Workload B: sizes and chunk sizes (baseline limit_warm of the same size/chunk; real time)",
+    "C": "Workload C: 1M u32 little-endian writes (baseline raw_store; real time)",
+    "D": "Workload D: rent+return vs malloc+free (baseline malloc_free, same size/threads; CPU time per op per thread)",
+}
+
+
+def write_csv(runs, path):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["file", "allocator", "provider", "workload", "method", "size", "chunk",
+                    "threads", "reps", "median_ns", "min_ns", "max_ns", "ratio",
+                    "bytes_per_op", "allocs_per_op", "pool_backing_allocs_per_op", "minor_faults_per_op",
+                    "error"])
+        for run in runs:
+            for r in run["rows"]:
+                w.writerow([os.path.basename(run["path"]), run["label"], run["provider"],
+                            r["workload"], r["method"], r["size"], r["chunk"], r["threads"],
+                            r["reps"],
+                            "" if r["median"] is None else "%.1f" % r["median"],
+                            "" if r["min"] is None else "%.1f" % r["min"],
+                            "" if r["max"] is None else "%.1f" % r["max"],
+                            "" if r["ratio"] is None else "%.4f" % r["ratio"],
+                            "" if r["bytes_med"] is None else "%.0f" % r["bytes_med"],
+                            "" if r["allocs_med"] is None else "%.3f" % r["allocs_med"],
+                            "" if r["pool_med"] is None else "%.3f" % r["pool_med"],
+                            "" if r["faults_med"] is None else "%.2f" % r["faults_med"],
+                            r["error"] or ""])
+
+
+def plot(runs, outdir, xkey, fixed, png, xlabel, title):
+    """One panel per run with B rows; x = size (MiB) or chunk (bytes)."""
+    panels = []
+    for run in runs:
+        series = {}
+        for r in run["rows"]:
+            if r["workload"] != "B" or r["median"] is None:
+                continue
+            if xkey == "size" and r["chunk"] != fixed:
+                continue
+            if xkey == "chunk" and r["size"] != fixed:
+                continue
+            x = r["size"] / (1 << 20) if xkey == "size" else r["chunk"]
+            series.setdefault(r["method"], []).append((x, r["median"] / 1e6))
+        series = {m: sorted(p) for m, p in series.items() if len(p) >= 2}
+        if series:
+            panels.append((run, series))
+    if not panels:
+        return None
+    gp = shutil.which("gnuplot")
+    if gp is None:
+        print("gnuplot not found: no %s (apt-get install gnuplot-nox)" % png)
+        return None
+    script = []
+    n = len(panels)
+    script.append("set terminal pngcairo size %d,560 font 'sans,10'" % (620 * n))
+    script.append("set output '%s'" % os.path.join(outdir, png))
+    script.append("set multiplot layout 1,%d title '%s'" % (n, title))
+    script.append("set logscale xy; set grid xtics ytics mxtics mytics lc rgb '#dddddd'")
+    script.append("set key top left font ',9'")
+    script.append("set xlabel '%s'; set ylabel 'median time per op (ms)'" % xlabel)
+    for i, (run, series) in enumerate(panels):
+        blocks = []
+        plots = []
+        for j, (m, pts) in enumerate(sorted(series.items())):
+            blocks.append("$d%d_%d << EOD\n%s\nEOD" % (i, j, "\n".join("%g %g" % p for p in pts)))
+            plots.append("$d%d_%d with linespoints lw 2 pt %d title '%s'" % (i, j, (j % 13) + 1, m.replace("_", "\\_")))
+        script.extend(blocks)
+        script.append(("set title '%s (%s)'" % (run["label"], os.path.basename(run["path"]))).replace("_", "\\_"))
+        script.append("plot " + ", ".join(plots))
+    script.append("unset multiplot")
+    gpfile = os.path.join(outdir, png.replace(".png", ".gp"))
+    with open(gpfile, "w") as f:
+        f.write("\n".join(script) + "\n")
+    res = subprocess.run([gp, gpfile], capture_output=True, text=True)
+    if res.returncode != 0:
+        print("gnuplot failed: %s" % res.stderr.strip())
+        return None
+    return os.path.join(outdir, png)
+
+
+def main(argv):
+    outdir = "results"
+    markdown = False
+    files = []
+    it = iter(argv)
+    for a in it:
+        if a == "--out":
+            outdir = next(it)
+        elif a == "--markdown":
+            markdown = True
+        else:
+            files.append(a)
+    if not files:
+        print(__doc__)
+        return 2
+    os.makedirs(outdir, exist_ok=True)
+    runs = [load(p) for p in files]
+    for run in runs:
+        for wl in "ABCD":
+            t = table(run, wl, markdown)
+            if not t:
+                continue
+            hdr = "%s -- allocator: %s (malloc from %s; counting: %s) -- %s" % (
+                TITLES[wl], run["label"], run["provider"], run["counting"], os.path.basename(run["path"]))
+            print(("### " if markdown else "") + hdr)
+            print()
+            print(t)
+            print()
+    write_csv(runs, os.path.join(outdir, "summary.csv"))
+    print("wrote %s" % os.path.join(outdir, "summary.csv"))
+    for args in (("size", 8192, "workload_b.png", "total size (MiB), 8 KiB chunks",
+                  "Workload B: time vs size (log-log), 8 KiB chunks"),
+                 ("chunk", 10 << 20, "workload_b_chunks.png", "chunk size (bytes), 10 MiB total",
+                  "Workload B: time vs chunk size (log-log), 10 MiB")):
+        p = plot(runs, outdir, *args)
+        if p:
+            print("wrote %s" % p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
