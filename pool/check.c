@@ -4,14 +4,14 @@
  * corrupting the pool. On with BW_POOL_CHECKED, in BW_DEBUG builds, or with
  * BW_CHECKED=1 in the environment. It costs a hash lookup under a lock on
  * every rent and return. */
-#ifndef _GNU_SOURCE
-#  define _GNU_SOURCE 1 /* secure_getenv */
-#endif
 #include "pool_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#  include <sys/auxv.h>
+#endif
 
 enum { BW__FREE_SLOT = 0, BW__RENTED = 1, BW__HELD = 2 };
 
@@ -60,13 +60,16 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap)
     abort();
 }
 
+/* BW_CHECKED=1 in the environment, read the way secure_getenv does: never
+ * in a set-user-ID/set-group-ID program (AT_SECURE), where the environment
+ * belongs to someone else. (secure_getenv itself needs _GNU_SOURCE.) */
 BW__INTERNAL bool bw__check_env(void)
 {
-#if defined(__GLIBC__)
-    const char *v = secure_getenv("BW_CHECKED");
-#else
-    const char *v = getenv("BW_CHECKED");
+    const char *v;
+#if defined(__linux__)
+    if (getauxval(AT_SECURE) != 0) return false;
 #endif
+    v = getenv("BW_CHECKED");
     return v != NULL && strcmp(v, "1") == 0;
 }
 

@@ -1,9 +1,6 @@
 /* pool.c - the size-class pool: create/destroy, rent/return, the shared
  * level, trim and stats. Thread caches live in tcache.c, checked mode in
  * check.c, the backing allocators in alloc.c. */
-#ifndef _GNU_SOURCE
-#  define _GNU_SOURCE 1 /* explicit_bzero */
-#endif
 #include "pool_internal.h"
 #include "track.h"
 
@@ -16,14 +13,20 @@
     do { if (tc) BW__TC_ADD(tc, name, v); else BW__POOL_ADD(p, name, v); } while (0)
 
 /* Zeroing that the compiler may not drop even though the block is not read
- * again before it is handed out. */
+ * again before it is handed out (what explicit_bzero does, without needing
+ * _GNU_SOURCE, so the single header works whatever the user included
+ * first): the empty asm claims to read the memory. */
 static void bw__zero(void *b, size_t n)
 {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))
-    explicit_bzero(b, n);
+    memset(b, 0, n);
+#if defined(__GNUC__) || defined(__clang__)
+    __asm__ __volatile__("" : : "r"(b) : "memory");
 #else
-    static void *(*const volatile bw__memset)(void *, int, size_t) = memset;
-    bw__memset(b, 0, n);
+    {
+        volatile unsigned char *v = (volatile unsigned char *)b;
+        size_t i;
+        for (i = 0; i < n; i++) v[i] = 0;
+    }
 #endif
 }
 
