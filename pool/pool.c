@@ -163,7 +163,6 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     p->nclasses = n;
     p->max_per_class = o->max_blocks_per_class ? o->max_blocks_per_class : BW__DEFAULT_PER_CLASS;
     p->max_retained = o->max_retained_bytes ? o->max_retained_bytes : BW__DEFAULT_RETAINED;
-    p->lease_slack = threshold * 2 < p->max_retained / 8 ? threshold * 2 : p->max_retained / 8;
     p->flags = o->flags;
     p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
 #ifdef BW_DEBUG
@@ -171,6 +170,9 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 #else
     p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env();
 #endif
+    p->fast_rent_limit = (p->checked || !p->use_tcache) ? 0 : threshold;
+    p->fast_return_span = (p->fast_rent_limit == 0 || (o->flags & BW_POOL_ZERO_ON_RETURN))
+                              ? 0 : threshold - min_size + 1;
     p->alloc = *a;
     if (p->checked && !bw__check_init(p)) {
         for (ci = 0; ci < n; ci++) pthread_mutex_destroy(&p->cls[ci].lock);
@@ -218,8 +220,21 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 }
 
 /* Rent / return --------------------------------------------------------- */
+/* The fast paths serve a class from the calling thread's cache: no lock, no
+ * atomic read-modify-write, no call. They cost about 20 instructions each
+ * (a TLS load, the pool-id compare, one bit scan for the class, a slot pop
+ * or push, two single-writer counter updates). Everything else (an empty
+ * or full slot, the shared level, the backing allocator, above-threshold
+ * blocks, checked mode, zeroing, bad arguments) goes to the slow path,
+ * kept out of line so the fast path needs no stack frame. */
 
-void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__NOINLINE __attribute__((noinline))
+#else
+#  define BW__NOINLINE
+#endif
+
+static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity)
 {
     bw__tcache *tc = NULL;
     void *b;
@@ -230,27 +245,23 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
     if (p == NULL) return NULL;
     if (p->use_tcache) tc = bw__tcache_get(p);
 
-    if (BW__LIKELY(min_size <= p->threshold)) {
+    if (min_size <= p->threshold) {
         unsigned ci = bw__class_index(p, min_size);
         cap = p->min_size << ci;
-        /* Fast path: the thread's own cache, no lock, no atomic RMW. */
-        if (tc != NULL && tc->count[ci] > 0) {
-            size_t held = atomic_load_explicit(&tc->held, memory_order_relaxed) - cap;
-            b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + --tc->count[ci]];
-            atomic_store_explicit(&tc->held, held, memory_order_relaxed);
-            /* Keep a little unused lease for the next return; give back
-             * the rest so idle threads do not hoard the pool's budget. */
-            if (tc->lease - held > p->lease_slack) {
-                bw__budget_give(p, tc->lease - held - p->lease_slack);
-                tc->lease = held + p->lease_slack;
-            }
-            BW__TC_ADD(tc, hits, 1);
-        } else if ((b = bw__shared_pop(p, ci)) != NULL) {
+        size_t n = tc != NULL ? bw__tc_held(tc, ci) : 0;
+        if (n > 0) {
+            b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+            bw__inc(&tc->n[ci].pop); /* counts the hit and the bytes out */
+            BW__TRACK_UNDEFINED(b, cap);
+            goto done;
+        }
+        if ((b = bw__shared_pop(p, ci)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
         } else {
             b = bw__backing_alloc(p, tc, cap);
             if (b == NULL) return NULL;
-            goto counted;
+            BW__COUNT(p, tc, misses, 1);
+            goto fresh;
         }
         if (p->flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
         else BW__TRACK_UNDEFINED(b, cap);
@@ -260,33 +271,54 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
         cap = min_size;
         b = bw__backing_alloc(p, tc, cap);
         if (b == NULL) return NULL;
+        BW__COUNT(p, tc, misses, 1);
     }
-counted:
-    BW__COUNT(p, tc, rents, 1);
-    BW__COUNT(p, tc, rent_bytes, cap);
+fresh:
+    BW__COUNT(p, tc, out_bytes, cap);
+done:
     if (p->checked) bw__check_rented(p, b, cap);
     *capacity = cap;
     return b;
 }
 
-/* Reserve budget so that the thread cache may hold `want` bytes. */
-static bool bw__tcache_lease(bw_pool *p, bw__tcache *tc, size_t want)
+void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 {
-    size_t need = want - tc->lease;
-    size_t step = need > BW__LEASE_STEP ? need : BW__LEASE_STEP;
-    if (!bw__budget_take(p, step)) {
-        if (step == need || !bw__budget_take(p, need)) return false;
-        step = need;
+    bw__tcache *tc = bw__tl_last;
+    /* min_size - 1 < limit: 1 <= min_size <= threshold, and a limit of 0
+     * sends every rent of a checked or cache-less pool to the slow path. */
+    if (BW__LIKELY(p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit &&
+                   atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
+        unsigned ci = bw__class_index(p, min_size);
+        uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+        size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
+        if (BW__LIKELY(n != 0)) {
+            size_t cap = p->min_size << ci;
+            void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+            atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
+            BW__TRACK_UNDEFINED(b, cap);
+            *capacity = cap;
+            return b;
+        }
     }
-    tc->lease += step;
+    return bw__rent_slow(p, min_size, capacity);
+}
+
+/* Reserve budget for one more slot of class ci in tc. A cache never
+ * reserves more than BW_THREAD_CACHE_SLOTS slots per class; the budget goes
+ * back on trim and at thread exit. */
+static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
+{
+    if (tc->resv[ci] >= BW_THREAD_CACHE_SLOTS || !bw__budget_take(p, p->min_size << ci))
+        return false;
+    tc->resv[ci]++;
     return true;
 }
 
-int bw_pool_return(bw_pool *p, void *block, size_t capacity)
+static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity)
 {
     bw__tcache *tc = NULL;
     bool pooled;
-    unsigned ci;
+    unsigned ci = 0;
 
     if (p == NULL) return BW_EINVAL;
     if (block == NULL) return BW_OK;
@@ -300,28 +332,51 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
     }
     if (p->checked && !bw__check_return(p, block, capacity, pooled)) return BW_EINVAL;
     if (p->use_tcache) tc = bw__tcache_get(p);
-    BW__COUNT(p, tc, returns, 1);
-    BW__COUNT(p, tc, return_bytes, capacity);
 
+    if (pooled) {
+        ci = bw__class_index(p, capacity);
+        if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
+        BW__TRACK_NOACCESS(block, capacity);
+        if (tc != NULL) {
+            size_t n = bw__tc_held(tc, ci);
+            if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
+                tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
+                bw__inc(&tc->n[ci].push); /* counts the return and the bytes */
+                return BW_OK;
+            }
+        }
+    }
+    BW__COUNT(p, tc, returns, 1);
+    BW__COUNT(p, tc, out_bytes, 0 - (uint64_t)capacity);
     if (!pooled) {
         bw__backing_free(p, tc, block, capacity);
         return BW_OK;
     }
-    ci = bw__class_index(p, capacity);
-    if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
-    BW__TRACK_NOACCESS(block, capacity);
-
-    if (tc != NULL && tc->count[ci] < BW_THREAD_CACHE_SLOTS) {
-        size_t held = atomic_load_explicit(&tc->held, memory_order_relaxed) + capacity;
-        if (held <= tc->lease || bw__tcache_lease(p, tc, held)) {
-            tc->slots[ci * BW_THREAD_CACHE_SLOTS + tc->count[ci]++] = block;
-            atomic_store_explicit(&tc->held, held, memory_order_relaxed);
-            return BW_OK;
-        }
-    }
     if (bw__shared_push(p, ci, block)) return BW_OK;
     bw__backing_free(p, tc, block, capacity);
     return BW_OK;
+}
+
+int bw_pool_return(bw_pool *p, void *block, size_t capacity)
+{
+    bw__tcache *tc = bw__tl_last;
+    /* A power of two with capacity - min_size < span: min_size <= capacity
+     * <= threshold in one compare (unsigned wrap); a span of 0 sends every
+     * return of a checked, zeroing or cache-less pool to the slow path. */
+    if (BW__LIKELY(p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
+                   capacity - p->min_size < p->fast_return_span &&
+                   atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
+        unsigned ci = bw__log2(capacity) - p->min_shift;
+        uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
+        size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+        if (BW__LIKELY(n < tc->resv[ci])) {
+            BW__TRACK_NOACCESS(block, capacity);
+            tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
+            atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+            return BW_OK;
+        }
+    }
+    return bw__return_slow(p, block, capacity);
 }
 
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t new_cap)
@@ -342,10 +397,9 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t n
      * return and one rent: the counters stay balanced. */
     BW__COUNT(p, tc, backing_allocs, 1);
     BW__COUNT(p, tc, backing_frees, 1);
-    BW__COUNT(p, tc, rents, 1);
+    BW__COUNT(p, tc, misses, 1);
     BW__COUNT(p, tc, returns, 1);
-    BW__COUNT(p, tc, rent_bytes, new_cap);
-    BW__COUNT(p, tc, return_bytes, old_cap);
+    BW__COUNT(p, tc, out_bytes, (uint64_t)new_cap - (uint64_t)old_cap);
     return nb;
 }
 
@@ -368,11 +422,11 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
     memset(&s, 0, sizeof s);
     bw__tcache_sum(pool, &s, &held);
     bw__sums_add(&s, &pool->ctr);
-    out->rents = s.rents;
+    out->rents = s.hits + s.misses;
     out->returns = s.returns;
     out->hits = s.hits;
     out->backing_allocs = s.backing_allocs;
     out->backing_frees = s.backing_frees;
     out->retained_bytes = held + atomic_load_explicit(&pool->shared_bytes, memory_order_relaxed);
-    out->outstanding_bytes = (size_t)(s.rent_bytes - s.return_bytes);
+    out->outstanding_bytes = (size_t)s.out_bytes;
 }

@@ -30,18 +30,14 @@
 #ifndef BW__DEFAULT_RETAINED
 #  define BW__DEFAULT_RETAINED  ((size_t)64 << 20)    /* 64 MiB */
 #endif
-/* A thread cache reserves retention budget from the pool in steps of at
- * least this many bytes, so that small returns do not touch the shared
- * atomic counter each time. */
-#ifndef BW__LEASE_STEP
-#  define BW__LEASE_STEP ((size_t)64 << 10)
-#endif
 
 /* Counters, defined once (X-macro) so that the per-thread and the pool-wide
- * copies, their sum and their folding can never disagree. */
+ * copies, their sum and their folding can never disagree. rents is
+ * hits + misses; out_bytes is bytes rented minus bytes returned (mod 2^64:
+ * a block rented on one thread and returned on another makes one thread's
+ * share negative, the sum is right). */
 #define BW__COUNTERS(X) \
-    X(rents) X(returns) X(hits) X(backing_allocs) X(backing_frees) \
-    X(rent_bytes) X(return_bytes)
+    X(hits) X(misses) X(returns) X(backing_allocs) X(backing_frees) X(out_bytes)
 
 typedef struct bw__counters {
 #define BW__FIELD(name) _Atomic uint64_t name;
@@ -63,30 +59,51 @@ static inline void bw__sums_add(bw__sums *s, bw__counters *c)
 #undef BW__FIELD
 }
 
-/* Add src's counts to dst's (an exiting thread's into its pool's). */
-static inline void bw__counters_fold(bw__counters *dst, bw__counters *src)
+/* Add sums to a pool's counters (an exiting thread's totals). */
+static inline void bw__counters_fold(bw__counters *dst, const bw__sums *src)
 {
-#define BW__FIELD(name) atomic_fetch_add_explicit(&dst->name, \
-        atomic_load_explicit(&src->name, memory_order_relaxed), memory_order_relaxed);
+#define BW__FIELD(name) atomic_fetch_add_explicit(&dst->name, src->name, memory_order_relaxed);
     BW__COUNTERS(BW__FIELD)
 #undef BW__FIELD
 }
 
-/* One thread's cache for one pool. Only its owner thread changes the slots
- * and counters (relaxed atomics with a plain load+store: no lock prefix on
- * the fast path); other threads read the counters for stats, and take the
- * slots only when the owner is quiescent (destroy) or gone (exit). */
+/* One thread's cache for one pool. Only its owner thread changes it (other
+ * threads read it for stats, and empty it only when the owner is quiescent
+ * (destroy) or gone (exit)).
+ *
+ * Each class's stack is driven by two monotonic counters: push and pop. The
+ * number of blocks held is push - pop, the top slot is at that index, and
+ * the counters double as the statistics (a pop is a hit, a push a return),
+ * so each fast-path operation updates exactly one counter: a relaxed load
+ * and store, no lock prefix. resv[ci] is how many slots of the class have
+ * retention budget reserved from the pool; a return takes the fast path
+ * only into a reserved slot. */
 typedef struct bw__tcache {
     _Atomic uint64_t pool_id;        /* the pool's id; 0 once the pool is gone */
     bw_pool *pool;                   /* valid while pool_id != 0               */
     struct bw__tcache *thread_next;  /* the owner thread's list                */
     struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
-    size_t lease;                    /* retention budget reserved from pool    */
-    _Atomic size_t held;             /* bytes of blocks in the slots           */
-    bw__counters ctr;
-    unsigned char count[BW__MAX_CLASSES];
+    bw__counters ctr;                /* slow-path events                       */
+    unsigned char resv[BW__MAX_CLASSES];
+    struct {
+        _Atomic uint64_t push, pop;
+    } n[BW__MAX_CLASSES];
     void *slots[];                   /* nclasses * BW_THREAD_CACHE_SLOTS       */
 } bw__tcache;
+
+/* Blocks held in class ci of tc. */
+static inline size_t bw__tc_held(bw__tcache *tc, unsigned ci)
+{
+    return (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) -
+                    atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+}
+
+/* Single-writer increment: a plain load and store, no lock prefix. */
+static inline void bw__inc(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
 
 /* The shared level of one class: a locked stack, grown on demand up to the
  * per-class bound. An array, not a list threaded through the blocks: a
@@ -105,12 +122,16 @@ struct bw_pool {
     unsigned nclasses;         /* classes min_size .. threshold              */
     size_t max_per_class;
     size_t max_retained;
-    size_t lease_slack;        /* unused lease a thread may keep             */
     unsigned flags;
     bool use_tcache;
     bool checked;
+    size_t fast_rent_limit;    /* threshold; 0 when rent must skip the fast
+                                  path (checked mode, no thread cache)        */
+    size_t fast_return_span;   /* threshold - min_size + 1; 0 when return must
+                                  skip it (also when zeroing)                 */
     bw_allocator alloc;        /* a copy of the hook                         */
-    _Atomic size_t reserved;   /* shared-level bytes + every thread's lease   */
+    _Atomic size_t reserved;   /* shared-level bytes + every thread cache's
+                                  reserved slots                              */
     _Atomic size_t shared_bytes; /* bytes in the shared level                */
     bw__counters ctr;          /* paths without a thread cache, and the
                                   counters of threads that have exited        */
@@ -135,11 +156,13 @@ static inline unsigned bw__log2(size_t x)
     return (unsigned)(63 - __builtin_clzll((unsigned long long)x));
 }
 
-/* Class index of a request at or below the threshold. */
+/* Class index of a request at or below the threshold: one bit scan.
+ * (x - 1) | (min_size - 1) has its top bit where the class's does; a
+ * request of 0 counts as 1. */
 static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
 {
-    if (min_size <= p->min_size) return 0;
-    return bw__log2(bw__pow2_ceil(min_size)) - p->min_shift;
+    size_t x = (min_size - (min_size != 0)) | (p->min_size - 1);
+    return (unsigned)(64 - __builtin_clzll((unsigned long long)x)) - p->min_shift;
 }
 
 /* Counter helpers: a thread cache's counters have one writer, so a relaxed
@@ -165,17 +188,20 @@ BW__INTERNAL void bw__budget_give(bw_pool *p, size_t n);
 /* Thread caches (tcache.c). */
 BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p);
 /* Move every block of tc to the shared level (to_shared) or free it, and
- * give back its lease. Caller holds the registry lock or owns tc. */
+ * give back its reserved budget. Caller holds the registry lock or owns tc. */
 BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
-/* Sum every live thread cache's counters into s and their held bytes into
- * *held, under the registry lock (exact when no thread is in the pool). */
+/* Sum every live thread cache's counters into s and the bytes its slots
+ * hold into *held, under the registry lock (exact when no thread is in the
+ * pool). */
 BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held);
 BW__INTERNAL void bw__tcache_trim_self(bw_pool *p);
 BW__INTERNAL uint64_t bw__next_pool_id(void);
 
 /* The calling thread's most recently used cache (initial-exec TLS: one
- * load, no __tls_get_addr call, in the shared library too). */
+ * load, no __tls_get_addr call, in the shared library too). Never NULL: it
+ * starts at an empty cache whose pool id (0) matches no pool, so "no cache
+ * yet" costs the fast path no extra branch. */
 #if defined(__GNUC__) || defined(__clang__)
 #  define BW__TLS_MODEL __attribute__((tls_model("initial-exec")))
 #else
@@ -186,9 +212,7 @@ extern _Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL;
 static inline bw__tcache *bw__tcache_get(bw_pool *p)
 {
     bw__tcache *tc = bw__tl_last;
-    if (tc != NULL &&
-        atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)
-        return tc;
+    if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) return tc;
     return bw__tcache_get_slow(p);
 }
 

@@ -20,8 +20,12 @@
 #include "track.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-_Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL;
+/* The empty cache every thread starts with: pool id 0 matches no pool. */
+static bw__tcache bw__no_cache;
+
+_Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL = &bw__no_cache;
 static _Thread_local bw__tcache *bw__tl_head BW__TLS_MODEL;
 
 static pthread_mutex_t bw__reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -43,23 +47,42 @@ static void bw__reg_unlink(bw__tcache *tc)
     tc->pool_prev = tc->pool_next = NULL;
 }
 
+/* Add tc's counts to s: its slow-path counters, and what its push/pop
+ * counters mean (a pop is a hit and bytes out, a push a return). */
+static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
+{
+    bw_pool *p = tc->pool;
+    unsigned ci;
+    bw__sums_add(s, &tc->ctr);
+    for (ci = 0; ci < p->nclasses; ci++) {
+        uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
+        uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+        s->hits += pop;
+        s->returns += push;
+        s->out_bytes += (pop - push) * (uint64_t)(p->min_size << ci);
+        if (held) *held += (size_t)(push - pop) * (p->min_size << ci);
+    }
+}
+
 BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared)
 {
     bw_pool *p = tc->pool;
     unsigned ci;
     for (ci = 0; ci < p->nclasses; ci++) {
-        size_t cap = p->min_size << ci;
-        while (tc->count[ci] > 0) {
-            void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + --tc->count[ci]];
-            atomic_store_explicit(&tc->held,
-                atomic_load_explicit(&tc->held, memory_order_relaxed) - cap,
-                memory_order_relaxed);
+        size_t cap = p->min_size << ci, n;
+        while ((n = bw__tc_held(tc, ci)) > 0) {
+            void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+            /* Taking a block out is not a rent: undo the hit and the bytes
+             * out that the pop counter will report for it. */
+            bw__inc(&tc->n[ci].pop);
+            BW__TC_ADD(tc, hits, (uint64_t)0 - 1);
+            BW__TC_ADD(tc, out_bytes, (uint64_t)0 - cap);
             if (!to_shared || !bw__shared_push(p, ci, b))
                 bw__backing_free(p, tc, b, cap);
         }
+        bw__budget_give(p, (size_t)tc->resv[ci] * cap);
+        tc->resv[ci] = 0;
     }
-    bw__budget_give(p, tc->lease);
-    tc->lease = 0;
 }
 
 /* Thread exit: every cache of this thread goes back to its pool. */
@@ -69,8 +92,11 @@ static void bw__thread_exit(void *head)
     pthread_mutex_lock(&bw__reg_lock);
     for (tc = (bw__tcache *)head; tc != NULL; tc = tc->thread_next) {
         if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) == 0) continue;
+        bw__sums s;
+        memset(&s, 0, sizeof s);
         bw__tcache_flush(tc, true);
-        bw__counters_fold(&tc->pool->ctr, &tc->ctr);
+        bw__tcache_totals(tc, &s, NULL);
+        bw__counters_fold(&tc->pool->ctr, &s);
         bw__reg_unlink(tc);
     }
     pthread_mutex_unlock(&bw__reg_lock);
@@ -81,7 +107,7 @@ static void bw__thread_exit(void *head)
     /* A later destructor of another library may use a pool again: it then
      * starts a fresh cache and sets the key again. */
     bw__tl_head = NULL;
-    bw__tl_last = NULL;
+    bw__tl_last = &bw__no_cache;
 }
 
 static void bw__exit_key_init(void)
@@ -97,7 +123,7 @@ static void bw__drop_orphans(void)
         bw__tcache *tc = *pp;
         if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) == 0) {
             *pp = tc->thread_next;
-            if (bw__tl_last == tc) bw__tl_last = NULL;
+            if (bw__tl_last == tc) bw__tl_last = &bw__no_cache;
             free(tc);
         } else {
             pp = &tc->thread_next;
@@ -159,10 +185,7 @@ BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held)
 {
     bw__tcache *tc;
     pthread_mutex_lock(&bw__reg_lock);
-    for (tc = p->caches; tc != NULL; tc = tc->pool_next) {
-        bw__sums_add(s, &tc->ctr);
-        *held += atomic_load_explicit(&tc->held, memory_order_relaxed);
-    }
+    for (tc = p->caches; tc != NULL; tc = tc->pool_next) bw__tcache_totals(tc, s, held);
     pthread_mutex_unlock(&bw__reg_lock);
 }
 
