@@ -5,6 +5,8 @@
 #                         normal, ASan+UBSan, TSan (thread tests), valgrind
 #   make bench            install bench deps (as root), run the benchmark
 #   make install          PREFIX=/usr/local DESTDIR= (headers, libs, bufwriter.pc)
+#   make single           regenerate single_include/bufwriter.h (check-single: CI)
+#   make examples         build examples/ from the single header and the library
 #   make uninstall / clean
 #   make JEMALLOC=1       also build the jemalloc backing allocator hook
 #
@@ -58,12 +60,17 @@ $(B)/libbufwriter.so: $(OBJS)
 	ln -sf libbufwriter.so.$(VERSION) $(B)/libbufwriter.so.$(SOMAJOR)
 	ln -sf libbufwriter.so.$(VERSION) $@
 
-$(B)/bufwriter.pc: Makefile
+# Written on every make (only replaced when its text changes), so an install
+# with another PREFIX never ships a stale one.
+$(B)/bufwriter.pc: FORCE
 	@mkdir -p $(B)
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 	  'Name: bufwriter' 'Description: growable, pooled buffer writer for C' \
 	  'Version: $(VERSION)' 'Cflags: -I$${includedir}$(if $(JE_CFLAGS), $(JE_CFLAGS))' \
-	  'Libs: -L$${libdir} -lbufwriter' 'Libs.private: -pthread $(JE_LIBS)' > $@
+	  'Libs: -L$${libdir} -lbufwriter' 'Libs.private: -pthread$(if $(JE_LIBS), $(JE_LIBS))' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+FORCE:
 
 # ---------------------------------------------------------------- tests --
 # One Criterion binary per flavour, built from the library sources directly
@@ -98,7 +105,7 @@ $(B)/test-mini: $(SRCS) $(HDRS) $(TEST_SRCS) $(TEST_HDRS) tests/mini_main.c
 CRITERION_ARGS ?= -j2
 
 test: deps-test
-	$(MAKE) test-normal test-asan test-tsan test-valgrind test-clang
+	$(MAKE) test-normal test-asan test-tsan test-valgrind test-clang check-single test-packaging
 
 test-normal: $(B)/test-normal
 	$(B)/test-normal $(CRITERION_ARGS)
@@ -150,3 +157,6 @@ uninstall:
 
 clean:
 	rm -rf build bench/build
+
+# The single header, the examples, the packaging tests.
+include mk/packaging.mk

@@ -165,14 +165,14 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     p->max_retained = o->max_retained_bytes ? o->max_retained_bytes : BW__DEFAULT_RETAINED;
     p->flags = o->flags;
     p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
+    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env();
 #ifdef BW_DEBUG
     p->checked = true;
-#else
-    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env();
 #endif
-    p->fast_rent_limit = (p->checked || !p->use_tcache) ? 0 : threshold;
-    p->fast_return_span = (p->fast_rent_limit == 0 || (o->flags & BW_POOL_ZERO_ON_RETURN))
-                              ? 0 : threshold - min_size + 1;
+    /* Checked mode, no thread cache and zeroing all need the slow paths. */
+    p->fast_rent_limit = (p->checked || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
+                             ? 0 : threshold;
+    p->fast_return_span = p->fast_rent_limit ? threshold - min_size + 1 : 0;
     p->alloc = *a;
     if (p->checked && !bw__check_init(p)) {
         for (ci = 0; ci < n; ci++) pthread_mutex_destroy(&p->cls[ci].lock);
@@ -252,17 +252,17 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         if (n > 0) {
             b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
             bw__inc(&tc->n[ci].pop); /* counts the hit and the bytes out */
-            BW__TRACK_UNDEFINED(b, cap);
-            goto done;
-        }
-        if ((b = bw__shared_pop(p, ci)) != NULL) {
+        } else if ((b = bw__shared_pop(p, ci)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
+            BW__COUNT(p, tc, out_bytes, cap);
         } else {
             b = bw__backing_alloc(p, tc, cap);
             if (b == NULL) return NULL;
             BW__COUNT(p, tc, misses, 1);
+            BW__COUNT(p, tc, out_bytes, cap);
             goto fresh;
         }
+        /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
         if (p->flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
         else BW__TRACK_UNDEFINED(b, cap);
     } else {
@@ -272,10 +272,9 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         b = bw__backing_alloc(p, tc, cap);
         if (b == NULL) return NULL;
         BW__COUNT(p, tc, misses, 1);
+        BW__COUNT(p, tc, out_bytes, cap);
     }
 fresh:
-    BW__COUNT(p, tc, out_bytes, cap);
-done:
     if (p->checked) bw__check_rented(p, b, cap);
     *capacity = cap;
     return b;

@@ -1,0 +1,2034 @@
+/* bufwriter.h - single-header build of bufwriter 0.1.0
+ *
+ * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
+ *   bufwriter.h, pool/pool_internal.h, pool/track.h, bufwriter.c,
+ *   pool/alloc.c, pool/check.c, pool/pool.c, pool/tcache.c.
+ * Change those files and run `make single`; CI fails when this copy differs
+ * from a fresh generation (`make check-single`).
+ *
+ * bufwriter: a growable, pooled buffer writer for C. Licence: MIT, the text
+ * is at the end of this file. Version 0.1.0 (BW_VERSION_STRING).
+ *
+ * HOW TO USE IT
+ *   Copy this one file into your project. Include it wherever you use it:
+ *
+ *       #include "bufwriter.h"
+ *
+ *   and in exactly ONE C file define the implementation first:
+ *
+ *       #define BUFWRITER_IMPLEMENTATION
+ *       #include "bufwriter.h"
+ *
+ *   Compile that file as C11 (or later) and link with -pthread:
+ *       cc -std=c11 -O2 app.c other.c -pthread
+ *   The declarations compile as C and as C++ (extern "C"); the
+ *   implementation is C11 only (it uses <stdatomic.h> and _Thread_local),
+ *   so define BUFWRITER_IMPLEMENTATION in a .c file, not a .cpp file.
+ *   Including the header again is harmless: the declarations have their
+ *   include guard and the implementation is emitted once per file.
+ *   Functions private to the library are static here: a program gets only
+ *   the public bw_ symbols.
+ *
+ * OPTIONS (define them before the #include, or with -D on the command line;
+ * the ones marked [impl] matter in the BUFWRITER_IMPLEMENTATION file)
+ *   BUFWRITER_IMPLEMENTATION  emit the implementation in this file.
+ *   BW_DEBUG          [impl] checked mode in every pool: a double return, a
+ *                     foreign block or a wrong capacity is reported through
+ *                     bw_set_report_hook (default: stderr, then abort).
+ *                     Without it, BW_POOL_CHECKED or the environment
+ *                     variable BW_CHECKED=1 turn checked mode on.
+ *   BW_VALGRIND       [impl] mark blocks held by a pool no-access for
+ *                     valgrind memcheck (needs <valgrind/memcheck.h>).
+ *                     Under AddressSanitizer they are poisoned anyway.
+ *   BW_HAVE_JEMALLOC  [impl] build bw_allocator_jemalloc() on jemalloc's
+ *                     mallocx/rallocx/sdallocx; link with -ljemalloc.
+ *                     Without it bw_allocator_jemalloc() returns NULL.
+ *   BW_API            how public functions are declared (default: GCC/Clang
+ *                     visibility("default"), else nothing). Define it the
+ *                     same way in every file.
+ */
+
+/*************** Begin file bufwriter.h *************************************/
+/* bufwriter.h - a growable, pooled buffer writer for C.
+ *
+ * bufwriter appends bytes into one contiguous block rented from a thread-safe
+ * pool of power-of-two size classes. When a block is full the writer moves to
+ * a block at least twice as large, so the total copying stays linear at every
+ * size (a writer that grows by a fixed step, or to the exact size asked for,
+ * copies O(n^2) bytes: 10 MiB in 8 KiB chunks is 800x slower that way).
+ *
+ * USING IT
+ *   Library:        cc app.c $(pkg-config --cflags --libs bufwriter)
+ *
+ *   bw_writer w = BW_WRITER_INIT;          // empty; allocates nothing yet
+ *   bw_put_u32le(&w, 0);                   // placeholder for a length
+ *   bw_puts(&w, "hello, ");
+ *   bw_printf(&w, "%s #%d", "world", 42);
+ *   bw_put_uvarint(&w, 300);
+ *   if (bw_error(&w) != BW_OK)             // one check for the whole run
+ *       fprintf(stderr, "%s\n", bw_strerror(bw_error(&w)));
+ *   else
+ *       fwrite(bw_data(&w), 1, bw_len(&w), stdout);
+ *   bw_release(&w);                        // block back to the pool
+ *
+ * ERRORS
+ *   Every int function returns BW_OK (0) or a negative BW_E* code. A failed
+ *   call on a writer changes no byte already written and is remembered (the
+ *   "sticky error", see bw_error): later writes are refused with the same
+ *   code until bw_clear, bw_release or bw_detach. So a run of writes can be
+ *   checked once, at the end. Nothing in the library aborts or exits on bad
+ *   input, except the checked-mode report hook (see bw_set_report_hook).
+ *
+ * THREADS
+ *   - A bw_pool is safe to use from any thread at once, including returning
+ *     a block on another thread than the one that rented it.
+ *   - A bw_writer belongs to one thread at a time (hand it over with your own
+ *     synchronisation, as with any plain struct).
+ *   - Allocator hooks (bw_allocator) are called from any thread and must be
+ *     thread-safe.
+ *
+ * INVALIDATION
+ *   bw_data() and a pointer from bw_get_span() are invalid after the next call
+ *   that can grow the buffer (write, any put, puts, printf, reserve, get_span)
+ *   and after bw_release / bw_detach. Offsets stay valid; pointers do not.
+ *
+ * COMPILE-TIME OPTIONS (define before including, or with -D when building)
+ *   BW_DEBUG      turn on checked mode for every pool (see BW_POOL_CHECKED).
+ *   BW_HAVE_JEMALLOC  defined by builds that include the jemalloc hook
+ *                 (make JEMALLOC=1); bw_allocator_jemalloc() is NULL otherwise.
+ */
+#ifndef BUFWRITER_H
+#define BUFWRITER_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define BW_VERSION_MAJOR 0
+#define BW_VERSION_MINOR 1
+#define BW_VERSION_PATCH 0
+#define BW_VERSION_STRING "0.1.0"
+
+/* Symbols the library exports; everything else is hidden (-fvisibility). */
+#ifndef BW_API
+#  if defined(__GNUC__) || defined(__clang__)
+#    define BW_API __attribute__((visibility("default")))
+#  else
+#    define BW_API
+#  endif
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__LIKELY(x)   __builtin_expect(!!(x), 1)
+#  define BW__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define BW__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#  define BW__LIKELY(x)   (x)
+#  define BW__UNLIKELY(x) (x)
+#  define BW__PRINTF(f, a)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                             */
+/* ------------------------------------------------------------------------ */
+#define BW_OK         0    /* success */
+#define BW_ENOMEM    (-1)  /* the backing allocator failed */
+#define BW_EOVERFLOW (-2)  /* a size that cannot be represented was asked for
+                              (more than PTRDIFF_MAX bytes, or a sum that wraps) */
+#define BW_EINVAL    (-3)  /* a bad argument: NULL, wrong capacity, an advance
+                              beyond the free space, bad pool options */
+
+/* A one-line English description of a status code. Never NULL; unknown codes
+ * give "unknown bufwriter status". The string is static: do not free it. */
+BW_API const char *bw_strerror(int status);
+
+/* Version of the library actually linked ("0.1.0"). */
+BW_API const char *bw_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Backing allocator hook                                                   */
+/* ------------------------------------------------------------------------ */
+/* Where the pool gets its memory. Every function gets `ctx` first.
+ *   alloc(ctx, size)      a block of `size` bytes aligned to at least
+ *                         alignof(max_align_t), or NULL on failure.
+ *   realloc(ctx, b, old, new)  resize block b (allocated with size `old`) to
+ *                         `new` bytes keeping its first min(old,new) bytes; NULL
+ *                         on failure, and then b is untouched. May be NULL:
+ *                         the pool then allocates a new block and copies.
+ *   free(ctx, b, size)    give back block b; `size` is always exactly the size
+ *                         it was allocated (or last reallocated) with, as
+ *                         jemalloc's sdallocx needs.
+ * Hooks are called from any thread and must be thread-safe. The struct must
+ * outlive every pool that uses it. One backing allocation is one block. */
+typedef struct bw_allocator {
+    void *(*alloc)(void *ctx, size_t size);
+    void *(*realloc)(void *ctx, void *block, size_t old_size, size_t new_size);
+    void  (*free)(void *ctx, void *block, size_t size);
+    void  *ctx;
+} bw_allocator;
+
+/* malloc / realloc / free. Never NULL. */
+BW_API const bw_allocator *bw_allocator_libc(void);
+/* jemalloc's mallocx / rallocx / sdallocx (sized free). NULL in a build
+ * without jemalloc (BW_HAVE_JEMALLOC undefined). */
+BW_API const bw_allocator *bw_allocator_jemalloc(void);
+
+/* ------------------------------------------------------------------------ */
+/* Pool                                                                     */
+/* ------------------------------------------------------------------------ */
+/* A bw_pool hands out blocks in power-of-two size classes from
+ * min_block_size up to max_pooled_size (the threshold). Returned blocks are
+ * kept (bounded) and handed out again. Blocks above the threshold come from
+ * the backing allocator at exactly the size asked for and go back to it on
+ * return. Every pool function is thread-safe.
+ *
+ * Retention works in two levels. Each thread keeps a small cache per pool of
+ * at most BW_THREAD_CACHE_SLOTS blocks per class, used without locks; behind
+ * them, each class has a shared, locked stack of at most
+ * max_blocks_per_class blocks. max_retained_bytes bounds both levels
+ * together. A thread's cache goes back to the pool when the thread exits. */
+typedef struct bw_pool bw_pool;
+
+/* Blocks a thread may keep per class in its own cache. */
+#define BW_THREAD_CACHE_SLOTS 4
+
+/* Pool flags */
+#define BW_POOL_ZERO_ON_RETURN  0x1u /* zero every retained block on return,
+                                        with a store the compiler keeps; rented
+                                        pooled blocks then read as zeros */
+#define BW_POOL_NO_THREAD_CACHE 0x2u /* no per-thread caches: every rent and
+                                        return goes to the shared level */
+#define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
+                                        foreign block or a wrong capacity is
+                                        reported (bw_set_report_hook) and
+                                        refused. Always on under BW_DEBUG and
+                                        when the environment variable
+                                        BW_CHECKED=1 is set. */
+
+typedef struct bw_pool_options {
+    size_t max_pooled_size;      /* threshold, power of two; 0 = 1 MiB        */
+    size_t min_block_size;       /* smallest class, power of two >= 16; 0 = 16 */
+    size_t max_blocks_per_class; /* shared-level bound per class; 0 = 32      */
+    size_t max_retained_bytes;   /* bound on all retained bytes, thread caches
+                                    included; 0 = 64 MiB                       */
+    unsigned flags;              /* BW_POOL_* flags; 0 = none                 */
+    const bw_allocator *allocator; /* NULL = bw_allocator_libc()              */
+} bw_pool_options;
+
+/* Counters. Exact whenever no other thread is inside the pool. */
+typedef struct bw_pool_stats {
+    uint64_t rents;           /* successful bw_pool_rent calls (and writer growths) */
+    uint64_t returns;         /* successful bw_pool_return calls                     */
+    uint64_t hits;            /* rents served from retained blocks                    */
+    uint64_t backing_allocs;  /* calls to the allocator's alloc/realloc that succeeded */
+    uint64_t backing_frees;   /* calls to the allocator's free                        */
+    size_t retained_bytes;    /* bytes held by the pool (thread caches included)      */
+    size_t outstanding_bytes; /* bytes rented and not yet returned                    */
+} bw_pool_stats;
+
+/* Create a pool. opts may be NULL (all defaults). Returns BW_OK and sets *out;
+ * BW_EINVAL for a NULL out, a threshold or smallest class that is not a power
+ * of two, a smallest class below 16 or above the threshold; BW_ENOMEM when the
+ * pool's own bookkeeping cannot be allocated. On failure *out is NULL. */
+BW_API int bw_pool_create(bw_pool **out, const bw_pool_options *opts);
+
+/* Free every block the pool holds (every thread's cache included) and the
+ * pool. Blocks still rented stay the caller's (checked mode reports them).
+ * No other thread may be inside the pool during the call; after it returns,
+ * no thread's exit touches the destroyed pool. NULL is a no-op. Must not be
+ * given bw_pool_shared(). */
+BW_API void bw_pool_destroy(bw_pool *pool);
+
+/* The process-wide pool (default options), created on first use from any
+ * thread. NULL only if that creation ran out of memory (tried again next
+ * call). Never destroy it. */
+BW_API bw_pool *bw_pool_shared(void);
+
+/* The capacity bw_pool_rent(pool, min_size, ...) would give: the class size
+ * at or below the threshold, min_size itself above it. 0 for a NULL pool. */
+BW_API size_t bw_pool_class_size(const bw_pool *pool, size_t min_size);
+
+/* Rent a block of at least min_size bytes (0 gives the smallest class),
+ * aligned to alignof(max_align_t); *capacity receives its usable size, which
+ * must be passed back to bw_pool_return. Contents are unspecified (zeros for
+ * pooled blocks under BW_POOL_ZERO_ON_RETURN). NULL when pool or capacity is
+ * NULL, when min_size is above PTRDIFF_MAX, or when the allocator fails. */
+BW_API void *bw_pool_rent(bw_pool *pool, size_t min_size, size_t *capacity);
+
+/* Give a block back with the capacity bw_pool_rent reported. It is kept for
+ * reuse (within the bounds) or freed to the backing allocator. The caller
+ * must not touch the block afterwards. Returns BW_OK; BW_EINVAL for a NULL
+ * pool or a capacity that no rent of this pool can have produced (and, in
+ * checked mode, for a double return or a foreign block, after reporting it).
+ * block NULL is a no-op returning BW_OK, as free(NULL) is. */
+BW_API int bw_pool_return(bw_pool *pool, void *block, size_t capacity);
+
+/* Give retained memory back to the backing allocator: the shared level and
+ * the calling thread's cache. Other live threads' caches go back when those
+ * threads exit or trim. NULL is a no-op. */
+BW_API void bw_pool_trim(bw_pool *pool);
+
+/* Fill *out with the pool's counters (zeros for a NULL pool). */
+BW_API void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out);
+
+/* Checked mode reports through this hook: `what` names the call and the
+ * problem ("bw_pool_return: block returned twice"). The default prints the
+ * message on stderr and aborts. Pass NULL to restore the default. The hook
+ * is process-wide; set it before pools are used from several threads. */
+typedef void (*bw_report_fn)(void *ctx, const char *what, const void *block,
+                             size_t capacity);
+BW_API void bw_set_report_hook(bw_report_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Writer                                                                   */
+/* ------------------------------------------------------------------------ */
+/* A bw_writer is a small struct you own: on the stack, static, or inside your
+ * own struct. The library never allocates the writer itself, only its block.
+ * The fields are private: use the functions below. An all-zero writer
+ * (BW_WRITER_INIT) is valid and empty, uses the shared pool, and allocates
+ * nothing until its first write. */
+typedef struct bw_writer {
+    unsigned char *data; /* the block (NULL while cap is 0)                   */
+    size_t len;          /* bytes written                                     */
+    size_t cap;          /* block size                                        */
+    size_t lim;          /* fast-path limit: cap, or len while an error is
+                            recorded, so that a recorded error (and an empty
+                            writer) simply miss the inline fast path           */
+    bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
+    int err;             /* sticky status, BW_OK if none                      */
+} bw_writer;
+
+#ifdef __cplusplus
+#  define BW_WRITER_INIT bw_writer()
+#else
+#  define BW_WRITER_INIT {NULL, 0, 0, 0, NULL, BW_OK}
+#endif
+
+/* Initialise w over `pool` (NULL = the shared pool). With initial_capacity 0
+ * nothing is allocated; else a block of the growth rule's size for it is
+ * rented. Returns BW_OK; BW_EINVAL for a NULL w; BW_EOVERFLOW when the size
+ * cannot be represented; BW_ENOMEM. On failure w is still a valid, empty
+ * writer on that pool with no recorded error. Do not init a writer that
+ * holds a block (release it first): the block would leak. */
+BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
+
+/* Give the block back to the pool; w becomes empty (no error recorded) and
+ * stays on its pool, reusable without bw_init. NULL is a no-op. */
+BW_API void bw_release(bw_writer *w);
+
+/* Length 0 and the recorded error cleared; the block is kept. NULL: no-op. */
+BW_API void bw_clear(bw_writer *w);
+
+/* Make sure at least n bytes are free without moving again. Returns BW_OK
+ * (n = 0 always succeeds without allocating), or the error (recorded). */
+BW_API int bw_reserve(bw_writer *w, size_t n);
+
+/* Zero-copy path: a pointer to bw_data(w) + bw_len(w) with at least
+ * max(size_hint, 1) writable bytes; *avail (may be NULL) receives all the free
+ * space. Write into it, then commit with bw_advance. NULL on failure (the
+ * error is recorded, *avail is 0). Invalid after the next growing call. */
+BW_API void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
+
+/* Commit n bytes written into the free space (after bw_get_span). n beyond
+ * the free space gives BW_EINVAL, recorded, with nothing changed. */
+BW_API int bw_advance(bw_writer *w, size_t n);
+
+/* Append n bytes from src. src may point into the writer's own data, even
+ * when the call has to grow. n = 0 is BW_OK (with src NULL too); src NULL
+ * with n > 0 is BW_EINVAL. Errors are recorded and change nothing. */
+static inline int bw_write(bw_writer *w, const void *src, size_t n);
+
+/* Append the bytes of the NUL-terminated string s, without its NUL. s NULL is
+ * BW_EINVAL. */
+BW_API int bw_puts(bw_writer *w, const char *s);
+
+/* printf straight into the buffer, no temporary (the NUL lands in the free
+ * space, past the length; bytes past the length are unspecified afterwards).
+ * BW_EINVAL for a NULL fmt or an encoding error from vsnprintf, with nothing
+ * committed. */
+BW_API int bw_printf(bw_writer *w, const char *fmt, ...) BW__PRINTF(2, 3);
+BW_API int bw_vprintf(bw_writer *w, const char *fmt, va_list ap) BW__PRINTF(2, 0);
+
+/* Typed writes: fixed-width integers and IEEE-754 floats in little (le) or
+ * big (be) endian; unsigned LEB128 varints (1..10 bytes) and zig-zag signed
+ * varints. All are static inline: a store and an add when the bytes fit, the
+ * out-of-line grow path otherwise. Varints ask for room for 10 bytes. */
+static inline int bw_put_u8(bw_writer *w, uint8_t v);
+static inline int bw_put_u16le(bw_writer *w, uint16_t v);
+static inline int bw_put_u32le(bw_writer *w, uint32_t v);
+static inline int bw_put_u64le(bw_writer *w, uint64_t v);
+static inline int bw_put_u16be(bw_writer *w, uint16_t v);
+static inline int bw_put_u32be(bw_writer *w, uint32_t v);
+static inline int bw_put_u64be(bw_writer *w, uint64_t v);
+static inline int bw_put_i16le(bw_writer *w, int16_t v);
+static inline int bw_put_i32le(bw_writer *w, int32_t v);
+static inline int bw_put_i64le(bw_writer *w, int64_t v);
+static inline int bw_put_i16be(bw_writer *w, int16_t v);
+static inline int bw_put_i32be(bw_writer *w, int32_t v);
+static inline int bw_put_i64be(bw_writer *w, int64_t v);
+static inline int bw_put_f32le(bw_writer *w, float v);
+static inline int bw_put_f64le(bw_writer *w, double v);
+static inline int bw_put_f32be(bw_writer *w, float v);
+static inline int bw_put_f64be(bw_writer *w, double v);
+static inline int bw_put_uvarint(bw_writer *w, uint64_t v);
+static inline int bw_put_svarint(bw_writer *w, int64_t v);
+
+/* Accessors. On NULL: 0 / NULL. bw_data may be NULL while capacity is 0, and
+ * is invalid after the next growing call. */
+static inline const unsigned char *bw_data(const bw_writer *w);
+static inline size_t bw_len(const bw_writer *w);
+static inline size_t bw_capacity(const bw_writer *w);
+static inline size_t bw_free_capacity(const bw_writer *w);
+
+/* The recorded (sticky) status: BW_OK if none; BW_EINVAL for NULL. */
+static inline int bw_error(const bw_writer *w);
+
+/* The pool the writer's blocks come from (the shared pool for a writer made
+ * with a NULL pool; NULL for a NULL writer). */
+BW_API bw_pool *bw_writer_pool(const bw_writer *w);
+
+/* Hand the block to the caller: returns bw_data(w) and sets *len and
+ * *capacity (either may be NULL). The caller owns the block and gives it back
+ * with bw_pool_return(bw_writer_pool(w), block, capacity). The writer becomes
+ * empty (no error recorded) and stays on its pool. NULL, with 0 and 0, for a
+ * writer that never allocated (or a NULL writer). */
+BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
+
+/* ------------------------------------------------------------------------ */
+/* Inline implementation (private: names with bw__ may change)             */
+/* ------------------------------------------------------------------------ */
+/* The slow path: make room for n more bytes, or record and return why not.
+ * Kept out of line and cold so the fast paths stay a compare, a store and an
+ * add (about 3 instructions more than a raw store). */
+BW_API int bw__grow(bw_writer *w, size_t n);
+BW_API int bw__write_slow(bw_writer *w, const void *src, size_t n);
+
+/* True when n more bytes fit and no error is recorded (lim == len then). */
+#define BW__FITS(w, n) ((w) != NULL && (w)->lim - (w)->len >= (size_t)(n))
+
+static inline void bw__st16le(unsigned char *p, uint16_t v)
+{ p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
+static inline void bw__st32le(unsigned char *p, uint32_t v)
+{ p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
+  p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24); }
+static inline void bw__st64le(unsigned char *p, uint64_t v)
+{ bw__st32le(p, (uint32_t)v); bw__st32le(p + 4, (uint32_t)(v >> 32)); }
+static inline void bw__st16be(unsigned char *p, uint16_t v)
+{ p[0] = (unsigned char)(v >> 8); p[1] = (unsigned char)v; }
+static inline void bw__st32be(unsigned char *p, uint32_t v)
+{ p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
+  p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v; }
+static inline void bw__st64be(unsigned char *p, uint64_t v)
+{ bw__st32be(p, (uint32_t)(v >> 32)); bw__st32be(p + 4, (uint32_t)v); }
+
+/* One body for every fixed-width put: room (fast compare, else grow), store
+ * with the given function, commit. The stores compile to one mov (plus a
+ * bswap for big endian) at -O2. */
+#define BW__DEFINE_PUT(name, type, utype, size, store)                       \
+    static inline int name(bw_writer *w, type v) {                           \
+        if (BW__UNLIKELY(!BW__FITS(w, size))) {                              \
+            int bw__rc = bw__grow(w, size);                                  \
+            if (bw__rc != BW_OK) return bw__rc;                              \
+        }                                                                    \
+        store(w->data + w->len, (utype)v);                                   \
+        w->len += size;                                                      \
+        return BW_OK;                                                        \
+    }
+
+static inline void bw__st8(unsigned char *p, uint8_t v) { p[0] = v; }
+BW__DEFINE_PUT(bw_put_u8,    uint8_t,  uint8_t,  1, bw__st8)
+BW__DEFINE_PUT(bw_put_u16le, uint16_t, uint16_t, 2, bw__st16le)
+BW__DEFINE_PUT(bw_put_u32le, uint32_t, uint32_t, 4, bw__st32le)
+BW__DEFINE_PUT(bw_put_u64le, uint64_t, uint64_t, 8, bw__st64le)
+BW__DEFINE_PUT(bw_put_u16be, uint16_t, uint16_t, 2, bw__st16be)
+BW__DEFINE_PUT(bw_put_u32be, uint32_t, uint32_t, 4, bw__st32be)
+BW__DEFINE_PUT(bw_put_u64be, uint64_t, uint64_t, 8, bw__st64be)
+BW__DEFINE_PUT(bw_put_i16le, int16_t,  uint16_t, 2, bw__st16le)
+BW__DEFINE_PUT(bw_put_i32le, int32_t,  uint32_t, 4, bw__st32le)
+BW__DEFINE_PUT(bw_put_i64le, int64_t,  uint64_t, 8, bw__st64le)
+BW__DEFINE_PUT(bw_put_i16be, int16_t,  uint16_t, 2, bw__st16be)
+BW__DEFINE_PUT(bw_put_i32be, int32_t,  uint32_t, 4, bw__st32be)
+BW__DEFINE_PUT(bw_put_i64be, int64_t,  uint64_t, 8, bw__st64be)
+
+/* Floats: their IEEE-754 bits, through memcpy (no aliasing games). */
+static inline uint32_t bw__f32bits(float v)
+{ uint32_t u; memcpy(&u, &v, sizeof u); return u; }
+static inline uint64_t bw__f64bits(double v)
+{ uint64_t u; memcpy(&u, &v, sizeof u); return u; }
+static inline int bw_put_f32le(bw_writer *w, float v)  { return bw_put_u32le(w, bw__f32bits(v)); }
+static inline int bw_put_f64le(bw_writer *w, double v) { return bw_put_u64le(w, bw__f64bits(v)); }
+static inline int bw_put_f32be(bw_writer *w, float v)  { return bw_put_u32be(w, bw__f32bits(v)); }
+static inline int bw_put_f64be(bw_writer *w, double v) { return bw_put_u64be(w, bw__f64bits(v)); }
+
+static inline int bw_put_uvarint(bw_writer *w, uint64_t v)
+{
+    unsigned char *p;
+    if (BW__UNLIKELY(!BW__FITS(w, 10))) {
+        int rc = bw__grow(w, 10);
+        if (rc != BW_OK) return rc;
+    }
+    p = w->data + w->len;
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    w->len = (size_t)(p - w->data);
+    return BW_OK;
+}
+
+static inline int bw_put_svarint(bw_writer *w, int64_t v)
+{
+    /* zig-zag: 0,-1,1,-2,... -> 0,1,2,3,...; the shift is done unsigned so
+     * that it is defined for negative values. */
+    uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(0 - ((uint64_t)v >> 63));
+    return bw_put_uvarint(w, u);
+}
+
+static inline int bw_write(bw_writer *w, const void *src, size_t n)
+{
+    /* n - 1 wraps for n == 0, which then takes the slow path (it must report
+     * a recorded error, and a NULL src is allowed there). */
+    if (BW__LIKELY(w != NULL && src != NULL && n - 1 < w->lim - w->len)) {
+        memcpy(w->data + w->len, src, n);
+        w->len += n;
+        return BW_OK;
+    }
+    return bw__write_slow(w, src, n);
+}
+
+static inline const unsigned char *bw_data(const bw_writer *w)
+{ return w ? w->data : (const unsigned char *)NULL; }
+static inline size_t bw_len(const bw_writer *w) { return w ? w->len : 0; }
+static inline size_t bw_capacity(const bw_writer *w) { return w ? w->cap : 0; }
+static inline size_t bw_free_capacity(const bw_writer *w)
+{ return w ? w->cap - w->len : 0; }
+static inline int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* BUFWRITER_H */
+/*************** End file bufwriter.h ***************************************/
+
+/* ======================================================================== */
+/* Implementation: only where BUFWRITER_IMPLEMENTATION is defined, and only */
+/* once per translation unit.                                               */
+/* ======================================================================== */
+#if defined(BUFWRITER_IMPLEMENTATION) && !defined(BW__IMPLEMENTATION_DONE)
+#define BW__IMPLEMENTATION_DONE
+
+#ifdef __cplusplus
+#  error "bufwriter: define BUFWRITER_IMPLEMENTATION in a C11 file, not in C++ (the implementation uses <stdatomic.h> and _Thread_local); C++ files include the header without it"
+#endif
+
+/* Private functions are static in the single header (as SQLite's
+ * amalgamation does), so they stay out of the program's symbol table.
+ * "unused": some are called only in some configurations (BW_DEBUG). */
+#ifndef BW__INTERNAL
+#  if defined(__GNUC__) || defined(__clang__)
+#    define BW__INTERNAL static __attribute__((unused))
+#  else
+#    define BW__INTERNAL static
+#  endif
+#endif
+
+/*************** Begin file pool/pool_internal.h ****************************/
+/* pool_internal.h - the pool's private structures, shared by the files of
+ * pool/ and by bufwriter.c. Nothing here is part of the public API. */
+#ifndef BW_POOL_INTERNAL_H
+#define BW_POOL_INTERNAL_H
+
+/* #include "../bufwriter.h": amalgamated above */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* Private functions have external linkage inside the library (hidden by
+ * -fvisibility=hidden) and are static in the single-header build. */
+#ifndef BW__INTERNAL
+#  define BW__INTERNAL
+#endif
+
+#define BW__MAX_CLASSES 64
+
+/* Compile-time knobs (documented defaults). */
+#ifndef BW__DEFAULT_THRESHOLD
+#  define BW__DEFAULT_THRESHOLD ((size_t)1 << 20)     /* 1 MiB */
+#endif
+#ifndef BW__DEFAULT_MIN_BLOCK
+#  define BW__DEFAULT_MIN_BLOCK ((size_t)16)
+#endif
+#ifndef BW__DEFAULT_PER_CLASS
+#  define BW__DEFAULT_PER_CLASS ((size_t)32)
+#endif
+#ifndef BW__DEFAULT_RETAINED
+#  define BW__DEFAULT_RETAINED  ((size_t)64 << 20)    /* 64 MiB */
+#endif
+
+/* Counters, defined once (X-macro) so that the per-thread and the pool-wide
+ * copies, their sum and their folding can never disagree. rents is
+ * hits + misses; out_bytes is bytes rented minus bytes returned (mod 2^64:
+ * a block rented on one thread and returned on another makes one thread's
+ * share negative, the sum is right). */
+#define BW__COUNTERS(X) \
+    X(hits) X(misses) X(returns) X(backing_allocs) X(backing_frees) X(out_bytes)
+
+typedef struct bw__counters {
+#define BW__FIELD(name) _Atomic uint64_t name;
+    BW__COUNTERS(BW__FIELD)
+#undef BW__FIELD
+} bw__counters;
+
+/* Plain sums of counters, for stats. */
+typedef struct bw__sums {
+#define BW__FIELD(name) uint64_t name;
+    BW__COUNTERS(BW__FIELD)
+#undef BW__FIELD
+} bw__sums;
+
+static inline void bw__sums_add(bw__sums *s, bw__counters *c)
+{
+#define BW__FIELD(name) s->name += atomic_load_explicit(&c->name, memory_order_relaxed);
+    BW__COUNTERS(BW__FIELD)
+#undef BW__FIELD
+}
+
+/* Add sums to a pool's counters (an exiting thread's totals). */
+static inline void bw__counters_fold(bw__counters *dst, const bw__sums *src)
+{
+#define BW__FIELD(name) atomic_fetch_add_explicit(&dst->name, src->name, memory_order_relaxed);
+    BW__COUNTERS(BW__FIELD)
+#undef BW__FIELD
+}
+
+/* One thread's cache for one pool. Only its owner thread changes it (other
+ * threads read it for stats, and empty it only when the owner is quiescent
+ * (destroy) or gone (exit)).
+ *
+ * Each class's stack is driven by two monotonic counters: push and pop. The
+ * number of blocks held is push - pop, the top slot is at that index, and
+ * the counters double as the statistics (a pop is a hit, a push a return),
+ * so each fast-path operation updates exactly one counter: a relaxed load
+ * and store, no lock prefix. resv[ci] is how many slots of the class have
+ * retention budget reserved from the pool; a return takes the fast path
+ * only into a reserved slot. */
+typedef struct bw__tcache {
+    _Atomic uint64_t pool_id;        /* the pool's id; 0 once the pool is gone */
+    bw_pool *pool;                   /* valid while pool_id != 0               */
+    struct bw__tcache *thread_next;  /* the owner thread's list                */
+    struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
+    bw__counters ctr;                /* slow-path events                       */
+    unsigned char resv[BW__MAX_CLASSES];
+    struct {
+        _Atomic uint64_t push, pop;
+    } n[BW__MAX_CLASSES];
+    void *slots[];                   /* nclasses * BW_THREAD_CACHE_SLOTS       */
+} bw__tcache;
+
+/* Blocks held in class ci of tc. */
+static inline size_t bw__tc_held(bw__tcache *tc, unsigned ci)
+{
+    return (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) -
+                    atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+}
+
+/* Single-writer increment: a plain load and store, no lock prefix. */
+static inline void bw__inc(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* The shared level of one class: a locked stack, grown on demand up to the
+ * per-class bound. An array, not a list threaded through the blocks: a
+ * use-after-return can then never corrupt the pool's own bookkeeping. */
+typedef struct bw__class {
+    pthread_mutex_t lock;
+    void **stack;
+    size_t count, alloc;
+} bw__class;
+
+struct bw_pool {
+    uint64_t id;               /* unique for the process lifetime            */
+    size_t threshold;          /* max_pooled_size                            */
+    size_t min_size;           /* min_block_size                             */
+    unsigned min_shift;        /* log2(min_size)                             */
+    unsigned nclasses;         /* classes min_size .. threshold              */
+    size_t max_per_class;
+    size_t max_retained;
+    unsigned flags;
+    bool use_tcache;
+    bool checked;
+    size_t fast_rent_limit;    /* threshold; 0 when rent must skip the fast
+                                  path (checked mode, no thread cache)        */
+    size_t fast_return_span;   /* threshold - min_size + 1; 0 when return must
+                                  skip it (also when zeroing)                 */
+    bw_allocator alloc;        /* a copy of the hook                         */
+    _Atomic size_t reserved;   /* shared-level bytes + every thread cache's
+                                  reserved slots                              */
+    _Atomic size_t shared_bytes; /* bytes in the shared level                */
+    bw__counters ctr;          /* paths without a thread cache, and the
+                                  counters of threads that have exited        */
+    void *check;               /* checked mode's side table (check.c)        */
+    bw__tcache *caches;        /* registry of thread caches (bw__reg_lock)   */
+    bw__class cls[];           /* nclasses                                   */
+};
+
+/* Size arithmetic ------------------------------------------------------- */
+
+/* The smallest power of two >= x, for 1 <= x <= SIZE_MAX/2 + 1. */
+static inline size_t bw__pow2_ceil(size_t x)
+{
+    if (x <= 1) return 1;
+    return (size_t)1 << (64 - __builtin_clzll((unsigned long long)(x - 1)));
+}
+
+static inline bool bw__is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+static inline unsigned bw__log2(size_t x)
+{
+    return (unsigned)(63 - __builtin_clzll((unsigned long long)x));
+}
+
+/* Class index of a request at or below the threshold: one bit scan.
+ * (x - 1) | (min_size - 1) has its top bit where the class's does; a
+ * request of 0 counts as 1. */
+static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
+{
+    size_t x = (min_size - (min_size != 0)) | (p->min_size - 1);
+    return (unsigned)(64 - __builtin_clzll((unsigned long long)x)) - p->min_shift;
+}
+
+/* Counter helpers: a thread cache's counters have one writer, so a relaxed
+ * load and store suffice; the pool-wide ones take an atomic add. */
+#define BW__TC_ADD(tc, name, v) \
+    atomic_store_explicit(&(tc)->ctr.name, \
+        atomic_load_explicit(&(tc)->ctr.name, memory_order_relaxed) + (v), \
+        memory_order_relaxed)
+#define BW__POOL_ADD(p, name, v) \
+    atomic_fetch_add_explicit(&(p)->ctr.name, (uint64_t)(v), memory_order_relaxed)
+
+/* Allocation through the hook, counted (tc may be NULL). */
+BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size);
+BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t size);
+
+/* Shared level. */
+BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci);
+BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b);
+/* Retention budget: take or give back bytes of pool->reserved. */
+BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n);
+BW__INTERNAL void bw__budget_give(bw_pool *p, size_t n);
+
+/* Thread caches (tcache.c). */
+BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p);
+/* Move every block of tc to the shared level (to_shared) or free it, and
+ * give back its reserved budget. Caller holds the registry lock or owns tc. */
+BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared);
+BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
+/* Sum every live thread cache's counters into s and the bytes its slots
+ * hold into *held, under the registry lock (exact when no thread is in the
+ * pool). */
+BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held);
+BW__INTERNAL void bw__tcache_trim_self(bw_pool *p);
+BW__INTERNAL uint64_t bw__next_pool_id(void);
+
+/* The calling thread's most recently used cache (initial-exec TLS: one
+ * load, no __tls_get_addr call, in the shared library too). Never NULL: it
+ * starts at an empty cache whose pool id (0) matches no pool, so "no cache
+ * yet" costs the fast path no extra branch. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#  define BW__TLS_MODEL
+#endif
+static _Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL;
+
+static inline bw__tcache *bw__tcache_get(bw_pool *p)
+{
+    bw__tcache *tc = bw__tl_last;
+    if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) return tc;
+    return bw__tcache_get_slow(p);
+}
+
+/* Checked mode (check.c). Each returns false after reporting a problem. */
+BW__INTERNAL bool bw__check_env(void);
+BW__INTERNAL bool bw__check_init(bw_pool *p);
+BW__INTERNAL void bw__check_rented(bw_pool *p, void *b, size_t cap);
+BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps);
+BW__INTERNAL void bw__check_freed(bw_pool *p, void *b);
+BW__INTERNAL void bw__check_destroy(bw_pool *p);
+BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
+
+/* Grow a block above the threshold with the allocator's realloc hook
+ * (glibc moves large blocks with mremap instead of copying); used by the
+ * writer. Returns the new block, or NULL with b untouched. */
+BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t new_cap);
+
+#endif /* BW_POOL_INTERNAL_H */
+/*************** End file pool/pool_internal.h ******************************/
+
+/*************** Begin file pool/track.h ************************************/
+/* track.h - tell memory checkers which bytes the user may touch.
+ *
+ * A pool hides use-after-free from the tools that would catch it: a returned
+ * block is still mapped and the next rent hands out the same bytes. So blocks
+ * held by the pool are marked no-access, and unmarked when rented:
+ *   - under AddressSanitizer: poisoned (a touch is reported as
+ *     use-after-poison, with the stack);
+ *   - under valgrind memcheck, in builds with -DBW_VALGRIND and valgrind's
+ *     headers: NOACCESS, and UNDEFINED when rented (DEFINED when the pool
+ *     zeroes blocks);
+ *   - otherwise: nothing, no cost.
+ * The pool code calls only these three macros, never the tools directly. */
+#ifndef BW_TRACK_H
+#define BW_TRACK_H
+
+#include <stddef.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#  define BW__ASAN 1
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer)
+#    define BW__ASAN 1
+#  endif
+#endif
+
+#if defined(BW__ASAN)
+#  include <sanitizer/asan_interface.h>
+#  define BW__TRACK_NOACCESS(p, n)  ASAN_POISON_MEMORY_REGION((p), (n))
+#  define BW__TRACK_UNDEFINED(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#  define BW__TRACK_DEFINED(p, n)   ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#elif defined(BW_VALGRIND) && defined(__has_include)
+#  if __has_include(<valgrind/memcheck.h>)
+#    include <valgrind/memcheck.h>
+#    define BW__TRACK_NOACCESS(p, n)  ((void)VALGRIND_MAKE_MEM_NOACCESS((p), (n)))
+#    define BW__TRACK_UNDEFINED(p, n) ((void)VALGRIND_MAKE_MEM_UNDEFINED((p), (n)))
+#    define BW__TRACK_DEFINED(p, n)   ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
+#  endif
+#endif
+
+#ifndef BW__TRACK_NOACCESS
+#  define BW__TRACK_NOACCESS(p, n)  ((void)(p), (void)(n))
+#  define BW__TRACK_UNDEFINED(p, n) ((void)(p), (void)(n))
+#  define BW__TRACK_DEFINED(p, n)   ((void)(p), (void)(n))
+#endif
+
+#endif /* BW_TRACK_H */
+/*************** End file pool/track.h **************************************/
+
+/*************** Begin file bufwriter.c *************************************/
+/* bufwriter.c - the writer's out-of-line paths: growth, the sticky error,
+ * spans, printf, detach. The fast paths are static inline in bufwriter.h. */
+/* #include "bufwriter.h": amalgamated above */
+/* #include "pool/pool_internal.h": amalgamated above */
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__COLD __attribute__((cold, noinline))
+#else
+#  define BW__COLD
+#endif
+
+/* The largest block the writer asks for: sizes past PTRDIFF_MAX break
+ * pointer differences, so they count as unrepresentable. */
+#define BW__MAX_BLOCK ((size_t)PTRDIFF_MAX)
+
+const char *bw_strerror(int status)
+{
+    switch (status) {
+    case BW_OK:        return "success";
+    case BW_ENOMEM:    return "out of memory (the backing allocator failed)";
+    case BW_EOVERFLOW: return "size overflow (a size that cannot be represented)";
+    case BW_EINVAL:    return "invalid argument";
+    default:           return "unknown bufwriter status";
+    }
+}
+
+const char *bw_version(void) { return BW_VERSION_STRING; }
+
+/* Record the first error; later writes miss the fast path (lim == len). */
+static int bw__fail(bw_writer *w, int rc)
+{
+    if (w->err == BW_OK) w->err = rc;
+    w->lim = w->len;
+    return rc;
+}
+
+static bw_pool *bw__pool_of(bw_writer *w)
+{
+    if (w->pool == NULL) w->pool = bw_pool_shared();
+    return w->pool;
+}
+
+/* The growth rule: room for len + n bytes, at least twice the old capacity;
+ * the pool's class at or below its threshold, the next power of two above.
+ * BW_EOVERFLOW when that size cannot be represented. */
+static int bw__target(const bw_pool *p, size_t len, size_t n, size_t cap, size_t *out)
+{
+    size_t need, c;
+    if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
+    need = len + n;
+    if (need <= p->threshold) {
+        c = bw_pool_class_size(p, need);
+    } else {
+        if (need > BW__MAX_BLOCK / 2 + 1) return BW_EOVERFLOW;
+        c = bw__pow2_ceil(need);
+    }
+    if (c / 2 < cap) {
+        if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
+        c = cap * 2;
+    }
+    *out = c;
+    return BW_OK;
+}
+
+/* Move to a block with room for n more bytes. With src, also append src[0,n)
+ * before the old block goes back to the pool (src may point into it). On
+ * failure nothing changes but the recorded error. */
+static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p = bw__pool_of(w);
+    unsigned char *nb;
+    size_t cap, got;
+    int rc;
+
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    rc = bw__target(p, w->len, n, w->cap, &cap);
+    if (rc != BW_OK) return bw__fail(w, rc);
+
+    /* Above the threshold the old block is the allocator's own: let it
+     * resize in place or remap (glibc's mremap) instead of copying. Not
+     * when src lies in the old block, which realloc may free. */
+    if (w->cap > p->threshold && p->alloc.realloc != NULL &&
+        (src == NULL || (uintptr_t)src + n <= (uintptr_t)w->data ||
+         (uintptr_t)src >= (uintptr_t)w->data + w->cap)) {
+        nb = (unsigned char *)bw__pool_regrow(p, w->data, w->cap, cap);
+        if (nb == NULL) return bw__fail(w, BW_ENOMEM);
+        got = cap;
+        if (src != NULL) memcpy(nb + w->len, src, n);
+    } else {
+        nb = (unsigned char *)bw_pool_rent(p, cap, &got);
+        if (nb == NULL) return bw__fail(w, BW_ENOMEM);
+        if (w->len != 0) memcpy(nb, w->data, w->len);
+        if (src != NULL) memcpy(nb + w->len, src, n);
+        if (w->data != NULL) (void)bw_pool_return(p, w->data, w->cap);
+    }
+    w->data = nb;
+    w->cap = got;
+    w->lim = got;
+    if (src != NULL) w->len += n;
+    return BW_OK;
+}
+
+int bw__grow(bw_writer *w, size_t n)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (w->cap - w->len >= n) return BW_OK;
+    return bw__move(w, n, NULL);
+}
+
+int bw__write_slow(bw_writer *w, const void *src, size_t n)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (n == 0) return BW_OK;
+    if (src == NULL) return bw__fail(w, BW_EINVAL);
+    if (w->cap - w->len >= n) {
+        memcpy(w->data + w->len, src, n);
+        w->len += n;
+        return BW_OK;
+    }
+    return bw__move(w, n, src);
+}
+
+int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
+{
+    bw_pool *p;
+    size_t cap, got;
+    void *b;
+    int rc;
+
+    if (w == NULL) return BW_EINVAL;
+    memset(w, 0, sizeof *w);
+    w->pool = pool;
+    if (initial_capacity == 0) return BW_OK;
+    p = bw__pool_of(w);
+    if (p == NULL) return BW_ENOMEM;
+    rc = bw__target(p, 0, initial_capacity, 0, &cap);
+    if (rc != BW_OK) return rc;
+    b = bw_pool_rent(p, cap, &got);
+    if (b == NULL) return BW_ENOMEM;
+    w->data = (unsigned char *)b;
+    w->cap = w->lim = got;
+    return BW_OK;
+}
+
+void bw_release(bw_writer *w)
+{
+    if (w == NULL) return;
+    if (w->data != NULL) (void)bw_pool_return(w->pool, w->data, w->cap);
+    w->data = NULL;
+    w->len = w->cap = w->lim = 0;
+    w->err = BW_OK;
+}
+
+void bw_clear(bw_writer *w)
+{
+    if (w == NULL) return;
+    w->len = 0;
+    w->lim = w->cap;
+    w->err = BW_OK;
+}
+
+int bw_reserve(bw_writer *w, size_t n) { return bw__grow(w, n); }
+
+void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
+{
+    if (avail != NULL) *avail = 0;
+    if (bw__grow(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
+    if (avail != NULL) *avail = w->cap - w->len;
+    return w->data + w->len;
+}
+
+int bw_advance(bw_writer *w, size_t n)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL);
+    w->len += n;
+    return BW_OK;
+}
+
+int bw_puts(bw_writer *w, const char *s)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (s == NULL) return bw__fail(w, BW_EINVAL);
+    return bw_write(w, s, strlen(s));
+}
+
+int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
+{
+    size_t avail;
+    va_list cp;
+    int r;
+
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (fmt == NULL) return bw__fail(w, BW_EINVAL);
+    /* First try straight into the free space (the NUL lands past len). */
+    avail = w->cap - w->len;
+    va_copy(cp, ap);
+    r = vsnprintf(avail ? (char *)w->data + w->len : NULL, avail, fmt, cp);
+    va_end(cp);
+    if (r < 0) return bw__fail(w, BW_EINVAL);
+    if ((size_t)r < avail) {
+        w->len += (size_t)r;
+        return BW_OK;
+    }
+    /* Too long: grow once to the exact need (+1 for the NUL), format again. */
+    if (bw__grow(w, (size_t)r + 1) != BW_OK) return w->err;
+    avail = w->cap - w->len;
+    r = vsnprintf((char *)w->data + w->len, avail, fmt, ap);
+    if (r < 0 || (size_t)r >= avail) return bw__fail(w, BW_EINVAL);
+    w->len += (size_t)r;
+    return BW_OK;
+}
+
+int bw_printf(bw_writer *w, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = bw_vprintf(w, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+bw_pool *bw_writer_pool(const bw_writer *w)
+{
+    if (w == NULL) return NULL;
+    return w->pool ? w->pool : bw_pool_shared();
+}
+
+void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
+{
+    void *b = NULL;
+    size_t l = 0, c = 0;
+    if (w != NULL) {
+        b = w->data;
+        l = w->len;
+        c = w->cap;
+        w->data = NULL;
+        w->len = w->cap = w->lim = 0;
+        w->err = BW_OK;
+    }
+    if (len != NULL) *len = l;
+    if (capacity != NULL) *capacity = c;
+    return b;
+}
+/*************** End file bufwriter.c ***************************************/
+
+/*************** Begin file pool/alloc.c ************************************/
+/* alloc.c - the backing allocators: libc, and jemalloc's sized calls in
+ * builds with BW_HAVE_JEMALLOC. */
+/* #include "pool_internal.h": amalgamated above */
+
+#include <stdlib.h>
+
+static void *bw__libc_alloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    return malloc(size);
+}
+
+static void *bw__libc_realloc(void *ctx, void *block, size_t old_size, size_t new_size)
+{
+    (void)ctx;
+    (void)old_size;
+    return realloc(block, new_size);
+}
+
+static void bw__libc_free(void *ctx, void *block, size_t size)
+{
+    (void)ctx;
+    (void)size;
+    free(block);
+}
+
+static const bw_allocator bw__libc = {bw__libc_alloc, bw__libc_realloc, bw__libc_free, NULL};
+
+const bw_allocator *bw_allocator_libc(void) { return &bw__libc; }
+
+#ifdef BW_HAVE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+
+/* mallocx/rallocx with flags 0 align to at least alignof(max_align_t), like
+ * malloc; sdallocx skips jemalloc's size lookup on free, which is what a
+ * hook that always passes the exact size is for. */
+static void *bw__je_alloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    return mallocx(size ? size : 1, 0);
+}
+
+static void *bw__je_realloc(void *ctx, void *block, size_t old_size, size_t new_size)
+{
+    (void)ctx;
+    (void)old_size;
+    return rallocx(block, new_size ? new_size : 1, 0);
+}
+
+static void bw__je_free(void *ctx, void *block, size_t size)
+{
+    (void)ctx;
+    sdallocx(block, size ? size : 1, 0);
+}
+
+static const bw_allocator bw__je = {bw__je_alloc, bw__je_realloc, bw__je_free, NULL};
+
+const bw_allocator *bw_allocator_jemalloc(void) { return &bw__je; }
+#else
+const bw_allocator *bw_allocator_jemalloc(void) { return NULL; }
+#endif
+/*************** End file pool/alloc.c **************************************/
+
+/*************** Begin file pool/check.c ************************************/
+/* check.c - checked mode: a side table of every block the pool has handed
+ * out or holds, so that a double return, a foreign block or a wrong capacity
+ * is reported (through a replaceable hook) and refused instead of
+ * corrupting the pool. On with BW_POOL_CHECKED, in BW_DEBUG builds, or with
+ * BW_CHECKED=1 in the environment. It costs a hash lookup under a lock on
+ * every rent and return. */
+/* #include "pool_internal.h": amalgamated above */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__linux__)
+#  include <sys/auxv.h>
+#endif
+
+enum { BW__FREE_SLOT = 0, BW__RENTED = 1, BW__HELD = 2 };
+
+typedef struct bw__centry {
+    const void *block;
+    size_t cap;
+    int state;
+} bw__centry;
+
+/* Open addressing, linear probing, deletion by backward shift (no
+ * tombstones). `lossy` is set if the table ever failed to grow: from then
+ * on unknown blocks are not called foreign, since they may just be
+ * untracked. */
+typedef struct bw__ctab {
+    pthread_mutex_t lock;
+    bw__centry *e;
+    size_t mask, used;
+    bool lossy;
+} bw__ctab;
+
+static pthread_mutex_t bw__report_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw_report_fn bw__report_fn;
+static void *bw__report_ctx;
+
+void bw_set_report_hook(bw_report_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&bw__report_lock);
+    bw__report_fn = fn;
+    bw__report_ctx = ctx;
+    pthread_mutex_unlock(&bw__report_lock);
+}
+
+BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap)
+{
+    bw_report_fn fn;
+    void *ctx;
+    pthread_mutex_lock(&bw__report_lock);
+    fn = bw__report_fn;
+    ctx = bw__report_ctx;
+    pthread_mutex_unlock(&bw__report_lock);
+    if (fn != NULL) {
+        fn(ctx, what, block, cap);
+        return;
+    }
+    fprintf(stderr, "bufwriter: %s (block %p, capacity %zu)\n", what, block, cap);
+    abort();
+}
+
+/* BW_CHECKED=1 in the environment, read the way secure_getenv does: never
+ * in a set-user-ID/set-group-ID program (AT_SECURE), where the environment
+ * belongs to someone else. (secure_getenv itself needs _GNU_SOURCE.) */
+BW__INTERNAL bool bw__check_env(void)
+{
+    const char *v;
+#if defined(__linux__)
+    if (getauxval(AT_SECURE) != 0) return false;
+#endif
+    v = getenv("BW_CHECKED");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+static size_t bw__hash(const void *b, size_t mask)
+{
+    uint64_t x = (uint64_t)(uintptr_t)b;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x & mask;
+}
+
+static bw__centry *bw__find(bw__ctab *t, const void *b)
+{
+    size_t i;
+    if (t->e == NULL) return NULL;
+    for (i = bw__hash(b, t->mask); t->e[i].state != BW__FREE_SLOT; i = (i + 1) & t->mask)
+        if (t->e[i].block == b) return &t->e[i];
+    return NULL;
+}
+
+static bool bw__grow_table(bw__ctab *t)
+{
+    size_t n = t->e ? (t->mask + 1) * 2 : 256, i;
+    bw__centry *e = (bw__centry *)calloc(n, sizeof *e);
+    if (e == NULL) return false;
+    if (t->e != NULL) {
+        for (i = 0; i <= t->mask; i++) {
+            size_t j;
+            if (t->e[i].state == BW__FREE_SLOT) continue;
+            for (j = bw__hash(t->e[i].block, n - 1); e[j].state != BW__FREE_SLOT; j = (j + 1) & (n - 1)) {}
+            e[j] = t->e[i];
+        }
+        free(t->e);
+    }
+    t->e = e;
+    t->mask = n - 1;
+    return true;
+}
+
+static void bw__remove(bw__ctab *t, bw__centry *victim)
+{
+    size_t i = (size_t)(victim - t->e), j = i;
+    t->e[i].state = BW__FREE_SLOT;
+    t->used--;
+    for (;;) {
+        size_t home;
+        j = (j + 1) & t->mask;
+        if (t->e[j].state == BW__FREE_SLOT) return;
+        home = bw__hash(t->e[j].block, t->mask);
+        /* Move e[j] into the hole at i unless its home lies cyclically in
+         * (i, j]: then it is already reachable without passing i. */
+        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+            t->e[i] = t->e[j];
+            t->e[j].state = BW__FREE_SLOT;
+            i = j;
+        }
+    }
+}
+
+BW__INTERNAL bool bw__check_init(bw_pool *p)
+{
+    bw__ctab *t = (bw__ctab *)calloc(1, sizeof *t);
+    if (t == NULL) return false;
+    if (pthread_mutex_init(&t->lock, NULL) != 0) {
+        free(t);
+        return false;
+    }
+    p->check = t;
+    return true;
+}
+
+BW__INTERNAL void bw__check_rented(bw_pool *p, void *b, size_t cap)
+{
+    bw__ctab *t = (bw__ctab *)p->check;
+    bw__centry *e;
+    const char *problem = NULL;
+    pthread_mutex_lock(&t->lock);
+    e = bw__find(t, b);
+    if (e != NULL) {
+        if (e->state == BW__RENTED) problem = "bw_pool_rent: block handed out while already rented";
+    } else if ((t->used + 1) * 2 > t->mask + 1 && !bw__grow_table(t)) {
+        t->lossy = true;
+    } else {
+        size_t i;
+        for (i = bw__hash(b, t->mask); t->e[i].state != BW__FREE_SLOT; i = (i + 1) & t->mask) {}
+        e = &t->e[i];
+        e->block = b;
+        t->used++;
+    }
+    if (e != NULL) {
+        e->state = BW__RENTED;
+        e->cap = cap;
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (problem) bw__report(problem, b, cap);
+}
+
+BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps)
+{
+    bw__ctab *t = (bw__ctab *)p->check;
+    bw__centry *e;
+    const char *problem = NULL;
+    pthread_mutex_lock(&t->lock);
+    e = bw__find(t, b);
+    if (e == NULL) {
+        if (!t->lossy) problem = "bw_pool_return: foreign block (not rented from this pool)";
+    } else if (e->state == BW__HELD) {
+        problem = "bw_pool_return: block returned twice";
+    } else if (e->cap != cap) {
+        problem = "bw_pool_return: wrong capacity (not the one rent gave)";
+    } else if (keeps) {
+        e->state = BW__HELD;
+    } else {
+        bw__remove(t, e);
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (problem) {
+        bw__report(problem, b, cap);
+        return false;
+    }
+    return true;
+}
+
+BW__INTERNAL void bw__check_freed(bw_pool *p, void *b)
+{
+    bw__ctab *t = (bw__ctab *)p->check;
+    bw__centry *e;
+    pthread_mutex_lock(&t->lock);
+    e = bw__find(t, b);
+    if (e != NULL) bw__remove(t, e);
+    pthread_mutex_unlock(&t->lock);
+}
+
+BW__INTERNAL void bw__check_destroy(bw_pool *p)
+{
+    bw__ctab *t = (bw__ctab *)p->check;
+    size_t i;
+    if (t == NULL) return;
+    for (i = 0; t->e != NULL && i <= t->mask; i++)
+        if (t->e[i].state == BW__RENTED)
+            bw__report("bw_pool_destroy: block still rented", t->e[i].block, t->e[i].cap);
+    pthread_mutex_destroy(&t->lock);
+    free(t->e);
+    free(t);
+    p->check = NULL;
+}
+/*************** End file pool/check.c **************************************/
+
+/*************** Begin file pool/pool.c *************************************/
+/* pool.c - the size-class pool: create/destroy, rent/return, the shared
+ * level, trim and stats. Thread caches live in tcache.c, checked mode in
+ * check.c, the backing allocators in alloc.c. */
+/* #include "pool_internal.h": amalgamated above */
+/* #include "track.h": amalgamated above */
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Count into the thread cache when there is one (no atomic RMW), else into
+ * the pool-wide counters. */
+#define BW__COUNT(p, tc, name, v) \
+    do { if (tc) BW__TC_ADD(tc, name, v); else BW__POOL_ADD(p, name, v); } while (0)
+
+/* Zeroing that the compiler may not drop even though the block is not read
+ * again before it is handed out (what explicit_bzero does, without needing
+ * _GNU_SOURCE, so the single header works whatever the user included
+ * first): the empty asm claims to read the memory. */
+static void bw__zero(void *b, size_t n)
+{
+    memset(b, 0, n);
+#if defined(__GNUC__) || defined(__clang__)
+    __asm__ __volatile__("" : : "r"(b) : "memory");
+#else
+    {
+        volatile unsigned char *v = (volatile unsigned char *)b;
+        size_t i;
+        for (i = 0; i < n; i++) v[i] = 0;
+    }
+#endif
+}
+
+/* Backing allocator ----------------------------------------------------- */
+
+BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size)
+{
+    void *b = p->alloc.alloc(p->alloc.ctx, size);
+    if (b != NULL) BW__COUNT(p, tc, backing_allocs, 1);
+    return b;
+}
+
+BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t size)
+{
+    /* Accessible again before the hook sees it: a custom allocator may
+     * touch the memory it is given back. */
+    BW__TRACK_UNDEFINED(b, size);
+    if (p->checked) bw__check_freed(p, b);
+    p->alloc.free(p->alloc.ctx, b, size);
+    BW__COUNT(p, tc, backing_frees, 1);
+}
+
+/* Retention budget ------------------------------------------------------ */
+
+BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n)
+{
+    size_t cur = atomic_load_explicit(&p->reserved, memory_order_relaxed);
+    do {
+        if (cur > p->max_retained || n > p->max_retained - cur) return false;
+    } while (!atomic_compare_exchange_weak_explicit(&p->reserved, &cur, cur + n,
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return true;
+}
+
+BW__INTERNAL void bw__budget_give(bw_pool *p, size_t n)
+{
+    if (n) atomic_fetch_sub_explicit(&p->reserved, n, memory_order_relaxed);
+}
+
+/* Shared level ---------------------------------------------------------- */
+
+BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
+{
+    bw__class *c = &p->cls[ci];
+    void *b = NULL;
+    pthread_mutex_lock(&c->lock);
+    if (c->count > 0) b = c->stack[--c->count];
+    pthread_mutex_unlock(&c->lock);
+    if (b != NULL) {
+        size_t cap = p->min_size << ci;
+        atomic_fetch_sub_explicit(&p->shared_bytes, cap, memory_order_relaxed);
+        bw__budget_give(p, cap);
+    }
+    return b;
+}
+
+BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b)
+{
+    bw__class *c = &p->cls[ci];
+    size_t cap = p->min_size << ci;
+    bool kept = false;
+    pthread_mutex_lock(&c->lock);
+    if (c->count < p->max_per_class) {
+        if (c->count == c->alloc) {
+            /* Grow the stack geometrically up to the bound; if even that
+             * small allocation fails, the block is simply not retained. */
+            size_t n = c->alloc ? c->alloc * 2 : 8;
+            void **s;
+            if (n > p->max_per_class) n = p->max_per_class;
+            s = (void **)realloc(c->stack, n * sizeof *s);
+            if (s != NULL) { c->stack = s; c->alloc = n; }
+        }
+        if (c->count < c->alloc && bw__budget_take(p, cap)) {
+            c->stack[c->count++] = b;
+            kept = true;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (kept) atomic_fetch_add_explicit(&p->shared_bytes, cap, memory_order_relaxed);
+    return kept;
+}
+
+static void bw__shared_free_all(bw_pool *p)
+{
+    unsigned ci;
+    for (ci = 0; ci < p->nclasses; ci++) {
+        bw__class *c = &p->cls[ci];
+        size_t cap = p->min_size << ci;
+        pthread_mutex_lock(&c->lock);
+        while (c->count > 0) {
+            bw__backing_free(p, NULL, c->stack[--c->count], cap);
+            atomic_fetch_sub_explicit(&p->shared_bytes, cap, memory_order_relaxed);
+            bw__budget_give(p, cap);
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+}
+
+/* Create / destroy ------------------------------------------------------ */
+
+int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
+{
+    static const bw_pool_options defaults = {0, 0, 0, 0, 0, NULL};
+    const bw_pool_options *o = opts ? opts : &defaults;
+    size_t threshold = o->max_pooled_size ? o->max_pooled_size : BW__DEFAULT_THRESHOLD;
+    size_t min_size = o->min_block_size ? o->min_block_size : BW__DEFAULT_MIN_BLOCK;
+    const bw_allocator *a = o->allocator ? o->allocator : bw_allocator_libc();
+    bw_pool *p;
+    unsigned n, ci;
+
+    if (out == NULL) return BW_EINVAL;
+    *out = NULL;
+    /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
+    if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < 16 ||
+        min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
+        return BW_EINVAL;
+    if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
+
+    n = bw__log2(threshold) - bw__log2(min_size) + 1;
+    p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
+    if (p == NULL) return BW_ENOMEM;
+    for (ci = 0; ci < n; ci++) {
+        if (pthread_mutex_init(&p->cls[ci].lock, NULL) != 0) {
+            while (ci-- > 0) pthread_mutex_destroy(&p->cls[ci].lock);
+            free(p);
+            return BW_ENOMEM;
+        }
+    }
+    p->id = bw__next_pool_id();
+    p->threshold = threshold;
+    p->min_size = min_size;
+    p->min_shift = bw__log2(min_size);
+    p->nclasses = n;
+    p->max_per_class = o->max_blocks_per_class ? o->max_blocks_per_class : BW__DEFAULT_PER_CLASS;
+    p->max_retained = o->max_retained_bytes ? o->max_retained_bytes : BW__DEFAULT_RETAINED;
+    p->flags = o->flags;
+    p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
+    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env();
+#ifdef BW_DEBUG
+    p->checked = true;
+#endif
+    /* Checked mode, no thread cache and zeroing all need the slow paths. */
+    p->fast_rent_limit = (p->checked || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
+                             ? 0 : threshold;
+    p->fast_return_span = p->fast_rent_limit ? threshold - min_size + 1 : 0;
+    p->alloc = *a;
+    if (p->checked && !bw__check_init(p)) {
+        for (ci = 0; ci < n; ci++) pthread_mutex_destroy(&p->cls[ci].lock);
+        free(p);
+        return BW_ENOMEM;
+    }
+    *out = p;
+    return BW_OK;
+}
+
+void bw_pool_destroy(bw_pool *pool)
+{
+    unsigned ci;
+    if (pool == NULL) return;
+    bw__tcache_orphan_all(pool);
+    bw__shared_free_all(pool);
+    if (pool->checked) bw__check_destroy(pool);
+    for (ci = 0; ci < pool->nclasses; ci++) {
+        pthread_mutex_destroy(&pool->cls[ci].lock);
+        free(pool->cls[ci].stack);
+    }
+    free(pool);
+}
+
+static _Atomic(bw_pool *) bw__shared_pool;
+static pthread_mutex_t bw__shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bw_pool *bw_pool_shared(void)
+{
+    bw_pool *p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
+    if (BW__LIKELY(p != NULL)) return p;
+    pthread_mutex_lock(&bw__shared_lock);
+    p = atomic_load_explicit(&bw__shared_pool, memory_order_relaxed);
+    if (p == NULL && bw_pool_create(&p, NULL) == BW_OK)
+        atomic_store_explicit(&bw__shared_pool, p, memory_order_release);
+    pthread_mutex_unlock(&bw__shared_lock);
+    return p;
+}
+
+size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
+{
+    if (pool == NULL) return 0;
+    if (min_size > pool->threshold) return min_size;
+    return pool->min_size << bw__class_index(pool, min_size);
+}
+
+/* Rent / return --------------------------------------------------------- */
+/* The fast paths serve a class from the calling thread's cache: no lock, no
+ * atomic read-modify-write, no call. They cost about 20 instructions each
+ * (a TLS load, the pool-id compare, one bit scan for the class, a slot pop
+ * or push, two single-writer counter updates). Everything else (an empty
+ * or full slot, the shared level, the backing allocator, above-threshold
+ * blocks, checked mode, zeroing, bad arguments) goes to the slow path,
+ * kept out of line so the fast path needs no stack frame. */
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__NOINLINE __attribute__((noinline))
+#else
+#  define BW__NOINLINE
+#endif
+
+static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity)
+{
+    bw__tcache *tc = NULL;
+    void *b;
+    size_t cap;
+
+    if (capacity == NULL) return NULL;
+    *capacity = 0;
+    if (p == NULL) return NULL;
+    if (p->use_tcache) tc = bw__tcache_get(p);
+
+    if (min_size <= p->threshold) {
+        unsigned ci = bw__class_index(p, min_size);
+        cap = p->min_size << ci;
+        size_t n = tc != NULL ? bw__tc_held(tc, ci) : 0;
+        if (n > 0) {
+            b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+            bw__inc(&tc->n[ci].pop); /* counts the hit and the bytes out */
+        } else if ((b = bw__shared_pop(p, ci)) != NULL) {
+            BW__COUNT(p, tc, hits, 1);
+            BW__COUNT(p, tc, out_bytes, cap);
+        } else {
+            b = bw__backing_alloc(p, tc, cap);
+            if (b == NULL) return NULL;
+            BW__COUNT(p, tc, misses, 1);
+            BW__COUNT(p, tc, out_bytes, cap);
+            goto fresh;
+        }
+        /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
+        if (p->flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
+        else BW__TRACK_UNDEFINED(b, cap);
+    } else {
+        /* Above the threshold: exactly what was asked for, not pooled. */
+        if (min_size > (size_t)PTRDIFF_MAX) return NULL;
+        cap = min_size;
+        b = bw__backing_alloc(p, tc, cap);
+        if (b == NULL) return NULL;
+        BW__COUNT(p, tc, misses, 1);
+        BW__COUNT(p, tc, out_bytes, cap);
+    }
+fresh:
+    if (p->checked) bw__check_rented(p, b, cap);
+    *capacity = cap;
+    return b;
+}
+
+void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
+{
+    bw__tcache *tc = bw__tl_last;
+    /* min_size - 1 < limit: 1 <= min_size <= threshold, and a limit of 0
+     * sends every rent of a checked or cache-less pool to the slow path. */
+    if (BW__LIKELY(p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit &&
+                   atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
+        unsigned ci = bw__class_index(p, min_size);
+        uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+        size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
+        if (BW__LIKELY(n != 0)) {
+            size_t cap = p->min_size << ci;
+            void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+            atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
+            BW__TRACK_UNDEFINED(b, cap);
+            *capacity = cap;
+            return b;
+        }
+    }
+    return bw__rent_slow(p, min_size, capacity);
+}
+
+/* Reserve budget for one more slot of class ci in tc. A cache never
+ * reserves more than BW_THREAD_CACHE_SLOTS slots per class; the budget goes
+ * back on trim and at thread exit. */
+static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
+{
+    if (tc->resv[ci] >= BW_THREAD_CACHE_SLOTS || !bw__budget_take(p, p->min_size << ci))
+        return false;
+    tc->resv[ci]++;
+    return true;
+}
+
+static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity)
+{
+    bw__tcache *tc = NULL;
+    bool pooled;
+    unsigned ci = 0;
+
+    if (p == NULL) return BW_EINVAL;
+    if (block == NULL) return BW_OK;
+    pooled = capacity <= p->threshold;
+    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->min_size)) ||
+        capacity > (size_t)PTRDIFF_MAX) {
+        if (p->checked)
+            bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
+                       block, capacity);
+        return BW_EINVAL;
+    }
+    if (p->checked && !bw__check_return(p, block, capacity, pooled)) return BW_EINVAL;
+    if (p->use_tcache) tc = bw__tcache_get(p);
+
+    if (pooled) {
+        ci = bw__class_index(p, capacity);
+        if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
+        BW__TRACK_NOACCESS(block, capacity);
+        if (tc != NULL) {
+            size_t n = bw__tc_held(tc, ci);
+            if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
+                tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
+                bw__inc(&tc->n[ci].push); /* counts the return and the bytes */
+                return BW_OK;
+            }
+        }
+    }
+    BW__COUNT(p, tc, returns, 1);
+    BW__COUNT(p, tc, out_bytes, 0 - (uint64_t)capacity);
+    if (!pooled) {
+        bw__backing_free(p, tc, block, capacity);
+        return BW_OK;
+    }
+    if (bw__shared_push(p, ci, block)) return BW_OK;
+    bw__backing_free(p, tc, block, capacity);
+    return BW_OK;
+}
+
+int bw_pool_return(bw_pool *p, void *block, size_t capacity)
+{
+    bw__tcache *tc = bw__tl_last;
+    /* A power of two with capacity - min_size < span: min_size <= capacity
+     * <= threshold in one compare (unsigned wrap); a span of 0 sends every
+     * return of a checked, zeroing or cache-less pool to the slow path. */
+    if (BW__LIKELY(p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
+                   capacity - p->min_size < p->fast_return_span &&
+                   atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
+        unsigned ci = bw__log2(capacity) - p->min_shift;
+        uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
+        size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+        if (BW__LIKELY(n < tc->resv[ci])) {
+            BW__TRACK_NOACCESS(block, capacity);
+            tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
+            atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+            return BW_OK;
+        }
+    }
+    return bw__return_slow(p, block, capacity);
+}
+
+BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t new_cap)
+{
+    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
+    void *nb;
+    if (p->checked && !bw__check_return(p, b, old_cap, false)) return NULL;
+    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap, new_cap);
+    if (nb == NULL) {
+        if (p->checked) bw__check_rented(p, b, old_cap); /* still the caller's */
+        return NULL;
+    }
+    if (p->checked) {
+        bw__check_freed(p, b);
+        bw__check_rented(p, nb, new_cap);
+    }
+    /* One realloc is one backing free and one backing allocation, one
+     * return and one rent: the counters stay balanced. */
+    BW__COUNT(p, tc, backing_allocs, 1);
+    BW__COUNT(p, tc, backing_frees, 1);
+    BW__COUNT(p, tc, misses, 1);
+    BW__COUNT(p, tc, returns, 1);
+    BW__COUNT(p, tc, out_bytes, (uint64_t)new_cap - (uint64_t)old_cap);
+    return nb;
+}
+
+/* Trim / stats ---------------------------------------------------------- */
+
+void bw_pool_trim(bw_pool *pool)
+{
+    if (pool == NULL) return;
+    bw__tcache_trim_self(pool);
+    bw__shared_free_all(pool);
+}
+
+void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
+{
+    bw__sums s;
+    size_t held = 0;
+    if (out == NULL) return;
+    memset(out, 0, sizeof *out);
+    if (pool == NULL) return;
+    memset(&s, 0, sizeof s);
+    bw__tcache_sum(pool, &s, &held);
+    bw__sums_add(&s, &pool->ctr);
+    out->rents = s.hits + s.misses;
+    out->returns = s.returns;
+    out->hits = s.hits;
+    out->backing_allocs = s.backing_allocs;
+    out->backing_frees = s.backing_frees;
+    out->retained_bytes = held + atomic_load_explicit(&pool->shared_bytes, memory_order_relaxed);
+    out->outstanding_bytes = (size_t)s.out_bytes;
+}
+/*************** End file pool/pool.c ***************************************/
+
+/*************** Begin file pool/tcache.c ***********************************/
+/* tcache.c - per-thread caches in front of the pool's shared level.
+ *
+ * Each thread keeps, per pool it has used, a bw__tcache: up to
+ * BW_THREAD_CACHE_SLOTS blocks per class, used without locks. The caches of
+ * one thread form a list in thread-local storage; the caches of one pool
+ * form a registry in the pool, guarded by one process-wide lock (taken only
+ * when a cache is created or ends, and for stats/trim/destroy, never on the
+ * rent/return fast path).
+ *
+ * Lifetimes, the part that is easy to get wrong:
+ *   - thread exit: a pthread key destructor flushes every cache of the
+ *     thread into its pool (shared level, or freed) and frees the caches;
+ *   - pool destroy: frees the blocks of every registered cache and marks
+ *     each cache orphaned (pool_id = 0) under the lock, so a later thread
+ *     exit never touches the destroyed pool. An orphaned cache is freed by
+ *     its thread, at exit or when it next creates a cache.
+ * Pool ids are never reused, so a new pool at a destroyed pool's address
+ * never matches an old cache. */
+/* #include "pool_internal.h": amalgamated above */
+/* #include "track.h": amalgamated above */
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The empty cache every thread starts with: pool id 0 matches no pool. */
+static bw__tcache bw__no_cache;
+
+static _Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL = &bw__no_cache;
+static _Thread_local bw__tcache *bw__tl_head BW__TLS_MODEL;
+
+static pthread_mutex_t bw__reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t bw__exit_key;
+static pthread_once_t bw__exit_once = PTHREAD_ONCE_INIT;
+static bool bw__exit_key_ok;
+static _Atomic uint64_t bw__pool_ids;
+
+BW__INTERNAL uint64_t bw__next_pool_id(void)
+{
+    return atomic_fetch_add_explicit(&bw__pool_ids, 1, memory_order_relaxed) + 1;
+}
+
+static void bw__reg_unlink(bw__tcache *tc)
+{
+    if (tc->pool_prev) tc->pool_prev->pool_next = tc->pool_next;
+    else tc->pool->caches = tc->pool_next;
+    if (tc->pool_next) tc->pool_next->pool_prev = tc->pool_prev;
+    tc->pool_prev = tc->pool_next = NULL;
+}
+
+/* Add tc's counts to s: its slow-path counters, and what its push/pop
+ * counters mean (a pop is a hit and bytes out, a push a return). */
+static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
+{
+    bw_pool *p = tc->pool;
+    unsigned ci;
+    bw__sums_add(s, &tc->ctr);
+    for (ci = 0; ci < p->nclasses; ci++) {
+        uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
+        uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+        s->hits += pop;
+        s->returns += push;
+        s->out_bytes += (pop - push) * (uint64_t)(p->min_size << ci);
+        if (held) *held += (size_t)(push - pop) * (p->min_size << ci);
+    }
+}
+
+BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared)
+{
+    bw_pool *p = tc->pool;
+    unsigned ci;
+    for (ci = 0; ci < p->nclasses; ci++) {
+        size_t cap = p->min_size << ci, n;
+        while ((n = bw__tc_held(tc, ci)) > 0) {
+            void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+            /* Taking a block out is not a rent: undo the hit and the bytes
+             * out that the pop counter will report for it. */
+            bw__inc(&tc->n[ci].pop);
+            BW__TC_ADD(tc, hits, (uint64_t)0 - 1);
+            BW__TC_ADD(tc, out_bytes, (uint64_t)0 - cap);
+            if (!to_shared || !bw__shared_push(p, ci, b))
+                bw__backing_free(p, tc, b, cap);
+        }
+        bw__budget_give(p, (size_t)tc->resv[ci] * cap);
+        tc->resv[ci] = 0;
+    }
+}
+
+/* Thread exit: every cache of this thread goes back to its pool. */
+static void bw__thread_exit(void *head)
+{
+    bw__tcache *tc, *next;
+    pthread_mutex_lock(&bw__reg_lock);
+    for (tc = (bw__tcache *)head; tc != NULL; tc = tc->thread_next) {
+        if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) == 0) continue;
+        bw__sums s;
+        memset(&s, 0, sizeof s);
+        bw__tcache_flush(tc, true);
+        bw__tcache_totals(tc, &s, NULL);
+        bw__counters_fold(&tc->pool->ctr, &s);
+        bw__reg_unlink(tc);
+    }
+    pthread_mutex_unlock(&bw__reg_lock);
+    for (tc = (bw__tcache *)head; tc != NULL; tc = next) {
+        next = tc->thread_next;
+        free(tc);
+    }
+    /* A later destructor of another library may use a pool again: it then
+     * starts a fresh cache and sets the key again. */
+    bw__tl_head = NULL;
+    bw__tl_last = &bw__no_cache;
+}
+
+static void bw__exit_key_init(void)
+{
+    bw__exit_key_ok = pthread_key_create(&bw__exit_key, bw__thread_exit) == 0;
+}
+
+/* Free this thread's caches whose pool has been destroyed. */
+static void bw__drop_orphans(void)
+{
+    bw__tcache **pp = &bw__tl_head;
+    while (*pp != NULL) {
+        bw__tcache *tc = *pp;
+        if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) == 0) {
+            *pp = tc->thread_next;
+            if (bw__tl_last == tc) bw__tl_last = &bw__no_cache;
+            free(tc);
+        } else {
+            pp = &tc->thread_next;
+        }
+    }
+    /* The exit hook walks the list from the key's value: keep it the head. */
+    (void)pthread_setspecific(bw__exit_key, bw__tl_head);
+}
+
+BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
+{
+    bw__tcache *tc;
+    for (tc = bw__tl_head; tc != NULL; tc = tc->thread_next) {
+        if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
+            bw__tl_last = tc;
+            return tc;
+        }
+    }
+    pthread_once(&bw__exit_once, bw__exit_key_init);
+    /* Without the exit hook a cache would leak its blocks at thread exit:
+     * then this thread uses the shared level only. */
+    if (!bw__exit_key_ok) return NULL;
+    bw__drop_orphans();
+    tc = (bw__tcache *)calloc(1, sizeof *tc +
+                              (size_t)p->nclasses * BW_THREAD_CACHE_SLOTS * sizeof(void *));
+    if (tc == NULL) return NULL;
+    if (pthread_setspecific(bw__exit_key, tc) != 0) {
+        free(tc);
+        return NULL;
+    }
+    tc->pool = p;
+    atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);
+    tc->thread_next = bw__tl_head;
+    bw__tl_head = tc;
+    pthread_mutex_lock(&bw__reg_lock);
+    tc->pool_next = p->caches;
+    if (p->caches) p->caches->pool_prev = tc;
+    p->caches = tc;
+    pthread_mutex_unlock(&bw__reg_lock);
+    bw__tl_last = tc;
+    return tc;
+}
+
+BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p)
+{
+    bw__tcache *tc, *next;
+    pthread_mutex_lock(&bw__reg_lock);
+    for (tc = p->caches; tc != NULL; tc = next) {
+        next = tc->pool_next;
+        bw__tcache_flush(tc, false);
+        tc->pool_prev = tc->pool_next = NULL;
+        atomic_store_explicit(&tc->pool_id, 0, memory_order_release);
+    }
+    p->caches = NULL;
+    pthread_mutex_unlock(&bw__reg_lock);
+}
+
+BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held)
+{
+    bw__tcache *tc;
+    pthread_mutex_lock(&bw__reg_lock);
+    for (tc = p->caches; tc != NULL; tc = tc->pool_next) bw__tcache_totals(tc, s, held);
+    pthread_mutex_unlock(&bw__reg_lock);
+}
+
+BW__INTERNAL void bw__tcache_trim_self(bw_pool *p)
+{
+    bw__tcache *tc;
+    for (tc = bw__tl_head; tc != NULL; tc = tc->thread_next) {
+        if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
+            bw__tcache_flush(tc, false);
+            return;
+        }
+    }
+}
+/*************** End file pool/tcache.c *************************************/
+
+#endif /* BUFWRITER_IMPLEMENTATION && !BW__IMPLEMENTATION_DONE */
+
+/*
+ * --------------------------------------------------------------------------
+ * LICENCE
+ *
+ * MIT License
+ *
+ * Copyright (c) 2026 The bufwriter authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */

@@ -1,0 +1,269 @@
+#!/bin/sh
+# shellcheck disable=SC2086  # flag lists ($WARN, $2, $3) are split on purpose
+# tests/packaging/run.sh - the two ways users get bufwriter, tested end to end.
+#
+#   1. The single header, as checked in (single_include/bufwriter.h): it
+#      compiles warning-free with gcc and clang (C11, -Wpedantic) with and
+#      without the implementation, and as C++ (declarations only); the
+#      examples and a self-checking consumer build from it alone and run;
+#      two translation units link without duplicate symbols; private
+#      functions stay out of the symbol table.
+#   2. The installed library: `make install` into a staging folder (DESTDIR,
+#      PREFIX=/usr); the examples and the consumer (C and C++) are built
+#      through `pkg-config --cflags --libs bufwriter` and run against the
+#      staged libbufwriter.so; nm -D shows only bw_ symbols; the soname;
+#      `make uninstall` removes everything install put there.
+#
+# Usage: sh tests/packaging/run.sh     (from anywhere; `make test-packaging`)
+# Env:   MAKE (default make); KEEP=1 keeps the work folder and prints it.
+# Prints one line per check, then "N passed, N failed"; exits 1 on any
+# failure. Needs gcc, clang, g++, clang++, pkg-config, nm, readelf, od.
+set -u
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/tests/packaging
+single=$root/single_include
+MAKE=${MAKE:-make}
+work=$(mktemp -d "${TMPDIR:-/tmp}/bw-packaging.XXXXXX") || exit 2
+if [ "${KEEP:-0}" = 1 ]; then
+    echo "work folder: $work"
+else
+    trap 'rm -rf "$work"' EXIT
+    trap 'exit 130' INT TERM
+fi
+
+WARN="-Wall -Wextra -Wpedantic -Werror"
+CXXWARN="-Wall -Wextra -Werror"
+EXAMPLES="message report"
+passed=0
+failed=0
+log=$work/log
+
+# check NAME COMMAND...: run it; one line of outcome; the log on failure.
+check() {
+    name=$1
+    shift
+    if ( "$@" ) >"$log" 2>&1; then
+        passed=$((passed + 1))
+        echo "ok   $name"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $name"
+        sed -n '1,40s/^/     | /p' "$log"
+    fi
+}
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# run_example BIN NAME: run it, compare its output with the expected one.
+run_example() {
+    case $2 in
+      message)
+        "$1" "$1.bin" || return 1
+        od -An -tx1 -v "$1.bin" >"$1.out" || return 1
+        diff -u "$here/expected/message.hex" "$1.out" ;;
+      report)
+        "$1" >"$1.out" || return 1
+        diff -u "$here/expected/report.txt" "$1.out" ;;
+      *) echo "no expected output for $2"; return 1 ;;
+    esac
+}
+
+# The private (bw__) functions the public header exports on purpose: the
+# out-of-line grow paths the inline writes call.
+exported_private() {
+    sed -n 's/^BW_API [^(]*\(bw__[a-z0-9_]*\)(.*/\1/p' "$root/bufwriter.h" | sort -u
+}
+
+# Global symbols defined in object/library $1 (nm flags in $2).
+defined_globals() {
+    nm $2 --defined-only "$1" | awk 'NF == 3 && $2 ~ /^[A-TV-Z]$/ { print $3 }' | sort -u
+}
+
+version=$(sed -n 's/^#define BW_VERSION_STRING "\(.*\)"/\1/p' "$root/bufwriter.h")
+major=${version%%.*}
+
+# ------------------------------------------------------------ single header
+cat >"$work/decl.c" <<'EOF'
+#include "bufwriter.h"
+int bw_test_decl(bw_writer *w);
+int bw_test_decl(bw_writer *w)
+{
+    return bw_put_u16be(w, 7) | bw_put_f64le(w, 0.5) | bw_put_svarint(w, -1) |
+           bw_puts(w, "x") | bw_printf(w, "%d", 1) | bw_error(w);
+}
+EOF
+cp "$work/decl.c" "$work/decl.cpp"
+printf '#define BUFWRITER_IMPLEMENTATION\n#include "bufwriter.h"\n' >"$work/impl.cpp"
+
+header_compiles() { # COMPILER STD FLAGS SOURCE
+    $1 $2 $3 -O2 -I"$single" -c "$4" -o "$work/scratch.o"
+}
+
+example_single() { # CC EXAMPLE
+    $1 -std=c11 $WARN -O2 -I"$single" -DBUFWRITER_IMPLEMENTATION \
+        "$root/examples/$2.c" -pthread -o "$work/$2-single-$1" &&
+    run_example "$work/$2-single-$1" "$2"
+}
+
+two_units() { # CC: impl.c + consumer.c, linked, run; no duplicate symbols
+    $1 -std=c11 $WARN -O2 -I"$single" -c "$here/impl.c" -o "$work/impl-$1.o" &&
+    $1 -std=c11 $WARN -O2 -I"$single" -c "$here/consumer.c" -o "$work/consumer-$1.o" &&
+    $1 "$work/impl-$1.o" "$work/consumer-$1.o" -pthread -o "$work/consumer-$1" &&
+    "$work/consumer-$1"
+}
+
+impl_symbols() { # CC: impl.o defines only bw_ globals; private ones static
+    defined_globals "$work/impl-$1.o" "" >"$work/globals-$1" || return 1
+    bad=$(grep -v '^bw_' "$work/globals-$1")
+    [ -z "$bad" ] || { echo "globals without the bw_ prefix:"; echo "$bad"; return 1; }
+    exported_private >"$work/allowed"
+    priv=$(grep '^bw__' "$work/globals-$1" | grep -vxF -f "$work/allowed")
+    [ -z "$priv" ] || { echo "private symbols that should be static:"; echo "$priv"; return 1; }
+    # the declarations-only unit defines no bw_ function at all
+    more=$(defined_globals "$work/consumer-$1.o" "" | grep -v '^main$')
+    [ -z "$more" ] || { echo "consumer.o defines:"; echo "$more"; return 1; }
+    echo "$(wc -l <"$work/globals-$1") global symbols, all bw_"
+}
+
+cxx_consumer_single() { # CXX CC: consumer.cpp (C++) + impl.c (C)
+    $1 -std=c++11 $CXXWARN -O2 -I"$single" -I"$here" -c "$here/consumer.cpp" -o "$work/cxx-$1.o" &&
+    $2 -std=c11 $WARN -O2 -I"$single" -c "$here/impl.c" -o "$work/impl-for-$1.o" &&
+    $1 "$work/cxx-$1.o" "$work/impl-for-$1.o" -pthread -o "$work/cxx-$1" &&
+    "$work/cxx-$1"
+}
+
+impl_refused_in_cxx() { # CXX: a clear #error, not a page of template noise
+    if $1 -std=c++11 -I"$single" -c "$work/impl.cpp" -o "$work/scratch.o" 2>"$work/cxxerr"; then
+        echo "the implementation compiled as C++: drop the #error guard?"; return 1
+    fi
+    grep 'define BUFWRITER_IMPLEMENTATION in a C11 file' "$work/cxxerr"
+}
+
+for cc in gcc clang; do
+    if ! have $cc; then echo "note: $cc not found, its checks are skipped"; continue; fi
+    check "single header, declarations only: $cc -std=c11 $WARN" \
+        header_compiles $cc -std=c11 "$WARN" "$work/decl.c"
+    check "single header, implementation:    $cc -std=c11 $WARN" \
+        header_compiles $cc -std=c11 "$WARN" "$here/impl.c"
+    for opt in BW_DEBUG BW_VALGRIND BW_HAVE_JEMALLOC; do
+        [ $opt = BW_HAVE_JEMALLOC ] && ! echo '#include <jemalloc/jemalloc.h>' |
+            $cc -E -x c - >/dev/null 2>&1 && continue
+        check "single header, implementation with -D$opt ($cc)" \
+            header_compiles $cc -std=c11 "$WARN -D$opt" "$here/impl.c"
+    done
+    for ex in $EXAMPLES; do
+        check "example $ex from the single header alone ($cc), runs, expected output" \
+            example_single $cc $ex
+    done
+    check "two units ($cc): impl.c + consumer.c link (no duplicate symbols) and run" \
+        two_units $cc
+    check "single-header program ($cc): only bw_ globals, private functions static" \
+        impl_symbols $cc
+done
+
+for cxx in g++ clang++; do
+    if ! have $cxx; then echo "note: $cxx not found, its checks are skipped"; continue; fi
+    check "single header as C++, declarations only: $cxx -std=c++11 $CXXWARN" \
+        header_compiles $cxx -std=c++11 "$CXXWARN" "$work/decl.cpp"
+    check "C++ consumer ($cxx) + implementation in a C unit: link and run" \
+        cxx_consumer_single $cxx gcc
+    check "implementation in a C++ unit ($cxx): refused with a clear #error" \
+        impl_refused_in_cxx $cxx
+done
+
+# ------------------------------------------------------ the staged install
+stage=$work/stage
+build=$work/build
+libdir=$stage/usr/lib
+export PKG_CONFIG_SYSROOT_DIR="$stage"
+export PKG_CONFIG_LIBDIR="$libdir/pkgconfig"   # the staged .pc only
+export PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
+unset PKG_CONFIG_PATH
+
+install_staged() {
+    # Its own build folder, so that no earlier build (another PREFIX in a
+    # cached bufwriter.pc, other flags) leaks in.
+    $MAKE -C "$root" --no-print-directory B="$build" PREFIX=/usr DESTDIR="$stage" install &&
+    find "$stage" \( -type f -o -type l \) | sed "s|^$stage||" | sort >"$work/installed" &&
+    for f in /usr/include/bufwriter.h /usr/lib/libbufwriter.a /usr/lib/libbufwriter.so \
+             "/usr/lib/libbufwriter.so.$major" "/usr/lib/libbufwriter.so.$version" \
+             /usr/lib/pkgconfig/bufwriter.pc; do
+        grep -qxF "$f" "$work/installed" || { echo "not installed: $f"; return 1; }
+    done
+    cat "$work/installed"
+}
+
+pkgconfig_sane() {
+    v=$(pkg-config --modversion bufwriter) || return 1
+    [ "$v" = "$version" ] || { echo "pkg-config version $v, header $version"; return 1; }
+    flags=$(pkg-config --cflags --libs bufwriter) || return 1
+    echo "pkg-config --cflags --libs bufwriter: $flags"
+    case $flags in *"-I$stage/usr/include"*) ;; *) echo "no -I into the stage"; return 1 ;; esac
+    case $flags in *"-L$libdir"*) ;; *) echo "no -L into the stage"; return 1 ;; esac
+}
+
+example_pkgconfig() { # CC EXAMPLE
+    # shellcheck disable=SC2046
+    $1 -std=c11 $WARN -O2 "$root/examples/$2.c" $(pkg-config --cflags --libs bufwriter) \
+        -o "$work/$2-pc-$1" &&
+    readelf -d "$work/$2-pc-$1" | grep -q "NEEDED.*libbufwriter.so.$major" &&
+    LD_LIBRARY_PATH=$libdir run_example "$work/$2-pc-$1" "$2"
+}
+
+consumer_pkgconfig() { # COMPILER STD FLAGS SOURCE NAME
+    # shellcheck disable=SC2046
+    $1 $2 $3 -O2 -I"$here" "$4" $(pkg-config --cflags --libs bufwriter) -o "$work/$5" &&
+    LD_LIBRARY_PATH=$libdir "$work/$5"
+}
+
+exports_only_bw() {
+    so=$build/libbufwriter.so
+    defined_globals "$so" -D >"$work/exports" || return 1
+    [ -s "$work/exports" ] || { echo "nothing exported?"; return 1; }
+    bad=$(grep -v '^bw_' "$work/exports")
+    [ -z "$bad" ] || { echo "exported without the bw_ prefix:"; echo "$bad"; return 1; }
+    echo "$(wc -l <"$work/exports") exports, all bw_"
+    # the staged copy is the same library
+    cmp "$so" "$libdir/libbufwriter.so"
+}
+
+soname_ok() {
+    readelf -d "$libdir/libbufwriter.so.$version" | grep "SONAME.*\[libbufwriter.so.$major\]"
+}
+
+uninstall_clean() {
+    $MAKE -C "$root" --no-print-directory B="$build" PREFIX=/usr DESTDIR="$stage" uninstall &&
+    left=$(find "$stage" \( -type f -o -type l \)) &&
+    { [ -z "$left" ] || { echo "left behind:"; echo "$left"; return 1; }; }
+}
+
+if have pkg-config; then
+    check "make install DESTDIR=<tmp> PREFIX=/usr (headers, .a, .so*, .pc)" install_staged
+    if [ -f "$libdir/pkgconfig/bufwriter.pc" ]; then
+        check "pkg-config finds the staged bufwriter.pc (version $version, sysroot paths)" pkgconfig_sane
+        for cc in gcc clang; do
+            have $cc || continue
+            for ex in $EXAMPLES; do
+                check "example $ex via pkg-config ($cc), linked to libbufwriter.so.$major, expected output" \
+                    example_pkgconfig $cc $ex
+            done
+            check "consumer.c via pkg-config ($cc), runs" \
+                consumer_pkgconfig $cc -std=c11 "$WARN" "$here/consumer.c" consumer-pc-$cc
+        done
+        for cxx in g++ clang++; do
+            have $cxx || continue
+            check "consumer.cpp via pkg-config ($cxx -std=c++11 $CXXWARN), runs" \
+                consumer_pkgconfig $cxx -std=c++11 "$CXXWARN" "$here/consumer.cpp" consumer-pc-$cxx
+        done
+        check "nm -D libbufwriter.so exports only bw_ symbols" exports_only_bw
+        check "soname is libbufwriter.so.$major" soname_ok
+        check "make uninstall removes every file install put" uninstall_clean
+    fi
+else
+    failed=$((failed + 1))
+    echo "FAIL pkg-config not found (apt-get install pkg-config)"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
