@@ -75,17 +75,27 @@ static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
     size_t cap, got;
     int rc;
 
+    size_t want = n;
+
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__target(p, w->len, n, w->cap, &cap);
+    /* A writer's first block: at the size recent writers ended at, if the
+     * pool learns it (BW_POOL_LEARN_SIZE), so similar jobs never grow. */
+    if (w->cap == 0 && p->learn) {
+        size_t learned = bw__learned(p);
+        if (learned > want) want = learned;
+    }
+    rc = bw__target(p, w->len, want, w->cap, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
 
-    /* Above the threshold the old block is the allocator's own: let it
-     * resize in place or remap (glibc's mremap) instead of copying. Not
-     * when src lies in the old block, which realloc may free. */
-    if (w->cap > p->threshold && p->alloc.realloc != NULL &&
+    /* Above the threshold the old block is the allocator's own: let the
+     * pool resize it in place, remap it (glibc's mremap) or move it into a
+     * kept warm block, instead of copying into fresh memory. Not when src
+     * lies in the old block (realloc may free it), nor for the caller's
+     * buffer. */
+    if (w->cap > p->threshold && p->alloc.realloc != NULL && !(w->flags & BW__EXTERNAL) &&
         (src == NULL || (uintptr_t)src + n <= (uintptr_t)w->data ||
          (uintptr_t)src >= (uintptr_t)w->data + w->cap)) {
-        nb = (unsigned char *)bw__pool_regrow(p, w->data, w->cap, cap);
+        nb = (unsigned char *)bw__pool_regrow(p, w->data, w->cap, w->len, cap);
         if (nb == NULL) return bw__fail(w, BW_ENOMEM);
         got = cap;
         if (src != NULL) memcpy(nb + w->len, src, n);
@@ -94,7 +104,8 @@ static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
         if (nb == NULL) return bw__fail(w, BW_ENOMEM);
         if (w->len != 0) memcpy(nb, w->data, w->len);
         if (src != NULL) memcpy(nb + w->len, src, n);
-        if (w->data != NULL) (void)bw_pool_return(p, w->data, w->cap);
+        if (w->flags & BW__EXTERNAL) w->flags &= ~BW__EXTERNAL; /* not the pool's */
+        else if (w->data != NULL) (void)bw_pool_return(p, w->data, w->cap);
     }
     w->data = nb;
     w->cap = got;
@@ -147,21 +158,60 @@ int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
     return BW_OK;
 }
 
-void bw_release(bw_writer *w)
+int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
 {
-    if (w == NULL) return;
-    if (w->data != NULL) (void)bw_pool_return(w->pool, w->data, w->cap);
+    if (w == NULL) return BW_EINVAL;
+    memset(w, 0, sizeof *w);
+    w->pool = pool;
+    if (buf == NULL || size == 0) return BW_EINVAL;
+    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
+    w->data = (unsigned char *)buf;
+    w->cap = w->lim = size;
+    w->flags = BW__EXTERNAL;
+    return BW_OK;
+}
+
+/* The end of a job: its length teaches a learning pool. */
+static void bw__job_done(bw_writer *w)
+{
+    if (w->len != 0 && w->pool != NULL) bw__learn_record(w->pool, w->len);
+}
+
+/* Empty, no error, no block; keeps the pool. */
+static void bw__reset(bw_writer *w)
+{
     w->data = NULL;
     w->len = w->cap = w->lim = 0;
     w->err = BW_OK;
+    w->flags = 0;
+}
+
+void bw_release(bw_writer *w)
+{
+    if (w == NULL) return;
+    bw__job_done(w);
+    if (w->data != NULL && !(w->flags & BW__EXTERNAL))
+        (void)bw_pool_return(w->pool, w->data, w->cap);
+    bw__reset(w);
 }
 
 void bw_clear(bw_writer *w)
 {
     if (w == NULL) return;
+    bw__job_done(w);
     w->len = 0;
     w->lim = w->cap;
     w->err = BW_OK;
+}
+
+int bw_patch(bw_writer *w, size_t offset, const void *src, size_t n)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (n == 0) return BW_OK;
+    if (src == NULL || offset > w->len || n > w->len - offset) return bw__fail(w, BW_EINVAL);
+    memmove(w->data + offset, src, n);
+    return BW_OK;
 }
 
 int bw_reserve(bw_writer *w, size_t n) { return bw__grow(w, n); }
@@ -239,14 +289,28 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
 {
     void *b = NULL;
     size_t l = 0, c = 0;
-    if (w != NULL) {
+    if (len != NULL) *len = 0;
+    if (capacity != NULL) *capacity = 0;
+    if (w == NULL) return NULL;
+    if ((w->flags & BW__EXTERNAL) && w->len != 0) {
+        /* The caller's buffer cannot go to the pool: hand out a pooled
+         * copy, sized by the growth rule. */
+        bw_pool *p = bw__pool_of(w);
+        size_t want;
+        if (p == NULL || bw__target(p, 0, w->len, 0, &want) != BW_OK ||
+            (b = bw_pool_rent(p, want, &c)) == NULL) {
+            bw__fail(w, BW_ENOMEM);
+            return NULL;
+        }
+        memcpy(b, w->data, w->len);
+        l = w->len;
+    } else if (!(w->flags & BW__EXTERNAL)) {
         b = w->data;
         l = w->len;
         c = w->cap;
-        w->data = NULL;
-        w->len = w->cap = w->lim = 0;
-        w->err = BW_OK;
     }
+    bw__job_done(w);
+    bw__reset(w);
     if (len != NULL) *len = l;
     if (capacity != NULL) *capacity = c;
     return b;

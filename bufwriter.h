@@ -152,6 +152,13 @@ typedef struct bw_pool bw_pool;
                                         pooled blocks then read as zeros */
 #define BW_POOL_NO_THREAD_CACHE 0x2u /* no per-thread caches: every rent and
                                         return goes to the shared level */
+#define BW_POOL_LEARN_SIZE      0x8u /* learned starting size: each bw_release,
+                                        bw_clear or bw_detach of a non-empty
+                                        writer records its length; a writer's
+                                        first block is then sized for the
+                                        second largest of the last 16 lengths
+                                        (about the 90th percentile), at most
+                                        max_learned_size, by the growth rule */
 #define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
                                         foreign block or a wrong capacity is
                                         reported (bw_set_report_hook) and
@@ -164,9 +171,20 @@ typedef struct bw_pool_options {
     size_t min_block_size;       /* smallest class, power of two >= 16; 0 = 16 */
     size_t max_blocks_per_class; /* shared-level bound per class; 0 = 32      */
     size_t max_retained_bytes;   /* bound on all retained bytes, thread caches
-                                    included; 0 = 64 MiB                       */
+                                    included (not large blocks); 0 = 64 MiB   */
     unsigned flags;              /* BW_POOL_* flags; 0 = none                 */
     const bw_allocator *allocator; /* NULL = bw_allocator_libc()              */
+    /* Large retention: keep blocks ABOVE the threshold when they come back,
+     * so repeated large jobs reuse warm memory instead of fresh pages from
+     * the backing allocator. A rent above the threshold is served from a
+     * kept block of exactly that size. Off when both are 0.               */
+    size_t max_large_bytes;      /* bound on kept large bytes; 0 = off        */
+    size_t max_large_blocks;     /* bound on kept large blocks; 0 = 8 (when
+                                    max_large_bytes is set)                   */
+    /* Learned starting size (BW_POOL_LEARN_SIZE): a writer on this pool
+     * that starts empty (no initial capacity) takes its first block at the
+     * size recent writers ended at, bounded by this.                      */
+    size_t max_learned_size;     /* 0 = 64 MiB                                */
 } bw_pool_options;
 
 /* Counters. Exact whenever no other thread is inside the pool. */
@@ -176,8 +194,12 @@ typedef struct bw_pool_stats {
     uint64_t hits;            /* rents served from retained blocks                    */
     uint64_t backing_allocs;  /* calls to the allocator's alloc/realloc that succeeded */
     uint64_t backing_frees;   /* calls to the allocator's free                        */
-    size_t retained_bytes;    /* bytes held by the pool (thread caches included)      */
+    size_t retained_bytes;    /* bytes held by the pool (thread caches and kept large
+                                 blocks included)                                     */
     size_t outstanding_bytes; /* bytes rented and not yet returned                    */
+    size_t large_retained_bytes; /* of retained_bytes, kept blocks above the threshold */
+    size_t learned_size;      /* the starting size writers now get (BW_POOL_LEARN_SIZE),
+                                 0 when off or nothing learned yet                    */
 } bw_pool_stats;
 
 /* Create a pool. opts may be NULL (all defaults). Returns BW_OK and sets *out;
@@ -217,9 +239,9 @@ BW_API void *bw_pool_rent(bw_pool *pool, size_t min_size, size_t *capacity);
  * block NULL is a no-op returning BW_OK, as free(NULL) is. */
 BW_API int bw_pool_return(bw_pool *pool, void *block, size_t capacity);
 
-/* Give retained memory back to the backing allocator: the shared level and
- * the calling thread's cache. Other live threads' caches go back when those
- * threads exit or trim. NULL is a no-op. */
+/* Give retained memory back to the backing allocator: the shared level, the
+ * kept large blocks and the calling thread's cache. Other live threads'
+ * caches go back when those threads exit or trim. NULL is a no-op. */
 BW_API void bw_pool_trim(bw_pool *pool);
 
 /* Fill *out with the pool's counters (zeros for a NULL pool). */
@@ -250,12 +272,16 @@ typedef struct bw_writer {
                             writer) simply miss the inline fast path           */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
     int err;             /* sticky status, BW_OK if none                      */
+    unsigned flags;      /* BW__EXTERNAL: data is the caller's buffer
+                            (bw_init_buffer), never given to the pool         */
 } bw_writer;
+
+#define BW__EXTERNAL 0x1u
 
 #ifdef __cplusplus
 #  define BW_WRITER_INIT bw_writer()
 #else
-#  define BW_WRITER_INIT {NULL, 0, 0, 0, NULL, BW_OK}
+#  define BW_WRITER_INIT {NULL, 0, 0, 0, NULL, BW_OK, 0}
 #endif
 
 /* Initialise w over `pool` (NULL = the shared pool). With initial_capacity 0
@@ -265,6 +291,15 @@ typedef struct bw_writer {
  * writer on that pool with no recorded error. Do not init a writer that
  * holds a block (release it first): the block would leak. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
+
+/* Start w in a buffer of the caller's (stack, static, or inside a struct):
+ * writes go there until it overflows, and only then does the writer rent a
+ * pooled block (copying what it holds). Small messages thus allocate
+ * nothing. The buffer must stay valid while w uses it; the library never
+ * frees it or gives it to the pool. After bw_release the writer no longer
+ * uses it. Returns BW_OK; BW_EINVAL for a NULL w, a NULL buf or a size of 0
+ * (w is then a valid, empty writer on `pool`). */
+BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
 
 /* Give the block back to the pool; w becomes empty (no error recorded) and
  * stays on its pool, reusable without bw_init. NULL is a no-op. */
@@ -345,8 +380,26 @@ BW_API bw_pool *bw_writer_pool(const bw_writer *w);
  * *capacity (either may be NULL). The caller owns the block and gives it back
  * with bw_pool_return(bw_writer_pool(w), block, capacity). The writer becomes
  * empty (no error recorded) and stays on its pool. NULL, with 0 and 0, for a
- * writer that never allocated (or a NULL writer). */
+ * writer that never allocated (or a NULL writer).
+ * A writer still in its caller's buffer (bw_init_buffer) first copies its
+ * bytes into a block rented from its pool, so what detach hands out can
+ * always go back with bw_pool_return. If that rent fails, detach returns
+ * NULL (0 and 0) and leaves the writer as it was, with BW_ENOMEM recorded. */
 BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
+
+/* Back-patching: overwrite n bytes at `offset` of what was already written
+ * (a length prefix written as a placeholder before its body was known).
+ * offset + n must not pass bw_len(w): otherwise BW_EINVAL (recorded) and
+ * nothing changes; a recorded error refuses it too. n = 0 is BW_OK. The
+ * typed forms store like the matching bw_put_*. */
+BW_API int bw_patch(bw_writer *w, size_t offset, const void *src, size_t n);
+static inline int bw_patch_u8(bw_writer *w, size_t offset, uint8_t v);
+static inline int bw_patch_u16le(bw_writer *w, size_t offset, uint16_t v);
+static inline int bw_patch_u32le(bw_writer *w, size_t offset, uint32_t v);
+static inline int bw_patch_u64le(bw_writer *w, size_t offset, uint64_t v);
+static inline int bw_patch_u16be(bw_writer *w, size_t offset, uint16_t v);
+static inline int bw_patch_u32be(bw_writer *w, size_t offset, uint32_t v);
+static inline int bw_patch_u64be(bw_writer *w, size_t offset, uint64_t v);
 
 /* ------------------------------------------------------------------------ */
 /* Inline implementation (private: names with bw__ may change)             */
@@ -450,6 +503,21 @@ static inline int bw_write(bw_writer *w, const void *src, size_t n)
     }
     return bw__write_slow(w, src, n);
 }
+
+/* Patches: the bytes, stored as the puts store them, then bw_patch. */
+#define BW__DEFINE_PATCH(name, utype, size, store)                           \
+    static inline int name(bw_writer *w, size_t offset, utype v) {           \
+        unsigned char bw__b[size];                                           \
+        store(bw__b, v);                                                     \
+        return bw_patch(w, offset, bw__b, size);                             \
+    }
+BW__DEFINE_PATCH(bw_patch_u8,    uint8_t,  1, bw__st8)
+BW__DEFINE_PATCH(bw_patch_u16le, uint16_t, 2, bw__st16le)
+BW__DEFINE_PATCH(bw_patch_u32le, uint32_t, 4, bw__st32le)
+BW__DEFINE_PATCH(bw_patch_u64le, uint64_t, 8, bw__st64le)
+BW__DEFINE_PATCH(bw_patch_u16be, uint16_t, 2, bw__st16be)
+BW__DEFINE_PATCH(bw_patch_u32be, uint32_t, 4, bw__st32be)
+BW__DEFINE_PATCH(bw_patch_u64be, uint64_t, 8, bw__st64be)
 
 static inline const unsigned char *bw_data(const bw_writer *w)
 { return w ? w->data : (const unsigned char *)NULL; }

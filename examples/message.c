@@ -30,19 +30,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Overwrite `nbytes` bytes already written at `offset` with v, big-endian
- * (a length placeholder). bw_data() is const because the writer owns the
- * block, but the block is ordinary writable memory. The pointer is valid only
- * until the next call that can grow the buffer: take it right before the
- * store, and keep offsets, not pointers, across writes. */
-static void patch_be(bw_writer *w, size_t offset, uint32_t v, int nbytes)
-{
-    unsigned char *p = (unsigned char *)bw_data(w) + offset;
-    int i;
-    for (i = nbytes - 1; i >= 0; i--, v >>= 8)
-        p[i] = (unsigned char)v;
-}
-
 /* Write a short string as u8 length + bytes, straight into the buffer:
  * get_span returns room for at least the hint, we fill it, advance commits
  * exactly what we wrote. No temporary, no second copy. */
@@ -75,7 +62,7 @@ static void put_note(bw_writer *w, const char *place, int celsius)
     }
     if (n < 0 || n > 0xffff) return;   /* leave an empty note */
     bw_advance(w, (size_t)n);
-    patch_be(w, at, (uint32_t)n, 2);
+    bw_patch_u16be(w, at, (uint16_t)n); /* back-patch the placeholder */
 }
 
 /* write(2) until everything is out (short writes and EINTR happen). */
@@ -99,7 +86,7 @@ int main(int argc, char **argv)
     int fd = 1, rc;
 
     /* A run of writes with no checks: errors are sticky, checked once. */
-    bw_put_u32be(&w, 0);               /* frame length, patched below */
+    bw_put_u32be(&w, 0);               /* frame length, back-patched below */
     bw_put_u8(&w, 1);                  /* version */
     bw_put_u16be(&w, 0x0102);          /* type */
     bw_put_uvarint(&w, 300);           /* ac 02 */
@@ -114,7 +101,8 @@ int main(int argc, char **argv)
         bw_release(&w);
         return 1;
     }
-    patch_be(&w, 0, (uint32_t)(bw_len(&w) - 4), 4);
+    /* Back-patch the frame length: offsets stay valid across growth. */
+    bw_patch_u32be(&w, 0, (uint32_t)(bw_len(&w) - 4));
 
     if (argc > 1) {
         fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -16,7 +16,7 @@
  * again before it is handed out (what explicit_bzero does, without needing
  * _GNU_SOURCE, so the single header works whatever the user included
  * first): the empty asm claims to read the memory. */
-static void bw__zero(void *b, size_t n)
+BW__INTERNAL void bw__zero(void *b, size_t n)
 {
     memset(b, 0, n);
 #if defined(__GNUC__) || defined(__clang__)
@@ -130,7 +130,7 @@ static void bw__shared_free_all(bw_pool *p)
 
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 {
-    static const bw_pool_options defaults = {0, 0, 0, 0, 0, NULL};
+    static const bw_pool_options defaults; /* all zeros: every default */
     const bw_pool_options *o = opts ? opts : &defaults;
     size_t threshold = o->max_pooled_size ? o->max_pooled_size : BW__DEFAULT_THRESHOLD;
     size_t min_size = o->min_block_size ? o->min_block_size : BW__DEFAULT_MIN_BLOCK;
@@ -174,8 +174,17 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
                              ? 0 : threshold;
     p->fast_return_span = p->fast_rent_limit ? threshold - min_size + 1 : 0;
     p->alloc = *a;
+    if (!bw__large_init(p, o)) {
+        for (ci = 0; ci < n; ci++) pthread_mutex_destroy(&p->cls[ci].lock);
+        free(p);
+        return BW_ENOMEM;
+    }
     if (p->checked && !bw__check_init(p)) {
         for (ci = 0; ci < n; ci++) pthread_mutex_destroy(&p->cls[ci].lock);
+        if (p->large != NULL) {
+            pthread_mutex_destroy(&p->large_lock);
+            free(p->large);
+        }
         free(p);
         return BW_ENOMEM;
     }
@@ -189,6 +198,11 @@ void bw_pool_destroy(bw_pool *pool)
     if (pool == NULL) return;
     bw__tcache_orphan_all(pool);
     bw__shared_free_all(pool);
+    bw__large_free_all(pool);
+    if (pool->large != NULL) {
+        pthread_mutex_destroy(&pool->large_lock);
+        free(pool->large);
+    }
     if (pool->checked) bw__check_destroy(pool);
     for (ci = 0; ci < pool->nclasses; ci++) {
         pthread_mutex_destroy(&pool->cls[ci].lock);
@@ -266,12 +280,17 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         if (p->flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
         else BW__TRACK_UNDEFINED(b, cap);
     } else {
-        /* Above the threshold: exactly what was asked for, not pooled. */
+        /* Above the threshold: exactly what was asked for, from the kept
+         * large blocks (large retention) or the backing allocator. */
         if (min_size > (size_t)PTRDIFF_MAX) return NULL;
         cap = min_size;
-        b = bw__backing_alloc(p, tc, cap);
-        if (b == NULL) return NULL;
-        BW__COUNT(p, tc, misses, 1);
+        if ((b = bw__large_take(p, cap)) != NULL) {
+            BW__COUNT(p, tc, hits, 1);
+        } else {
+            b = bw__backing_alloc(p, tc, cap);
+            if (b == NULL) return NULL;
+            BW__COUNT(p, tc, misses, 1);
+        }
         BW__COUNT(p, tc, out_bytes, cap);
     }
 fresh:
@@ -329,7 +348,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
                        block, capacity);
         return BW_EINVAL;
     }
-    if (p->checked && !bw__check_return(p, block, capacity, pooled)) return BW_EINVAL;
+    if (p->checked && !bw__check_return(p, block, capacity, pooled || p->max_large_bytes))
+        return BW_EINVAL;
     if (p->use_tcache) tc = bw__tcache_get(p);
 
     if (pooled) {
@@ -348,7 +368,7 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     BW__COUNT(p, tc, returns, 1);
     BW__COUNT(p, tc, out_bytes, 0 - (uint64_t)capacity);
     if (!pooled) {
-        bw__backing_free(p, tc, block, capacity);
+        if (!bw__large_keep(p, block, capacity)) bw__backing_free(p, tc, block, capacity);
         return BW_OK;
     }
     if (bw__shared_push(p, ci, block)) return BW_OK;
@@ -378,10 +398,20 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
     return bw__return_slow(p, block, capacity);
 }
 
-BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t new_cap)
+BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
+                                   size_t new_cap)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
     void *nb;
+    if ((nb = bw__large_take(p, new_cap)) != NULL) {
+        /* Warm memory: a copy of len bytes costs less than fresh pages. */
+        BW__COUNT(p, tc, hits, 1);
+        BW__COUNT(p, tc, out_bytes, new_cap);
+        if (p->checked) bw__check_rented(p, nb, new_cap);
+        memcpy(nb, b, len);
+        (void)bw_pool_return(p, b, old_cap);
+        return nb;
+    }
     if (p->checked && !bw__check_return(p, b, old_cap, false)) return NULL;
     nb = p->alloc.realloc(p->alloc.ctx, b, old_cap, new_cap);
     if (nb == NULL) {
@@ -409,6 +439,7 @@ void bw_pool_trim(bw_pool *pool)
     if (pool == NULL) return;
     bw__tcache_trim_self(pool);
     bw__shared_free_all(pool);
+    bw__large_free_all(pool);
 }
 
 void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
@@ -426,6 +457,9 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
     out->hits = s.hits;
     out->backing_allocs = s.backing_allocs;
     out->backing_frees = s.backing_frees;
-    out->retained_bytes = held + atomic_load_explicit(&pool->shared_bytes, memory_order_relaxed);
+    out->large_retained_bytes = atomic_load_explicit(&pool->large_bytes, memory_order_relaxed);
+    out->retained_bytes = held + atomic_load_explicit(&pool->shared_bytes, memory_order_relaxed) +
+                          out->large_retained_bytes;
+    out->learned_size = bw__learned(pool);
     out->outstanding_bytes = (size_t)s.out_bytes;
 }

@@ -16,6 +16,7 @@
 #endif
 
 #define BW__MAX_CLASSES 64
+#define BW__RECENT 16      /* lengths remembered for the learned size      */
 
 /* Compile-time knobs (documented defaults). */
 #ifndef BW__DEFAULT_THRESHOLD
@@ -137,8 +138,24 @@ struct bw_pool {
                                   counters of threads that have exited        */
     void *check;               /* checked mode's side table (check.c)        */
     bw__tcache *caches;        /* registry of thread caches (bw__reg_lock)   */
+    /* Large retention (large.c): kept blocks above the threshold. */
+    size_t max_large_bytes, max_large_blocks;
+    pthread_mutex_t large_lock;
+    struct bw__large *large;   /* oldest first                               */
+    size_t nlarge;
+    _Atomic size_t large_bytes;
+    /* Learned starting size (large.c): the last lengths writers ended at. */
+    bool learn;
+    size_t max_learned;
+    _Atomic size_t recent[BW__RECENT];
+    _Atomic unsigned recent_next;
     bw__class cls[];           /* nclasses                                   */
 };
+
+typedef struct bw__large {
+    void *block;
+    size_t size;
+} bw__large;
 
 /* Size arithmetic ------------------------------------------------------- */
 
@@ -177,6 +194,9 @@ static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
 /* Allocation through the hook, counted (tc may be NULL). */
 BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size);
 BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t size);
+
+/* Zeroing the compiler keeps (BW_POOL_ZERO_ON_RETURN). */
+BW__INTERNAL void bw__zero(void *b, size_t n);
 
 /* Shared level. */
 BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci);
@@ -225,9 +245,20 @@ BW__INTERNAL void bw__check_freed(bw_pool *p, void *b);
 BW__INTERNAL void bw__check_destroy(bw_pool *p);
 BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
 
-/* Grow a block above the threshold with the allocator's realloc hook
- * (glibc moves large blocks with mremap instead of copying); used by the
- * writer. Returns the new block, or NULL with b untouched. */
-BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t new_cap);
+/* Large retention and the learned size (large.c). */
+BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
+BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
+BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size);
+BW__INTERNAL void bw__large_free_all(bw_pool *p);
+BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
+BW__INTERNAL size_t bw__learned(bw_pool *p);
+
+/* Grow a block above the threshold (used by the writer): into a kept large
+ * block of new_cap bytes when there is one (copying len bytes: warm memory
+ * beats fresh pages), else with the allocator's realloc hook (glibc moves
+ * large blocks with mremap instead of copying). Returns the new block, or
+ * NULL with b untouched. The caller checks that p->alloc.realloc exists. */
+BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
+                                   size_t new_cap);
 
 #endif /* BW_POOL_INTERNAL_H */

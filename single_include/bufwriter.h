@@ -2,7 +2,7 @@
  *
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
  *   bufwriter.h, pool/pool_internal.h, pool/track.h, bufwriter.c,
- *   pool/alloc.c, pool/check.c, pool/pool.c, pool/tcache.c.
+ *   pool/alloc.c, pool/check.c, pool/large.c, pool/pool.c, pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
  * from a fresh generation (`make check-single`).
  *
@@ -203,6 +203,13 @@ typedef struct bw_pool bw_pool;
                                         pooled blocks then read as zeros */
 #define BW_POOL_NO_THREAD_CACHE 0x2u /* no per-thread caches: every rent and
                                         return goes to the shared level */
+#define BW_POOL_LEARN_SIZE      0x8u /* learned starting size: each bw_release,
+                                        bw_clear or bw_detach of a non-empty
+                                        writer records its length; a writer's
+                                        first block is then sized for the
+                                        second largest of the last 16 lengths
+                                        (about the 90th percentile), at most
+                                        max_learned_size, by the growth rule */
 #define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
                                         foreign block or a wrong capacity is
                                         reported (bw_set_report_hook) and
@@ -215,9 +222,20 @@ typedef struct bw_pool_options {
     size_t min_block_size;       /* smallest class, power of two >= 16; 0 = 16 */
     size_t max_blocks_per_class; /* shared-level bound per class; 0 = 32      */
     size_t max_retained_bytes;   /* bound on all retained bytes, thread caches
-                                    included; 0 = 64 MiB                       */
+                                    included (not large blocks); 0 = 64 MiB   */
     unsigned flags;              /* BW_POOL_* flags; 0 = none                 */
     const bw_allocator *allocator; /* NULL = bw_allocator_libc()              */
+    /* Large retention: keep blocks ABOVE the threshold when they come back,
+     * so repeated large jobs reuse warm memory instead of fresh pages from
+     * the backing allocator. A rent above the threshold is served from a
+     * kept block of exactly that size. Off when both are 0.               */
+    size_t max_large_bytes;      /* bound on kept large bytes; 0 = off        */
+    size_t max_large_blocks;     /* bound on kept large blocks; 0 = 8 (when
+                                    max_large_bytes is set)                   */
+    /* Learned starting size (BW_POOL_LEARN_SIZE): a writer on this pool
+     * that starts empty (no initial capacity) takes its first block at the
+     * size recent writers ended at, bounded by this.                      */
+    size_t max_learned_size;     /* 0 = 64 MiB                                */
 } bw_pool_options;
 
 /* Counters. Exact whenever no other thread is inside the pool. */
@@ -227,8 +245,12 @@ typedef struct bw_pool_stats {
     uint64_t hits;            /* rents served from retained blocks                    */
     uint64_t backing_allocs;  /* calls to the allocator's alloc/realloc that succeeded */
     uint64_t backing_frees;   /* calls to the allocator's free                        */
-    size_t retained_bytes;    /* bytes held by the pool (thread caches included)      */
+    size_t retained_bytes;    /* bytes held by the pool (thread caches and kept large
+                                 blocks included)                                     */
     size_t outstanding_bytes; /* bytes rented and not yet returned                    */
+    size_t large_retained_bytes; /* of retained_bytes, kept blocks above the threshold */
+    size_t learned_size;      /* the starting size writers now get (BW_POOL_LEARN_SIZE),
+                                 0 when off or nothing learned yet                    */
 } bw_pool_stats;
 
 /* Create a pool. opts may be NULL (all defaults). Returns BW_OK and sets *out;
@@ -268,9 +290,9 @@ BW_API void *bw_pool_rent(bw_pool *pool, size_t min_size, size_t *capacity);
  * block NULL is a no-op returning BW_OK, as free(NULL) is. */
 BW_API int bw_pool_return(bw_pool *pool, void *block, size_t capacity);
 
-/* Give retained memory back to the backing allocator: the shared level and
- * the calling thread's cache. Other live threads' caches go back when those
- * threads exit or trim. NULL is a no-op. */
+/* Give retained memory back to the backing allocator: the shared level, the
+ * kept large blocks and the calling thread's cache. Other live threads'
+ * caches go back when those threads exit or trim. NULL is a no-op. */
 BW_API void bw_pool_trim(bw_pool *pool);
 
 /* Fill *out with the pool's counters (zeros for a NULL pool). */
@@ -301,12 +323,16 @@ typedef struct bw_writer {
                             writer) simply miss the inline fast path           */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
     int err;             /* sticky status, BW_OK if none                      */
+    unsigned flags;      /* BW__EXTERNAL: data is the caller's buffer
+                            (bw_init_buffer), never given to the pool         */
 } bw_writer;
+
+#define BW__EXTERNAL 0x1u
 
 #ifdef __cplusplus
 #  define BW_WRITER_INIT bw_writer()
 #else
-#  define BW_WRITER_INIT {NULL, 0, 0, 0, NULL, BW_OK}
+#  define BW_WRITER_INIT {NULL, 0, 0, 0, NULL, BW_OK, 0}
 #endif
 
 /* Initialise w over `pool` (NULL = the shared pool). With initial_capacity 0
@@ -316,6 +342,15 @@ typedef struct bw_writer {
  * writer on that pool with no recorded error. Do not init a writer that
  * holds a block (release it first): the block would leak. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
+
+/* Start w in a buffer of the caller's (stack, static, or inside a struct):
+ * writes go there until it overflows, and only then does the writer rent a
+ * pooled block (copying what it holds). Small messages thus allocate
+ * nothing. The buffer must stay valid while w uses it; the library never
+ * frees it or gives it to the pool. After bw_release the writer no longer
+ * uses it. Returns BW_OK; BW_EINVAL for a NULL w, a NULL buf or a size of 0
+ * (w is then a valid, empty writer on `pool`). */
+BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
 
 /* Give the block back to the pool; w becomes empty (no error recorded) and
  * stays on its pool, reusable without bw_init. NULL is a no-op. */
@@ -396,8 +431,26 @@ BW_API bw_pool *bw_writer_pool(const bw_writer *w);
  * *capacity (either may be NULL). The caller owns the block and gives it back
  * with bw_pool_return(bw_writer_pool(w), block, capacity). The writer becomes
  * empty (no error recorded) and stays on its pool. NULL, with 0 and 0, for a
- * writer that never allocated (or a NULL writer). */
+ * writer that never allocated (or a NULL writer).
+ * A writer still in its caller's buffer (bw_init_buffer) first copies its
+ * bytes into a block rented from its pool, so what detach hands out can
+ * always go back with bw_pool_return. If that rent fails, detach returns
+ * NULL (0 and 0) and leaves the writer as it was, with BW_ENOMEM recorded. */
 BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
+
+/* Back-patching: overwrite n bytes at `offset` of what was already written
+ * (a length prefix written as a placeholder before its body was known).
+ * offset + n must not pass bw_len(w): otherwise BW_EINVAL (recorded) and
+ * nothing changes; a recorded error refuses it too. n = 0 is BW_OK. The
+ * typed forms store like the matching bw_put_*. */
+BW_API int bw_patch(bw_writer *w, size_t offset, const void *src, size_t n);
+static inline int bw_patch_u8(bw_writer *w, size_t offset, uint8_t v);
+static inline int bw_patch_u16le(bw_writer *w, size_t offset, uint16_t v);
+static inline int bw_patch_u32le(bw_writer *w, size_t offset, uint32_t v);
+static inline int bw_patch_u64le(bw_writer *w, size_t offset, uint64_t v);
+static inline int bw_patch_u16be(bw_writer *w, size_t offset, uint16_t v);
+static inline int bw_patch_u32be(bw_writer *w, size_t offset, uint32_t v);
+static inline int bw_patch_u64be(bw_writer *w, size_t offset, uint64_t v);
 
 /* ------------------------------------------------------------------------ */
 /* Inline implementation (private: names with bw__ may change)             */
@@ -502,6 +555,21 @@ static inline int bw_write(bw_writer *w, const void *src, size_t n)
     return bw__write_slow(w, src, n);
 }
 
+/* Patches: the bytes, stored as the puts store them, then bw_patch. */
+#define BW__DEFINE_PATCH(name, utype, size, store)                           \
+    static inline int name(bw_writer *w, size_t offset, utype v) {           \
+        unsigned char bw__b[size];                                           \
+        store(bw__b, v);                                                     \
+        return bw_patch(w, offset, bw__b, size);                             \
+    }
+BW__DEFINE_PATCH(bw_patch_u8,    uint8_t,  1, bw__st8)
+BW__DEFINE_PATCH(bw_patch_u16le, uint16_t, 2, bw__st16le)
+BW__DEFINE_PATCH(bw_patch_u32le, uint32_t, 4, bw__st32le)
+BW__DEFINE_PATCH(bw_patch_u64le, uint64_t, 8, bw__st64le)
+BW__DEFINE_PATCH(bw_patch_u16be, uint16_t, 2, bw__st16be)
+BW__DEFINE_PATCH(bw_patch_u32be, uint32_t, 4, bw__st32be)
+BW__DEFINE_PATCH(bw_patch_u64be, uint64_t, 8, bw__st64be)
+
 static inline const unsigned char *bw_data(const bw_writer *w)
 { return w ? w->data : (const unsigned char *)NULL; }
 static inline size_t bw_len(const bw_writer *w) { return w ? w->len : 0; }
@@ -558,6 +626,7 @@ static inline int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; 
 #endif
 
 #define BW__MAX_CLASSES 64
+#define BW__RECENT 16      /* lengths remembered for the learned size      */
 
 /* Compile-time knobs (documented defaults). */
 #ifndef BW__DEFAULT_THRESHOLD
@@ -679,8 +748,24 @@ struct bw_pool {
                                   counters of threads that have exited        */
     void *check;               /* checked mode's side table (check.c)        */
     bw__tcache *caches;        /* registry of thread caches (bw__reg_lock)   */
+    /* Large retention (large.c): kept blocks above the threshold. */
+    size_t max_large_bytes, max_large_blocks;
+    pthread_mutex_t large_lock;
+    struct bw__large *large;   /* oldest first                               */
+    size_t nlarge;
+    _Atomic size_t large_bytes;
+    /* Learned starting size (large.c): the last lengths writers ended at. */
+    bool learn;
+    size_t max_learned;
+    _Atomic size_t recent[BW__RECENT];
+    _Atomic unsigned recent_next;
     bw__class cls[];           /* nclasses                                   */
 };
+
+typedef struct bw__large {
+    void *block;
+    size_t size;
+} bw__large;
 
 /* Size arithmetic ------------------------------------------------------- */
 
@@ -719,6 +804,9 @@ static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
 /* Allocation through the hook, counted (tc may be NULL). */
 BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size);
 BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t size);
+
+/* Zeroing the compiler keeps (BW_POOL_ZERO_ON_RETURN). */
+BW__INTERNAL void bw__zero(void *b, size_t n);
 
 /* Shared level. */
 BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci);
@@ -767,10 +855,21 @@ BW__INTERNAL void bw__check_freed(bw_pool *p, void *b);
 BW__INTERNAL void bw__check_destroy(bw_pool *p);
 BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
 
-/* Grow a block above the threshold with the allocator's realloc hook
- * (glibc moves large blocks with mremap instead of copying); used by the
- * writer. Returns the new block, or NULL with b untouched. */
-BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t new_cap);
+/* Large retention and the learned size (large.c). */
+BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
+BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
+BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size);
+BW__INTERNAL void bw__large_free_all(bw_pool *p);
+BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
+BW__INTERNAL size_t bw__learned(bw_pool *p);
+
+/* Grow a block above the threshold (used by the writer): into a kept large
+ * block of new_cap bytes when there is one (copying len bytes: warm memory
+ * beats fresh pages), else with the allocator's realloc hook (glibc moves
+ * large blocks with mremap instead of copying). Returns the new block, or
+ * NULL with b untouched. The caller checks that p->alloc.realloc exists. */
+BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
+                                   size_t new_cap);
 
 #endif /* BW_POOL_INTERNAL_H */
 /*************** End file pool/pool_internal.h ******************************/
@@ -902,17 +1001,27 @@ static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
     size_t cap, got;
     int rc;
 
+    size_t want = n;
+
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__target(p, w->len, n, w->cap, &cap);
+    /* A writer's first block: at the size recent writers ended at, if the
+     * pool learns it (BW_POOL_LEARN_SIZE), so similar jobs never grow. */
+    if (w->cap == 0 && p->learn) {
+        size_t learned = bw__learned(p);
+        if (learned > want) want = learned;
+    }
+    rc = bw__target(p, w->len, want, w->cap, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
 
-    /* Above the threshold the old block is the allocator's own: let it
-     * resize in place or remap (glibc's mremap) instead of copying. Not
-     * when src lies in the old block, which realloc may free. */
-    if (w->cap > p->threshold && p->alloc.realloc != NULL &&
+    /* Above the threshold the old block is the allocator's own: let the
+     * pool resize it in place, remap it (glibc's mremap) or move it into a
+     * kept warm block, instead of copying into fresh memory. Not when src
+     * lies in the old block (realloc may free it), nor for the caller's
+     * buffer. */
+    if (w->cap > p->threshold && p->alloc.realloc != NULL && !(w->flags & BW__EXTERNAL) &&
         (src == NULL || (uintptr_t)src + n <= (uintptr_t)w->data ||
          (uintptr_t)src >= (uintptr_t)w->data + w->cap)) {
-        nb = (unsigned char *)bw__pool_regrow(p, w->data, w->cap, cap);
+        nb = (unsigned char *)bw__pool_regrow(p, w->data, w->cap, w->len, cap);
         if (nb == NULL) return bw__fail(w, BW_ENOMEM);
         got = cap;
         if (src != NULL) memcpy(nb + w->len, src, n);
@@ -921,7 +1030,8 @@ static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
         if (nb == NULL) return bw__fail(w, BW_ENOMEM);
         if (w->len != 0) memcpy(nb, w->data, w->len);
         if (src != NULL) memcpy(nb + w->len, src, n);
-        if (w->data != NULL) (void)bw_pool_return(p, w->data, w->cap);
+        if (w->flags & BW__EXTERNAL) w->flags &= ~BW__EXTERNAL; /* not the pool's */
+        else if (w->data != NULL) (void)bw_pool_return(p, w->data, w->cap);
     }
     w->data = nb;
     w->cap = got;
@@ -974,21 +1084,60 @@ int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
     return BW_OK;
 }
 
-void bw_release(bw_writer *w)
+int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
 {
-    if (w == NULL) return;
-    if (w->data != NULL) (void)bw_pool_return(w->pool, w->data, w->cap);
+    if (w == NULL) return BW_EINVAL;
+    memset(w, 0, sizeof *w);
+    w->pool = pool;
+    if (buf == NULL || size == 0) return BW_EINVAL;
+    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
+    w->data = (unsigned char *)buf;
+    w->cap = w->lim = size;
+    w->flags = BW__EXTERNAL;
+    return BW_OK;
+}
+
+/* The end of a job: its length teaches a learning pool. */
+static void bw__job_done(bw_writer *w)
+{
+    if (w->len != 0 && w->pool != NULL) bw__learn_record(w->pool, w->len);
+}
+
+/* Empty, no error, no block; keeps the pool. */
+static void bw__reset(bw_writer *w)
+{
     w->data = NULL;
     w->len = w->cap = w->lim = 0;
     w->err = BW_OK;
+    w->flags = 0;
+}
+
+void bw_release(bw_writer *w)
+{
+    if (w == NULL) return;
+    bw__job_done(w);
+    if (w->data != NULL && !(w->flags & BW__EXTERNAL))
+        (void)bw_pool_return(w->pool, w->data, w->cap);
+    bw__reset(w);
 }
 
 void bw_clear(bw_writer *w)
 {
     if (w == NULL) return;
+    bw__job_done(w);
     w->len = 0;
     w->lim = w->cap;
     w->err = BW_OK;
+}
+
+int bw_patch(bw_writer *w, size_t offset, const void *src, size_t n)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (n == 0) return BW_OK;
+    if (src == NULL || offset > w->len || n > w->len - offset) return bw__fail(w, BW_EINVAL);
+    memmove(w->data + offset, src, n);
+    return BW_OK;
 }
 
 int bw_reserve(bw_writer *w, size_t n) { return bw__grow(w, n); }
@@ -1066,14 +1215,28 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
 {
     void *b = NULL;
     size_t l = 0, c = 0;
-    if (w != NULL) {
+    if (len != NULL) *len = 0;
+    if (capacity != NULL) *capacity = 0;
+    if (w == NULL) return NULL;
+    if ((w->flags & BW__EXTERNAL) && w->len != 0) {
+        /* The caller's buffer cannot go to the pool: hand out a pooled
+         * copy, sized by the growth rule. */
+        bw_pool *p = bw__pool_of(w);
+        size_t want;
+        if (p == NULL || bw__target(p, 0, w->len, 0, &want) != BW_OK ||
+            (b = bw_pool_rent(p, want, &c)) == NULL) {
+            bw__fail(w, BW_ENOMEM);
+            return NULL;
+        }
+        memcpy(b, w->data, w->len);
+        l = w->len;
+    } else if (!(w->flags & BW__EXTERNAL)) {
         b = w->data;
         l = w->len;
         c = w->cap;
-        w->data = NULL;
-        w->len = w->cap = w->lim = 0;
-        w->err = BW_OK;
     }
+    bw__job_done(w);
+    bw__reset(w);
     if (len != NULL) *len = l;
     if (capacity != NULL) *capacity = c;
     return b;
@@ -1366,6 +1529,144 @@ BW__INTERNAL void bw__check_destroy(bw_pool *p)
 }
 /*************** End file pool/check.c **************************************/
 
+/*************** Begin file pool/large.c ************************************/
+/* large.c - two things a pool can learn about its writers' big jobs:
+ *
+ * Large retention (max_large_bytes): blocks above the threshold are kept
+ * when they come back, bounded in bytes and count, oldest evicted first, so
+ * a steady stream of 10 MiB jobs reuses warm memory instead of asking the
+ * backing allocator for fresh pages each time (jemalloc hands blocks of
+ * 8 MiB and more back to the kernel at once: every job then pays page
+ * faults, several times the cost of the copy). A rent above the threshold is
+ * served from a kept block of exactly that size; writers only ask for powers
+ * of two there, so sizes repeat.
+ *
+ * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
+ * ended at; a new writer starts at about the 90th percentile of the last 16,
+ * so similar jobs stop growing (and copying) altogether. */
+/* #include "pool_internal.h": amalgamated above */
+/* #include "track.h": amalgamated above */
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BW__DEFAULT_LARGE_BLOCKS 8
+#define BW__DEFAULT_MAX_LEARNED ((size_t)64 << 20)
+
+BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
+{
+    p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
+    p->max_learned = o->max_learned_size ? o->max_learned_size : BW__DEFAULT_MAX_LEARNED;
+    p->max_large_bytes = o->max_large_bytes;
+    p->max_large_blocks = o->max_large_blocks ? o->max_large_blocks : BW__DEFAULT_LARGE_BLOCKS;
+    if (p->max_large_bytes == 0) return true;
+    if (pthread_mutex_init(&p->large_lock, NULL) != 0) return false;
+    p->large = (bw__large *)calloc(p->max_large_blocks, sizeof *p->large);
+    if (p->large == NULL) {
+        pthread_mutex_destroy(&p->large_lock);
+        return false;
+    }
+    return true;
+}
+
+BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size)
+{
+    void *b = NULL;
+    size_t i;
+    if (p->max_large_bytes == 0) return NULL;
+    pthread_mutex_lock(&p->large_lock);
+    for (i = p->nlarge; i-- > 0;) { /* newest first: the warmest */
+        if (p->large[i].size == size) {
+            b = p->large[i].block;
+            memmove(&p->large[i], &p->large[i + 1], (p->nlarge - i - 1) * sizeof *p->large);
+            p->nlarge--;
+            atomic_fetch_sub_explicit(&p->large_bytes, size, memory_order_relaxed);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->large_lock);
+    if (b != NULL) BW__TRACK_UNDEFINED(b, size);
+    return b;
+}
+
+BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size)
+{
+    bw__large evicted[BW__DEFAULT_LARGE_BLOCKS];
+    size_t nev = 0, i;
+    if (p->max_large_bytes == 0 || size > p->max_large_bytes) return false;
+    if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(b, size);
+    BW__TRACK_NOACCESS(b, size);
+    pthread_mutex_lock(&p->large_lock);
+    /* Make room: evict the oldest (at most a handful per call; the rest of
+     * an oversized backlog goes on later calls). */
+    while (p->nlarge > 0 &&
+           (p->nlarge == p->max_large_blocks ||
+            atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size > p->max_large_bytes) &&
+           nev < BW__DEFAULT_LARGE_BLOCKS) {
+        evicted[nev++] = p->large[0];
+        atomic_fetch_sub_explicit(&p->large_bytes, p->large[0].size, memory_order_relaxed);
+        memmove(&p->large[0], &p->large[1], (p->nlarge - 1) * sizeof *p->large);
+        p->nlarge--;
+    }
+    if (p->nlarge < p->max_large_blocks &&
+        atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size <= p->max_large_bytes) {
+        p->large[p->nlarge].block = b;
+        p->large[p->nlarge].size = size;
+        p->nlarge++;
+        atomic_fetch_add_explicit(&p->large_bytes, size, memory_order_relaxed);
+        b = NULL;
+    }
+    pthread_mutex_unlock(&p->large_lock);
+    for (i = 0; i < nev; i++) bw__backing_free(p, NULL, evicted[i].block, evicted[i].size);
+    return b == NULL;
+}
+
+BW__INTERNAL void bw__large_free_all(bw_pool *p)
+{
+    if (p->max_large_bytes == 0) return;
+    for (;;) {
+        bw__large e;
+        pthread_mutex_lock(&p->large_lock);
+        if (p->nlarge == 0) {
+            pthread_mutex_unlock(&p->large_lock);
+            return;
+        }
+        e = p->large[--p->nlarge];
+        atomic_fetch_sub_explicit(&p->large_bytes, e.size, memory_order_relaxed);
+        pthread_mutex_unlock(&p->large_lock);
+        bw__backing_free(p, NULL, e.block, e.size);
+    }
+}
+
+BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
+{
+    unsigned i;
+    if (!p->learn || len == 0) return;
+    i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
+    atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
+}
+
+/* About the 90th percentile of the recorded lengths: with k of them, the
+ * (k/10 + 1)-th largest (the second largest of 16), so one outlier job does
+ * not make every later writer huge. At most max_learned; 0 when off. */
+BW__INTERNAL size_t bw__learned(bw_pool *p)
+{
+    size_t v[BW__RECENT], r;
+    unsigned k = 0, i, j;
+    if (!p->learn) return 0;
+    for (i = 0; i < BW__RECENT; i++) {
+        size_t x = atomic_load_explicit(&p->recent[i], memory_order_relaxed);
+        if (x == 0) continue;
+        /* insertion sort, largest first */
+        for (j = k++; j > 0 && v[j - 1] < x; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+    if (k == 0) return 0;
+    r = v[k / 10];
+    return r < p->max_learned ? r : p->max_learned;
+}
+/*************** End file pool/large.c **************************************/
+
 /*************** Begin file pool/pool.c *************************************/
 /* pool.c - the size-class pool: create/destroy, rent/return, the shared
  * level, trim and stats. Thread caches live in tcache.c, checked mode in
@@ -1385,7 +1686,7 @@ BW__INTERNAL void bw__check_destroy(bw_pool *p)
  * again before it is handed out (what explicit_bzero does, without needing
  * _GNU_SOURCE, so the single header works whatever the user included
  * first): the empty asm claims to read the memory. */
-static void bw__zero(void *b, size_t n)
+BW__INTERNAL void bw__zero(void *b, size_t n)
 {
     memset(b, 0, n);
 #if defined(__GNUC__) || defined(__clang__)
@@ -1499,7 +1800,7 @@ static void bw__shared_free_all(bw_pool *p)
 
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 {
-    static const bw_pool_options defaults = {0, 0, 0, 0, 0, NULL};
+    static const bw_pool_options defaults; /* all zeros: every default */
     const bw_pool_options *o = opts ? opts : &defaults;
     size_t threshold = o->max_pooled_size ? o->max_pooled_size : BW__DEFAULT_THRESHOLD;
     size_t min_size = o->min_block_size ? o->min_block_size : BW__DEFAULT_MIN_BLOCK;
@@ -1543,8 +1844,17 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
                              ? 0 : threshold;
     p->fast_return_span = p->fast_rent_limit ? threshold - min_size + 1 : 0;
     p->alloc = *a;
+    if (!bw__large_init(p, o)) {
+        for (ci = 0; ci < n; ci++) pthread_mutex_destroy(&p->cls[ci].lock);
+        free(p);
+        return BW_ENOMEM;
+    }
     if (p->checked && !bw__check_init(p)) {
         for (ci = 0; ci < n; ci++) pthread_mutex_destroy(&p->cls[ci].lock);
+        if (p->large != NULL) {
+            pthread_mutex_destroy(&p->large_lock);
+            free(p->large);
+        }
         free(p);
         return BW_ENOMEM;
     }
@@ -1558,6 +1868,11 @@ void bw_pool_destroy(bw_pool *pool)
     if (pool == NULL) return;
     bw__tcache_orphan_all(pool);
     bw__shared_free_all(pool);
+    bw__large_free_all(pool);
+    if (pool->large != NULL) {
+        pthread_mutex_destroy(&pool->large_lock);
+        free(pool->large);
+    }
     if (pool->checked) bw__check_destroy(pool);
     for (ci = 0; ci < pool->nclasses; ci++) {
         pthread_mutex_destroy(&pool->cls[ci].lock);
@@ -1635,12 +1950,17 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         if (p->flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
         else BW__TRACK_UNDEFINED(b, cap);
     } else {
-        /* Above the threshold: exactly what was asked for, not pooled. */
+        /* Above the threshold: exactly what was asked for, from the kept
+         * large blocks (large retention) or the backing allocator. */
         if (min_size > (size_t)PTRDIFF_MAX) return NULL;
         cap = min_size;
-        b = bw__backing_alloc(p, tc, cap);
-        if (b == NULL) return NULL;
-        BW__COUNT(p, tc, misses, 1);
+        if ((b = bw__large_take(p, cap)) != NULL) {
+            BW__COUNT(p, tc, hits, 1);
+        } else {
+            b = bw__backing_alloc(p, tc, cap);
+            if (b == NULL) return NULL;
+            BW__COUNT(p, tc, misses, 1);
+        }
         BW__COUNT(p, tc, out_bytes, cap);
     }
 fresh:
@@ -1698,7 +2018,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
                        block, capacity);
         return BW_EINVAL;
     }
-    if (p->checked && !bw__check_return(p, block, capacity, pooled)) return BW_EINVAL;
+    if (p->checked && !bw__check_return(p, block, capacity, pooled || p->max_large_bytes))
+        return BW_EINVAL;
     if (p->use_tcache) tc = bw__tcache_get(p);
 
     if (pooled) {
@@ -1717,7 +2038,7 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     BW__COUNT(p, tc, returns, 1);
     BW__COUNT(p, tc, out_bytes, 0 - (uint64_t)capacity);
     if (!pooled) {
-        bw__backing_free(p, tc, block, capacity);
+        if (!bw__large_keep(p, block, capacity)) bw__backing_free(p, tc, block, capacity);
         return BW_OK;
     }
     if (bw__shared_push(p, ci, block)) return BW_OK;
@@ -1747,10 +2068,20 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
     return bw__return_slow(p, block, capacity);
 }
 
-BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t new_cap)
+BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
+                                   size_t new_cap)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
     void *nb;
+    if ((nb = bw__large_take(p, new_cap)) != NULL) {
+        /* Warm memory: a copy of len bytes costs less than fresh pages. */
+        BW__COUNT(p, tc, hits, 1);
+        BW__COUNT(p, tc, out_bytes, new_cap);
+        if (p->checked) bw__check_rented(p, nb, new_cap);
+        memcpy(nb, b, len);
+        (void)bw_pool_return(p, b, old_cap);
+        return nb;
+    }
     if (p->checked && !bw__check_return(p, b, old_cap, false)) return NULL;
     nb = p->alloc.realloc(p->alloc.ctx, b, old_cap, new_cap);
     if (nb == NULL) {
@@ -1778,6 +2109,7 @@ void bw_pool_trim(bw_pool *pool)
     if (pool == NULL) return;
     bw__tcache_trim_self(pool);
     bw__shared_free_all(pool);
+    bw__large_free_all(pool);
 }
 
 void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
@@ -1795,7 +2127,10 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
     out->hits = s.hits;
     out->backing_allocs = s.backing_allocs;
     out->backing_frees = s.backing_frees;
-    out->retained_bytes = held + atomic_load_explicit(&pool->shared_bytes, memory_order_relaxed);
+    out->large_retained_bytes = atomic_load_explicit(&pool->large_bytes, memory_order_relaxed);
+    out->retained_bytes = held + atomic_load_explicit(&pool->shared_bytes, memory_order_relaxed) +
+                          out->large_retained_bytes;
+    out->learned_size = bw__learned(pool);
     out->outstanding_bytes = (size_t)s.out_bytes;
 }
 /*************** End file pool/pool.c ***************************************/

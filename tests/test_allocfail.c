@@ -117,7 +117,24 @@ static bw_pool *no_retention_pool(test_alloc *ta)
     return p;
 }
 
-static void fail_every_n(int with_realloc, int sticky)
+/* Learned size and large retention: later jobs start big and take kept
+ * blocks, so failures land on those paths too. */
+static bw_pool *steady_pool(test_alloc *ta)
+{
+    bw_pool_options o;
+    bw_pool *p = NULL;
+    memset(&o, 0, sizeof o);
+    o.max_pooled_size = THRESHOLD;
+    o.flags = BW_POOL_LEARN_SIZE;
+    o.max_large_bytes = 1u << 20;
+    o.max_large_blocks = 3;
+    o.allocator = &ta->hook;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    return p;
+}
+
+static void fail_every_n_with(int with_realloc, int sticky, bw_pool *(*make)(test_alloc *),
+                              long min_calls)
 {
     test_alloc ta;
     bw_pool *p;
@@ -126,10 +143,10 @@ static void fail_every_n(int with_realloc, int sticky)
     cr_assert_not_null(ref);
 
     ta_init(&ta, with_realloc);
-    p = no_retention_pool(&ta);
+    p = make(&ta);
     cr_assert_eq(run(p, ref), 0);
     total = atomic_load(&ta.calls);
-    cr_assert_geq(total, 20, "%ld calls: the workload grows through the classes and "
+    cr_assert_geq(total, min_calls, "%ld calls: the workload grows through the classes and "
                   "past the threshold", total);
     ta_finish(&ta, p);
 
@@ -137,16 +154,26 @@ static void fail_every_n(int with_realloc, int sticky)
         ta_init(&ta, with_realloc);
         atomic_store(&ta.fail_at, n);
         atomic_store(&ta.fail_sticky, sticky);
-        p = no_retention_pool(&ta);
+        p = make(&ta);
         cr_assert_gt(run(p, ref), 0, "N=%ld: the failure reached the caller", n);
         ta_finish(&ta, p);
     }
     free(ref);
 }
 
+static void fail_every_n(int with_realloc, int sticky)
+{
+    fail_every_n_with(with_realloc, sticky, no_retention_pool, 20);
+}
+
 Test(allocfail, fail_nth_call, .timeout = 120) { fail_every_n(1, 0); }
 Test(allocfail, fail_nth_call_no_realloc, .timeout = 120) { fail_every_n(0, 0); }
 Test(allocfail, fail_from_nth_on, .timeout = 120) { fail_every_n(1, 1); }
+Test(allocfail, fail_nth_call_learned_and_large, .timeout = 120)
+{
+    fail_every_n_with(1, 0, steady_pool, 5);
+    fail_every_n_with(0, 1, steady_pool, 5);
+}
 
 Test(allocfail, pool_rent_failure_changes_nothing)
 {

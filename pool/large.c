@@ -1,0 +1,135 @@
+/* large.c - two things a pool can learn about its writers' big jobs:
+ *
+ * Large retention (max_large_bytes): blocks above the threshold are kept
+ * when they come back, bounded in bytes and count, oldest evicted first, so
+ * a steady stream of 10 MiB jobs reuses warm memory instead of asking the
+ * backing allocator for fresh pages each time (jemalloc hands blocks of
+ * 8 MiB and more back to the kernel at once: every job then pays page
+ * faults, several times the cost of the copy). A rent above the threshold is
+ * served from a kept block of exactly that size; writers only ask for powers
+ * of two there, so sizes repeat.
+ *
+ * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
+ * ended at; a new writer starts at about the 90th percentile of the last 16,
+ * so similar jobs stop growing (and copying) altogether. */
+#include "pool_internal.h"
+#include "track.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BW__DEFAULT_LARGE_BLOCKS 8
+#define BW__DEFAULT_MAX_LEARNED ((size_t)64 << 20)
+
+BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
+{
+    p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
+    p->max_learned = o->max_learned_size ? o->max_learned_size : BW__DEFAULT_MAX_LEARNED;
+    p->max_large_bytes = o->max_large_bytes;
+    p->max_large_blocks = o->max_large_blocks ? o->max_large_blocks : BW__DEFAULT_LARGE_BLOCKS;
+    if (p->max_large_bytes == 0) return true;
+    if (pthread_mutex_init(&p->large_lock, NULL) != 0) return false;
+    p->large = (bw__large *)calloc(p->max_large_blocks, sizeof *p->large);
+    if (p->large == NULL) {
+        pthread_mutex_destroy(&p->large_lock);
+        return false;
+    }
+    return true;
+}
+
+BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size)
+{
+    void *b = NULL;
+    size_t i;
+    if (p->max_large_bytes == 0) return NULL;
+    pthread_mutex_lock(&p->large_lock);
+    for (i = p->nlarge; i-- > 0;) { /* newest first: the warmest */
+        if (p->large[i].size == size) {
+            b = p->large[i].block;
+            memmove(&p->large[i], &p->large[i + 1], (p->nlarge - i - 1) * sizeof *p->large);
+            p->nlarge--;
+            atomic_fetch_sub_explicit(&p->large_bytes, size, memory_order_relaxed);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->large_lock);
+    if (b != NULL) BW__TRACK_UNDEFINED(b, size);
+    return b;
+}
+
+BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size)
+{
+    bw__large evicted[BW__DEFAULT_LARGE_BLOCKS];
+    size_t nev = 0, i;
+    if (p->max_large_bytes == 0 || size > p->max_large_bytes) return false;
+    if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(b, size);
+    BW__TRACK_NOACCESS(b, size);
+    pthread_mutex_lock(&p->large_lock);
+    /* Make room: evict the oldest (at most a handful per call; the rest of
+     * an oversized backlog goes on later calls). */
+    while (p->nlarge > 0 &&
+           (p->nlarge == p->max_large_blocks ||
+            atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size > p->max_large_bytes) &&
+           nev < BW__DEFAULT_LARGE_BLOCKS) {
+        evicted[nev++] = p->large[0];
+        atomic_fetch_sub_explicit(&p->large_bytes, p->large[0].size, memory_order_relaxed);
+        memmove(&p->large[0], &p->large[1], (p->nlarge - 1) * sizeof *p->large);
+        p->nlarge--;
+    }
+    if (p->nlarge < p->max_large_blocks &&
+        atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size <= p->max_large_bytes) {
+        p->large[p->nlarge].block = b;
+        p->large[p->nlarge].size = size;
+        p->nlarge++;
+        atomic_fetch_add_explicit(&p->large_bytes, size, memory_order_relaxed);
+        b = NULL;
+    }
+    pthread_mutex_unlock(&p->large_lock);
+    for (i = 0; i < nev; i++) bw__backing_free(p, NULL, evicted[i].block, evicted[i].size);
+    return b == NULL;
+}
+
+BW__INTERNAL void bw__large_free_all(bw_pool *p)
+{
+    if (p->max_large_bytes == 0) return;
+    for (;;) {
+        bw__large e;
+        pthread_mutex_lock(&p->large_lock);
+        if (p->nlarge == 0) {
+            pthread_mutex_unlock(&p->large_lock);
+            return;
+        }
+        e = p->large[--p->nlarge];
+        atomic_fetch_sub_explicit(&p->large_bytes, e.size, memory_order_relaxed);
+        pthread_mutex_unlock(&p->large_lock);
+        bw__backing_free(p, NULL, e.block, e.size);
+    }
+}
+
+BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
+{
+    unsigned i;
+    if (!p->learn || len == 0) return;
+    i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
+    atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
+}
+
+/* About the 90th percentile of the recorded lengths: with k of them, the
+ * (k/10 + 1)-th largest (the second largest of 16), so one outlier job does
+ * not make every later writer huge. At most max_learned; 0 when off. */
+BW__INTERNAL size_t bw__learned(bw_pool *p)
+{
+    size_t v[BW__RECENT], r;
+    unsigned k = 0, i, j;
+    if (!p->learn) return 0;
+    for (i = 0; i < BW__RECENT; i++) {
+        size_t x = atomic_load_explicit(&p->recent[i], memory_order_relaxed);
+        if (x == 0) continue;
+        /* insertion sort, largest first */
+        for (j = k++; j > 0 && v[j - 1] < x; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+    if (k == 0) return 0;
+    r = v[k / 10];
+    return r < p->max_learned ? r : p->max_learned;
+}

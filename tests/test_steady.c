@@ -1,0 +1,363 @@
+/* test_steady.c - the allocation-free steady state: learned starting size,
+ * large retention, the caller's first buffer, back-patching. */
+#include "helpers.h"
+
+static bw_pool *steady_pool(test_alloc *ta, unsigned flags, size_t large_bytes,
+                            size_t large_blocks, size_t max_learned)
+{
+    bw_pool_options o;
+    bw_pool *p = NULL;
+    memset(&o, 0, sizeof o);
+    o.flags = flags;
+    o.allocator = &ta->hook;
+    o.max_large_bytes = large_bytes;
+    o.max_large_blocks = large_blocks;
+    o.max_learned_size = max_learned;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    return p;
+}
+
+/* One job: total bytes in 8 KiB chunks; returns how often the block moved. */
+static size_t job(bw_writer *w, size_t total, unsigned seed)
+{
+    unsigned char buf[8192];
+    size_t done = 0, moves = 0, i, bad = 0;
+    const unsigned char *last = bw_data(w);
+    while (done < total) {
+        size_t n = total - done < sizeof buf ? total - done : sizeof buf;
+        for (i = 0; i < n; i++) buf[i] = pat(done + i, seed);
+        cr_assert_eq(bw_write(w, buf, n), BW_OK);
+        if (bw_data(w) != last) moves++;
+        last = bw_data(w);
+        done += n;
+    }
+    for (i = 0; i < total; i += 997) bad += bw_data(w)[i] != pat(i, seed);
+    cr_assert_eq(bad, 0);
+    return moves;
+}
+
+Test(steady, learned_size_stops_growth)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats st;
+    bw_writer w;
+    ta_init(&ta, 1);
+    p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 0);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.learned_size, 0, "nothing learned yet");
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_expect_gt(job(&w, 10u << 20, 1), 5, "the first job grows");
+    bw_release(&w);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.learned_size, 10u << 20);
+    /* The next job starts at the learned size: one block, never moves. */
+    cr_expect_eq(job(&w, 10u << 20, 2), 1);
+    cr_expect_eq(bw_capacity(&w), 16u << 20);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+Test(steady, learned_size_is_a_high_percentile_and_bounded)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats st;
+    bw_writer w;
+    int i;
+    ta_init(&ta, 1);
+    p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 1u << 20);
+    bw_init(&w, p, 0);
+    for (i = 0; i < 15; i++) {
+        bw_write(&w, "0123456789", 10);
+        bw_printf(&w, "%0990d", 0); /* 1000 bytes in all */
+        bw_clear(&w);               /* clear ends a job too */
+    }
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.learned_size, 1000);
+    job(&w, 3u << 20, 3); /* one outlier */
+    bw_release(&w);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.learned_size, 1000, "one outlier in 16 does not move it");
+    bw_put_u8(&w, 1);
+    cr_expect_eq(bw_capacity(&w), 1024, "first block sized for the learned length");
+    bw_release(&w);
+    for (i = 0; i < 16; i++) {
+        job(&w, 3u << 20, 4);
+        bw_release(&w);
+    }
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.learned_size, 1u << 20, "bounded by max_learned_size");
+    ta_finish(&ta, p);
+}
+
+Test(steady, large_retention_reuses_warm_blocks)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats a, b;
+    bw_writer w;
+    int i;
+    ta_init(&ta, 1);
+    p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 64u << 20, 0, 0);
+    bw_init(&w, p, 0);
+    job(&w, 10u << 20, 5);
+    bw_release(&w);
+    bw_pool_get_stats(p, &a);
+    cr_expect_eq(a.large_retained_bytes, 16u << 20);
+    cr_expect_geq(a.retained_bytes, a.large_retained_bytes);
+    /* Steady state: no backing allocation at all. */
+    for (i = 0; i < 5; i++) {
+        job(&w, 10u << 20, (unsigned)i);
+        bw_release(&w);
+    }
+    bw_pool_get_stats(p, &b);
+    cr_expect_eq(b.backing_allocs, a.backing_allocs, "allocations in steady state: %llu",
+                 (unsigned long long)(b.backing_allocs - a.backing_allocs));
+    cr_expect_eq(b.hits - a.hits, 5);
+    bw_pool_trim(p);
+    bw_pool_get_stats(p, &b);
+    cr_expect_eq(b.large_retained_bytes, 0);
+    cr_expect_eq(b.retained_bytes, 0);
+    cr_expect_eq(atomic_load(&ta.live_blocks), 0);
+    ta_finish(&ta, p);
+}
+
+Test(steady, large_retention_without_learning_reaches_steady_state)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats a, b;
+    bw_writer w;
+    int i;
+    ta_init(&ta, 1);
+    p = steady_pool(&ta, 0, 64u << 20, 0, 0);
+    bw_init(&w, p, 0);
+    /* Growth moves into kept blocks of the next size when there are any
+     * (and keeps the one it leaves), so after a few jobs every size along
+     * the way is kept: 2, 4 and 8 MiB. */
+    for (i = 0; i < 3; i++) {
+        job(&w, 6u << 20, (unsigned)i);
+        bw_release(&w);
+    }
+    bw_pool_get_stats(p, &a);
+    cr_expect_eq(a.large_retained_bytes, (2u + 4u + 8u) << 20);
+    for (i = 0; i < 3; i++) {
+        job(&w, 6u << 20, (unsigned)i + 10);
+        bw_release(&w);
+    }
+    bw_pool_get_stats(p, &b);
+    cr_expect_eq(b.backing_allocs, a.backing_allocs, "no allocation in steady state");
+    ta_finish(&ta, p);
+}
+
+Test(steady, large_retention_bounds_and_exact_sizes)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats st;
+    void *blk[4];
+    size_t cap[4], c;
+    int i;
+    ta_init(&ta, 1);
+    p = steady_pool(&ta, 0, 10u << 20, 2, 0);
+    for (i = 0; i < 4; i++) blk[i] = bw_pool_rent(p, (size_t)(2 + i) << 20, &cap[i]);
+    for (i = 0; i < 4; i++) cr_expect_eq(bw_pool_return(p, blk[i], cap[i]), BW_OK);
+    bw_pool_get_stats(p, &st);
+    /* 2 blocks at most, 10 MiB at most, oldest evicted: 4 + 5 MiB kept. */
+    cr_expect_eq(st.large_retained_bytes, 9u << 20);
+    /* Served only at exactly the size asked for. */
+    blk[0] = bw_pool_rent(p, 3u << 20, &c);
+    cr_expect_eq(c, 3u << 20);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.large_retained_bytes, 9u << 20, "no kept block was 3 MiB");
+    cr_expect_eq(bw_pool_return(p, blk[0], c), BW_OK);
+    blk[1] = bw_pool_rent(p, 5u << 20, &c);
+    bw_pool_get_stats(p, &st);
+    cr_expect_lt(st.large_retained_bytes, 9u << 20, "the 5 MiB block was reused");
+    bw_pool_return(p, blk[1], c);
+    /* A block bigger than the whole budget is never kept. */
+    blk[2] = bw_pool_rent(p, 11u << 20, &c);
+    bw_pool_return(p, blk[2], c);
+    bw_pool_get_stats(p, &st);
+    cr_expect_leq(st.large_retained_bytes, 10u << 20);
+    ta_finish(&ta, p);
+}
+
+/* Caller's first buffer ----------------------------------------------- */
+
+Test(steady, inline_buffer_small_messages_allocate_nothing)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    unsigned char buf[256];
+    int i;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
+    for (i = 0; i < 100; i++) {
+        bw_put_u32le(&w, (uint32_t)i);
+        bw_puts(&w, "message body");
+        bw_put_uvarint(&w, 300);
+        cr_assert_eq(bw_error(&w), BW_OK);
+        cr_assert_eq(bw_data(&w), buf, "still in the caller's buffer");
+        cr_assert_eq(bw_data(&w)[0], (unsigned char)i);
+        bw_clear(&w);
+    }
+    cr_expect_eq(atomic_load(&ta.calls), 0, "no allocation for small messages");
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+Test(steady, inline_buffer_overflows_into_the_pool)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    unsigned char buf[64];
+    size_t i, bad = 0;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
+    for (i = 0; i < 5000; i++) bw_put_u8(&w, pat(i, 8));
+    cr_assert_eq(bw_error(&w), BW_OK);
+    cr_expect_neq(bw_data(&w), buf);
+    cr_expect_eq(bw_capacity(&w), 8192);
+    for (i = 0; i < 5000; i++) bad += bw_data(&w)[i] != pat(i, 8);
+    cr_expect_eq(bad, 0);
+    for (i = 0; i < 64; i++) bad += buf[i] != pat(i, 8);
+    cr_expect_eq(bad, 0, "the caller's buffer is left as it was written");
+    bw_release(&w);
+    ta_finish(&ta, p); /* the stack buffer was never given to the allocator */
+}
+
+Test(steady, inline_buffer_detach_hands_out_pooled_memory)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    unsigned char buf[32];
+    size_t len, cap;
+    unsigned char *b;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, 0);
+    bw_init_buffer(&w, p, buf, sizeof buf);
+    bw_puts(&w, "twenty bytes of text");
+    b = (unsigned char *)bw_detach(&w, &len, &cap);
+    cr_assert_not_null(b);
+    cr_expect_neq(b, buf);
+    cr_expect_eq(len, 20);
+    cr_expect_eq(cap, 32);
+    cr_expect(memcmp(b, "twenty bytes of text", 20) == 0);
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 0);
+    /* An empty inline writer detaches to nothing. */
+    bw_init_buffer(&w, p, buf, sizeof buf);
+    cr_expect_null(bw_detach(&w, &len, &cap));
+    cr_expect_eq(len, 0);
+    /* If the copy cannot be rented, nothing is lost. */
+    bw_init_buffer(&w, p, buf, sizeof buf);
+    bw_puts(&w, "keep me");
+    atomic_store(&ta.fail_at, atomic_load(&ta.calls) + 1);
+    atomic_store(&ta.fail_sticky, 1);
+    bw_pool_trim(p); /* no retained block to fall back on */
+    cr_expect_null(bw_detach(&w, &len, &cap));
+    cr_expect_eq(len, 0);
+    cr_expect_eq(bw_error(&w), BW_ENOMEM);
+    cr_expect_eq(bw_len(&w), 7);
+    cr_expect(memcmp(bw_data(&w), "keep me", 7) == 0);
+    cr_expect_eq(bw_data(&w), buf);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+Test(steady, inline_buffer_bad_input)
+{
+    bw_writer w;
+    unsigned char buf[1];
+    cr_expect_eq(bw_init_buffer(NULL, NULL, buf, 1), BW_EINVAL);
+    cr_expect_eq(bw_init_buffer(&w, NULL, NULL, 100), BW_EINVAL);
+    cr_expect_eq(bw_capacity(&w), 0, "a valid empty writer");
+    cr_expect_eq(bw_error(&w), BW_OK);
+    cr_expect_eq(bw_init_buffer(&w, NULL, buf, 0), BW_EINVAL);
+    cr_expect_eq(bw_capacity(&w), 0);
+    /* A tiny buffer is fine: it just overflows at once. */
+    cr_expect_eq(bw_init_buffer(&w, NULL, buf, 1), BW_OK);
+    cr_expect_eq(bw_put_u8(&w, 7), BW_OK);
+    cr_expect_eq(bw_data(&w), buf);
+    cr_expect_eq(bw_put_uvarint(&w, 300), BW_OK);
+    cr_expect_eq(bw_len(&w), 3);
+    cr_expect(memcmp(bw_data(&w), "\x07\xac\x02", 3) == 0);
+    bw_release(&w);
+}
+
+/* Back-patching ---------------------------------------------------------- */
+
+Test(steady, patch_every_width)
+{
+    bw_writer w = BW_WRITER_INIT;
+    static const unsigned char want[] = {
+        0xaa, 0x02, 0x01, 0x01, 0x02, 0x04, 0x03, 0x02, 0x01, 0x01, 0x02, 0x03, 0x04,
+        8, 7, 6, 5, 4, 3, 2, 1, 1, 2, 3, 4, 5, 6, 7, 8, 'e', 'n', 'd'};
+    size_t i;
+    for (i = 0; i < sizeof want - 3; i++) bw_put_u8(&w, 0);
+    bw_puts(&w, "end");
+    cr_expect_eq(bw_patch_u8(&w, 0, 0xaa), BW_OK);
+    cr_expect_eq(bw_patch_u16le(&w, 1, 0x0102), BW_OK);
+    cr_expect_eq(bw_patch_u16be(&w, 3, 0x0102), BW_OK);
+    cr_expect_eq(bw_patch_u32le(&w, 5, 0x01020304), BW_OK);
+    cr_expect_eq(bw_patch_u32be(&w, 9, 0x01020304), BW_OK);
+    cr_expect_eq(bw_patch_u64le(&w, 13, 0x0102030405060708ull), BW_OK);
+    cr_expect_eq(bw_patch_u64be(&w, 21, 0x0102030405060708ull), BW_OK);
+    cr_assert_eq(bw_len(&w), sizeof want);
+    cr_expect(memcmp(bw_data(&w), want, sizeof want) == 0);
+    bw_release(&w);
+}
+
+Test(steady, patch_length_prefix_after_growth)
+{
+    bw_writer w = BW_WRITER_INIT;
+    size_t at, i;
+    bw_puts(&w, "HDR");
+    at = bw_len(&w);
+    bw_put_u32le(&w, 0); /* placeholder */
+    for (i = 0; i < 100000; i++) bw_put_u8(&w, (uint8_t)i);
+    cr_assert_eq(bw_patch_u32le(&w, at, (uint32_t)(bw_len(&w) - at - 4)), BW_OK);
+    cr_expect_eq(bw_data(&w)[at], 100000 & 0xff);
+    cr_expect_eq(bw_data(&w)[at + 1], (100000 >> 8) & 0xff);
+    cr_expect_eq(bw_data(&w)[at + 2], 100000 >> 16);
+    cr_expect_eq(bw_data(&w)[at + 3], 0);
+    cr_expect(memcmp(bw_data(&w), "HDR", 3) == 0);
+    bw_release(&w);
+}
+
+Test(steady, patch_out_of_range_changes_nothing)
+{
+    size_t bad_offsets[] = {5, 6, 7, 100, SIZE_MAX, SIZE_MAX - 2};
+    size_t i;
+    for (i = 0; i < sizeof bad_offsets / sizeof bad_offsets[0]; i++) {
+        bw_writer w = BW_WRITER_INIT;
+        bw_puts(&w, "abcdefgh");
+        /* 4 bytes at offset 5 would run past the length (8). */
+        cr_expect_eq(bw_patch_u32le(&w, bad_offsets[i], 0xffffffffu), BW_EINVAL,
+                     "offset %zu", bad_offsets[i]);
+        cr_expect_eq(bw_error(&w), BW_EINVAL);
+        cr_expect_eq(bw_len(&w), 8);
+        cr_expect(memcmp(bw_data(&w), "abcdefgh", 8) == 0);
+        /* refused while the error is recorded, even in range */
+        cr_expect_eq(bw_patch_u8(&w, 0, 'z'), BW_EINVAL);
+        cr_expect_eq(bw_data(&w)[0], 'a');
+        bw_release(&w);
+    }
+    {
+        bw_writer w = BW_WRITER_INIT;
+        bw_puts(&w, "abcd");
+        cr_expect_eq(bw_patch(&w, 4, "x", 0), BW_OK, "n = 0 at the end is fine");
+        cr_expect_eq(bw_patch(&w, 0, "wxyz", 4), BW_OK, "exactly up to the length");
+        cr_expect_eq(bw_patch(&w, 1, NULL, 1), BW_EINVAL);
+        cr_expect_eq(bw_patch(NULL, 0, "x", 1), BW_EINVAL);
+        cr_expect(memcmp(bw_data(&w), "wxyz", 4) == 0);
+        bw_release(&w);
+    }
+}
