@@ -2,7 +2,9 @@
 #
 #   make                  libbufwriter.a, libbufwriter.so (gcc; make CC=clang)
 #   make test             install test deps (as root), then the Criterion suite:
-#                         normal, ASan+UBSan, TSan (thread tests), valgrind
+#                         normal, ASan+UBSan, TSan (thread tests), valgrind,
+#                         clang, -O0, -m32, -Wconversion, fuzz corpus replay
+#   make fuzz             differential fuzzing for FUZZ_TIME seconds (600)
 #   make bench            install bench deps (as root), run the benchmark
 #   make install          PREFIX=/usr/local DESTDIR= (headers, libs, bufwriter.pc)
 #   make single           regenerate single_include/bufwriter.h (check-single: CI)
@@ -42,7 +44,8 @@ OBJS     := $(SRCS:%.c=$(B)/%.o)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_HDRS := $(wildcard tests/*.h)
 
-.PHONY: all test test-normal test-asan test-tsan test-valgrind test-clang \
+.PHONY: all test test-normal test-asan test-tsan test-valgrind test-clang test-matrix \
+        test-fuzz fuzz \
         bench bench-full deps-test deps-bench install uninstall clean
 
 all: $(B)/libbufwriter.a $(B)/libbufwriter.so
@@ -105,7 +108,8 @@ $(B)/test-mini: $(SRCS) $(HDRS) $(TEST_SRCS) $(TEST_HDRS) tests/mini_main.c
 CRITERION_ARGS ?= -j2
 
 test: deps-test
-	$(MAKE) test-normal test-asan test-tsan test-valgrind test-clang check-single test-packaging
+	$(MAKE) test-normal test-asan test-tsan test-valgrind test-clang test-matrix test-fuzz \
+	  check-single test-packaging
 
 test-normal: $(B)/test-normal
 	$(B)/test-normal $(CRITERION_ARGS)
@@ -126,6 +130,42 @@ test-valgrind: $(B)/test-mini
 # The library and the suite build warning-free with clang too, and pass.
 test-clang:
 	$(MAKE) --no-print-directory B=build/clang CC=clang CXX=clang++ all test-normal
+
+# Build matrix: -O0 with gcc and clang; a 32-bit build (-m32, where size
+# arithmetic wraps sooner; over the shim, as Debian has no 32-bit Criterion);
+# the library clean under -Wconversion -Wsign-conversion.
+$(B)/test-m32: $(SRCS) $(HDRS) $(TEST_SRCS) $(TEST_HDRS) tests/mini_main.c
+	@mkdir -p $(B)
+	$(CC) -m32 $(MINI_CFLAGS) -Wno-psabi -O2 -g -o $@ $(SRCS) $(TEST_SRCS) tests/mini_main.c
+
+test-matrix: $(B)/test-m32
+	$(B)/test-m32 | tail -1
+	$(MAKE) --no-print-directory B=build/O0 OPT=-O0 test-normal
+	$(MAKE) --no-print-directory B=build/clang-O0 CC=clang CXX=clang++ OPT=-O0 test-normal
+	for f in $(SRCS); do $(CC) $(CSTD) $(WARN) -Wconversion -Wsign-conversion -fsyntax-only $$f || exit 1; done
+
+# ----------------------------------------------------------------- fuzz --
+# Differential fuzzing (libFuzzer, clang). make test replays the committed
+# corpus and every past crash reproducer, then fuzzes FUZZ_SHORT seconds;
+# make fuzz runs FUZZ_TIME seconds and saves crashes in tests/fuzz/crashes/.
+FUZZ_TIME  ?= 600
+FUZZ_SHORT ?= 20
+FUZZ_CFLAGS = $(CSTD) -g -O1 -I. -Wall -Wextra -Werror -pthread \
+              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+$(B)/fuzz_ops: $(SRCS) $(HDRS) tests/fuzz/fuzz_ops.c
+	@mkdir -p $(B)
+	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_ops.c $(SRCS)
+
+test-fuzz: $(B)/fuzz_ops
+	$(B)/fuzz_ops -runs=0 tests/fuzz/corpus tests/fuzz/crashes
+	rm -rf $(B)/fuzz-corpus && mkdir -p $(B)/fuzz-corpus
+	$(B)/fuzz_ops -max_total_time=$(FUZZ_SHORT) -max_len=4096 -artifact_prefix=$(B)/ \
+	  -print_final_stats=1 $(B)/fuzz-corpus tests/fuzz/corpus 2>&1 | tail -12
+
+fuzz: $(B)/fuzz_ops
+	mkdir -p $(B)/fuzz-corpus
+	$(B)/fuzz_ops -max_total_time=$(FUZZ_TIME) -max_len=4096 -artifact_prefix=tests/fuzz/crashes/ \
+	  -print_final_stats=1 $(B)/fuzz-corpus tests/fuzz/corpus
 
 # ---------------------------------------------------------------- bench --
 bench: deps-bench

@@ -181,6 +181,18 @@ uint64_t run_bufwriter_fresh_pool(Ctx &c)
     return s;
 }
 
+// Issue 6's steady state: a pool created once with BW_POOL_LEARN_SIZE and
+// large retention (max_large_bytes; default threshold 1 MiB). After the
+// warm-up jobs the writer starts at the learned size and its block above
+// the threshold is a kept, warm one: no growth, no copy, no backing
+// allocation.
+uint64_t run_bufwriter_steady(Ctx &c)
+{
+    bw_writer w;
+    bw_init(&w, c.pool, 0);
+    return write_with(c, w);
+}
+
 // A pool whose threshold covers the whole buffer: every block is pooled.
 uint64_t run_bufwriter_big_pool(Ctx &c)
 {
@@ -197,28 +209,30 @@ uint64_t run_bufwriter_reserved(Ctx &c)
     return write_with(c, w);
 }
 
-enum Kind { NONE, WARM_BUFFER, BIG_POOL, SHARED_POOL, FRESH_POOL };
+enum Kind { NONE, WARM_BUFFER, BIG_POOL, SHARED_POOL, FRESH_POOL, STEADY_POOL };
 
 struct Policy {
     const char *name;
     uint64_t (*fn)(Ctx &);
     Kind kind;
     bool quadratic;
+    bool sweep; // also in B's size and chunk sweeps (the main policies only)
 };
 
 const Policy kPolicies[] = {
-    {"limit_warm", run_limit_warm, WARM_BUFFER, false},
-    {"limit_cold", run_limit_cold, NONE, false},
-    {"limit_mmap", run_limit_mmap, NONE, false},
-    {"exact_size", run_exact_size, NONE, true},
-    {"realloc_double", run_realloc_double, NONE, false},
-    {"realloc_exact", run_realloc_exact, NONE, true},
-    {"open_memstream", run_open_memstream, NONE, false},
-    {"std_string", run_std_string, NONE, false},
-    {"bufwriter", run_bufwriter, SHARED_POOL, false},
-    {"bufwriter_fresh_pool", run_bufwriter_fresh_pool, FRESH_POOL, false},
-    {"bufwriter_big_pool", run_bufwriter_big_pool, BIG_POOL, false},
-    {"bufwriter_reserved", run_bufwriter_reserved, SHARED_POOL, false},
+    {"limit_warm", run_limit_warm, WARM_BUFFER, false, true},
+    {"limit_cold", run_limit_cold, NONE, false, true},
+    {"limit_mmap", run_limit_mmap, NONE, false, false},
+    {"exact_size", run_exact_size, NONE, true, true},
+    {"realloc_double", run_realloc_double, NONE, false, true},
+    {"realloc_exact", run_realloc_exact, NONE, true, false},
+    {"open_memstream", run_open_memstream, NONE, false, false},
+    {"std_string", run_std_string, NONE, false, true},
+    {"bufwriter", run_bufwriter, SHARED_POOL, false, true},
+    {"bufwriter_steady", run_bufwriter_steady, STEADY_POOL, false, true},
+    {"bufwriter_fresh_pool", run_bufwriter_fresh_pool, FRESH_POOL, false, false},
+    {"bufwriter_big_pool", run_bufwriter_big_pool, BIG_POOL, false, false},
+    {"bufwriter_reserved", run_bufwriter_reserved, SHARED_POOL, false, false},
 };
 
 size_t pow2_ceil(size_t x)
@@ -248,9 +262,26 @@ void bm_policy(benchmark::State &st, const Policy *pol)
             return;
         }
     }
-    if (!pol->quadratic) benchmark::DoNotOptimize(pol->fn(c)); // warm-up
+    if (pol->kind == STEADY_POOL) {
+        // Learned size + large retention, threshold at its default (1 MiB).
+        // Keep room for two blocks of the job's size class; the learned
+        // size may reach it (max_learned_size defaults to 64 MiB).
+        bw_pool_options o{};
+        o.flags = BW_POOL_LEARN_SIZE;
+        o.max_large_bytes = 2 * pow2_ceil(c.size) > 64 * MiB ? 2 * pow2_ceil(c.size) : 64 * MiB;
+        o.max_learned_size = pow2_ceil(c.size) > 64 * MiB ? pow2_ceil(c.size) : 0;
+        if (bw_pool_create(&c.pool, &o) != BW_OK) {
+            st.SkipWithError("bw_pool_create failed");
+            return;
+        }
+        // Warm-up: the first job grows and teaches the pool its size; the
+        // next ones run as every later job will.
+        for (int i = 0; i < 3; i++) benchmark::DoNotOptimize(pol->fn(c));
+    } else if (!pol->quadratic) {
+        benchmark::DoNotOptimize(pol->fn(c)); // warm-up
+    }
 
-    bw_pool *counted = pol->kind == BIG_POOL ? c.pool
+    bw_pool *counted = (pol->kind == BIG_POOL || pol->kind == STEADY_POOL) ? c.pool
                      : pol->kind == SHARED_POOL ? bw_pool_shared() : nullptr;
     bw_pool_stats ps0{}, ps1{};
     if (counted) bw_pool_get_stats(counted, &ps0);
@@ -266,6 +297,10 @@ void bm_policy(benchmark::State &st, const Policy *pol)
             static_cast<double>(ps1.backing_allocs - ps0.backing_allocs),
             benchmark::Counter::kAvgIterations);
     }
+    if (pol->kind == STEADY_POOL) {
+        st.counters["learned_size"] = static_cast<double>(ps1.learned_size);
+        st.counters["large_retained"] = static_cast<double>(ps1.large_retained_bytes);
+    }
     st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(c.size));
     if (c.pool) bw_pool_destroy(c.pool);
     if (c.failed) st.SkipWithError("wrong result (length or write error)");
@@ -279,6 +314,9 @@ bool quadratic_ok(size_t size, size_t chunk)
     return copied <= 12e9;
 }
 
+// min_time per repetition: A 0.1 s; B 0.05 s (0.2 s from 64 MiB up, where
+// one iteration takes 20-500 ms). Quadratic rows: one timed iteration per
+// repetition (--bw_slow_reps, default 3).
 void add(const char *workload, const Policy &p, size_t size, size_t chunk, const Options &o)
 {
     std::string name = std::string(workload) + "/" + p.name;
@@ -290,12 +328,19 @@ void add(const char *workload, const Policy &p, size_t size, size_t chunk, const
         ->Unit(benchmark::kMillisecond);
     if (p.quadratic)
         b->Iterations(1)->Repetitions(o.slow_reps);
+    else if (workload[0] == 'A')
+        b->MinTime(0.1);
     else
-        b->MinTime(size >= 64 * MiB ? 0.3 : 0.1);
+        b->MinTime(size >= 64 * MiB ? 0.2 : 0.05);
 }
 
 } // namespace
 
+// A: every policy at 10 MiB / 8 KiB. B: the main policies (Policy::sweep)
+// over sizes 1..64 MiB (default) or 1..256 MiB (--bw_full) at 8 KiB, and
+// over chunk sizes 64 B..64 KiB at 10 MiB; quadratic policies only where
+// one run copies at most 12 GB (exact_size: 1 and 4 MiB, chunks >= 8 KiB;
+// nothing above 16 MiB).
 void register_ab(const Options &o)
 {
     for (const Policy &p : kPolicies) add("A", p, 10 * MiB, 8 * KiB, o);
@@ -306,8 +351,9 @@ void register_ab(const Options &o)
     const size_t *sizes = o.full ? sizes_full : sizes_quick;
     size_t nsizes = o.full ? 5 : 4;
     for (const Policy &p : kPolicies) {
+        if (!p.sweep) continue;
         for (size_t i = 0; i < nsizes; i++)
-            if (!p.quadratic || quadratic_ok(sizes[i], 8 * KiB))
+            if (!p.quadratic || (sizes[i] <= 16 * MiB && quadratic_ok(sizes[i], 8 * KiB)))
                 add("B", p, sizes[i], 8 * KiB, o);
         for (size_t ch : chunks)
             if (!p.quadratic || quadratic_ok(10 * MiB, ch)) add("B", p, 10 * MiB, ch, o);

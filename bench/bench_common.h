@@ -81,6 +81,7 @@ struct Options {
 void register_ab(const Options &o);
 void register_c(const Options &o);
 void register_d(const Options &o);
+void register_e(const Options &o);
 
 } // namespace bwbench
 

@@ -1,5 +1,5 @@
 // bench_main.cpp - the bufwriter benchmark (issue 3). Registers workloads
-// A-D, records which allocator really serves malloc, runs google-benchmark.
+// A-E, records which allocator really serves malloc, runs google-benchmark.
 //
 // Own options (removed before google-benchmark sees the rest):
 //   --bw_full          run-full sizes (B up to 256 MiB, D with 2 threads)
@@ -59,6 +59,7 @@ int main(int argc, char **argv)
     bwbench::register_ab(o);
     bwbench::register_c(o);
     bwbench::register_d(o);
+    bwbench::register_e(o);
 
     benchmark::AddCustomContext("allocator", bench_alloc_provider());
     benchmark::AddCustomContext("alloc_counting", bench_alloc_counting() ? "malloc interposition" : "off");

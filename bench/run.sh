@@ -8,7 +8,10 @@ mode=${1:-default}
 REPS=${REPS:-5}
 PYTHON=${PYTHON:-python3}
 cd "$(dirname "$0")"
+# The default run writes results/, the full run results/full/ (so that a
+# quick run never overwrites the record of the last full one).
 R=results
+[ "$mode" = full ] && R=results/full
 mkdir -p "$R"
 rm -f "$R"/*.tmp
 FILES=""
@@ -50,24 +53,26 @@ echo "bufwriter bench ($mode run, $REPS repetitions, random interleaving) on $(n
 [ -n "$MI" ] || echo "  mimalloc: libmimalloc.so.2 not found: mimalloc runs skipped (apt-get install libmimalloc2.0)"
 
 if [ "$mode" = full ]; then
-  ALL='^(A|B|C|D)/'
+  # Everything, under each allocator: A; B at 1..256 MiB (8 KiB chunks) and
+  # chunks 64 B..64 KiB (10 MiB), main policies; C; D with 1 and 2 threads;
+  # E. Then D again in bench_nocount (no malloc interposition): the
+  # malloc_free timings without the counting wrappers.
+  ALL='^(A|B|C|D|E)/'
   run glibc "" build/bench "$ALL" glibc-full --bw_full
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ALL" jemalloc-full --bw_full
   [ -n "$MI" ] && run mimalloc "$MI" build/bench "$ALL" mimalloc-full --bw_full
-  # Workload D without the malloc interposer (no counters): the cost of
-  # the wrappers on the malloc+free rows.
   run glibc "" build/bench_nocount '^D/' glibc-D-nocount --bw_full
   [ -n "$JE" ] && run jemalloc "$JE" build/bench_nocount '^D/' jemalloc-D-nocount --bw_full
   [ -n "$MI" ] && run mimalloc "$MI" build/bench_nocount '^D/' mimalloc-D-nocount --bw_full
 else
-  # The default run: A, C and single-thread D under glibc and jemalloc, a
-  # reduced B (sizes 1..64 MiB at 8 KiB, main policies) under glibc, and
-  # A under mimalloc.
-  ACD='^(A|C|D)/'
-  BRED='^B/(limit_warm|realloc_double|std_string|bufwriter|exact_size)/size:[0-9]+/chunk:8192'
-  run glibc "" build/bench "$ACD" glibc-ACD
+  # The default run (~2 min): A, C, single-thread D and E under glibc and
+  # jemalloc; a reduced B (sizes 1..64 MiB at 8 KiB, main policies) under
+  # glibc; A under mimalloc.
+  ACDE='^(A|C|D|E)/'
+  BRED='^B/(limit_warm|realloc_double|std_string|bufwriter|bufwriter_steady|exact_size)/size:[0-9]+/chunk:8192'
+  run glibc "" build/bench "$ACDE" glibc-ACDE
   run glibc "" build/bench "$BRED" glibc-B --benchmark_repetitions=3
-  [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ACD" jemalloc-ACD
+  [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ACDE" jemalloc-ACDE
   [ -n "$MI" ] && run mimalloc "$MI" build/bench '^A/' mimalloc-A --benchmark_repetitions=3
 fi
 

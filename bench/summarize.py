@@ -10,7 +10,8 @@ Allocs/op (| Pool allocs/op). Median, min and max are over the repetitions
 median over the median of its workload's baseline row in the SAME file:
   A: limit_warm    B: limit_warm of the same size and chunk
   C: raw_store     D: malloc_free of the same size and thread count
-Times: real time for A, B, C; for D, CPU time per operation per thread.
+  E: raw_store of the same message size
+Times: real time for A, B, C, E; for D, CPU time per operation per thread.
 
 Writes DIR/summary.csv (every row of every file) and, when gnuplot is
 installed and B rows exist, DIR/workload_b.png (time vs size, log-log, one
@@ -27,12 +28,14 @@ import subprocess
 import sys
 
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-BASELINE = {"A": "limit_warm", "B": "limit_warm", "C": "raw_store", "D": "malloc_free"}
+BASELINE = {"A": "limit_warm", "B": "limit_warm", "C": "raw_store", "D": "malloc_free",
+            "E": "raw_store"}
 # Display order of the methods (registration order of the bench).
 ORDER = ["limit_warm", "limit_cold", "limit_mmap", "exact_size", "realloc_double",
-         "realloc_exact", "open_memstream", "std_string", "bufwriter",
+         "realloc_exact", "open_memstream", "std_string", "bufwriter", "bufwriter_steady",
          "bufwriter_fresh_pool", "bufwriter_big_pool", "bufwriter_reserved",
-         "raw_store", "bw_put_u32le", "bw_put_u32le_clear", "open_memstream_unlocked",
+         "raw_store", "bw_put_u32le", "bw_put_u32le_clear", "bw_patch", "bw_patch_records",
+         "open_memstream_unlocked", "bw_inline", "bw_inline_init",
          "malloc_free", "pool_rent_return"]
 NAME_RE = re.compile(r"^(?P<wl>[A-Z])/(?P<method>[^/]+)(?P<rest>(/.*)?)$")
 
@@ -145,6 +148,8 @@ def load(path):
                 continue
             if r["workload"] == "D" and (o["size"], o["threads"]) != (r["size"], r["threads"]):
                 continue
+            if r["workload"] == "E" and o["size"] != r["size"]:
+                continue
             base = o
             break
         r["ratio"] = (r["median"] / base["median"]) if (base and base["median"] and r["median"]) else None
@@ -166,14 +171,14 @@ def table(run, workload, markdown):
         return ""
     if workload in ("A", "B"):
         rows.sort(key=lambda r: (r["chunk"] != 8192, r["size"], r["chunk"], r["order"]))
-    elif workload == "D":
+    elif workload in ("D", "E"):
         rows.sort(key=lambda r: (r["threads"], r["size"], r["order"]))
     has_pool = any(r["pool_med"] is not None for r in rows)
     head = ["Method", "Size", "Chunk", "Threads", "Median", "Min-Max", "Ratio",
             "Bytes/op", "Allocs/op"] + (["Pool allocs/op"] if has_pool else []) + ["Faults/op"]
     if workload != "D":
         head.remove("Threads")
-    if workload == "C":
+    if workload in ("C", "E"):
         head.remove("Chunk")
     out = []
     for r in rows:
@@ -218,6 +223,7 @@ TITLES = {
     "B": "Workload B: sizes and chunk sizes (baseline limit_warm of the same size/chunk; real time)",
     "C": "Workload C: 1M u32 little-endian writes (baseline raw_store; real time)",
     "D": "Workload D: rent+return vs malloc+free (baseline malloc_free, same size/threads; CPU time per op per thread)",
+    "E": "Workload E: small messages, u32 length + payload (baseline raw_store, same size; real time per message)",
 }
 
 
@@ -313,7 +319,7 @@ def main(argv):
     os.makedirs(outdir, exist_ok=True)
     runs = [load(p) for p in files]
     for run in runs:
-        for wl in "ABCD":
+        for wl in "ABCDE":
             t = table(run, wl, markdown)
             if not t:
                 continue

@@ -7,9 +7,9 @@
 set -eu
 what=${1:-all}
 case "$what" in
-  test)  want="libcriterion-dev pkg-config clang valgrind gcc g++ make python3 binutils" ;;
+  test)  want="libcriterion-dev pkg-config clang libclang-rt-dev valgrind gcc g++ gcc-multilib make python3 binutils" ;;
   bench) want="libbenchmark-dev libjemalloc-dev libmimalloc-dev gnuplot-nox g++ make python3" ;;
-  all)   want="libcriterion-dev pkg-config clang valgrind gcc g++ make python3 binutils libbenchmark-dev libjemalloc-dev libmimalloc-dev gnuplot-nox" ;;
+  all)   want="libcriterion-dev pkg-config clang libclang-rt-dev valgrind gcc g++ gcc-multilib make python3 binutils libbenchmark-dev libjemalloc-dev libmimalloc-dev gnuplot-nox" ;;
   *) echo "usage: $0 test|bench|all" >&2; exit 2 ;;
 esac
 missing=""

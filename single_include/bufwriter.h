@@ -969,25 +969,23 @@ static bw_pool *bw__pool_of(bw_writer *w)
     return w->pool;
 }
 
-/* The growth rule: room for len + n bytes, at least twice the old capacity;
- * the pool's class at or below its threshold, the next power of two above.
- * BW_EOVERFLOW when that size cannot be represented. */
+/* The growth rule: room for len + n bytes, at least twice the old capacity,
+ * rounded to the pool's class at or below its threshold and to the next
+ * power of two above it (so a caller's odd-sized first buffer still leads to
+ * power-of-two blocks). BW_EOVERFLOW when that size cannot be represented. */
 static int bw__target(const bw_pool *p, size_t len, size_t n, size_t cap, size_t *out)
 {
-    size_t need, c;
+    size_t need;
     if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
     need = len + n;
+    if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
+    if (need < cap * 2) need = cap * 2;
     if (need <= p->threshold) {
-        c = bw_pool_class_size(p, need);
+        *out = bw_pool_class_size(p, need);
     } else {
         if (need > BW__MAX_BLOCK / 2 + 1) return BW_EOVERFLOW;
-        c = bw__pow2_ceil(need);
+        *out = bw__pow2_ceil(need);
     }
-    if (c / 2 < cap) {
-        if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
-        c = cap * 2;
-    }
-    *out = c;
     return BW_OK;
 }
 
