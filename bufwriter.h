@@ -159,12 +159,29 @@ typedef struct bw_pool bw_pool;
                                         second largest of the last 16 lengths
                                         (about the 90th percentile), at most
                                         max_learned_size, by the growth rule */
+#define BW_POOL_FILL            0x10u /* with checked mode: fill rented bytes
+                                        with BW_FILL_RENTED and returned ones
+                                        with BW_FILL_RETURNED, so a read of
+                                        stale or uninitialised bytes shows */
+#define BW_POOL_BYPASS          0x20u /* no pooling: every rent is a real
+                                        allocation of exactly min_size bytes
+                                        (*capacity = min_size) and every return
+                                        a real free, so AddressSanitizer's
+                                        redzones, quarantine and stack traces
+                                        apply in full. Also on with the
+                                        environment variable BW_BYPASS=1. */
+#define BW_FILL_RENTED   0xA5
+#define BW_FILL_RETURNED 0xDD
 #define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
                                         foreign block or a wrong capacity is
                                         reported (bw_set_report_hook) and
-                                        refused. Always on under BW_DEBUG and
-                                        when the environment variable
-                                        BW_CHECKED=1 is set. */
+                                        refused, and a write past a block's
+                                        end is caught at its return (a 16-byte
+                                        canary after every block). Always on
+                                        under BW_DEBUG and when the environment
+                                        variable BW_CHECKED=1 is set. Under
+                                        AddressSanitizer a double return is
+                                        reported in every mode. */
 
 typedef struct bw_pool_options {
     size_t max_pooled_size;      /* threshold, power of two; 0 = 1 MiB        */

@@ -1,9 +1,11 @@
 /* check.c - checked mode: a side table of every block the pool has handed
  * out or holds, so that a double return, a foreign block or a wrong capacity
  * is reported (through a replaceable hook) and refused instead of
- * corrupting the pool. On with BW_POOL_CHECKED, in BW_DEBUG builds, or with
- * BW_CHECKED=1 in the environment. It costs a hash lookup under a lock on
- * every rent and return. */
+ * corrupting the pool, and a canary after every block catches writes past
+ * its end when it comes back. On with BW_POOL_CHECKED, in BW_DEBUG builds,
+ * or with BW_CHECKED=1 in the environment. It costs a hash lookup under a
+ * lock and a 16-byte compare on every rent and return (measured in
+ * bench/RESULTS.md). */
 #include "pool_internal.h"
 
 #include <stdio.h>
@@ -63,14 +65,30 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap)
 /* BW_CHECKED=1 in the environment, read the way secure_getenv does: never
  * in a set-user-ID/set-group-ID program (AT_SECURE), where the environment
  * belongs to someone else. (secure_getenv itself needs _GNU_SOURCE.) */
-BW__INTERNAL bool bw__check_env(void)
+BW__INTERNAL bool bw__check_env(const char *name)
 {
     const char *v;
 #if defined(__linux__)
     if (getauxval(AT_SECURE) != 0) return false;
 #endif
-    v = getenv("BW_CHECKED");
+    v = getenv(name);
     return v != NULL && strcmp(v, "1") == 0;
+}
+
+/* The canary after each block in checked mode: a fixed pattern that a
+ * write of zeros, of text or of the fill bytes is unlikely to restore. */
+static const unsigned char bw__canary[BW__CANARY_SIZE] = {
+    0xc5, 0x3a, 0x96, 0x5f, 0x0b, 0xe1, 0x72, 0x4d,
+    0xa8, 0x1e, 0xf3, 0x69, 0x27, 0xbc, 0x50, 0x8d};
+
+BW__INTERNAL void bw__canary_set(void *b, size_t cap)
+{
+    memcpy((unsigned char *)b + cap, bw__canary, BW__CANARY_SIZE);
+}
+
+BW__INTERNAL bool bw__canary_ok(const void *b, size_t cap)
+{
+    return memcmp((const unsigned char *)b + cap, bw__canary, BW__CANARY_SIZE) == 0;
 }
 
 static size_t bw__hash(const void *b, size_t mask)
@@ -181,6 +199,8 @@ BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps)
         problem = "bw_pool_return: block returned twice";
     } else if (e->cap != cap) {
         problem = "bw_pool_return: wrong capacity (not the one rent gave)";
+    } else if (!bw__canary_ok(b, cap)) {
+        problem = "bw_pool_return: write past the end of the block (canary overwritten)";
     } else if (keeps) {
         e->state = BW__HELD;
     } else {

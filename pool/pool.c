@@ -32,10 +32,14 @@ BW__INTERNAL void bw__zero(void *b, size_t n)
 
 /* Backing allocator ----------------------------------------------------- */
 
+/* In checked mode every backing block carries a canary after its usable
+ * bytes (p->extra); the allocator always gets the same total size back. */
 BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size)
 {
-    void *b = p->alloc.alloc(p->alloc.ctx, size);
-    if (b != NULL) BW__COUNT(p, tc, backing_allocs, 1);
+    void *b = p->alloc.alloc(p->alloc.ctx, size + p->extra);
+    if (b == NULL) return NULL;
+    if (p->extra) bw__canary_set(b, size);
+    BW__COUNT(p, tc, backing_allocs, 1);
     return b;
 }
 
@@ -45,7 +49,7 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
      * touch the memory it is given back. */
     BW__TRACK_UNDEFINED(b, size);
     if (p->checked) bw__check_freed(p, b);
-    p->alloc.free(p->alloc.ctx, b, size);
+    p->alloc.free(p->alloc.ctx, b, size + p->extra);
     BW__COUNT(p, tc, backing_frees, 1);
 }
 
@@ -165,13 +169,16 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     p->max_retained = o->max_retained_bytes ? o->max_retained_bytes : BW__DEFAULT_RETAINED;
     p->flags = o->flags;
     p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
-    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env();
+    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env("BW_CHECKED");
 #ifdef BW_DEBUG
     p->checked = true;
 #endif
+    p->extra = p->checked ? BW__CANARY_SIZE : 0;
+    p->bypass = (o->flags & BW_POOL_BYPASS) != 0 || bw__check_env("BW_BYPASS");
     /* Checked mode, no thread cache and zeroing all need the slow paths. */
-    p->fast_rent_limit = (p->checked || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
-                             ? 0 : threshold;
+    p->fast_rent_limit =
+        (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
+            ? 0 : threshold;
     p->fast_return_span = p->fast_rent_limit ? threshold - min_size + 1 : 0;
     p->alloc = *a;
     if (!bw__large_init(p, o)) {
@@ -229,7 +236,7 @@ bw_pool *bw_pool_shared(void)
 size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 {
     if (pool == NULL) return 0;
-    if (min_size > pool->threshold) return min_size;
+    if (min_size > pool->threshold || pool->bypass) return min_size;
     return pool->min_size << bw__class_index(pool, min_size);
 }
 
@@ -259,7 +266,15 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
     if (p == NULL) return NULL;
     if (p->use_tcache) tc = bw__tcache_get(p);
 
-    if (min_size <= p->threshold) {
+    if (p->bypass) {
+        /* A real allocation of exactly what was asked for (at least 1). */
+        if (min_size > (size_t)PTRDIFF_MAX) return NULL;
+        cap = min_size ? min_size : 1;
+        b = bw__backing_alloc(p, tc, cap);
+        if (b == NULL) return NULL;
+        BW__COUNT(p, tc, misses, 1);
+        BW__COUNT(p, tc, out_bytes, cap);
+    } else if (min_size <= p->threshold) {
         unsigned ci = bw__class_index(p, min_size);
         cap = p->min_size << ci;
         size_t n = tc != NULL ? bw__tc_held(tc, ci) : 0;
@@ -294,7 +309,10 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         BW__COUNT(p, tc, out_bytes, cap);
     }
 fresh:
-    if (p->checked) bw__check_rented(p, b, cap);
+    if (p->checked) {
+        bw__check_rented(p, b, cap);
+        if (p->flags & BW_POOL_FILL) memset(b, BW_FILL_RENTED, cap);
+    }
     *capacity = cap;
     return b;
 }
@@ -340,16 +358,27 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
 
     if (p == NULL) return BW_EINVAL;
     if (block == NULL) return BW_OK;
-    pooled = capacity <= p->threshold;
+    if (!p->bypass && BW__TRACK_IS_NOACCESS(block)) {
+        /* Under AddressSanitizer a block the pool holds is poisoned: this
+         * one came back before (or was never rented). In bypass mode
+         * ASan's own double-free report, with its stacks, says more. */
+        bw__report("bw_pool_return: block returned twice (it is poisoned: the pool holds it)",
+                   block, capacity);
+        return BW_EINVAL;
+    }
+    pooled = capacity <= p->threshold && !p->bypass;
     if ((pooled && (!bw__is_pow2(capacity) || capacity < p->min_size)) ||
-        capacity > (size_t)PTRDIFF_MAX) {
+        capacity > (size_t)PTRDIFF_MAX || capacity == 0) {
         if (p->checked)
             bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
                        block, capacity);
         return BW_EINVAL;
     }
-    if (p->checked && !bw__check_return(p, block, capacity, pooled || p->max_large_bytes))
-        return BW_EINVAL;
+    if (p->checked) {
+        if (!bw__check_return(p, block, capacity, pooled || p->max_large_bytes))
+            return BW_EINVAL;
+        if (p->flags & BW_POOL_FILL) memset(block, BW_FILL_RETURNED, capacity);
+    }
     if (p->use_tcache) tc = bw__tcache_get(p);
 
     if (pooled) {
@@ -368,7 +397,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     BW__COUNT(p, tc, returns, 1);
     BW__COUNT(p, tc, out_bytes, 0 - (uint64_t)capacity);
     if (!pooled) {
-        if (!bw__large_keep(p, block, capacity)) bw__backing_free(p, tc, block, capacity);
+        if (p->bypass || !bw__large_keep(p, block, capacity))
+            bw__backing_free(p, tc, block, capacity);
         return BW_OK;
     }
     if (bw__shared_push(p, ci, block)) return BW_OK;
@@ -384,6 +414,7 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
      * return of a checked, zeroing or cache-less pool to the slow path. */
     if (BW__LIKELY(p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
                    capacity - p->min_size < p->fast_return_span &&
+                   !BW__TRACK_IS_NOACCESS(block) &&
                    atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
         unsigned ci = bw__log2(capacity) - p->min_shift;
         uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
@@ -413,12 +444,13 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
         return nb;
     }
     if (p->checked && !bw__check_return(p, b, old_cap, false)) return NULL;
-    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap, new_cap);
+    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap + p->extra, new_cap + p->extra);
     if (nb == NULL) {
         if (p->checked) bw__check_rented(p, b, old_cap); /* still the caller's */
         return NULL;
     }
     if (p->checked) {
+        bw__canary_set(nb, new_cap);
         bw__check_freed(p, b);
         bw__check_rented(p, nb, new_cap);
     }

@@ -126,6 +126,8 @@ struct bw_pool {
     unsigned flags;
     bool use_tcache;
     bool checked;
+    bool bypass;               /* BW_POOL_BYPASS: every rent a real alloc    */
+    size_t extra;              /* canary bytes after each backing block      */
     size_t fast_rent_limit;    /* threshold; 0 when rent must skip the fast
                                   path (checked mode, no thread cache)        */
     size_t fast_return_span;   /* threshold - min_size + 1; 0 when return must
@@ -237,7 +239,10 @@ static inline bw__tcache *bw__tcache_get(bw_pool *p)
 }
 
 /* Checked mode (check.c). Each returns false after reporting a problem. */
-BW__INTERNAL bool bw__check_env(void);
+#define BW__CANARY_SIZE 16
+BW__INTERNAL bool bw__check_env(const char *name);
+BW__INTERNAL void bw__canary_set(void *b, size_t cap);
+BW__INTERNAL bool bw__canary_ok(const void *b, size_t cap);
 BW__INTERNAL bool bw__check_init(bw_pool *p);
 BW__INTERNAL void bw__check_rented(bw_pool *p, void *b, size_t cap);
 BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps);

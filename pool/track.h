@@ -28,6 +28,8 @@
 #  define BW__TRACK_NOACCESS(p, n)  ASAN_POISON_MEMORY_REGION((p), (n))
 #  define BW__TRACK_UNDEFINED(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #  define BW__TRACK_DEFINED(p, n)   ASAN_UNPOISON_MEMORY_REGION((p), (n))
+/* A block handed back while it is still poisoned was already returned. */
+#  define BW__TRACK_IS_NOACCESS(p)  __asan_address_is_poisoned(p)
 #elif defined(BW_VALGRIND) && defined(__has_include)
 #  if __has_include(<valgrind/memcheck.h>)
 #    include <valgrind/memcheck.h>
@@ -35,6 +37,10 @@
 #    define BW__TRACK_UNDEFINED(p, n) ((void)VALGRIND_MAKE_MEM_UNDEFINED((p), (n)))
 #    define BW__TRACK_DEFINED(p, n)   ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
 #  endif
+#endif
+
+#ifndef BW__TRACK_IS_NOACCESS
+#  define BW__TRACK_IS_NOACCESS(p)  ((void)(p), 0)
 #endif
 
 #ifndef BW__TRACK_NOACCESS

@@ -210,12 +210,29 @@ typedef struct bw_pool bw_pool;
                                         second largest of the last 16 lengths
                                         (about the 90th percentile), at most
                                         max_learned_size, by the growth rule */
+#define BW_POOL_FILL            0x10u /* with checked mode: fill rented bytes
+                                        with BW_FILL_RENTED and returned ones
+                                        with BW_FILL_RETURNED, so a read of
+                                        stale or uninitialised bytes shows */
+#define BW_POOL_BYPASS          0x20u /* no pooling: every rent is a real
+                                        allocation of exactly min_size bytes
+                                        (*capacity = min_size) and every return
+                                        a real free, so AddressSanitizer's
+                                        redzones, quarantine and stack traces
+                                        apply in full. Also on with the
+                                        environment variable BW_BYPASS=1. */
+#define BW_FILL_RENTED   0xA5
+#define BW_FILL_RETURNED 0xDD
 #define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
                                         foreign block or a wrong capacity is
                                         reported (bw_set_report_hook) and
-                                        refused. Always on under BW_DEBUG and
-                                        when the environment variable
-                                        BW_CHECKED=1 is set. */
+                                        refused, and a write past a block's
+                                        end is caught at its return (a 16-byte
+                                        canary after every block). Always on
+                                        under BW_DEBUG and when the environment
+                                        variable BW_CHECKED=1 is set. Under
+                                        AddressSanitizer a double return is
+                                        reported in every mode. */
 
 typedef struct bw_pool_options {
     size_t max_pooled_size;      /* threshold, power of two; 0 = 1 MiB        */
@@ -736,6 +753,8 @@ struct bw_pool {
     unsigned flags;
     bool use_tcache;
     bool checked;
+    bool bypass;               /* BW_POOL_BYPASS: every rent a real alloc    */
+    size_t extra;              /* canary bytes after each backing block      */
     size_t fast_rent_limit;    /* threshold; 0 when rent must skip the fast
                                   path (checked mode, no thread cache)        */
     size_t fast_return_span;   /* threshold - min_size + 1; 0 when return must
@@ -847,7 +866,10 @@ static inline bw__tcache *bw__tcache_get(bw_pool *p)
 }
 
 /* Checked mode (check.c). Each returns false after reporting a problem. */
-BW__INTERNAL bool bw__check_env(void);
+#define BW__CANARY_SIZE 16
+BW__INTERNAL bool bw__check_env(const char *name);
+BW__INTERNAL void bw__canary_set(void *b, size_t cap);
+BW__INTERNAL bool bw__canary_ok(const void *b, size_t cap);
 BW__INTERNAL bool bw__check_init(bw_pool *p);
 BW__INTERNAL void bw__check_rented(bw_pool *p, void *b, size_t cap);
 BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps);
@@ -905,6 +927,8 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
 #  define BW__TRACK_NOACCESS(p, n)  ASAN_POISON_MEMORY_REGION((p), (n))
 #  define BW__TRACK_UNDEFINED(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #  define BW__TRACK_DEFINED(p, n)   ASAN_UNPOISON_MEMORY_REGION((p), (n))
+/* A block handed back while it is still poisoned was already returned. */
+#  define BW__TRACK_IS_NOACCESS(p)  __asan_address_is_poisoned(p)
 #elif defined(BW_VALGRIND) && defined(__has_include)
 #  if __has_include(<valgrind/memcheck.h>)
 #    include <valgrind/memcheck.h>
@@ -912,6 +936,10 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
 #    define BW__TRACK_UNDEFINED(p, n) ((void)VALGRIND_MAKE_MEM_UNDEFINED((p), (n)))
 #    define BW__TRACK_DEFINED(p, n)   ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
 #  endif
+#endif
+
+#ifndef BW__TRACK_IS_NOACCESS
+#  define BW__TRACK_IS_NOACCESS(p)  ((void)(p), 0)
 #endif
 
 #ifndef BW__TRACK_NOACCESS
@@ -1309,9 +1337,11 @@ const bw_allocator *bw_allocator_jemalloc(void) { return NULL; }
 /* check.c - checked mode: a side table of every block the pool has handed
  * out or holds, so that a double return, a foreign block or a wrong capacity
  * is reported (through a replaceable hook) and refused instead of
- * corrupting the pool. On with BW_POOL_CHECKED, in BW_DEBUG builds, or with
- * BW_CHECKED=1 in the environment. It costs a hash lookup under a lock on
- * every rent and return. */
+ * corrupting the pool, and a canary after every block catches writes past
+ * its end when it comes back. On with BW_POOL_CHECKED, in BW_DEBUG builds,
+ * or with BW_CHECKED=1 in the environment. It costs a hash lookup under a
+ * lock and a 16-byte compare on every rent and return (measured in
+ * bench/RESULTS.md). */
 /* #include "pool_internal.h": amalgamated above */
 
 #include <stdio.h>
@@ -1371,14 +1401,30 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap)
 /* BW_CHECKED=1 in the environment, read the way secure_getenv does: never
  * in a set-user-ID/set-group-ID program (AT_SECURE), where the environment
  * belongs to someone else. (secure_getenv itself needs _GNU_SOURCE.) */
-BW__INTERNAL bool bw__check_env(void)
+BW__INTERNAL bool bw__check_env(const char *name)
 {
     const char *v;
 #if defined(__linux__)
     if (getauxval(AT_SECURE) != 0) return false;
 #endif
-    v = getenv("BW_CHECKED");
+    v = getenv(name);
     return v != NULL && strcmp(v, "1") == 0;
+}
+
+/* The canary after each block in checked mode: a fixed pattern that a
+ * write of zeros, of text or of the fill bytes is unlikely to restore. */
+static const unsigned char bw__canary[BW__CANARY_SIZE] = {
+    0xc5, 0x3a, 0x96, 0x5f, 0x0b, 0xe1, 0x72, 0x4d,
+    0xa8, 0x1e, 0xf3, 0x69, 0x27, 0xbc, 0x50, 0x8d};
+
+BW__INTERNAL void bw__canary_set(void *b, size_t cap)
+{
+    memcpy((unsigned char *)b + cap, bw__canary, BW__CANARY_SIZE);
+}
+
+BW__INTERNAL bool bw__canary_ok(const void *b, size_t cap)
+{
+    return memcmp((const unsigned char *)b + cap, bw__canary, BW__CANARY_SIZE) == 0;
 }
 
 static size_t bw__hash(const void *b, size_t mask)
@@ -1489,6 +1535,8 @@ BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps)
         problem = "bw_pool_return: block returned twice";
     } else if (e->cap != cap) {
         problem = "bw_pool_return: wrong capacity (not the one rent gave)";
+    } else if (!bw__canary_ok(b, cap)) {
+        problem = "bw_pool_return: write past the end of the block (canary overwritten)";
     } else if (keeps) {
         e->state = BW__HELD;
     } else {
@@ -1700,10 +1748,14 @@ BW__INTERNAL void bw__zero(void *b, size_t n)
 
 /* Backing allocator ----------------------------------------------------- */
 
+/* In checked mode every backing block carries a canary after its usable
+ * bytes (p->extra); the allocator always gets the same total size back. */
 BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size)
 {
-    void *b = p->alloc.alloc(p->alloc.ctx, size);
-    if (b != NULL) BW__COUNT(p, tc, backing_allocs, 1);
+    void *b = p->alloc.alloc(p->alloc.ctx, size + p->extra);
+    if (b == NULL) return NULL;
+    if (p->extra) bw__canary_set(b, size);
+    BW__COUNT(p, tc, backing_allocs, 1);
     return b;
 }
 
@@ -1713,7 +1765,7 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
      * touch the memory it is given back. */
     BW__TRACK_UNDEFINED(b, size);
     if (p->checked) bw__check_freed(p, b);
-    p->alloc.free(p->alloc.ctx, b, size);
+    p->alloc.free(p->alloc.ctx, b, size + p->extra);
     BW__COUNT(p, tc, backing_frees, 1);
 }
 
@@ -1833,13 +1885,16 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     p->max_retained = o->max_retained_bytes ? o->max_retained_bytes : BW__DEFAULT_RETAINED;
     p->flags = o->flags;
     p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
-    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env();
+    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env("BW_CHECKED");
 #ifdef BW_DEBUG
     p->checked = true;
 #endif
+    p->extra = p->checked ? BW__CANARY_SIZE : 0;
+    p->bypass = (o->flags & BW_POOL_BYPASS) != 0 || bw__check_env("BW_BYPASS");
     /* Checked mode, no thread cache and zeroing all need the slow paths. */
-    p->fast_rent_limit = (p->checked || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
-                             ? 0 : threshold;
+    p->fast_rent_limit =
+        (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
+            ? 0 : threshold;
     p->fast_return_span = p->fast_rent_limit ? threshold - min_size + 1 : 0;
     p->alloc = *a;
     if (!bw__large_init(p, o)) {
@@ -1897,7 +1952,7 @@ bw_pool *bw_pool_shared(void)
 size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 {
     if (pool == NULL) return 0;
-    if (min_size > pool->threshold) return min_size;
+    if (min_size > pool->threshold || pool->bypass) return min_size;
     return pool->min_size << bw__class_index(pool, min_size);
 }
 
@@ -1927,7 +1982,15 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
     if (p == NULL) return NULL;
     if (p->use_tcache) tc = bw__tcache_get(p);
 
-    if (min_size <= p->threshold) {
+    if (p->bypass) {
+        /* A real allocation of exactly what was asked for (at least 1). */
+        if (min_size > (size_t)PTRDIFF_MAX) return NULL;
+        cap = min_size ? min_size : 1;
+        b = bw__backing_alloc(p, tc, cap);
+        if (b == NULL) return NULL;
+        BW__COUNT(p, tc, misses, 1);
+        BW__COUNT(p, tc, out_bytes, cap);
+    } else if (min_size <= p->threshold) {
         unsigned ci = bw__class_index(p, min_size);
         cap = p->min_size << ci;
         size_t n = tc != NULL ? bw__tc_held(tc, ci) : 0;
@@ -1962,7 +2025,10 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         BW__COUNT(p, tc, out_bytes, cap);
     }
 fresh:
-    if (p->checked) bw__check_rented(p, b, cap);
+    if (p->checked) {
+        bw__check_rented(p, b, cap);
+        if (p->flags & BW_POOL_FILL) memset(b, BW_FILL_RENTED, cap);
+    }
     *capacity = cap;
     return b;
 }
@@ -2008,16 +2074,27 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
 
     if (p == NULL) return BW_EINVAL;
     if (block == NULL) return BW_OK;
-    pooled = capacity <= p->threshold;
+    if (!p->bypass && BW__TRACK_IS_NOACCESS(block)) {
+        /* Under AddressSanitizer a block the pool holds is poisoned: this
+         * one came back before (or was never rented). In bypass mode
+         * ASan's own double-free report, with its stacks, says more. */
+        bw__report("bw_pool_return: block returned twice (it is poisoned: the pool holds it)",
+                   block, capacity);
+        return BW_EINVAL;
+    }
+    pooled = capacity <= p->threshold && !p->bypass;
     if ((pooled && (!bw__is_pow2(capacity) || capacity < p->min_size)) ||
-        capacity > (size_t)PTRDIFF_MAX) {
+        capacity > (size_t)PTRDIFF_MAX || capacity == 0) {
         if (p->checked)
             bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
                        block, capacity);
         return BW_EINVAL;
     }
-    if (p->checked && !bw__check_return(p, block, capacity, pooled || p->max_large_bytes))
-        return BW_EINVAL;
+    if (p->checked) {
+        if (!bw__check_return(p, block, capacity, pooled || p->max_large_bytes))
+            return BW_EINVAL;
+        if (p->flags & BW_POOL_FILL) memset(block, BW_FILL_RETURNED, capacity);
+    }
     if (p->use_tcache) tc = bw__tcache_get(p);
 
     if (pooled) {
@@ -2036,7 +2113,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     BW__COUNT(p, tc, returns, 1);
     BW__COUNT(p, tc, out_bytes, 0 - (uint64_t)capacity);
     if (!pooled) {
-        if (!bw__large_keep(p, block, capacity)) bw__backing_free(p, tc, block, capacity);
+        if (p->bypass || !bw__large_keep(p, block, capacity))
+            bw__backing_free(p, tc, block, capacity);
         return BW_OK;
     }
     if (bw__shared_push(p, ci, block)) return BW_OK;
@@ -2052,6 +2130,7 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
      * return of a checked, zeroing or cache-less pool to the slow path. */
     if (BW__LIKELY(p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
                    capacity - p->min_size < p->fast_return_span &&
+                   !BW__TRACK_IS_NOACCESS(block) &&
                    atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
         unsigned ci = bw__log2(capacity) - p->min_shift;
         uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
@@ -2081,12 +2160,13 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
         return nb;
     }
     if (p->checked && !bw__check_return(p, b, old_cap, false)) return NULL;
-    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap, new_cap);
+    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap + p->extra, new_cap + p->extra);
     if (nb == NULL) {
         if (p->checked) bw__check_rented(p, b, old_cap); /* still the caller's */
         return NULL;
     }
     if (p->checked) {
+        bw__canary_set(nb, new_cap);
         bw__check_freed(p, b);
         bw__check_rented(p, nb, new_cap);
     }

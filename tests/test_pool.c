@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* setenv */
 /* test_pool.c - the size-class pool: options, classes, reuse, bounds,
  * stats, trim, zeroing, checked mode. */
 #include "helpers.h"
@@ -5,6 +6,7 @@
 #include <signal.h>
 #include <stdalign.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 Test(pool, create_defaults_and_class_sizes)
 {
@@ -436,4 +438,151 @@ Test(checked, default_hook_aborts, .signal = SIGABRT)
     b = bw_pool_rent(p, 100, &cap);
     bw_pool_return(p, b, cap);
     bw_pool_return(p, b, cap); /* reported on stderr, then abort() */
+}
+
+Test(checked, write_past_the_end_is_caught_at_return)
+{
+    test_alloc ta;
+    bw_pool *p = checked_pool(&ta);
+    size_t cap;
+    unsigned char *b = (unsigned char *)bw_pool_rent(p, 100, &cap);
+    cr_assert_eq(cap, 128);
+    memset(b, 'x', cap); /* the whole capacity is fine */
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    cr_expect_eq(reports, 0, "%s", last_report);
+    b = (unsigned char *)bw_pool_rent(p, 100, &cap);
+    b[cap] = 0; /* one byte past the end: into the canary */
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_EINVAL);
+    cr_expect_eq(reports, 1);
+    cr_expect(strstr(last_report, "past the end") != NULL, "%s", last_report);
+    /* Refused: still the caller's. Mend it and give it back. */
+    {
+        unsigned char fresh[128 + 16];
+        size_t c2;
+        unsigned char *probe = (unsigned char *)bw_pool_rent(p, 4000, &c2); /* any block */
+        memcpy(fresh, probe + c2, 16);  /* an intact canary */
+        memcpy(b + cap, fresh, 16);
+        bw_pool_return(p, probe, c2);
+    }
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    ta_finish(&ta, p);
+    bw_set_report_hook(NULL, NULL);
+}
+
+Test(checked, double_return_then_no_block_is_handed_out_twice)
+{
+    test_alloc ta;
+    bw_pool *p = checked_pool(&ta);
+    static void *held[1000];
+    size_t cap, i, j;
+    void *b = bw_pool_rent(p, 64, &cap);
+    bw_pool_return(p, b, cap);
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_EINVAL);
+    cr_expect_eq(reports, 1);
+    for (i = 0; i < 1000; i++) held[i] = bw_pool_rent(p, 64, &cap);
+    /* sorting would be faster; 1000^2/2 compares is still instant */
+    for (i = 0; i < 1000; i++)
+        for (j = i + 1; j < 1000; j++) cr_assert_neq(held[i], held[j], "block %zu handed out twice", i);
+    for (i = 0; i < 1000; i++) bw_pool_return(p, held[i], cap);
+    cr_expect_eq(reports, 1);
+    ta_finish(&ta, p);
+    bw_set_report_hook(NULL, NULL);
+}
+
+/* An allocator that looks at the bytes it is given back. */
+static int all_dd;
+static void dd_free(void *ctx, void *block, size_t size)
+{
+    size_t i;
+    all_dd = 1;
+    for (i = 0; i < size - 16; i++) /* the last 16 bytes are the canary */
+        if (((unsigned char *)block)[i] != BW_FILL_RETURNED) all_dd = 0;
+    ta_free(ctx, block, size);
+}
+
+Test(checked, fill_patterns)
+{
+    test_alloc ta;
+    bw_pool *p = NULL;
+    bw_pool_options o;
+    size_t cap, i, bad = 0;
+    unsigned char *b;
+    reports = 0;
+    bw_set_report_hook(record_report, NULL);
+    ta_init(&ta, 1);
+    ta.hook.free = dd_free;
+    memset(&o, 0, sizeof o);
+    o.flags = BW_POOL_CHECKED | BW_POOL_FILL;
+    o.max_retained_bytes = 1; /* nothing kept: every return reaches dd_free */
+    o.allocator = &ta.hook;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    b = (unsigned char *)bw_pool_rent(p, 300, &cap);
+    for (i = 0; i < cap; i++) bad += b[i] != BW_FILL_RENTED;
+    cr_expect_eq(bad, 0, "rented bytes are 0xA5");
+    memset(b, 0, cap);
+    all_dd = 0;
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    cr_expect_eq(all_dd, 1, "returned bytes are 0xDD");
+    cr_expect_eq(reports, 0);
+    ta_finish(&ta, p);
+    bw_set_report_hook(NULL, NULL);
+}
+
+Test(checked, switched_on_by_environment)
+{
+    bw_pool *p = NULL;
+    size_t cap;
+    void *b;
+    reports = 0;
+    bw_set_report_hook(record_report, NULL);
+    setenv("BW_CHECKED", "1", 1); /* each test runs in its own process */
+    cr_assert_eq(bw_pool_create(&p, NULL), BW_OK);
+    b = bw_pool_rent(p, 10, &cap);
+    bw_pool_return(p, b, cap);
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_EINVAL);
+    cr_expect_eq(reports, 1);
+    bw_pool_destroy(p);
+    bw_set_report_hook(NULL, NULL);
+}
+
+Test(bypass, every_rent_is_a_real_allocation)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats st;
+    bw_writer w;
+    size_t cap;
+    void *b;
+    int i;
+    ta_init(&ta, 1);
+    p = ta_pool(&ta, 0, BW_POOL_BYPASS);
+    cr_expect_eq(bw_pool_class_size(p, 100), 100);
+    for (i = 0; i < 10; i++) {
+        b = bw_pool_rent(p, 100, &cap);
+        cr_assert_eq(cap, 100, "exactly what was asked for");
+        cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    }
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.backing_allocs, 10);
+    cr_expect_eq(st.backing_frees, 10);
+    cr_expect_eq(st.hits, 0);
+    cr_expect_eq(st.retained_bytes, 0);
+    /* The writer works the same way over it. */
+    bw_init(&w, p, 0);
+    for (i = 0; i < 10000; i++) bw_put_u32be(&w, (uint32_t)i);
+    cr_expect_eq(bw_len(&w), 40000);
+    cr_expect_eq(bw_capacity(&w), 65536);
+    cr_expect_eq(bw_data(&w)[39999], (unsigned char)9999);
+    bw_release(&w);
+    cr_expect_eq(atomic_load(&ta.live_blocks), 0, "nothing retained");
+    ta_finish(&ta, p);
+}
+
+Test(bypass, switched_on_by_environment)
+{
+    bw_pool *p = NULL;
+    setenv("BW_BYPASS", "1", 1);
+    cr_assert_eq(bw_pool_create(&p, NULL), BW_OK);
+    cr_expect_eq(bw_pool_class_size(p, 100), 100);
+    bw_pool_destroy(p);
 }
