@@ -23,6 +23,7 @@ const char *bw_strerror(int status)
     case BW_ENOMEM:    return "out of memory (the backing allocator failed)";
     case BW_EOVERFLOW: return "size overflow (a size that cannot be represented)";
     case BW_EINVAL:    return "invalid argument";
+    case BW_EIO:       return "I/O error (see errno)";
     default:           return "unknown bufwriter status";
     }
 }

@@ -52,6 +52,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define BW_VERSION_MAJOR 0
@@ -91,6 +92,8 @@ extern "C" {
                               (more than PTRDIFF_MAX bytes, or a sum that wraps) */
 #define BW_EINVAL    (-3)  /* a bad argument: NULL, wrong capacity, an advance
                               beyond the free space, bad pool options */
+#define BW_EIO       (-4)  /* a write to a file descriptor failed; errno says
+                              why (EAGAIN for a full non-blocking socket) */
 
 /* A one-line English description of a status code. Never NULL; unknown codes
  * give "unknown bufwriter status". The string is static: do not free it. */
@@ -543,6 +546,165 @@ static inline size_t bw_capacity(const bw_writer *w) { return w ? w->cap : 0; }
 static inline size_t bw_free_capacity(const bw_writer *w)
 { return w ? w->cap - w->len : 0; }
 static inline int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
+
+/* ------------------------------------------------------------------------ */
+/* Chain: a segmented writer                                                */
+/* ------------------------------------------------------------------------ */
+/* A bw_chain writes into a list of blocks rented from a pool instead of one
+ * contiguous block: it never copies on growth, and with default options
+ * never touches the backing allocator past warm-up (every block is at or
+ * below the threshold). Block sizes grow geometrically (4 KiB, 8 KiB, ...)
+ * up to the pool's threshold, then stay there. Each block's link header
+ * (32 bytes) lives inside the block itself: the chain allocates nothing of
+ * its own, per write or per block. Read it out as an iovec (for writev),
+ * flatten it into a writer, copy ranges out, or consume it from the front
+ * (queue use). Same error model as the writer: a sticky error, failure
+ * atomicity, overflow checks. Like a writer, a chain belongs to one thread
+ * at a time; the struct is the caller's; BW_CHAIN_INIT is a valid empty
+ * chain on the shared pool. */
+struct bw__cblock;
+typedef struct bw_chain {
+    unsigned char *wp;         /* write position in the last block           */
+    size_t wavail;             /* free bytes there; 0 while an error is
+                                  recorded (so the fast path misses)          */
+    struct bw__cblock *head, *tail;
+    size_t done;               /* bytes in blocks before the tail            */
+    size_t nblocks;
+    bw_pool *pool;             /* NULL = shared pool                         */
+    int err;                   /* sticky status                              */
+} bw_chain;
+
+#ifdef __cplusplus
+#  define BW_CHAIN_INIT bw_chain()
+#else
+#  define BW_CHAIN_INIT {NULL, 0, NULL, NULL, 0, 0, NULL, BW_OK}
+#endif
+
+/* Start an empty chain on `pool` (NULL = shared). Allocates nothing.
+ * BW_EINVAL for a NULL c. Do not init a chain that holds blocks. */
+BW_API int bw_chain_init(bw_chain *c, bw_pool *pool);
+/* Every block back to the pool; c is empty (no error) and reusable. */
+BW_API void bw_chain_release(bw_chain *c);
+/* Length 0 and the error cleared; keeps the first block, returns the rest. */
+BW_API void bw_chain_clear(bw_chain *c);
+
+/* Writes: as bw_write / bw_put_* / bw_puts / bw_printf, spanning blocks.
+ * src may not point into the chain. */
+static inline int bw_chain_write(bw_chain *c, const void *src, size_t n);
+BW_API int bw_chain_puts(bw_chain *c, const char *s);
+BW_API int bw_chain_printf(bw_chain *c, const char *fmt, ...) BW__PRINTF(2, 3);
+BW_API int bw_chain_vprintf(bw_chain *c, const char *fmt, va_list ap) BW__PRINTF(2, 0);
+static inline int bw_chain_put_u8(bw_chain *c, uint8_t v);
+static inline int bw_chain_put_u16le(bw_chain *c, uint16_t v);
+static inline int bw_chain_put_u32le(bw_chain *c, uint32_t v);
+static inline int bw_chain_put_u64le(bw_chain *c, uint64_t v);
+static inline int bw_chain_put_u16be(bw_chain *c, uint16_t v);
+static inline int bw_chain_put_u32be(bw_chain *c, uint32_t v);
+static inline int bw_chain_put_u64be(bw_chain *c, uint64_t v);
+static inline int bw_chain_put_uvarint(bw_chain *c, uint64_t v);
+static inline int bw_chain_put_svarint(bw_chain *c, int64_t v);
+
+/* Zero-copy: a contiguous span of at least max(size_hint, 1) bytes at the
+ * end of the chain (a new block is started when the last one has less
+ * room: the rest of that block stays unused). *avail gets the span's size.
+ * Commit with bw_chain_advance (beyond *avail: BW_EINVAL, recorded). */
+BW_API void *bw_chain_get_span(bw_chain *c, size_t size_hint, size_t *avail);
+BW_API int bw_chain_advance(bw_chain *c, size_t n);
+
+/* Overwrite n bytes at offset (which may span blocks); offset + n must not
+ * pass the length (else BW_EINVAL, recorded). Walks the blocks: O(blocks). */
+BW_API int bw_chain_patch(bw_chain *c, size_t offset, const void *src, size_t n);
+
+/* Reading out. */
+BW_API size_t bw_chain_len(const bw_chain *c);
+static inline int bw_chain_error(const bw_chain *c) { return c ? c->err : BW_EINVAL; }
+/* Fill iov[0..max) with the chain's bytes in order (empty blocks skipped);
+ * returns how many entries all of it needs (call with max 0 to ask), so a
+ * result above max means iov holds only the first max pieces. */
+struct iovec;
+BW_API size_t bw_chain_iovec(const bw_chain *c, struct iovec *iov, size_t max);
+/* Append every byte of the chain to w (one copy); the chain is unchanged.
+ * The writer's status on failure (nothing appended then). */
+BW_API int bw_chain_flatten(const bw_chain *c, bw_writer *w);
+/* Copy n bytes from offset into dst; BW_EINVAL if the range passes the end. */
+BW_API int bw_chain_copy_out(const bw_chain *c, size_t offset, void *dst, size_t n);
+/* Drop the first n bytes (n > length: BW_EINVAL, recorded, nothing
+ * dropped), giving emptied blocks back to the pool. Invalidates a span
+ * from bw_chain_get_span that was not advanced yet. */
+BW_API int bw_chain_consume(bw_chain *c, size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* I/O helpers                                                              */
+/* ------------------------------------------------------------------------ */
+/* Write all of w's bytes to fd, retrying short writes and EINTR. *written
+ * (may be NULL) gets how many went out. BW_OK; BW_EIO with errno set (e.g.
+ * EAGAIN on a non-blocking fd: call again with the rest); BW_EINVAL for a
+ * NULL w. The writer is not changed. */
+BW_API int bw_write_fd(const bw_writer *w, int fd, size_t *written);
+/* Write the chain's bytes to fd with writev (at most IOV_MAX pieces per
+ * call), retrying short writes and EINTR, and consume what went out: on
+ * BW_EIO the rest stays queued. *written as above. */
+BW_API int bw_chain_write_fd(bw_chain *c, int fd, size_t *written);
+
+/* A FILE* over a writer or a chain (write-only), so existing fprintf code
+ * writes into it: fopencookie on glibc, funopen on the BSDs and macOS.
+ * Bytes reach the writer when the stream is flushed or closed (fflush /
+ * fclose); fclose does not release the writer. NULL (errno set) on failure.
+ * Where neither exists, or with BW_NO_FILE_ADAPTER defined, these are not
+ * declared and BW_HAVE_FILE_ADAPTER is not defined. */
+#if !defined(BW_NO_FILE_ADAPTER) && \
+    (defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || \
+     defined(__NetBSD__) || defined(__OpenBSD__) || defined(__DragonFly__))
+#  define BW_HAVE_FILE_ADAPTER 1
+BW_API FILE *bw_fopen_writer(bw_writer *w);
+BW_API FILE *bw_fopen_chain(bw_chain *c);
+#endif
+
+/* Chain inline paths. */
+BW_API int bw__chain_write_slow(bw_chain *c, const void *src, size_t n);
+
+static inline int bw_chain_write(bw_chain *c, const void *src, size_t n)
+{
+    /* As bw_write: n == 0 and NULL src take the slow path. */
+    if (BW__LIKELY(c != NULL && src != NULL && n - 1 < c->wavail)) {
+        memcpy(c->wp, src, n);
+        c->wp += n;
+        c->wavail -= n;
+        return BW_OK;
+    }
+    return bw__chain_write_slow(c, src, n);
+}
+
+#define BW__DEFINE_CHAIN_PUT(name, utype, size, store)                       \
+    static inline int name(bw_chain *c, utype v) {                           \
+        unsigned char bw__b[size];                                           \
+        store(bw__b, v);                                                     \
+        return bw_chain_write(c, bw__b, size);                               \
+    }
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u8,    uint8_t,  1, bw__st8)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u16le, uint16_t, 2, bw__st16le)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u32le, uint32_t, 4, bw__st32le)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u64le, uint64_t, 8, bw__st64le)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u16be, uint16_t, 2, bw__st16be)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u32be, uint32_t, 4, bw__st32be)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u64be, uint64_t, 8, bw__st64be)
+
+static inline int bw_chain_put_uvarint(bw_chain *c, uint64_t v)
+{
+    unsigned char b[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        b[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (unsigned char)v;
+    return bw_chain_write(c, b, n);
+}
+
+static inline int bw_chain_put_svarint(bw_chain *c, int64_t v)
+{
+    return bw_chain_put_uvarint(c, ((uint64_t)v << 1) ^ (uint64_t)(0 - ((uint64_t)v >> 63)));
+}
 
 #ifdef __cplusplus
 } /* extern "C" */

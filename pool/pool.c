@@ -47,7 +47,7 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
 {
     /* Accessible again before the hook sees it: a custom allocator may
      * touch the memory it is given back. */
-    BW__TRACK_UNDEFINED(b, size);
+    BW__TRACK_DEFINED(b, size);
     if (p->checked) bw__check_freed(p, b);
     p->alloc.free(p->alloc.ctx, b, size + p->extra);
     BW__COUNT(p, tc, backing_frees, 1);

@@ -1,8 +1,9 @@
 /* bufwriter.h - single-header build of bufwriter 0.1.0
  *
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
- *   bufwriter.h, pool/pool_internal.h, pool/track.h, bufwriter.c,
- *   pool/alloc.c, pool/check.c, pool/large.c, pool/pool.c, pool/tcache.c.
+ *   bufwriter.h, pool/pool_internal.h, pool/track.h, bufwriter.c, chain.c,
+ *   io.c, pool/alloc.c, pool/check.c, pool/large.c, pool/pool.c,
+ *   pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
  * from a fresh generation (`make check-single`).
  *
@@ -103,6 +104,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define BW_VERSION_MAJOR 0
@@ -142,6 +144,8 @@ extern "C" {
                               (more than PTRDIFF_MAX bytes, or a sum that wraps) */
 #define BW_EINVAL    (-3)  /* a bad argument: NULL, wrong capacity, an advance
                               beyond the free space, bad pool options */
+#define BW_EIO       (-4)  /* a write to a file descriptor failed; errno says
+                              why (EAGAIN for a full non-blocking socket) */
 
 /* A one-line English description of a status code. Never NULL; unknown codes
  * give "unknown bufwriter status". The string is static: do not free it. */
@@ -595,6 +599,165 @@ static inline size_t bw_free_capacity(const bw_writer *w)
 { return w ? w->cap - w->len : 0; }
 static inline int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
 
+/* ------------------------------------------------------------------------ */
+/* Chain: a segmented writer                                                */
+/* ------------------------------------------------------------------------ */
+/* A bw_chain writes into a list of blocks rented from a pool instead of one
+ * contiguous block: it never copies on growth, and with default options
+ * never touches the backing allocator past warm-up (every block is at or
+ * below the threshold). Block sizes grow geometrically (4 KiB, 8 KiB, ...)
+ * up to the pool's threshold, then stay there. Each block's link header
+ * (32 bytes) lives inside the block itself: the chain allocates nothing of
+ * its own, per write or per block. Read it out as an iovec (for writev),
+ * flatten it into a writer, copy ranges out, or consume it from the front
+ * (queue use). Same error model as the writer: a sticky error, failure
+ * atomicity, overflow checks. Like a writer, a chain belongs to one thread
+ * at a time; the struct is the caller's; BW_CHAIN_INIT is a valid empty
+ * chain on the shared pool. */
+struct bw__cblock;
+typedef struct bw_chain {
+    unsigned char *wp;         /* write position in the last block           */
+    size_t wavail;             /* free bytes there; 0 while an error is
+                                  recorded (so the fast path misses)          */
+    struct bw__cblock *head, *tail;
+    size_t done;               /* bytes in blocks before the tail            */
+    size_t nblocks;
+    bw_pool *pool;             /* NULL = shared pool                         */
+    int err;                   /* sticky status                              */
+} bw_chain;
+
+#ifdef __cplusplus
+#  define BW_CHAIN_INIT bw_chain()
+#else
+#  define BW_CHAIN_INIT {NULL, 0, NULL, NULL, 0, 0, NULL, BW_OK}
+#endif
+
+/* Start an empty chain on `pool` (NULL = shared). Allocates nothing.
+ * BW_EINVAL for a NULL c. Do not init a chain that holds blocks. */
+BW_API int bw_chain_init(bw_chain *c, bw_pool *pool);
+/* Every block back to the pool; c is empty (no error) and reusable. */
+BW_API void bw_chain_release(bw_chain *c);
+/* Length 0 and the error cleared; keeps the first block, returns the rest. */
+BW_API void bw_chain_clear(bw_chain *c);
+
+/* Writes: as bw_write / bw_put_* / bw_puts / bw_printf, spanning blocks.
+ * src may not point into the chain. */
+static inline int bw_chain_write(bw_chain *c, const void *src, size_t n);
+BW_API int bw_chain_puts(bw_chain *c, const char *s);
+BW_API int bw_chain_printf(bw_chain *c, const char *fmt, ...) BW__PRINTF(2, 3);
+BW_API int bw_chain_vprintf(bw_chain *c, const char *fmt, va_list ap) BW__PRINTF(2, 0);
+static inline int bw_chain_put_u8(bw_chain *c, uint8_t v);
+static inline int bw_chain_put_u16le(bw_chain *c, uint16_t v);
+static inline int bw_chain_put_u32le(bw_chain *c, uint32_t v);
+static inline int bw_chain_put_u64le(bw_chain *c, uint64_t v);
+static inline int bw_chain_put_u16be(bw_chain *c, uint16_t v);
+static inline int bw_chain_put_u32be(bw_chain *c, uint32_t v);
+static inline int bw_chain_put_u64be(bw_chain *c, uint64_t v);
+static inline int bw_chain_put_uvarint(bw_chain *c, uint64_t v);
+static inline int bw_chain_put_svarint(bw_chain *c, int64_t v);
+
+/* Zero-copy: a contiguous span of at least max(size_hint, 1) bytes at the
+ * end of the chain (a new block is started when the last one has less
+ * room: the rest of that block stays unused). *avail gets the span's size.
+ * Commit with bw_chain_advance (beyond *avail: BW_EINVAL, recorded). */
+BW_API void *bw_chain_get_span(bw_chain *c, size_t size_hint, size_t *avail);
+BW_API int bw_chain_advance(bw_chain *c, size_t n);
+
+/* Overwrite n bytes at offset (which may span blocks); offset + n must not
+ * pass the length (else BW_EINVAL, recorded). Walks the blocks: O(blocks). */
+BW_API int bw_chain_patch(bw_chain *c, size_t offset, const void *src, size_t n);
+
+/* Reading out. */
+BW_API size_t bw_chain_len(const bw_chain *c);
+static inline int bw_chain_error(const bw_chain *c) { return c ? c->err : BW_EINVAL; }
+/* Fill iov[0..max) with the chain's bytes in order (empty blocks skipped);
+ * returns how many entries all of it needs (call with max 0 to ask), so a
+ * result above max means iov holds only the first max pieces. */
+struct iovec;
+BW_API size_t bw_chain_iovec(const bw_chain *c, struct iovec *iov, size_t max);
+/* Append every byte of the chain to w (one copy); the chain is unchanged.
+ * The writer's status on failure (nothing appended then). */
+BW_API int bw_chain_flatten(const bw_chain *c, bw_writer *w);
+/* Copy n bytes from offset into dst; BW_EINVAL if the range passes the end. */
+BW_API int bw_chain_copy_out(const bw_chain *c, size_t offset, void *dst, size_t n);
+/* Drop the first n bytes (n > length: BW_EINVAL, recorded, nothing
+ * dropped), giving emptied blocks back to the pool. Invalidates a span
+ * from bw_chain_get_span that was not advanced yet. */
+BW_API int bw_chain_consume(bw_chain *c, size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* I/O helpers                                                              */
+/* ------------------------------------------------------------------------ */
+/* Write all of w's bytes to fd, retrying short writes and EINTR. *written
+ * (may be NULL) gets how many went out. BW_OK; BW_EIO with errno set (e.g.
+ * EAGAIN on a non-blocking fd: call again with the rest); BW_EINVAL for a
+ * NULL w. The writer is not changed. */
+BW_API int bw_write_fd(const bw_writer *w, int fd, size_t *written);
+/* Write the chain's bytes to fd with writev (at most IOV_MAX pieces per
+ * call), retrying short writes and EINTR, and consume what went out: on
+ * BW_EIO the rest stays queued. *written as above. */
+BW_API int bw_chain_write_fd(bw_chain *c, int fd, size_t *written);
+
+/* A FILE* over a writer or a chain (write-only), so existing fprintf code
+ * writes into it: fopencookie on glibc, funopen on the BSDs and macOS.
+ * Bytes reach the writer when the stream is flushed or closed (fflush /
+ * fclose); fclose does not release the writer. NULL (errno set) on failure.
+ * Where neither exists, or with BW_NO_FILE_ADAPTER defined, these are not
+ * declared and BW_HAVE_FILE_ADAPTER is not defined. */
+#if !defined(BW_NO_FILE_ADAPTER) && \
+    (defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || \
+     defined(__NetBSD__) || defined(__OpenBSD__) || defined(__DragonFly__))
+#  define BW_HAVE_FILE_ADAPTER 1
+BW_API FILE *bw_fopen_writer(bw_writer *w);
+BW_API FILE *bw_fopen_chain(bw_chain *c);
+#endif
+
+/* Chain inline paths. */
+BW_API int bw__chain_write_slow(bw_chain *c, const void *src, size_t n);
+
+static inline int bw_chain_write(bw_chain *c, const void *src, size_t n)
+{
+    /* As bw_write: n == 0 and NULL src take the slow path. */
+    if (BW__LIKELY(c != NULL && src != NULL && n - 1 < c->wavail)) {
+        memcpy(c->wp, src, n);
+        c->wp += n;
+        c->wavail -= n;
+        return BW_OK;
+    }
+    return bw__chain_write_slow(c, src, n);
+}
+
+#define BW__DEFINE_CHAIN_PUT(name, utype, size, store)                       \
+    static inline int name(bw_chain *c, utype v) {                           \
+        unsigned char bw__b[size];                                           \
+        store(bw__b, v);                                                     \
+        return bw_chain_write(c, bw__b, size);                               \
+    }
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u8,    uint8_t,  1, bw__st8)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u16le, uint16_t, 2, bw__st16le)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u32le, uint32_t, 4, bw__st32le)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u64le, uint64_t, 8, bw__st64le)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u16be, uint16_t, 2, bw__st16be)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u32be, uint32_t, 4, bw__st32be)
+BW__DEFINE_CHAIN_PUT(bw_chain_put_u64be, uint64_t, 8, bw__st64be)
+
+static inline int bw_chain_put_uvarint(bw_chain *c, uint64_t v)
+{
+    unsigned char b[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        b[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (unsigned char)v;
+    return bw_chain_write(c, b, n);
+}
+
+static inline int bw_chain_put_svarint(bw_chain *c, int64_t v)
+{
+    return bw_chain_put_uvarint(c, ((uint64_t)v << 1) ^ (uint64_t)(0 - ((uint64_t)v >> 63)));
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -893,6 +1056,9 @@ BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
                                    size_t new_cap);
 
+/* For the I/O helpers (io.c, chain.c): drop n bytes that went out. */
+BW__INTERNAL void bw__chain_consume_sent(bw_chain *c, size_t n);
+
 #endif /* BW_POOL_INTERNAL_H */
 /*************** End file pool/pool_internal.h ******************************/
 
@@ -977,6 +1143,7 @@ const char *bw_strerror(int status)
     case BW_ENOMEM:    return "out of memory (the backing allocator failed)";
     case BW_EOVERFLOW: return "size overflow (a size that cannot be represented)";
     case BW_EINVAL:    return "invalid argument";
+    case BW_EIO:       return "I/O error (see errno)";
     default:           return "unknown bufwriter status";
     }
 }
@@ -1268,6 +1435,539 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     return b;
 }
 /*************** End file bufwriter.c ***************************************/
+
+/*************** Begin file chain.c *****************************************/
+/* chain.c - bw_chain, the segmented writer: blocks rented from a pool,
+ * linked through a header inside each block, read out as iovecs, flattened,
+ * copied out or consumed from the front. */
+/* #include "bufwriter.h": amalgamated above */
+/* #include "pool/pool_internal.h": amalgamated above */
+
+#include <stdlib.h>
+#include <sys/uio.h>
+
+/* The link header at the start of every block (32 bytes keeps the data
+ * aligned to alignof(max_align_t) on the usual ABIs). */
+struct bw__cblock {
+    struct bw__cblock *next;
+    size_t cap;   /* data bytes (block capacity minus the header)            */
+    size_t start; /* first byte not yet consumed                             */
+    size_t used;  /* bytes written; for the tail, c->wp says it              */
+};
+#define BW__CB_HDR ((size_t)32)
+#define BW__CHAIN_FIRST ((size_t)4096)
+#define BW__CHAIN_MAX_LEN ((size_t)PTRDIFF_MAX)
+
+typedef char bw__cb_hdr_fits[sizeof(struct bw__cblock) <= BW__CB_HDR ? 1 : -1];
+
+static unsigned char *bw__cb_data(struct bw__cblock *b) { return (unsigned char *)b + BW__CB_HDR; }
+
+/* Bytes written into b (the tail's live count is the write position). */
+static size_t bw__cb_used(const bw_chain *c, struct bw__cblock *b)
+{
+    return b == c->tail ? (size_t)(c->wp - bw__cb_data(b)) : b->used;
+}
+
+static int bw__chain_fail(bw_chain *c, int rc)
+{
+    if (c->err == BW_OK) c->err = rc;
+    c->wavail = 0;
+    return rc;
+}
+
+static bw_pool *bw__chain_pool(bw_chain *c)
+{
+    if (c->pool == NULL) c->pool = bw_pool_shared();
+    return c->pool;
+}
+
+size_t bw_chain_len(const bw_chain *c)
+{
+    if (c == NULL || c->tail == NULL) return 0;
+    return c->done + (size_t)(c->wp - bw__cb_data(c->tail)) - c->tail->start;
+}
+
+int bw_chain_init(bw_chain *c, bw_pool *pool)
+{
+    if (c == NULL) return BW_EINVAL;
+    memset(c, 0, sizeof *c);
+    c->pool = pool;
+    return BW_OK;
+}
+
+/* The next block's size: double the last one's (prev_cap data bytes; 0
+ * for the first block, 4 KiB), up to the pool's threshold, then stay
+ * there; always at least `need` data bytes. */
+static size_t bw__chain_next_size(const bw_pool *p, size_t prev_cap, size_t need)
+{
+    size_t size = prev_cap ? (prev_cap + BW__CB_HDR) * 2 : BW__CHAIN_FIRST;
+    if (size > p->threshold) size = p->threshold;
+    if (size < 2 * BW__CB_HDR) size = 2 * BW__CB_HDR;
+    if (need > size - BW__CB_HDR) size = need + BW__CB_HDR;
+    return size;
+}
+
+/* Rent a block after one of prev_cap data bytes, with at least `need`;
+ * NULL when the pool fails. */
+static struct bw__cblock *bw__chain_rent(bw_pool *p, size_t prev_cap, size_t need)
+{
+    size_t cap;
+    struct bw__cblock *b =
+        (struct bw__cblock *)bw_pool_rent(p, bw__chain_next_size(p, prev_cap, need), &cap);
+    if (b == NULL) return NULL;
+    b->next = NULL;
+    b->cap = cap - BW__CB_HDR;
+    b->start = 0;
+    b->used = 0;
+    return b;
+}
+
+/* Append b as the new tail (the old tail's count is frozen). */
+static void bw__chain_link(bw_chain *c, struct bw__cblock *b)
+{
+    if (c->tail != NULL) {
+        c->tail->used = (size_t)(c->wp - bw__cb_data(c->tail));
+        c->done += c->tail->used - c->tail->start;
+        c->tail->next = b;
+    } else {
+        c->head = b;
+    }
+    c->tail = b;
+    c->nblocks++;
+    c->wp = bw__cb_data(b);
+    c->wavail = b->cap;
+}
+
+int bw__chain_write_slow(bw_chain *c, const void *src, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)src;
+    struct bw__cblock *first = NULL, *last = NULL, *b;
+    bw_pool *p;
+    size_t room, have;
+
+    if (c == NULL) return BW_EINVAL;
+    if (c->err != BW_OK) return c->err;
+    if (n == 0) return BW_OK;
+    if (src == NULL) return bw__chain_fail(c, BW_EINVAL);
+    if (n > BW__CHAIN_MAX_LEN - bw_chain_len(c)) return bw__chain_fail(c, BW_EOVERFLOW);
+    if ((p = bw__chain_pool(c)) == NULL) return bw__chain_fail(c, BW_ENOMEM);
+
+    /* Rent every block the write needs first, so that a failure leaves the
+     * chain exactly as it was. */
+    room = c->wavail;
+    have = room;
+    while (have < n) {
+        b = bw__chain_rent(p, last ? last->cap : c->tail ? c->tail->cap : 0, 0);
+        if (b == NULL) {
+            while (first != NULL) {
+                struct bw__cblock *next = first->next;
+                (void)bw_pool_return(p, first, first->cap + BW__CB_HDR);
+                first = next;
+            }
+            return bw__chain_fail(c, BW_ENOMEM);
+        }
+        if (last) last->next = b;
+        else first = b;
+        last = b;
+        have += b->cap;
+    }
+    /* Then copy: the rest of the tail, then each new block. */
+    if (room > 0) {
+        memcpy(c->wp, s, room);
+        c->wp += room;
+        c->wavail = 0;
+        s += room;
+        n -= room;
+    }
+    while (first != NULL) {
+        size_t k;
+        b = first;
+        first = first->next;
+        b->next = NULL;
+        bw__chain_link(c, b);
+        k = n < b->cap ? n : b->cap;
+        memcpy(c->wp, s, k);
+        c->wp += k;
+        c->wavail -= k;
+        s += k;
+        n -= k;
+    }
+    return BW_OK;
+}
+
+int bw_chain_puts(bw_chain *c, const char *s)
+{
+    if (c == NULL) return BW_EINVAL;
+    if (c->err != BW_OK) return c->err;
+    if (s == NULL) return bw__chain_fail(c, BW_EINVAL);
+    return bw_chain_write(c, s, strlen(s));
+}
+
+int bw_chain_vprintf(bw_chain *c, const char *fmt, va_list ap)
+{
+    va_list cp;
+    bw_pool *p;
+    size_t cap;
+    char *tmp;
+    int r, rc;
+
+    if (c == NULL) return BW_EINVAL;
+    if (c->err != BW_OK) return c->err;
+    if (fmt == NULL) return bw__chain_fail(c, BW_EINVAL);
+    va_copy(cp, ap);
+    r = vsnprintf(c->wavail ? (char *)c->wp : NULL, c->wavail, fmt, cp);
+    va_end(cp);
+    if (r < 0) return bw__chain_fail(c, BW_EINVAL);
+    if ((size_t)r < c->wavail) { /* straight into the last block */
+        c->wp += r;
+        c->wavail -= (size_t)r;
+        return BW_OK;
+    }
+    /* Does not fit: format into a pooled scratch block, then append it
+     * across blocks. */
+    if ((p = bw__chain_pool(c)) == NULL) return bw__chain_fail(c, BW_ENOMEM);
+    tmp = (char *)bw_pool_rent(p, (size_t)r + 1, &cap);
+    if (tmp == NULL) return bw__chain_fail(c, BW_ENOMEM);
+    if (vsnprintf(tmp, cap, fmt, ap) != r) rc = bw__chain_fail(c, BW_EINVAL);
+    else rc = bw_chain_write(c, tmp, (size_t)r);
+    (void)bw_pool_return(p, tmp, cap);
+    return rc;
+}
+
+int bw_chain_printf(bw_chain *c, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = bw_chain_vprintf(c, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+void *bw_chain_get_span(bw_chain *c, size_t size_hint, size_t *avail)
+{
+    size_t need = size_hint ? size_hint : 1;
+    struct bw__cblock *b;
+    bw_pool *p;
+    if (avail != NULL) *avail = 0;
+    if (c == NULL || c->err != BW_OK) return NULL;
+    if (c->wavail < need) {
+        if (need > BW__CHAIN_MAX_LEN - BW__CB_HDR - bw_chain_len(c)) {
+            bw__chain_fail(c, BW_EOVERFLOW);
+            return NULL;
+        }
+        if ((p = bw__chain_pool(c)) == NULL ||
+            (b = bw__chain_rent(p, c->tail ? c->tail->cap : 0, need)) == NULL) {
+            bw__chain_fail(c, BW_ENOMEM);
+            return NULL;
+        }
+        bw__chain_link(c, b);
+    }
+    if (avail != NULL) *avail = c->wavail;
+    return c->wp;
+}
+
+int bw_chain_advance(bw_chain *c, size_t n)
+{
+    if (c == NULL) return BW_EINVAL;
+    if (c->err != BW_OK) return c->err;
+    if (n > c->wavail) return bw__chain_fail(c, BW_EINVAL);
+    c->wp += n;
+    c->wavail -= n;
+    return BW_OK;
+}
+
+/* Walk [offset, offset + n) piece by piece: copy out of (to_chain = 0) or
+ * into (to_chain = 1) the chain. The range is already checked. */
+static void bw__chain_walk(const bw_chain *c, size_t offset, unsigned char *buf, size_t n,
+                           int to_chain)
+{
+    struct bw__cblock *b;
+    for (b = c->head; b != NULL && n > 0; b = b->next) {
+        size_t len = bw__cb_used(c, b) - b->start, k;
+        if (offset >= len) {
+            offset -= len;
+            continue;
+        }
+        k = len - offset < n ? len - offset : n;
+        if (to_chain) memcpy(bw__cb_data(b) + b->start + offset, buf, k);
+        else memcpy(buf, bw__cb_data(b) + b->start + offset, k);
+        buf += k;
+        n -= k;
+        offset = 0;
+    }
+}
+
+int bw_chain_patch(bw_chain *c, size_t offset, const void *src, size_t n)
+{
+    size_t len;
+    if (c == NULL) return BW_EINVAL;
+    if (c->err != BW_OK) return c->err;
+    if (n == 0) return BW_OK;
+    len = bw_chain_len(c);
+    if (src == NULL || offset > len || n > len - offset) return bw__chain_fail(c, BW_EINVAL);
+    bw__chain_walk(c, offset, (unsigned char *)(uintptr_t)src, n, 1);
+    return BW_OK;
+}
+
+int bw_chain_copy_out(const bw_chain *c, size_t offset, void *dst, size_t n)
+{
+    size_t len;
+    if (c == NULL) return BW_EINVAL;
+    if (n == 0) return BW_OK;
+    len = bw_chain_len(c);
+    if (dst == NULL || offset > len || n > len - offset) return BW_EINVAL;
+    bw__chain_walk(c, offset, (unsigned char *)dst, n, 0);
+    return BW_OK;
+}
+
+size_t bw_chain_iovec(const bw_chain *c, struct iovec *iov, size_t max)
+{
+    struct bw__cblock *b;
+    size_t k = 0;
+    if (c == NULL) return 0;
+    for (b = c->head; b != NULL; b = b->next) {
+        size_t len = bw__cb_used(c, b) - b->start;
+        if (len == 0) continue;
+        if (k < max && iov != NULL) {
+            iov[k].iov_base = bw__cb_data(b) + b->start;
+            iov[k].iov_len = len;
+        }
+        k++;
+    }
+    return k;
+}
+
+int bw_chain_flatten(const bw_chain *c, bw_writer *w)
+{
+    struct bw__cblock *b;
+    int rc;
+    if (c == NULL || w == NULL) return BW_EINVAL;
+    /* One reservation first: then the copies cannot fail half way. */
+    if ((rc = bw_reserve(w, bw_chain_len(c))) != BW_OK) return rc;
+    for (b = c->head; b != NULL; b = b->next) {
+        size_t len = bw__cb_used(c, b) - b->start;
+        if (len && (rc = bw_write(w, bw__cb_data(b) + b->start, len)) != BW_OK) return rc;
+    }
+    return BW_OK;
+}
+
+/* Drop the first n bytes (n <= length, checked by the caller), giving
+ * emptied blocks back; a fully consumed tail is rewound for reuse. */
+static void bw__chain_drop(bw_chain *c, size_t n)
+{
+    for (;;) {
+        struct bw__cblock *b = c->head;
+        size_t len;
+        if (b == NULL) return;
+        len = bw__cb_used(c, b) - b->start;
+        if (b == c->tail) {
+            b->start += n;
+            if (b->start == bw__cb_used(c, b)) {
+                b->start = 0;
+                c->wp = bw__cb_data(b);
+                c->wavail = c->err == BW_OK ? b->cap : 0;
+            }
+            return;
+        }
+        if (n < len) {
+            b->start += n;
+            c->done -= n;
+            return;
+        }
+        n -= len; /* the whole block is gone (an empty one too) */
+        c->done -= len;
+        c->head = b->next;
+        c->nblocks--;
+        (void)bw_pool_return(c->pool, b, b->cap + BW__CB_HDR);
+    }
+}
+
+int bw_chain_consume(bw_chain *c, size_t n)
+{
+    if (c == NULL) return BW_EINVAL;
+    if (n > bw_chain_len(c)) return bw__chain_fail(c, BW_EINVAL);
+    bw__chain_drop(c, n);
+    return BW_OK;
+}
+
+void bw_chain_release(bw_chain *c)
+{
+    struct bw__cblock *b;
+    if (c == NULL) return;
+    for (b = c->head; b != NULL;) {
+        struct bw__cblock *next = b->next;
+        (void)bw_pool_return(c->pool, b, b->cap + BW__CB_HDR);
+        b = next;
+    }
+    bw_chain_init(c, c->pool);
+}
+
+void bw_chain_clear(bw_chain *c)
+{
+    struct bw__cblock *b, *keep;
+    if (c == NULL) return;
+    keep = c->head;
+    if (keep == NULL) {
+        c->err = BW_OK;
+        return;
+    }
+    for (b = keep->next; b != NULL;) {
+        struct bw__cblock *next = b->next;
+        (void)bw_pool_return(c->pool, b, b->cap + BW__CB_HDR);
+        b = next;
+    }
+    keep->next = NULL;
+    keep->start = keep->used = 0;
+    c->head = c->tail = keep;
+    c->nblocks = 1;
+    c->done = 0;
+    c->wp = bw__cb_data(keep);
+    c->wavail = keep->cap;
+    c->err = BW_OK;
+}
+
+/* For the I/O helpers (io.c): drop what went out, never recording. */
+BW__INTERNAL void bw__chain_consume_sent(bw_chain *c, size_t n) { bw__chain_drop(c, n); }
+/*************** End file chain.c *******************************************/
+
+/*************** Begin file io.c ********************************************/
+/* io.c - getting bytes out: a writer or a chain to a file descriptor
+ * (write / writev, short writes and EINTR handled), and a FILE* adapter
+ * (fopencookie on glibc, funopen on the BSDs) for existing fprintf code. */
+/* #include "bufwriter.h": amalgamated above */
+/* #include "pool/pool_internal.h": amalgamated above */
+
+#include <errno.h>
+#include <limits.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* At most this many pieces per writev (and never more than IOV_MAX). */
+#define BW__IOV_BATCH 64
+#if defined(IOV_MAX) && IOV_MAX < BW__IOV_BATCH
+#  undef BW__IOV_BATCH
+#  define BW__IOV_BATCH IOV_MAX
+#endif
+
+int bw_write_fd(const bw_writer *w, int fd, size_t *written)
+{
+    size_t done = 0, len;
+    int rc = BW_OK;
+    if (written != NULL) *written = 0;
+    if (w == NULL) return BW_EINVAL;
+    len = w->len;
+    while (done < len) {
+        ssize_t k = write(fd, w->data + done, len - done);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            rc = BW_EIO;
+            break;
+        }
+        done += (size_t)k;
+    }
+    if (written != NULL) *written = done;
+    return rc;
+}
+
+int bw_chain_write_fd(bw_chain *c, int fd, size_t *written)
+{
+    struct iovec iov[BW__IOV_BATCH];
+    size_t done = 0;
+    int rc = BW_OK;
+    if (written != NULL) *written = 0;
+    if (c == NULL) return BW_EINVAL;
+    for (;;) {
+        size_t n = bw_chain_iovec(c, iov, BW__IOV_BATCH);
+        ssize_t k;
+        if (n == 0) break;
+        if (n > BW__IOV_BATCH) n = BW__IOV_BATCH;
+        k = writev(fd, iov, (int)n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            rc = BW_EIO;
+            break;
+        }
+        /* What went out leaves the queue; a short write just loops. */
+        bw__chain_consume_sent(c, (size_t)k);
+        done += (size_t)k;
+    }
+    if (written != NULL) *written = done;
+    return rc;
+}
+
+#ifdef BW_HAVE_FILE_ADAPTER
+#if defined(__GLIBC__)
+/* fopencookie and its function table. Declared here when the including
+ * file did not ask for _GNU_SOURCE (the single header, included after
+ * <stdio.h>): the table is four function pointers in every glibc since
+ * 2.2, so the two declarations are the same to the ABI. */
+#  ifdef _GNU_SOURCE
+typedef cookie_io_functions_t bw__cookie_io;
+#  else
+typedef struct bw__cookie_io {
+    ssize_t (*read)(void *, char *, size_t);
+    ssize_t (*write)(void *, const char *, size_t);
+    int (*seek)(void *, long long *, int);
+    int (*close)(void *);
+} bw__cookie_io;
+extern FILE *fopencookie(void *cookie, const char *mode, bw__cookie_io io);
+#  endif
+
+/* glibc treats a return below the count as an error (the stream's error
+ * flag is set; fprintf then returns a negative value). */
+static ssize_t bw__cookie_writer(void *cookie, const char *buf, size_t n)
+{
+    return bw_write((bw_writer *)cookie, buf, n) == BW_OK ? (ssize_t)n : 0;
+}
+static ssize_t bw__cookie_chain(void *cookie, const char *buf, size_t n)
+{
+    return bw_chain_write((bw_chain *)cookie, buf, n) == BW_OK ? (ssize_t)n : 0;
+}
+
+static FILE *bw__fopen(void *cookie, ssize_t (*fn)(void *, const char *, size_t))
+{
+    bw__cookie_io io;
+    if (cookie == NULL) {
+        errno = EINVAL;
+        return NULL;
+    }
+    memset(&io, 0, sizeof io);
+    io.write = fn;
+    return fopencookie(cookie, "w", io);
+}
+#else /* the BSDs and macOS: funopen */
+static int bw__funopen_writer(void *cookie, const char *buf, int n)
+{
+    return bw_write((bw_writer *)cookie, buf, (size_t)n) == BW_OK ? n : -1;
+}
+static int bw__funopen_chain(void *cookie, const char *buf, int n)
+{
+    return bw_chain_write((bw_chain *)cookie, buf, (size_t)n) == BW_OK ? n : -1;
+}
+#endif
+
+FILE *bw_fopen_writer(bw_writer *w)
+{
+#if defined(__GLIBC__)
+    return bw__fopen(w, bw__cookie_writer);
+#else
+    if (w == NULL) { errno = EINVAL; return NULL; }
+    return funopen(w, NULL, bw__funopen_writer, NULL, NULL);
+#endif
+}
+
+FILE *bw_fopen_chain(bw_chain *c)
+{
+#if defined(__GLIBC__)
+    return bw__fopen(c, bw__cookie_chain);
+#else
+    if (c == NULL) { errno = EINVAL; return NULL; }
+    return funopen(c, NULL, bw__funopen_chain, NULL, NULL);
+#endif
+}
+#endif /* BW_HAVE_FILE_ADAPTER */
+/*************** End file io.c **********************************************/
 
 /*************** Begin file pool/alloc.c ************************************/
 /* alloc.c - the backing allocators: libc, and jemalloc's sized calls in
@@ -1763,7 +2463,7 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
 {
     /* Accessible again before the hook sees it: a custom allocator may
      * touch the memory it is given back. */
-    BW__TRACK_UNDEFINED(b, size);
+    BW__TRACK_DEFINED(b, size);
     if (p->checked) bw__check_freed(p, b);
     p->alloc.free(p->alloc.ctx, b, size + p->extra);
     BW__COUNT(p, tc, backing_frees, 1);
