@@ -284,6 +284,7 @@ static void op_writer(in *s, pair *x, bw_pool *pool)
         {
             size_t off = u16(s) % x->m.len, k = u16(s) % (x->m.len - off + 1);
             if (k > room) k = room;
+            if (k > MAX_OP) k = MAX_OP;
             memcpy(scratch, x->m.d + off, k);
             rc = bw_write(w, bw_data(w) + off, k);
             if (agree(x, rc, BW_OK)) m_append(&x->m, scratch, k);
