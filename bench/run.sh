@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 R=results
 [ "$mode" = full ] && R=results/full
 mkdir -p "$R"
-rm -f "$R"/*.tmp
+rm -f results/*.tmp "$R"/*.tmp
 FILES=""
 
 find_lib() { # find_lib libjemalloc.so.2
@@ -34,16 +34,17 @@ run() {
   label=$1 pre=$2 bin=$3 filter=$4 name=$5
   shift 5
   out="$R/$name.json"
+  tmp="results/$name.json.tmp" # results/*.tmp is git-ignored (results/full/ is not)
   printf '  %-9s %-28s ' "$label" "$name"
   start=$(date +%s)
   if [ -n "$pre" ]; then
     LD_PRELOAD="$pre" BENCH_ALLOCATOR_LABEL="$label" "$bin" --benchmark_filter="$filter" \
-      --benchmark_out="$out.tmp" $COMMON "$@" >"$R/$name.log" 2>&1
+      --benchmark_out="$tmp" $COMMON "$@" >"$R/$name.log" 2>&1
   else
     BENCH_ALLOCATOR_LABEL="$label" "$bin" --benchmark_filter="$filter" \
-      --benchmark_out="$out.tmp" $COMMON "$@" >"$R/$name.log" 2>&1
+      --benchmark_out="$tmp" $COMMON "$@" >"$R/$name.log" 2>&1
   fi
-  mv "$out.tmp" "$out"
+  mv "$tmp" "$out"
   FILES="$FILES $out"
   echo "$(( $(date +%s) - start )) s  (log: $R/$name.log)"
 }

@@ -37,6 +37,12 @@ ORDER = ["limit_warm", "limit_cold", "limit_mmap", "exact_size", "realloc_double
          "raw_store", "bw_put_u32le", "bw_put_u32le_clear", "bw_patch", "bw_patch_records",
          "open_memstream_unlocked", "bw_inline", "bw_inline_init",
          "malloc_free", "pool_rent_return"]
+# Fixed colours, so that a method looks the same in every plot and panel.
+COLORS = {"limit_warm": "#000000", "limit_cold": "#888888", "limit_mmap": "#bbbbbb",
+          "exact_size": "#d62728", "realloc_double": "#1f77b4", "realloc_exact": "#17becf",
+          "open_memstream": "#8c564b", "std_string": "#ff7f0e", "bufwriter": "#9467bd",
+          "bufwriter_steady": "#2ca02c", "bufwriter_fresh_pool": "#e377c2",
+          "bufwriter_big_pool": "#bcbd22", "bufwriter_reserved": "#7f7f00"}
 NAME_RE = re.compile(r"^(?P<wl>[A-Z])/(?P<method>[^/]+)(?P<rest>(/.*)?)$")
 
 
@@ -286,7 +292,9 @@ def plot(runs, outdir, xkey, fixed, png, xlabel, title):
         plots = []
         for j, (m, pts) in enumerate(sorted(series.items())):
             blocks.append("$d%d_%d << EOD\n%s\nEOD" % (i, j, "\n".join("%g %g" % p for p in pts)))
-            plots.append("$d%d_%d with linespoints lw 2 pt %d title '%s'" % (i, j, (j % 13) + 1, m.replace("_", "\\_")))
+            k = ORDER.index(m) if m in ORDER else len(ORDER) + j  # same style for a method in every plot
+            color = COLORS.get(m, "#777777")
+            plots.append("$d%d_%d with linespoints lw 2 pt %d lc rgb '%s' title '%s'" % (i, j, (k % 13) + 1, color, m.replace("_", "\\_")))
         script.extend(blocks)
         script.append(("set title '%s (%s)'" % (run["label"], os.path.basename(run["path"]))).replace("_", "\\_"))
         script.append("plot " + ", ".join(plots))
