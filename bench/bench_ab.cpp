@@ -12,6 +12,7 @@
 #include "bench_common.h"
 
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -209,6 +210,42 @@ uint64_t run_bufwriter_reserved(Ctx &c)
     return write_with(c, w);
 }
 
+// Issue 7: a segmented chain on the shared pool, default options (blocks
+// of 4 KiB doubling to the 1 MiB threshold, all pooled): never copies on
+// growth. Read back through its iovec (the checksum's few bytes).
+uint64_t chain_checksum(const bw_chain &ch)
+{
+    struct iovec iov[64];
+    size_t n = bw_chain_iovec(&ch, iov, 64), i;
+    uint64_t s = bw_chain_len(&ch);
+    for (i = 0; i < n && i < 64; i++)
+        s ^= checksum(static_cast<const unsigned char *>(iov[i].iov_base), iov[i].iov_len) * (i + 1);
+    return s;
+}
+
+uint64_t run_bw_chain(Ctx &c)
+{
+    bw_chain ch = BW_CHAIN_INIT;
+    for (size_t off = 0; off < c.size; off += c.chunk) bw_chain_write(&ch, c.src, piece(c, off));
+    if (bw_chain_error(&ch) != BW_OK || bw_chain_len(&ch) != c.size) c.failed = true;
+    uint64_t s = chain_checksum(ch);
+    bw_chain_release(&ch);
+    return s;
+}
+
+// The chain, then one copy into a contiguous writer (both on the shared pool).
+uint64_t run_bw_chain_flatten(Ctx &c)
+{
+    bw_chain ch = BW_CHAIN_INIT;
+    bw_writer w = BW_WRITER_INIT;
+    for (size_t off = 0; off < c.size; off += c.chunk) bw_chain_write(&ch, c.src, piece(c, off));
+    if (bw_chain_flatten(&ch, &w) != BW_OK || bw_len(&w) != c.size) c.failed = true;
+    bw_chain_release(&ch);
+    uint64_t s = checksum(bw_data(&w), bw_len(&w));
+    bw_release(&w);
+    return s;
+}
+
 enum Kind { NONE, WARM_BUFFER, BIG_POOL, SHARED_POOL, FRESH_POOL, STEADY_POOL };
 
 struct Policy {
@@ -233,6 +270,8 @@ const Policy kPolicies[] = {
     {"bufwriter_fresh_pool", run_bufwriter_fresh_pool, FRESH_POOL, false, false},
     {"bufwriter_big_pool", run_bufwriter_big_pool, BIG_POOL, false, false},
     {"bufwriter_reserved", run_bufwriter_reserved, SHARED_POOL, false, false},
+    {"bw_chain", run_bw_chain, SHARED_POOL, false, false},
+    {"bw_chain_flatten", run_bw_chain_flatten, SHARED_POOL, false, false},
 };
 
 size_t pow2_ceil(size_t x)

@@ -82,6 +82,7 @@ void register_ab(const Options &o);
 void register_c(const Options &o);
 void register_d(const Options &o);
 void register_e(const Options &o);
+void register_f(const Options &o);
 
 } // namespace bwbench
 

@@ -60,6 +60,7 @@ int main(int argc, char **argv)
     bwbench::register_c(o);
     bwbench::register_d(o);
     bwbench::register_e(o);
+    bwbench::register_f(o);
 
     benchmark::AddCustomContext("allocator", bench_alloc_provider());
     benchmark::AddCustomContext("alloc_counting", bench_alloc_counting() ? "malloc interposition" : "off");

@@ -58,7 +58,7 @@ if [ "$mode" = full ]; then
   # chunks 64 B..64 KiB (10 MiB), main policies; C; D with 1 and 2 threads;
   # E. Then D again in bench_nocount (no malloc interposition): the
   # malloc_free timings without the counting wrappers.
-  ALL='^(A|B|C|D|E)/'
+  ALL='^(A|B|C|D|E|F)/'
   run glibc "" build/bench "$ALL" glibc-full --bw_full
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ALL" jemalloc-full --bw_full
   [ -n "$MI" ] && run mimalloc "$MI" build/bench "$ALL" mimalloc-full --bw_full
@@ -69,7 +69,7 @@ else
   # The default run (~2 min): A, C, single-thread D and E under glibc and
   # jemalloc; a reduced B (sizes 1..64 MiB at 8 KiB, main policies) under
   # glibc; A under mimalloc.
-  ACDE='^(A|C|D|E)/'
+  ACDE='^(A|C|D|E|F)/'
   BRED='^B/(limit_warm|realloc_double|std_string|bufwriter|bufwriter_steady|exact_size)/size:[0-9]+/chunk:8192'
   run glibc "" build/bench "$ACDE" glibc-ACDE
   run glibc "" build/bench "$BRED" glibc-B --benchmark_repetitions=3

@@ -29,11 +29,13 @@ import sys
 
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 BASELINE = {"A": "limit_warm", "B": "limit_warm", "C": "raw_store", "D": "malloc_free",
-            "E": "raw_store"}
+            "E": "raw_store", "F": "writer_write_fd"}
 # Display order of the methods (registration order of the bench).
 ORDER = ["limit_warm", "limit_cold", "limit_mmap", "exact_size", "realloc_double",
          "realloc_exact", "open_memstream", "std_string", "bufwriter", "bufwriter_steady",
          "bufwriter_fresh_pool", "bufwriter_big_pool", "bufwriter_reserved",
+         "bw_chain", "bw_chain_flatten", "writer_write_fd", "chain_writev",
+         "fopen_writer",
          "raw_store", "bw_put_u32le", "bw_put_u32le_clear", "bw_patch", "bw_patch_records",
          "open_memstream_unlocked", "bw_inline", "bw_inline_init",
          "malloc_free", "pool_rent_return"]
@@ -230,6 +232,7 @@ TITLES = {
     "C": "Workload C: 1M u32 little-endian writes (baseline raw_store; real time)",
     "D": "Workload D: rent+return vs malloc+free (baseline malloc_free, same size/threads; CPU time per op per thread)",
     "E": "Workload E: small messages, u32 length + payload (baseline raw_store, same size; real time per message)",
+    "F": "Workload F: 10 MiB out to /dev/null or through a FILE* (baseline writer_write_fd: a contiguous writer built, then write(); real time)",
 }
 
 
@@ -327,7 +330,7 @@ def main(argv):
     os.makedirs(outdir, exist_ok=True)
     runs = [load(p) for p in files]
     for run in runs:
-        for wl in "ABCDE":
+        for wl in "ABCDEF":
             t = table(run, wl, markdown)
             if not t:
                 continue
