@@ -12,8 +12,10 @@
  *   make fuzz            run it (FUZZ_TIME seconds, default 600)
  *   make test            replays tests/fuzz/corpus and tests/fuzz/crashes
  *
- * Sizes are clamped per operation (16 KiB) and per writer (1 MiB), and an
- * input runs at most 500 operations. */
+ * Sizes are clamped per operation (4 KiB) and per writer (64 KiB), and an
+ * input runs at most 500 operations, so that comparing every byte after
+ * every operation stays cheap; the pool's thresholds are small to match
+ * (256 B, 2 KiB, 16 KiB), so every path above and below them is crossed. */
 #include "bufwriter.h"
 
 #include <stdint.h>
@@ -21,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_OP 16384
-#define MAX_LEN (1u << 20)
+#define MAX_OP 4096
+#define MAX_LEN (64u << 10)
 #define NBLOCKS 8
 
 #define CHECK(c)                                                              \
@@ -320,7 +322,7 @@ static void op_writer(in *s, pair *x, bw_pool *pool)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const size_t thresholds[] = {256, 4096, 1u << 20};
+    static const size_t thresholds[] = {256, 2048, 16384};
     bw_allocator hook = {fa_alloc, fa_realloc, fa_free, NULL};
     struct { void *b; size_t cap; unsigned seed; } blocks[NBLOCKS];
     bw_pool_options o;
@@ -337,7 +339,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.max_pooled_size = thresholds[cfg % 3];
     o.flags = (cfg & 0x08 ? BW_POOL_NO_THREAD_CACHE : 0) | (cfg & 0x10 ? BW_POOL_ZERO_ON_RETURN : 0) |
               (cfg & 0x20 ? BW_POOL_LEARN_SIZE : 0) | (cfg & 0x80 ? BW_POOL_CHECKED : 0);
-    if (cfg & 0x40) o.max_large_bytes = 8u << 20;
+    if (cfg & 0x40) o.max_large_bytes = 256u << 10;
     if (u8(&s) & 1) hook.realloc = NULL;
     o.allocator = &hook;
     fail_at = (long)u8(&s); /* 0: never */
