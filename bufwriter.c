@@ -94,8 +94,12 @@ static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
     if (w->cap > p->threshold && p->alloc.realloc != NULL && !(w->flags & BW__EXTERNAL) &&
         (src == NULL || (uintptr_t)src + n <= (uintptr_t)w->data ||
          (uintptr_t)src >= (uintptr_t)w->data + w->cap)) {
+        BW__TAIL_OPEN(w); /* the allocator sees plain memory */
         nb = (unsigned char *)bw__pool_regrow(p, w->data, w->cap, w->len, cap);
-        if (nb == NULL) return bw__fail(w, BW_ENOMEM);
+        if (nb == NULL) {
+            BW__TAIL_CLOSE(w, w->len);
+            return bw__fail(w, BW_ENOMEM);
+        }
         got = cap;
         if (src != NULL) memcpy(nb + w->len, src, n);
     } else {
@@ -103,13 +107,19 @@ static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
         if (nb == NULL) return bw__fail(w, BW_ENOMEM);
         if (w->len != 0) memcpy(nb, w->data, w->len);
         if (src != NULL) memcpy(nb + w->len, src, n);
-        if (w->flags & BW__EXTERNAL) w->flags &= ~BW__EXTERNAL; /* not the pool's */
-        else if (w->data != NULL) (void)bw_pool_return(p, w->data, w->cap);
+        if (w->flags & BW__EXTERNAL) {
+            w->flags &= ~BW__EXTERNAL; /* not the pool's */
+        } else if (w->data != NULL) {
+            BW__TAIL_OPEN(w); /* the pool sees plain memory */
+            (void)bw_pool_return(p, w->data, w->cap);
+        }
     }
     w->data = nb;
     w->cap = got;
     w->lim = got;
     if (src != NULL) w->len += n;
+    w->flags |= BW__OPEN; /* a new block: nothing poisoned yet */
+    BW__TAIL_CLOSE(w, w->len);
     return BW_OK;
 }
 
@@ -128,6 +138,7 @@ int bw__write_slow(bw_writer *w, const void *src, size_t n)
     if (n == 0) return BW_OK;
     if (src == NULL) return bw__fail(w, BW_EINVAL);
     if (w->cap - w->len >= n) {
+        BW__TAIL_CLOSE(w, w->len + n);
         memcpy(w->data + w->len, src, n);
         w->len += n;
         return BW_OK;
@@ -154,6 +165,8 @@ int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
     if (b == NULL) return BW_ENOMEM;
     w->data = (unsigned char *)b;
     w->cap = w->lim = got;
+    w->flags |= BW__OPEN;
+    BW__TAIL_CLOSE(w, 0);
     return BW_OK;
 }
 
@@ -189,8 +202,10 @@ void bw_release(bw_writer *w)
 {
     if (w == NULL) return;
     bw__job_done(w);
-    if (w->data != NULL && !(w->flags & BW__EXTERNAL))
+    if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
+        BW__TAIL_OPEN(w);
         (void)bw_pool_return(w->pool, w->data, w->cap);
+    }
     bw__reset(w);
 }
 
@@ -198,6 +213,7 @@ void bw_clear(bw_writer *w)
 {
     if (w == NULL) return;
     bw__job_done(w);
+    BW__TAIL_CLOSE(w, 0);
     w->len = 0;
     w->lim = w->cap;
     w->err = BW_OK;
@@ -220,6 +236,7 @@ void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
     if (avail != NULL) *avail = 0;
     if (bw__grow(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
     if (avail != NULL) *avail = w->cap - w->len;
+    BW__TAIL_OPEN(w); /* the span is writable until advance */
     return w->data + w->len;
 }
 
@@ -228,6 +245,7 @@ int bw_advance(bw_writer *w, size_t n)
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL);
+    BW__TAIL_CLOSE(w, w->len + n);
     w->len += n;
     return BW_OK;
 }
@@ -251,19 +269,27 @@ int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
     if (fmt == NULL) return bw__fail(w, BW_EINVAL);
     /* First try straight into the free space (the NUL lands past len). */
     avail = w->cap - w->len;
+    BW__TAIL_OPEN(w); /* the free space is scratch for vsnprintf */
     va_copy(cp, ap);
     r = vsnprintf(avail ? (char *)w->data + w->len : NULL, avail, fmt, cp);
     va_end(cp);
-    if (r < 0) return bw__fail(w, BW_EINVAL);
-    if ((size_t)r < avail) {
+    if (r >= 0 && (size_t)r < avail) {
+        BW__TAIL_CLOSE(w, w->len + (size_t)r);
         w->len += (size_t)r;
         return BW_OK;
     }
+    BW__TAIL_CLOSE(w, w->len);
+    if (r < 0) return bw__fail(w, BW_EINVAL);
     /* Too long: grow once to the exact need (+1 for the NUL), format again. */
     if (bw__grow(w, (size_t)r + 1) != BW_OK) return w->err;
     avail = w->cap - w->len;
+    BW__TAIL_OPEN(w);
     r = vsnprintf((char *)w->data + w->len, avail, fmt, ap);
-    if (r < 0 || (size_t)r >= avail) return bw__fail(w, BW_EINVAL);
+    if (r < 0 || (size_t)r >= avail) {
+        BW__TAIL_CLOSE(w, w->len);
+        return bw__fail(w, BW_EINVAL);
+    }
+    BW__TAIL_CLOSE(w, w->len + (size_t)r);
     w->len += (size_t)r;
     return BW_OK;
 }
@@ -304,6 +330,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
         memcpy(b, w->data, w->len);
         l = w->len;
     } else if (!(w->flags & BW__EXTERNAL)) {
+        BW__TAIL_OPEN(w); /* the caller gets plain memory */
         b = w->data;
         l = w->len;
         c = w->cap;

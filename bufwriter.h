@@ -297,6 +297,7 @@ typedef struct bw_writer {
 } bw_writer;
 
 #define BW__EXTERNAL 0x1u
+#define BW__OPEN     0x2u /* ASan only: the tail is not poisoned right now */
 
 #ifdef __cplusplus
 #  define BW_WRITER_INIT bw_writer()
@@ -430,6 +431,45 @@ static inline int bw_patch_u64be(bw_writer *w, size_t offset, uint64_t v);
 BW_API int bw__grow(bw_writer *w, size_t n);
 BW_API int bw__write_slow(bw_writer *w, const void *src, size_t n);
 
+/* Under AddressSanitizer the writer's unused tail [len, cap) is poisoned
+ * as a contiguous container, so reading or writing past bw_len() is
+ * reported (container-overflow) even inside the block; get_span makes the
+ * span writable until advance. Never for a caller's buffer (bw_init_buffer).
+ * Define BW_NO_ASAN_CONTAINER to turn it off. In builds without ASan this
+ * compiles to nothing. */
+#if defined(__SANITIZE_ADDRESS__)
+#  define BW__ASAN 1
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer)
+#    define BW__ASAN 1
+#  endif
+#endif
+#if defined(BW__ASAN) && !defined(BW_NO_ASAN_CONTAINER)
+void __sanitizer_annotate_contiguous_container(const void *beg, const void *end,
+                                               const void *old_mid, const void *new_mid);
+/* ASan checks that old_mid is where the poisoning really starts: the tail
+ * is poisoned from len, or from nowhere (BW__OPEN: a span, printf's
+ * scratch, or a block just rented). */
+#  define BW__TAIL_RAW(w, old_mid, new_mid)                                  \
+    do {                                                                     \
+        if ((w)->cap != 0 && !((w)->flags & BW__EXTERNAL))                   \
+            __sanitizer_annotate_contiguous_container(                       \
+                (w)->data, (w)->data + (w)->cap, (w)->data + (old_mid),      \
+                (w)->data + (new_mid));                                      \
+    } while (0)
+#  define BW__TAIL_MID(w) (((w)->flags & BW__OPEN) ? (w)->cap : (w)->len)
+/* Open the whole tail (a span, scratch, or before the block leaves). */
+#  define BW__TAIL_OPEN(w)                                                   \
+    do { BW__TAIL_RAW(w, BW__TAIL_MID(w), (w)->cap); (w)->flags |= BW__OPEN; } while (0)
+/* Poison from new_len on (call before len becomes new_len). */
+#  define BW__TAIL_CLOSE(w, new_len)                                         \
+    do { BW__TAIL_RAW(w, BW__TAIL_MID(w), new_len); (w)->flags &= ~BW__OPEN; } while (0)
+#else
+#  define BW__TAIL_RAW(w, old_mid, new_mid) ((void)0)
+#  define BW__TAIL_OPEN(w) ((void)0)
+#  define BW__TAIL_CLOSE(w, new_len) ((void)0)
+#endif
+
 /* True when n more bytes fit and no error is recorded (lim == len then). */
 #define BW__FITS(w, n) ((w) != NULL && (w)->lim - (w)->len >= (size_t)(n))
 
@@ -457,6 +497,7 @@ static inline void bw__st64be(unsigned char *p, uint64_t v)
             int bw__rc = bw__grow(w, size);                                  \
             if (bw__rc != BW_OK) return bw__rc;                              \
         }                                                                    \
+        BW__TAIL_CLOSE(w, w->len + size);                                    \
         store(w->data + w->len, (utype)v);                                   \
         w->len += size;                                                      \
         return BW_OK;                                                        \
@@ -494,12 +535,14 @@ static inline int bw_put_uvarint(bw_writer *w, uint64_t v)
         int rc = bw__grow(w, 10);
         if (rc != BW_OK) return rc;
     }
+    BW__TAIL_CLOSE(w, w->len + 10);
     p = w->data + w->len;
     while (v >= 0x80) {
         *p++ = (unsigned char)(v | 0x80);
         v >>= 7;
     }
     *p++ = (unsigned char)v;
+    BW__TAIL_RAW(w, w->len + 10, (size_t)(p - w->data));
     w->len = (size_t)(p - w->data);
     return BW_OK;
 }
@@ -517,6 +560,7 @@ static inline int bw_write(bw_writer *w, const void *src, size_t n)
     /* n - 1 wraps for n == 0, which then takes the slow path (it must report
      * a recorded error, and a NULL src is allowed there). */
     if (BW__LIKELY(w != NULL && src != NULL && n - 1 < w->lim - w->len)) {
+        BW__TAIL_CLOSE(w, w->len + n);
         memcpy(w->data + w->len, src, n);
         w->len += n;
         return BW_OK;

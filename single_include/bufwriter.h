@@ -349,6 +349,7 @@ typedef struct bw_writer {
 } bw_writer;
 
 #define BW__EXTERNAL 0x1u
+#define BW__OPEN     0x2u /* ASan only: the tail is not poisoned right now */
 
 #ifdef __cplusplus
 #  define BW_WRITER_INIT bw_writer()
@@ -482,6 +483,45 @@ static inline int bw_patch_u64be(bw_writer *w, size_t offset, uint64_t v);
 BW_API int bw__grow(bw_writer *w, size_t n);
 BW_API int bw__write_slow(bw_writer *w, const void *src, size_t n);
 
+/* Under AddressSanitizer the writer's unused tail [len, cap) is poisoned
+ * as a contiguous container, so reading or writing past bw_len() is
+ * reported (container-overflow) even inside the block; get_span makes the
+ * span writable until advance. Never for a caller's buffer (bw_init_buffer).
+ * Define BW_NO_ASAN_CONTAINER to turn it off. In builds without ASan this
+ * compiles to nothing. */
+#if defined(__SANITIZE_ADDRESS__)
+#  define BW__ASAN 1
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer)
+#    define BW__ASAN 1
+#  endif
+#endif
+#if defined(BW__ASAN) && !defined(BW_NO_ASAN_CONTAINER)
+void __sanitizer_annotate_contiguous_container(const void *beg, const void *end,
+                                               const void *old_mid, const void *new_mid);
+/* ASan checks that old_mid is where the poisoning really starts: the tail
+ * is poisoned from len, or from nowhere (BW__OPEN: a span, printf's
+ * scratch, or a block just rented). */
+#  define BW__TAIL_RAW(w, old_mid, new_mid)                                  \
+    do {                                                                     \
+        if ((w)->cap != 0 && !((w)->flags & BW__EXTERNAL))                   \
+            __sanitizer_annotate_contiguous_container(                       \
+                (w)->data, (w)->data + (w)->cap, (w)->data + (old_mid),      \
+                (w)->data + (new_mid));                                      \
+    } while (0)
+#  define BW__TAIL_MID(w) (((w)->flags & BW__OPEN) ? (w)->cap : (w)->len)
+/* Open the whole tail (a span, scratch, or before the block leaves). */
+#  define BW__TAIL_OPEN(w)                                                   \
+    do { BW__TAIL_RAW(w, BW__TAIL_MID(w), (w)->cap); (w)->flags |= BW__OPEN; } while (0)
+/* Poison from new_len on (call before len becomes new_len). */
+#  define BW__TAIL_CLOSE(w, new_len)                                         \
+    do { BW__TAIL_RAW(w, BW__TAIL_MID(w), new_len); (w)->flags &= ~BW__OPEN; } while (0)
+#else
+#  define BW__TAIL_RAW(w, old_mid, new_mid) ((void)0)
+#  define BW__TAIL_OPEN(w) ((void)0)
+#  define BW__TAIL_CLOSE(w, new_len) ((void)0)
+#endif
+
 /* True when n more bytes fit and no error is recorded (lim == len then). */
 #define BW__FITS(w, n) ((w) != NULL && (w)->lim - (w)->len >= (size_t)(n))
 
@@ -509,6 +549,7 @@ static inline void bw__st64be(unsigned char *p, uint64_t v)
             int bw__rc = bw__grow(w, size);                                  \
             if (bw__rc != BW_OK) return bw__rc;                              \
         }                                                                    \
+        BW__TAIL_CLOSE(w, w->len + size);                                    \
         store(w->data + w->len, (utype)v);                                   \
         w->len += size;                                                      \
         return BW_OK;                                                        \
@@ -546,12 +587,14 @@ static inline int bw_put_uvarint(bw_writer *w, uint64_t v)
         int rc = bw__grow(w, 10);
         if (rc != BW_OK) return rc;
     }
+    BW__TAIL_CLOSE(w, w->len + 10);
     p = w->data + w->len;
     while (v >= 0x80) {
         *p++ = (unsigned char)(v | 0x80);
         v >>= 7;
     }
     *p++ = (unsigned char)v;
+    BW__TAIL_RAW(w, w->len + 10, (size_t)(p - w->data));
     w->len = (size_t)(p - w->data);
     return BW_OK;
 }
@@ -569,6 +612,7 @@ static inline int bw_write(bw_writer *w, const void *src, size_t n)
     /* n - 1 wraps for n == 0, which then takes the slow path (it must report
      * a recorded error, and a NULL src is allowed there). */
     if (BW__LIKELY(w != NULL && src != NULL && n - 1 < w->lim - w->len)) {
+        BW__TAIL_CLOSE(w, w->len + n);
         memcpy(w->data + w->len, src, n);
         w->len += n;
         return BW_OK;
@@ -1214,8 +1258,12 @@ static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
     if (w->cap > p->threshold && p->alloc.realloc != NULL && !(w->flags & BW__EXTERNAL) &&
         (src == NULL || (uintptr_t)src + n <= (uintptr_t)w->data ||
          (uintptr_t)src >= (uintptr_t)w->data + w->cap)) {
+        BW__TAIL_OPEN(w); /* the allocator sees plain memory */
         nb = (unsigned char *)bw__pool_regrow(p, w->data, w->cap, w->len, cap);
-        if (nb == NULL) return bw__fail(w, BW_ENOMEM);
+        if (nb == NULL) {
+            BW__TAIL_CLOSE(w, w->len);
+            return bw__fail(w, BW_ENOMEM);
+        }
         got = cap;
         if (src != NULL) memcpy(nb + w->len, src, n);
     } else {
@@ -1223,13 +1271,19 @@ static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
         if (nb == NULL) return bw__fail(w, BW_ENOMEM);
         if (w->len != 0) memcpy(nb, w->data, w->len);
         if (src != NULL) memcpy(nb + w->len, src, n);
-        if (w->flags & BW__EXTERNAL) w->flags &= ~BW__EXTERNAL; /* not the pool's */
-        else if (w->data != NULL) (void)bw_pool_return(p, w->data, w->cap);
+        if (w->flags & BW__EXTERNAL) {
+            w->flags &= ~BW__EXTERNAL; /* not the pool's */
+        } else if (w->data != NULL) {
+            BW__TAIL_OPEN(w); /* the pool sees plain memory */
+            (void)bw_pool_return(p, w->data, w->cap);
+        }
     }
     w->data = nb;
     w->cap = got;
     w->lim = got;
     if (src != NULL) w->len += n;
+    w->flags |= BW__OPEN; /* a new block: nothing poisoned yet */
+    BW__TAIL_CLOSE(w, w->len);
     return BW_OK;
 }
 
@@ -1248,6 +1302,7 @@ int bw__write_slow(bw_writer *w, const void *src, size_t n)
     if (n == 0) return BW_OK;
     if (src == NULL) return bw__fail(w, BW_EINVAL);
     if (w->cap - w->len >= n) {
+        BW__TAIL_CLOSE(w, w->len + n);
         memcpy(w->data + w->len, src, n);
         w->len += n;
         return BW_OK;
@@ -1274,6 +1329,8 @@ int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
     if (b == NULL) return BW_ENOMEM;
     w->data = (unsigned char *)b;
     w->cap = w->lim = got;
+    w->flags |= BW__OPEN;
+    BW__TAIL_CLOSE(w, 0);
     return BW_OK;
 }
 
@@ -1309,8 +1366,10 @@ void bw_release(bw_writer *w)
 {
     if (w == NULL) return;
     bw__job_done(w);
-    if (w->data != NULL && !(w->flags & BW__EXTERNAL))
+    if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
+        BW__TAIL_OPEN(w);
         (void)bw_pool_return(w->pool, w->data, w->cap);
+    }
     bw__reset(w);
 }
 
@@ -1318,6 +1377,7 @@ void bw_clear(bw_writer *w)
 {
     if (w == NULL) return;
     bw__job_done(w);
+    BW__TAIL_CLOSE(w, 0);
     w->len = 0;
     w->lim = w->cap;
     w->err = BW_OK;
@@ -1340,6 +1400,7 @@ void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
     if (avail != NULL) *avail = 0;
     if (bw__grow(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
     if (avail != NULL) *avail = w->cap - w->len;
+    BW__TAIL_OPEN(w); /* the span is writable until advance */
     return w->data + w->len;
 }
 
@@ -1348,6 +1409,7 @@ int bw_advance(bw_writer *w, size_t n)
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL);
+    BW__TAIL_CLOSE(w, w->len + n);
     w->len += n;
     return BW_OK;
 }
@@ -1371,19 +1433,27 @@ int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
     if (fmt == NULL) return bw__fail(w, BW_EINVAL);
     /* First try straight into the free space (the NUL lands past len). */
     avail = w->cap - w->len;
+    BW__TAIL_OPEN(w); /* the free space is scratch for vsnprintf */
     va_copy(cp, ap);
     r = vsnprintf(avail ? (char *)w->data + w->len : NULL, avail, fmt, cp);
     va_end(cp);
-    if (r < 0) return bw__fail(w, BW_EINVAL);
-    if ((size_t)r < avail) {
+    if (r >= 0 && (size_t)r < avail) {
+        BW__TAIL_CLOSE(w, w->len + (size_t)r);
         w->len += (size_t)r;
         return BW_OK;
     }
+    BW__TAIL_CLOSE(w, w->len);
+    if (r < 0) return bw__fail(w, BW_EINVAL);
     /* Too long: grow once to the exact need (+1 for the NUL), format again. */
     if (bw__grow(w, (size_t)r + 1) != BW_OK) return w->err;
     avail = w->cap - w->len;
+    BW__TAIL_OPEN(w);
     r = vsnprintf((char *)w->data + w->len, avail, fmt, ap);
-    if (r < 0 || (size_t)r >= avail) return bw__fail(w, BW_EINVAL);
+    if (r < 0 || (size_t)r >= avail) {
+        BW__TAIL_CLOSE(w, w->len);
+        return bw__fail(w, BW_EINVAL);
+    }
+    BW__TAIL_CLOSE(w, w->len + (size_t)r);
     w->len += (size_t)r;
     return BW_OK;
 }
@@ -1424,6 +1494,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
         memcpy(b, w->data, w->len);
         l = w->len;
     } else if (!(w->flags & BW__EXTERNAL)) {
+        BW__TAIL_OPEN(w); /* the caller gets plain memory */
         b = w->data;
         l = w->len;
         c = w->cap;

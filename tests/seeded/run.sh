@@ -1,6 +1,8 @@
 #!/bin/sh
 # run.sh - seeded-bug programs under AddressSanitizer, pooled and in bypass
-# mode (BW_BYPASS=1): each must be caught, with the report that names it.
+# mode: write after return, read past the end, double return, read past a
+# writer's length
+# (BW_BYPASS=1 for bypass): each must be caught, with the report that names it.
 # Usage: tests/seeded/run.sh CC BUILD_DIR LIBRARY_SOURCES...
 set -u
 cc=$1 out=$2
@@ -20,7 +22,7 @@ check() { # check NAME MODE EXPECTED
     echo "FAIL $name ($mode): exit $rc, wanted '$want' (see $log)"; fail=$((fail + 1))
   fi
 }
-for prog in write_after_return read_past_end double_return; do
+for prog in write_after_return read_past_end double_return read_past_len; do
   if ! "$cc" -std=c11 -g -O1 -fsanitize=address -fno-omit-frame-pointer -pthread -I. \
        -o "$out/$prog" "$here/$prog.c" "$@"; then
     echo "FAIL $prog: does not build"; fail=$((fail + 1))
@@ -32,5 +34,7 @@ check read_past_end      pooled "heap-buffer-overflow"
 check read_past_end      bypass "heap-buffer-overflow"
 check double_return      pooled "returned twice"
 check double_return      bypass "double-free"
+check read_past_len      pooled "container-overflow"
+check read_past_len      bypass "buffer-overflow"   # ASan names it so in an exact-size block
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
