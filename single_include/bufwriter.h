@@ -2619,6 +2619,23 @@ static void bw__shared_free_all(bw_pool *p)
 
 /* Create / destroy ------------------------------------------------------ */
 
+/* The pool's own bookkeeping, once it holds no block: one teardown for
+ * destroy and for a create that failed half way. */
+static void bw__pool_free(bw_pool *p)
+{
+    unsigned ci;
+    if (p->large != NULL) {
+        pthread_mutex_destroy(&p->large_lock);
+        free(p->large);
+    }
+    if (p->check != NULL) bw__check_destroy(p);
+    for (ci = 0; ci < p->nclasses; ci++) {
+        pthread_mutex_destroy(&p->cls[ci].lock);
+        free(p->cls[ci].stack);
+    }
+    free(p);
+}
+
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 {
     static const bw_pool_options defaults; /* all zeros: every default */
@@ -2668,18 +2685,8 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
             ? 0 : threshold;
     p->fast_return_span = p->fast_rent_limit ? threshold - min_size + 1 : 0;
     p->alloc = *a;
-    if (!bw__large_init(p, o)) {
-        for (ci = 0; ci < n; ci++) pthread_mutex_destroy(&p->cls[ci].lock);
-        free(p);
-        return BW_ENOMEM;
-    }
-    if (p->checked && !bw__check_init(p)) {
-        for (ci = 0; ci < n; ci++) pthread_mutex_destroy(&p->cls[ci].lock);
-        if (p->large != NULL) {
-            pthread_mutex_destroy(&p->large_lock);
-            free(p->large);
-        }
-        free(p);
+    if (!bw__large_init(p, o) || (p->checked && !bw__check_init(p))) {
+        bw__pool_free(p);
         return BW_ENOMEM;
     }
     *out = p;
@@ -2688,21 +2695,12 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 
 void bw_pool_destroy(bw_pool *pool)
 {
-    unsigned ci;
     if (pool == NULL) return;
     bw__tcache_orphan_all(pool);
     bw__shared_free_all(pool);
     bw__large_free_all(pool);
-    if (pool->large != NULL) {
-        pthread_mutex_destroy(&pool->large_lock);
-        free(pool->large);
-    }
-    if (pool->checked) bw__check_destroy(pool);
-    for (ci = 0; ci < pool->nclasses; ci++) {
-        pthread_mutex_destroy(&pool->cls[ci].lock);
-        free(pool->cls[ci].stack);
-    }
-    free(pool);
+    if (pool->checked) bw__check_destroy(pool); /* reports blocks still rented */
+    bw__pool_free(pool);
 }
 
 static _Atomic(bw_pool *) bw__shared_pool;
