@@ -1,10 +1,14 @@
-/* bufwriter.c - the writer's out-of-line paths: growth, the sticky error,
- * spans, printf, detach. The fast paths are static inline in bufwriter.h. */
-#include "bufwriter.h"
-#include "pool/pool_internal.h"
+/* bufwriter.c - the writer's out-of-line paths, for every mode: the cold
+ * path that makes room (grow, link, flush or BW_EFULL), the sticky error,
+ * positions, spans, printf, the encoders that are not inline, reading out.
+ * The fast paths are static inline in bufwriter.h and know no mode. */
+#include "writer_internal.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define BW__COLD __attribute__((cold, noinline))
@@ -15,6 +19,13 @@
 /* The largest block the writer asks for: sizes past PTRDIFF_MAX break
  * pointer differences, so they count as unrepresentable. */
 #define BW__MAX_BLOCK ((size_t)PTRDIFF_MAX)
+/* A segmented writer's first block, and a streaming writer's buffer. */
+#define BW__CHAIN_FIRST ((size_t)4096)
+#define BW__STREAM_DEFAULT ((size_t)64 << 10)
+/* printf formats short output here when the free space is smaller. */
+#define BW__PRINTF_STACK 256
+
+typedef char bw__seg_fits[sizeof(bw__seg) <= BW__SEG_HDR ? 1 : -1];
 
 const char *bw_strerror(int status)
 {
@@ -24,13 +35,22 @@ const char *bw_strerror(int status)
     case BW_EOVERFLOW: return "size overflow (a size that cannot be represented)";
     case BW_EINVAL:    return "invalid argument";
     case BW_EIO:       return "I/O error (see errno)";
+    case BW_EFULL:     return "no room left in the fixed buffer";
     default:           return "unknown bufwriter status";
     }
 }
 
 const char *bw_version(void) { return BW_VERSION_STRING; }
 
-/* Record the first error; later writes miss the fast path (lim == len). */
+/* ------------------------------------------------------------------------ */
+/* State helpers                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* The fast-path limit: the block's end, or len while an error is recorded,
+ * so that every inline put misses and reaches the cold path's check. */
+static void bw__set_lim(bw_writer *w) { w->lim = w->err != BW_OK ? w->len : w->cap; }
+
+/* Record the first error; later writes miss the fast path. */
 static int bw__fail(bw_writer *w, int rc)
 {
     if (w->err == BW_OK) w->err = rc;
@@ -44,10 +64,18 @@ static bw_pool *bw__pool_of(bw_writer *w)
     return w->pool;
 }
 
+static bw__seg *bw__tail_seg(const bw_writer *w) { return (bw__seg *)(void *)(w->data + w->cap); }
+static size_t bw__seg_cap(const bw__seg *s) { return (size_t)((const unsigned char *)s - s->data); }
+
+/* Give a segmented block back (its real capacity includes the link). */
+static void bw__seg_return(bw_writer *w, bw__seg *s)
+{
+    (void)bw_pool_return(w->pool, s->data, bw__seg_cap(s) + BW__SEG_HDR);
+}
+
 /* The growth rule: room for len + n bytes, at least twice the old capacity,
  * rounded to the pool's class at or below its threshold and to the next
- * power of two above it (so a caller's odd-sized first buffer still leads to
- * power-of-two blocks). BW_EOVERFLOW when that size cannot be represented. */
+ * power of two above it. BW_EOVERFLOW when that cannot be represented. */
 static int bw__target(const bw_pool *p, size_t len, size_t n, size_t cap, size_t *out)
 {
     size_t need;
@@ -64,18 +92,77 @@ static int bw__target(const bw_pool *p, size_t len, size_t n, size_t cap, size_t
     return BW_OK;
 }
 
-/* Move to a block with room for n more bytes. With src, also append src[0,n)
- * before the old block goes back to the pool (src may point into it). On
- * failure nothing changes but the recorded error. */
-static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
+/* True when [p, p + n) overlaps the writer's storage (any of its blocks). */
+static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
 {
-    bw_pool *p = bw__pool_of(w);
+    uintptr_t a = (uintptr_t)p, b = a + n;
+    const bw__seg *s;
+    if (w->data == NULL || n == 0) return 0;
+    if (b > (uintptr_t)w->data && a < (uintptr_t)w->data + w->cap) return 1;
+    if (w->mode != BW__CHAIN) return 0;
+    for (s = (const bw__seg *)w->head; s != NULL; s = s->next)
+        if (b > (uintptr_t)s->data && a < (uintptr_t)s) return 1;
+    return 0;
+}
+
+int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+{
+    const bw__seg *s;
+    if (w->data == NULL) return 0;
+    if (w->mode != BW__CHAIN || w->head == NULL) {
+        if (c->started) return 0;
+        c->started = 1;
+        *p = w->data + bw__start(w);
+        *n = w->len - bw__start(w);
+        return 1;
+    }
+    s = c->started ? c->seg->next : (const bw__seg *)w->head;
+    c->started = 1;
+    if (s == NULL) return 0;
+    c->seg = s;
+    if (s == bw__tail_seg(w)) {
+        *p = s->data;
+        *n = w->len;
+    } else {
+        *p = s->data + s->start;
+        *n = s->end - s->start;
+    }
+    return 1;
+}
+
+/* Move the held bytes of a one-block writer to the block's start (the cold
+ * path of a writer that consumed); *src follows if it pointed into them. */
+static void bw__move_down(bw_writer *w, const void **src)
+{
+    size_t start = bw__start(w), held = w->len - start;
+    if (start == 0) return;
+    if (src != NULL && *src != NULL && (uintptr_t)*src >= (uintptr_t)(w->data + start) &&
+        (uintptr_t)*src < (uintptr_t)(w->data + w->len))
+        *src = (const unsigned char *)*src - start;
+    if (held != 0) memmove(w->data, w->data + start, held);
+    w->pos = w->base;
+    w->len = held;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The cold path, one function per mode                                     */
+/* ------------------------------------------------------------------------ */
+/* Each makes room for n contiguous bytes at data + len; with src it also
+ * appends src[0, n) and commits them. src may point into held bytes. On
+ * failure the error is recorded and nothing held changes. */
+
+/* Contiguous: move to a block of the growth rule's size. The old block goes
+ * back only after src was copied (src may point into it). */
+static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p;
     unsigned char *nb;
-    size_t cap, got;
+    size_t cap, got, want = n;
     int rc;
 
-    size_t want = n;
-
+    bw__move_down(w, &src);
+    if (w->cap - w->len >= n) goto copy;
+    p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* A writer's first block: at the size recent writers ended at, if the
      * pool learns it (BW_POOL_LEARN_SIZE), so similar jobs never grow. */
@@ -92,43 +179,252 @@ static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
      * lies in the old block (realloc may free it), nor for the caller's
      * buffer. */
     if (w->cap > p->threshold && p->alloc.realloc != NULL && !(w->flags & BW__EXTERNAL) &&
-        (src == NULL || (uintptr_t)src + n <= (uintptr_t)w->data ||
-         (uintptr_t)src >= (uintptr_t)w->data + w->cap)) {
-        BW__TAIL_OPEN(w); /* the allocator sees plain memory */
+        !bw__overlaps(w, src, src != NULL ? n : 0)) {
         nb = (unsigned char *)bw__pool_regrow(p, w->data, w->cap, w->len, cap);
-        if (nb == NULL) {
-            BW__TAIL_CLOSE(w, w->len);
-            return bw__fail(w, BW_ENOMEM);
-        }
+        if (nb == NULL) return bw__fail(w, BW_ENOMEM);
         got = cap;
-        if (src != NULL) memcpy(nb + w->len, src, n);
     } else {
         nb = (unsigned char *)bw_pool_rent(p, cap, &got);
         if (nb == NULL) return bw__fail(w, BW_ENOMEM);
         if (w->len != 0) memcpy(nb, w->data, w->len);
         if (src != NULL) memcpy(nb + w->len, src, n);
-        if (w->flags & BW__EXTERNAL) {
-            w->flags &= ~BW__EXTERNAL; /* not the pool's */
-        } else if (w->data != NULL) {
-            BW__TAIL_OPEN(w); /* the pool sees plain memory */
+        if (w->flags & BW__EXTERNAL)
+            w->flags &= (unsigned char)~BW__EXTERNAL; /* not the pool's */
+        else if (w->data != NULL)
             (void)bw_pool_return(p, w->data, w->cap);
-        }
+        w->data = nb;
+        w->cap = got;
+        bw__set_lim(w);
+        if (src != NULL) w->len += n;
+        return BW_OK;
     }
     w->data = nb;
     w->cap = got;
-    w->lim = got;
-    if (src != NULL) w->len += n;
-    w->flags |= BW__OPEN; /* a new block: nothing poisoned yet */
-    BW__TAIL_CLOSE(w, w->len);
+    bw__set_lim(w);
+copy:
+    if (src != NULL) {
+        memmove(w->data + w->len, src, n);
+        w->len += n;
+    }
     return BW_OK;
 }
 
-int bw__grow(bw_writer *w, size_t n)
+/* Fixed: the held bytes may move down over consumed room; nothing else. */
+static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
 {
-    if (w == NULL) return BW_EINVAL;
-    if (w->err != BW_OK) return w->err;
-    if (w->cap - w->len >= n) return BW_OK;
-    return bw__move(w, n, NULL);
+    if (w->cap - (w->len - bw__start(w)) < n) return bw__fail(w, BW_EFULL);
+    bw__move_down(w, &src);
+    if (src != NULL) {
+        memmove(w->data + w->len, src, n);
+        w->len += n;
+    }
+    return BW_OK;
+}
+
+/* Segmented: rent a block after the current one with at least `need` usable
+ * bytes: max(class of the need, 2 x the previous block, 4 KiB), at most the
+ * threshold unless the need is larger. One request, however large: an
+ * impossible size is one failed backing call. */
+static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t want, got, prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0;
+    unsigned char *b;
+    bw__seg *s;
+    int rc;
+
+    if (p == NULL) {
+        bw__fail(w, BW_ENOMEM);
+        return NULL;
+    }
+    if (need > BW__MAX_BLOCK - BW__SEG_HDR) {
+        bw__fail(w, BW_EOVERFLOW);
+        return NULL;
+    }
+    want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
+    if (want < BW__CHAIN_FIRST) want = BW__CHAIN_FIRST;
+    if (want > p->threshold) want = p->threshold;
+    if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
+    rc = bw__target(p, 0, want, 0, &want);
+    if (rc != BW_OK) {
+        bw__fail(w, rc);
+        return NULL;
+    }
+    b = (unsigned char *)bw_pool_rent(p, want, &got);
+    if (b == NULL) {
+        bw__fail(w, BW_ENOMEM);
+        return NULL;
+    }
+    s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
+    s->data = b;
+    s->next = NULL;
+    s->start = s->end = 0;
+    return s;
+}
+
+/* Make s the last block. The old last block stays where it is (its rest
+ * is skipped); an old block that is the only one and holds nothing goes
+ * back instead. */
+static void bw__seg_link(bw_writer *w, bw__seg *s)
+{
+    if (w->data != NULL) {
+        bw__seg *old = bw__tail_seg(w);
+        if (w->head == NULL && w->len == bw__start(w)) {
+            bw__seg_return(w, old);
+        } else {
+            old->end = w->len;
+            if (w->head == NULL) {
+                old->start = bw__start(w);
+                w->head = old;
+            }
+            old->next = s;
+        }
+    }
+    w->pos += w->len;
+    w->data = s->data;
+    w->cap = bw__seg_cap(s);
+    w->len = 0;
+    bw__set_lim(w);
+}
+
+static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
+{
+    size_t first = 0;
+    bw__seg *s;
+    /* A write fills the rest of the last block first; room (src NULL) must
+     * be contiguous and skips it. */
+    if (src != NULL && w->data != NULL) first = w->cap - w->len;
+    s = bw__seg_rent(w, n - first);
+    if (s == NULL) return w->err;
+    if (first != 0) {
+        memcpy(w->data + w->len, src, first);
+        w->len += first;
+    }
+    bw__seg_link(w, s);
+    if (src != NULL) {
+        memcpy(w->data, (const unsigned char *)src + first, n - first);
+        w->len = n - first;
+    }
+    return BW_OK;
+}
+
+/* Streaming: hand p[0, n) to the sink or fd until all is taken or it fails
+ * (the sink contract: 1..n taken, -1 with EINTR retried, -1 failed, anything
+ * else broken). *sent gets what was taken. */
+static int bw__send(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
+{
+    size_t done = 0;
+    int rc = BW_OK;
+    while (done < n) {
+        ptrdiff_t r;
+        if (w->flags & BW__FD) {
+            struct iovec one;
+            one.iov_base = (void *)(uintptr_t)(p + done);
+            one.iov_len = n - done;
+            r = bw__fd_send(w->fd, w->flags, &one, 1);
+        } else if (w->sink != NULL) {
+            r = w->sink(w->ctx, p + done, n - done);
+        } else {
+            rc = BW_EINVAL; /* a streaming writer whose init failed */
+            break;
+        }
+        if (r > 0 && (size_t)r <= n - done) {
+            done += (size_t)r;
+        } else if (r == -1 && errno == EINTR) {
+            continue;
+        } else {
+            if (r != -1) errno = EIO; /* a broken sink: never loop on it */
+            rc = BW_EIO;
+            break;
+        }
+    }
+    *sent = done;
+    return rc;
+}
+
+/* Send every held byte; on failure the rest stays held and BW_EIO is
+ * recorded. Afterwards the buffer is empty and restarts at its beginning. */
+static int bw__send_held(bw_writer *w)
+{
+    size_t start = bw__start(w), sent;
+    int rc = bw__send(w, w->data + start, w->len - start, &sent);
+    w->base += sent;
+    if (rc != BW_OK) return bw__fail(w, rc);
+    w->pos = w->base;
+    w->len = 0;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+/* The buffer, rented at the first write, or replaced by a bigger block when
+ * a reserve or span needs more than it has (nothing held then). */
+static int bw__stream_buffer(bw_writer *w, size_t n)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap = w->opt, got;
+    unsigned char *b;
+    int rc;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    if (n > cap) {
+        rc = bw__target(p, 0, n, 0, &cap);
+        if (rc != BW_OK) return bw__fail(w, rc);
+    }
+    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
+    if (w->data != NULL) (void)bw_pool_return(p, w->data, w->cap);
+    w->data = b;
+    w->cap = got;
+    w->pos = w->base;
+    w->len = 0;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
+{
+    int rc;
+    if (w->data == NULL && n <= w->opt) {
+        rc = bw__stream_buffer(w, n);
+        if (rc != BW_OK) return rc;
+    }
+    if (w->data != NULL && w->cap - (w->len - bw__start(w)) < n) {
+        /* It does not fit even over consumed room: send what is held. A
+         * source among the held bytes stays intact until copied below. */
+        rc = bw__send_held(w);
+        if (rc != BW_OK) return rc;
+    }
+    if (src != NULL && (w->data == NULL || n > w->cap)) {
+        /* Larger than the buffer: straight from the caller's memory (it
+         * cannot be among the held bytes, which fit the buffer). */
+        size_t sent;
+        rc = bw__send(w, (const unsigned char *)src, n, &sent);
+        w->pos += sent;
+        w->base += sent;
+        return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
+    }
+    if (w->data == NULL || n > w->cap) {
+        rc = bw__stream_buffer(w, n);
+        if (rc != BW_OK) return rc;
+    }
+    bw__move_down(w, &src);
+    if (src != NULL) {
+        memmove(w->data + w->len, src, n);
+        w->len += n;
+    }
+    return BW_OK;
+}
+
+/* Room for n bytes at data + len (and, with src, append them): the one place
+ * that knows the mode. The caller checked the writer and its error. */
+static int bw__room(bw_writer *w, size_t n, const void *src)
+{
+    if (w->mode == BW__FIXED) return bw__room_fixed(w, n, src);
+    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    switch (w->mode) {
+    case BW__CHAIN:  return bw__room_chain(w, n, src);
+    case BW__STREAM: return bw__room_stream(w, n, src);
+    default:         return bw__room_contig(w, n, src);
+    }
 }
 
 int bw__write_slow(bw_writer *w, const void *src, size_t n)
@@ -138,12 +434,24 @@ int bw__write_slow(bw_writer *w, const void *src, size_t n)
     if (n == 0) return BW_OK;
     if (src == NULL) return bw__fail(w, BW_EINVAL);
     if (w->cap - w->len >= n) {
-        BW__TAIL_CLOSE(w, w->len + n);
         memcpy(w->data + w->len, src, n);
         w->len += n;
         return BW_OK;
     }
-    return bw__move(w, n, src);
+    return bw__room(w, n, src);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Init, release, clear, flush                                              */
+/* ------------------------------------------------------------------------ */
+
+static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
+{
+    if (w == NULL) return BW_EINVAL;
+    memset(w, 0, sizeof *w);
+    w->pool = pool;
+    w->mode = mode;
+    return BW_OK;
 }
 
 int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
@@ -153,29 +461,23 @@ int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
     void *b;
     int rc;
 
-    if (w == NULL) return BW_EINVAL;
-    memset(w, 0, sizeof *w);
-    w->pool = pool;
+    if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
     if (initial_capacity == 0) return BW_OK;
     p = bw__pool_of(w);
-    if (p == NULL) return BW_ENOMEM;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
     rc = bw__target(p, 0, initial_capacity, 0, &cap);
-    if (rc != BW_OK) return rc;
+    if (rc != BW_OK) return bw__fail(w, rc);
     b = bw_pool_rent(p, cap, &got);
-    if (b == NULL) return BW_ENOMEM;
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = (unsigned char *)b;
     w->cap = w->lim = got;
-    w->flags |= BW__OPEN;
-    BW__TAIL_CLOSE(w, 0);
     return BW_OK;
 }
 
 int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
 {
-    if (w == NULL) return BW_EINVAL;
-    memset(w, 0, sizeof *w);
-    w->pool = pool;
-    if (buf == NULL || size == 0) return BW_EINVAL;
+    if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
+    if (buf == NULL || size == 0) return bw__fail(w, BW_EINVAL);
     if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
     w->data = (unsigned char *)buf;
     w->cap = w->lim = size;
@@ -183,28 +485,102 @@ int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
     return BW_OK;
 }
 
-/* The end of a job: its length teaches a learning pool. */
-static void bw__job_done(bw_writer *w)
+int bw_init_chain(bw_writer *w, bw_pool *pool)
 {
-    if (w->len != 0 && w->pool != NULL) bw__learn_record(w->pool, w->len);
+    return bw__init_mode(w, pool, BW__CHAIN);
 }
 
-/* Empty, no error, no block; keeps the pool. */
+/* The streaming modes' common part: the buffer size by the growth rule. */
+static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
+{
+    bw_pool *p;
+    int rc;
+    if (bw__init_mode(w, pool, BW__STREAM) != BW_OK) return BW_EINVAL;
+    w->fd = -1;
+    if (buffer_size == 0) buffer_size = BW__STREAM_DEFAULT;
+    if (buffer_size > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    p = bw__pool_of(w);
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    rc = bw__target(p, 0, buffer_size, 0, &w->opt);
+    return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
+}
+
+int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size, bw_sink_fn sink, void *ctx)
+{
+    int rc = bw__init_stream(w, pool, buffer_size);
+    if (w == NULL) return rc;
+    w->sink = sink;
+    w->ctx = ctx;
+    if (rc == BW_OK && sink == NULL) rc = bw__fail(w, BW_EINVAL);
+    return rc;
+}
+
+int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
+{
+    int rc = bw__init_stream(w, pool, buffer_size);
+    if (w == NULL) return rc;
+    w->flags = BW__FD;
+    w->fd = fd;
+    if (rc == BW_OK && fd < 0) rc = bw__fail(w, BW_EINVAL);
+    if (fd >= 0) w->flags = (unsigned char)(w->flags | bw__fd_kind(fd));
+    return rc;
+}
+
+int bw_init_fixed(bw_writer *w, void *buf, size_t size)
+{
+    if (bw__init_mode(w, NULL, BW__FIXED) != BW_OK) return BW_EINVAL;
+    if (buf == NULL && size != 0) return bw__fail(w, BW_EINVAL);
+    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
+    w->data = (unsigned char *)buf;
+    w->cap = w->lim = size;
+    return BW_OK;
+}
+
+/* The end of a job: a contiguous writer's length teaches a learning pool. */
+static void bw__job_done(bw_writer *w)
+{
+    size_t len = bw_len(w);
+    if (w->mode == BW__CONTIG && len != 0 && w->pool != NULL) bw__learn_record(w->pool, len);
+}
+
+/* Give back every segmented block but the last. */
+static void bw__seg_drop_all_but_tail(bw_writer *w)
+{
+    bw__seg *s = (bw__seg *)w->head, *tail = bw__tail_seg(w);
+    while (s != NULL && s != tail) {
+        bw__seg *next = s->next;
+        bw__seg_return(w, s);
+        s = next;
+    }
+    w->head = NULL;
+}
+
+/* Empty, no error, positions at 0; keeps the mode and its parameters. */
 static void bw__reset(bw_writer *w)
 {
-    w->data = NULL;
-    w->len = w->cap = w->lim = 0;
+    if (w->mode != BW__FIXED) {
+        w->data = NULL;
+        w->cap = 0;
+    }
+    w->len = 0;
+    w->pos = w->base = 0;
     w->err = BW_OK;
-    w->flags = 0;
+    w->head = NULL;
+    w->flags &= (unsigned char)~BW__EXTERNAL;
+    bw__set_lim(w);
 }
 
 void bw_release(bw_writer *w)
 {
     if (w == NULL) return;
     bw__job_done(w);
-    if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
-        BW__TAIL_OPEN(w);
-        (void)bw_pool_return(w->pool, w->data, w->cap);
+    if (w->data != NULL && w->mode != BW__FIXED && !(w->flags & BW__EXTERNAL)) {
+        if (w->mode == BW__CHAIN) {
+            bw__seg_drop_all_but_tail(w);
+            bw__seg_return(w, bw__tail_seg(w));
+        } else {
+            (void)bw_pool_return(w->pool, w->data, w->cap);
+        }
     }
     bw__reset(w);
 }
@@ -213,30 +589,51 @@ void bw_clear(bw_writer *w)
 {
     if (w == NULL) return;
     bw__job_done(w);
-    BW__TAIL_CLOSE(w, 0);
+    if (w->mode == BW__CHAIN && w->data != NULL) bw__seg_drop_all_but_tail(w);
+    w->pos = w->base; /* bw_tell: the first dropped byte */
     w->len = 0;
-    w->lim = w->cap;
     w->err = BW_OK;
+    bw__set_lim(w);
 }
 
-int bw_patch(bw_writer *w, size_t offset, const void *src, size_t n)
+void bw_clear_error(bw_writer *w)
+{
+    if (w == NULL) return;
+    w->err = BW_OK;
+    bw__set_lim(w);
+}
+
+int bw_flush(bw_writer *w)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    if (n == 0) return BW_OK;
-    if (src == NULL || offset > w->len || n > w->len - offset) return bw__fail(w, BW_EINVAL);
-    memmove(w->data + offset, src, n);
-    return BW_OK;
+    if (w->mode != BW__STREAM || bw_len(w) == 0) return BW_OK;
+    return bw__send_held(w);
 }
 
-int bw_reserve(bw_writer *w, size_t n) { return bw__grow(w, n); }
+bw_pool *bw_writer_pool(const bw_writer *w)
+{
+    if (w == NULL || w->mode == BW__FIXED) return NULL;
+    return w->pool ? w->pool : bw_pool_shared();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+int bw_reserve(bw_writer *w, size_t n)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (w->cap - w->len >= n) return BW_OK;
+    return bw__room(w, n, NULL);
+}
 
 void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
 {
     if (avail != NULL) *avail = 0;
-    if (bw__grow(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
+    if (bw_reserve(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
     if (avail != NULL) *avail = w->cap - w->len;
-    BW__TAIL_OPEN(w); /* the span is writable until advance */
     return w->data + w->len;
 }
 
@@ -245,7 +642,6 @@ int bw_advance(bw_writer *w, size_t n)
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL);
-    BW__TAIL_CLOSE(w, w->len + n);
     w->len += n;
     return BW_OK;
 }
@@ -258,40 +654,70 @@ int bw_puts(bw_writer *w, const char *s)
     return bw_write(w, s, strlen(s));
 }
 
+/* A copy of src that stays valid while the writer moves, links or sends:
+ * from buf (nbuf bytes) when it fits, else a block from the pool (*tmp,
+ * *tmp_cap: give it back after). NULL with the error recorded. */
+static const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
+                                   size_t nbuf, void **tmp, size_t *tmp_cap)
+{
+    bw_pool *p;
+    *tmp = NULL;
+    if (n <= nbuf) return memcpy(buf, src, n);
+    p = bw__pool_of(w);
+    if (p == NULL || (*tmp = bw_pool_rent(p, n, tmp_cap)) == NULL) {
+        bw__fail(w, BW_ENOMEM);
+        return NULL;
+    }
+    return memcpy(*tmp, src, n);
+}
+
 int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
 {
-    size_t avail;
+    char stack[BW__PRINTF_STACK], *dst;
+    size_t avail, need, tmp_cap;
+    void *tmp;
     va_list cp;
-    int r;
+    int r, rc;
 
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (fmt == NULL) return bw__fail(w, BW_EINVAL);
-    /* First try straight into the free space (the NUL lands past len). */
-    avail = w->cap - w->len;
-    BW__TAIL_OPEN(w); /* the free space is scratch for vsnprintf */
+    /* Pass one: into the free space when there is a useful amount of it
+     * (the NUL lands past len), else into a stack buffer. Either way short
+     * output is formatted once, also on a writer with no storage yet. */
+    avail = w->data != NULL ? w->cap - w->len : 0;
+    if (avail >= sizeof stack) {
+        dst = (char *)w->data + w->len;
+    } else {
+        dst = stack;
+        avail = sizeof stack;
+    }
     va_copy(cp, ap);
-    r = vsnprintf(avail ? (char *)w->data + w->len : NULL, avail, fmt, cp);
+    errno = 0;
+    r = vsnprintf(dst, avail, fmt, cp);
     va_end(cp);
-    if (r >= 0 && (size_t)r < avail) {
-        BW__TAIL_CLOSE(w, w->len + (size_t)r);
-        w->len += (size_t)r;
+    if (r < 0) return bw__fail(w, errno == EOVERFLOW ? BW_EOVERFLOW : BW_EINVAL);
+    need = (size_t)r;
+    if (need < avail) {
+        if (dst == stack) return bw_write(w, stack, need);
+        w->len += need;
         return BW_OK;
     }
-    BW__TAIL_CLOSE(w, w->len);
-    if (r < 0) return bw__fail(w, BW_EINVAL);
-    /* Too long: grow once to the exact need (+1 for the NUL), format again. */
-    if (bw__grow(w, (size_t)r + 1) != BW_OK) return w->err;
-    avail = w->cap - w->len;
-    BW__TAIL_OPEN(w);
-    r = vsnprintf((char *)w->data + w->len, avail, fmt, ap);
-    if (r < 0 || (size_t)r >= avail) {
-        BW__TAIL_CLOSE(w, w->len);
-        return bw__fail(w, BW_EINVAL);
+    /* Pass two: the whole output into a temporary block, then one write.
+     * Arguments may point into the writer; formatting them before the
+     * writer moves, links or sends keeps them valid. A fixed writer that
+     * cannot take it fails here without formatting again. */
+    if (w->mode == BW__FIXED && w->cap - (w->len - bw__start(w)) < need)
+        return bw__fail(w, BW_EFULL);
+    {
+        bw_pool *p = w->mode == BW__FIXED ? bw_pool_shared() : bw__pool_of(w);
+        if (p == NULL || (tmp = bw_pool_rent(p, need + 1, &tmp_cap)) == NULL)
+            return bw__fail(w, BW_ENOMEM);
+        r = vsnprintf((char *)tmp, need + 1, fmt, ap);
+        rc = (r >= 0 && (size_t)r == need) ? bw_write(w, tmp, need) : bw__fail(w, BW_EINVAL);
+        (void)bw_pool_return(p, tmp, tmp_cap);
     }
-    BW__TAIL_CLOSE(w, w->len + (size_t)r);
-    w->len += (size_t)r;
-    return BW_OK;
+    return rc;
 }
 
 int bw_printf(bw_writer *w, const char *fmt, ...)
@@ -304,10 +730,404 @@ int bw_printf(bw_writer *w, const char *fmt, ...)
     return rc;
 }
 
-bw_pool *bw_writer_pool(const bw_writer *w)
+static const char bw__digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Decimal digits of v, written backwards ending at `end`; returns the first. */
+static char *bw__dec(char *end, uint64_t v)
 {
-    if (w == NULL) return NULL;
-    return w->pool ? w->pool : bw_pool_shared();
+    while (v >= 100) {
+        size_t i = (size_t)(v % 100) * 2;
+        v /= 100;
+        *--end = bw__digits2[i + 1];
+        *--end = bw__digits2[i];
+    }
+    if (v >= 10) {
+        size_t i = (size_t)v * 2;
+        *--end = bw__digits2[i + 1];
+        *--end = bw__digits2[i];
+    } else {
+        *--end = (char)('0' + v);
+    }
+    return end;
+}
+
+int bw_put_dec_u64(bw_writer *w, uint64_t v)
+{
+    char b[20], *p = bw__dec(b + sizeof b, v);
+    return bw_write(w, p, (size_t)(b + sizeof b - p));
+}
+
+int bw_put_dec_i64(bw_writer *w, int64_t v)
+{
+    char b[21], *p;
+    uint64_t u = (uint64_t)v;
+    if (v < 0) u = 0 - u; /* INT64_MIN too */
+    p = bw__dec(b + sizeof b, u);
+    if (v < 0) *--p = '-';
+    return bw_write(w, p, (size_t)(b + sizeof b - p));
+}
+
+static void bw__hex(unsigned char *out, const unsigned char *in, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    size_t i;
+    for (i = 0; i < n; i++) {
+        out[2 * i] = (unsigned char)digits[in[i] >> 4];
+        out[2 * i + 1] = (unsigned char)digits[in[i] & 15];
+    }
+}
+
+int bw_put_hex(bw_writer *w, const void *src, size_t n)
+{
+    unsigned char buf[256];
+    const unsigned char *in = (const unsigned char *)src;
+    void *tmp = NULL;
+    size_t tmp_cap = 0;
+    int rc = BW_OK;
+
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (n == 0) return BW_OK;
+    if (src == NULL) return bw__fail(w, BW_EINVAL);
+    if (n > BW__MAX_BLOCK / 2) return bw__fail(w, w->mode == BW__FIXED ? BW_EFULL : BW_EOVERFLOW);
+    if (w->cap - w->len < 2 * n) {
+        /* The cold path may move, link or send the bytes src points into. */
+        if (bw__overlaps(w, src, n)) {
+            in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
+            if (in == NULL) return w->err;
+        }
+        if (w->mode == BW__STREAM && 2 * n > w->opt) {
+            /* Larger than the buffer: in pieces (a prefix on failure). */
+            unsigned char out[512];
+            size_t i;
+            for (i = 0; i < n && rc == BW_OK; i += sizeof out / 2) {
+                size_t k = n - i < sizeof out / 2 ? n - i : sizeof out / 2;
+                bw__hex(out, in + i, k);
+                rc = bw_write(w, out, 2 * k);
+            }
+            goto done;
+        }
+        rc = bw__room(w, 2 * n, NULL);
+        if (rc != BW_OK) goto done;
+    }
+    bw__hex(w->data + w->len, in, n);
+    w->len += 2 * n;
+done:
+    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Positions                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Find the held byte at position pos (base <= pos < tell): its block and its
+ * offset there. For a one-block writer the block is data. */
+static unsigned char *bw__at(const bw_writer *w, uint64_t pos, size_t *room)
+{
+    bw__cursor c = {NULL, 0};
+    const unsigned char *p;
+    size_t n;
+    uint64_t at = w->base;
+    while (bw__piece(w, &c, &p, &n)) {
+        if (pos < at + n) {
+            *room = n - (size_t)(pos - at);
+            return (unsigned char *)(uintptr_t)(p + (pos - at));
+        }
+        at += n;
+    }
+    *room = 0;
+    return NULL;
+}
+
+int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
+{
+    unsigned char buf[64];
+    const unsigned char *in = (const unsigned char *)src;
+    void *tmp = NULL;
+    size_t tmp_cap = 0;
+    uint64_t tell;
+
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (n == 0) return BW_OK;
+    tell = bw_tell(w);
+    if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
+    if (w->mode == BW__CHAIN && w->head != NULL && bw__overlaps(w, src, n)) {
+        /* Spanning blocks, piece by piece: a source among them is copied
+         * first so that no piece reads bytes already overwritten. */
+        in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
+        if (in == NULL) return w->err;
+    }
+    while (n > 0) {
+        size_t room, k;
+        unsigned char *d = bw__at(w, pos, &room);
+        k = n < room ? n : room;
+        memmove(d, in, k);
+        in += k;
+        pos += k;
+        n -= k;
+    }
+    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
+    return BW_OK;
+}
+
+int bw_truncate(bw_writer *w, uint64_t pos)
+{
+    bw__seg *s, *keep = NULL;
+    uint64_t at;
+
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (pos < w->base || pos > bw_tell(w)) return bw__fail(w, BW_EINVAL);
+    if (pos >= w->pos) { /* within the last block (or the only one) */
+        w->len = (size_t)(pos - w->pos);
+        return BW_OK;
+    }
+    /* Segmented, in an earlier block: it becomes the last one. */
+    at = w->base;
+    for (s = (bw__seg *)w->head; s != NULL; s = s->next) {
+        size_t held = s->end - s->start;
+        if (pos <= at + held) {
+            keep = s;
+            break;
+        }
+        at += held;
+    }
+    s = keep->next;
+    while (s != NULL) {
+        bw__seg *next = s->next;
+        bw__seg_return(w, s);
+        s = next;
+    }
+    keep->next = NULL;
+    if (keep == w->head) w->head = NULL;
+    w->data = keep->data;
+    w->cap = bw__seg_cap(keep);
+    w->pos = at - keep->start;
+    w->len = keep->start + (size_t)(pos - at);
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading out                                                              */
+/* ------------------------------------------------------------------------ */
+
+const unsigned char *bw_data(const bw_writer *w)
+{
+    bw__cursor c = {NULL, 0};
+    const unsigned char *p, *one = NULL;
+    size_t n;
+    if (w == NULL || w->data == NULL) return NULL;
+    if (w->mode != BW__CHAIN || w->head == NULL) return w->data + bw__start(w);
+    while (bw__piece(w, &c, &p, &n)) {
+        if (n == 0) continue;
+        if (one != NULL) return NULL;
+        one = p;
+    }
+    return one != NULL ? one : w->data + w->len;
+}
+
+size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max)
+{
+    bw__cursor c = {NULL, 0};
+    const unsigned char *p;
+    size_t n, k = 0;
+    if (w == NULL) return 0;
+    while (bw__piece(w, &c, &p, &n)) {
+        if (n == 0) continue;
+        if (k < max && iov != NULL) {
+            iov[k].iov_base = (void *)(uintptr_t)p;
+            iov[k].iov_len = n;
+        }
+        k++;
+    }
+    return k;
+}
+
+int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
+{
+    bw__cursor c = {NULL, 0};
+    const unsigned char *p;
+    unsigned char *out = (unsigned char *)dst;
+    size_t k, len;
+    if (w == NULL) return BW_EINVAL;
+    len = bw_len(w);
+    if (offset > len || n > len - offset) return BW_EINVAL;
+    if (n == 0) return BW_OK;
+    if (dst == NULL) return BW_EINVAL;
+    while (n > 0 && bw__piece(w, &c, &p, &k)) {
+        if (offset >= k) {
+            offset -= k;
+            continue;
+        }
+        p += offset;
+        k -= offset;
+        offset = 0;
+        if (k > n) k = n;
+        memcpy(out, p, k);
+        out += k;
+        n -= k;
+    }
+    return BW_OK;
+}
+
+void bw__drop_front(bw_writer *w, size_t n)
+{
+    w->base += n;
+    if (w->mode == BW__CHAIN && w->head != NULL) {
+        bw__seg *s = (bw__seg *)w->head, *tail = bw__tail_seg(w);
+        while (s != tail) {
+            size_t held = s->end - s->start;
+            if (n < held) {
+                s->start += n;
+                return;
+            }
+            n -= held;
+            w->head = s->next;
+            bw__seg_return(w, s);
+            s = (bw__seg *)w->head;
+        }
+        w->head = NULL; /* the last block is the only one now */
+    }
+    if (w->base == bw_tell(w)) { /* all gone: start over at the beginning */
+        w->pos = w->base;
+        w->len = 0;
+        bw__set_lim(w);
+    }
+}
+
+int bw_consume(bw_writer *w, size_t n)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (n > bw_len(w)) return bw__fail(w, BW_EINVAL);
+    if (n != 0) bw__drop_front(w, n);
+    return BW_OK;
+}
+
+/* Make the held bytes contiguous with `extra` free bytes after them, in one
+ * block: a segmented writer's blocks are copied into one new block; others
+ * move down or grow through the cold path (streaming and fixed never send
+ * or grow here: BW_EFULL). NULL with the error recorded on failure. */
+static unsigned char *bw__contiguous(bw_writer *w, size_t extra)
+{
+    size_t held = bw_len(w);
+    if (w->mode == BW__CHAIN && (w->head != NULL || w->cap - w->len < extra)) {
+        bw_pool *p = bw__pool_of(w);
+        bw__cursor c = {NULL, 0};
+        const unsigned char *src;
+        size_t want, got, k, off = 0;
+        unsigned char *b;
+        bw__seg *s;
+        int rc;
+        if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+        rc = bw__target(p, 0, held + extra + BW__SEG_HDR, 0, &want);
+        if (rc != BW_OK) return bw__fail(w, rc), NULL;
+        b = (unsigned char *)bw_pool_rent(p, want, &got);
+        if (b == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+        while (bw__piece(w, &c, &src, &k)) {
+            if (k != 0) memcpy(b + off, src, k);
+            off += k;
+        }
+        bw__seg_drop_all_but_tail(w);
+        bw__seg_return(w, bw__tail_seg(w));
+        s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
+        s->data = b;
+        s->next = NULL;
+        w->data = b;
+        w->cap = got - BW__SEG_HDR;
+        w->pos = w->base;
+        w->len = held;
+        bw__set_lim(w);
+        return b;
+    }
+    if (w->cap - w->len < extra) {
+        if (w->mode == BW__STREAM) {
+            if (w->cap - held < extra) return bw__fail(w, BW_EFULL), NULL;
+            bw__move_down(w, NULL);
+        } else if (bw__room(w, extra, NULL) != BW_OK) {
+            return NULL;
+        }
+    }
+    return w->data + bw__start(w);
+}
+
+const unsigned char *bw_pullup(bw_writer *w)
+{
+    if (w == NULL || w->err != BW_OK) return NULL;
+    if (w->data == NULL || w->mode != BW__CHAIN || w->head == NULL) return bw_data(w);
+    return bw__contiguous(w, 0);
+}
+
+const char *bw_cstr(bw_writer *w)
+{
+    unsigned char *p;
+    if (w == NULL || w->err != BW_OK) return NULL;
+    if (w->data == NULL) return "";
+    p = bw__contiguous(w, 1);
+    if (p == NULL) return NULL;
+    w->data[w->len] = 0;
+    return (const char *)p;
+}
+
+int bw_append_writer(bw_writer *dst, const bw_writer *src)
+{
+    bw__cursor c = {NULL, 0};
+    const unsigned char *p;
+    size_t n, len;
+    uint64_t mark;
+    int rc;
+
+    if (dst == NULL) return BW_EINVAL;
+    if (dst->err != BW_OK) return dst->err;
+    if (src == NULL) return bw__fail(dst, BW_EINVAL);
+    len = bw_len(src);
+    if (len == 0) return BW_OK;
+    if (dst == src) {
+        /* A second copy of itself: copy out first (writing may move, link
+         * or send what is being read). */
+        unsigned char buf[256];
+        void *tmp = NULL;
+        size_t tmp_cap = 0;
+        const void *copy;
+        bw_pool *pool = dst->mode == BW__FIXED ? bw_pool_shared() : bw__pool_of(dst);
+        if (len <= sizeof buf) {
+            copy = buf;
+        } else if (pool == NULL || (tmp = bw_pool_rent(pool, len, &tmp_cap)) == NULL) {
+            return bw__fail(dst, BW_ENOMEM);
+        } else {
+            copy = tmp;
+        }
+        (void)bw_copy_out(src, 0, (void *)(uintptr_t)copy, len);
+        rc = bw_write(dst, copy, len);
+        if (tmp != NULL) (void)bw_pool_return(pool, tmp, tmp_cap);
+        return rc;
+    }
+    /* All or nothing: room first where the mode allows it (a streaming
+     * writer only for what fits its buffer), else undo to the mark. */
+    if (dst->mode != BW__CHAIN && (dst->mode != BW__STREAM || len <= dst->opt)) {
+        rc = bw_reserve(dst, len);
+        if (rc != BW_OK) return rc;
+    }
+    mark = bw_tell(dst);
+    while (bw__piece(src, &c, &p, &n)) {
+        if (n == 0) continue;
+        rc = bw_write(dst, p, n);
+        if (rc != BW_OK) {
+            if (dst->mode == BW__CHAIN && mark >= dst->base) {
+                dst->err = BW_OK;
+                (void)bw_truncate(dst, mark);
+                dst->err = rc;
+                bw__set_lim(dst);
+            }
+            return rc;
+        }
+    }
+    return BW_OK;
 }
 
 void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
@@ -317,25 +1137,45 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     if (len != NULL) *len = 0;
     if (capacity != NULL) *capacity = 0;
     if (w == NULL) return NULL;
-    if ((w->flags & BW__EXTERNAL) && w->len != 0) {
-        /* The caller's buffer cannot go to the pool: hand out a pooled
-         * copy, sized by the growth rule. */
-        bw_pool *p = bw__pool_of(w);
-        size_t want;
-        if (p == NULL || bw__target(p, 0, w->len, 0, &want) != BW_OK ||
-            (b = bw_pool_rent(p, want, &c)) == NULL) {
-            bw__fail(w, BW_ENOMEM);
-            return NULL;
+    if (w->mode == BW__FIXED) {
+        bw__fail(w, BW_EINVAL);
+        return NULL;
+    }
+    if (w->data != NULL) {
+        l = bw_len(w);
+        if (w->flags & BW__EXTERNAL) {
+            /* The caller's buffer cannot go to the pool: hand out a pooled
+             * copy, sized by the growth rule (none when nothing is held). */
+            bw_pool *p = bw__pool_of(w);
+            size_t want;
+            if (l != 0) {
+                if (p == NULL || bw__target(p, 0, l, 0, &want) != BW_OK ||
+                    (b = bw_pool_rent(p, want, &c)) == NULL) {
+                    bw__fail(w, BW_ENOMEM);
+                    return NULL;
+                }
+                memcpy(b, w->data + bw__start(w), l);
+            }
+        } else {
+            int saved = w->err;
+            if (w->mode == BW__CHAIN && w->head != NULL) {
+                w->err = BW_OK; /* detach works while an error is recorded */
+                b = bw__contiguous(w, 0);
+                if (b == NULL) {
+                    w->err = saved != BW_OK ? saved : w->err;
+                    bw__set_lim(w);
+                    return NULL;
+                }
+                w->err = saved;
+            }
+            bw__move_down(w, NULL);
+            b = w->data;
+            c = w->cap + (w->mode == BW__CHAIN ? BW__SEG_HDR : 0);
         }
-        memcpy(b, w->data, w->len);
-        l = w->len;
-    } else if (!(w->flags & BW__EXTERNAL)) {
-        BW__TAIL_OPEN(w); /* the caller gets plain memory */
-        b = w->data;
-        l = w->len;
-        c = w->cap;
     }
     bw__job_done(w);
+    w->data = NULL;
+    w->cap = 0;
     bw__reset(w);
     if (len != NULL) *len = l;
     if (capacity != NULL) *capacity = c;

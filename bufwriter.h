@@ -1,13 +1,47 @@
-/* bufwriter.h - a growable, pooled buffer writer for C.
+/* bufwriter.h - one buffer writer for every destination, over a pooled,
+ * power-of-two size-class allocator. Version 0.2.
  *
- * bufwriter appends bytes into one contiguous block rented from a thread-safe
- * pool of power-of-two size classes. When a block is full the writer moves to
- * a block at least twice as large, so the total copying stays linear at every
- * size (a writer that grows by a fixed step, or to the exact size asked for,
- * copies O(n^2) bytes: 10 MiB in 8 KiB chunks is 800x slower that way).
+ * A bw_writer appends bytes: raw, typed (fixed-width integers and floats in
+ * either byte order, varints, decimal, hex), formatted (printf), or written
+ * in place through a span. Where the bytes go is chosen once, at init:
  *
- * USING IT
- *   Library:        cc app.c $(pkg-config --cflags --libs bufwriter)
+ *   contiguous  bw_init, bw_init_buffer   one block, moved to a block at
+ *                                         least twice as large when full
+ *   segmented   bw_init_chain             blocks linked, never copied
+ *   streaming   bw_init_sink, bw_init_fd  a buffer that is sent to a
+ *                                         callback or a file descriptor
+ *                                         when full, then reused
+ *   fixed       bw_init_fixed             the caller's buffer, never grown
+ *
+ * Every write, read-out and output function works in every mode, with one
+ * error model. Blocks come from a bw_pool: power-of-two classes up to a
+ * threshold (1 MiB), kept and handed out again, with lock-free per-thread
+ * caches. Growth is geometric at every size, so writing n bytes copies O(n)
+ * bytes in all (a buffer that grows to the exact size asked for copies
+ * O(n^2): 10 MiB in 8 KiB chunks is about 800x slower that way).
+ *
+ * CONTENTS
+ *   1. Using it (library, single header, an example, C standard)
+ *   2. Compile-time options
+ *   3. Status codes
+ *   4. Backing allocator
+ *   5. Pool
+ *   6. Writer: modes, init, release, flush
+ *   7. Writing
+ *   8. Positions: tell, patch, truncate
+ *   9. Reading out
+ *  10. Output: file descriptors and FILE*
+ *  11. Implementation details (inline bodies; not part of the contract)
+ *
+ * 1. USING IT
+ *   Library:       cc app.c $(pkg-config --cflags --libs bufwriter)
+ *   Single header: copy single_include/bufwriter.h into your project and, in
+ *                  exactly one .c file:
+ *                      #define BUFWRITER_IMPLEMENTATION
+ *                      #include "bufwriter.h"
+ *   C standard:    the header needs C99 or later (or C++); the library and
+ *                  the single header's implementation need C11 (atomics,
+ *                  _Thread_local).
  *
  *   bw_writer w = BW_WRITER_INIT;          // empty; allocates nothing yet
  *   bw_put_u32le(&w, 0);                   // placeholder for a length
@@ -22,29 +56,52 @@
  *
  * ERRORS
  *   Every int function returns BW_OK (0) or a negative BW_E* code. A failed
- *   call on a writer changes no byte already written and is remembered (the
- *   "sticky error", see bw_error): later writes are refused with the same
- *   code until bw_clear, bw_release or bw_detach. So a run of writes can be
- *   checked once, at the end. Nothing in the library aborts or exits on bad
- *   input, except the checked-mode report hook (see bw_set_report_hook).
+ *   call changes no byte already written and is remembered (the sticky
+ *   error, bw_error): later writes are refused with the same code until
+ *   bw_clear_error, bw_clear, bw_release or bw_detach. So a run of writes is
+ *   checked once, at the end (bw_flush returns it too). Nothing in the
+ *   library aborts or exits on bad input, except the checked-mode report
+ *   hook (bw_set_report_hook).
  *
  * THREADS
- *   - A bw_pool is safe to use from any thread at once, including returning
- *     a block on another thread than the one that rented it.
+ *   - A bw_pool is safe from any thread at once, including returning a block
+ *     on another thread than the one that rented it.
  *   - A bw_writer belongs to one thread at a time (hand it over with your own
  *     synchronisation, as with any plain struct).
- *   - Allocator hooks (bw_allocator) are called from any thread and must be
- *     thread-safe.
+ *   - Allocator hooks and sinks are called on the calling thread, inside the
+ *     call; allocator hooks must be thread-safe.
  *
  * INVALIDATION
- *   bw_data() and a pointer from bw_get_span() are invalid after the next call
- *   that can grow the buffer (write, any put, puts, printf, reserve, get_span)
- *   and after bw_release / bw_detach. Offsets stay valid; pointers do not.
+ *   Contiguous and fixed: bw_data() and a span from bw_get_span() are valid
+ *   until the next call that can grow (write, any put, puts, printf,
+ *   reserve, get_span, append_writer, cstr, pullup) or move held bytes
+ *   (consume, detach, release). Segmented: blocks never move, so pointers to
+ *   held bytes stay valid until those bytes are consumed or truncated, or
+ *   until pullup, cstr, detach, clear or release. Streaming: until the next
+ *   call that can send. Positions (bw_tell) stay valid; pointers do not.
+ *   Bytes written into a span and not yet committed with bw_advance are not
+ *   part of the output: any call other than bw_advance may discard them.
  *
- * COMPILE-TIME OPTIONS (define before including, or with -D when building)
- *   BW_DEBUG      turn on checked mode for every pool (see BW_POOL_CHECKED).
- *   BW_HAVE_JEMALLOC  defined by builds that include the jemalloc hook
- *                 (make JEMALLOC=1); bw_allocator_jemalloc() is NULL otherwise.
+ * 2. COMPILE-TIME OPTIONS
+ *   Each says whether it must be the same in the library and in every file
+ *   that includes this header ("must match"), or is local to one side.
+ *   BUFWRITER_IMPLEMENTATION  single header only: emit the implementation in
+ *                   this translation unit (exactly one). Local.
+ *   BW_DEBUG        checked mode for every pool (see BW_POOL_CHECKED). Library
+ *                   only; includers need not match.
+ *   BW_HAVE_JEMALLOC  set by builds with the jemalloc hook (make JEMALLOC=1);
+ *                   bw_allocator_jemalloc() is NULL otherwise. Library only
+ *                   (pkg-config passes it on; harmless either way).
+ *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck.
+ *                   Library only.
+ *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
+ *                   match: it removes a declaration.
+ *   BW_API          the export attribute on public functions (default:
+ *                   visibility "default"). Must match for a shared library.
+ *   Under AddressSanitizer the pool poisons the blocks it holds, in the
+ *   library; nothing in this header is instrumented, so an instrumented
+ *   program over an uninstrumented library (or the reverse) reports nothing
+ *   on correct code.
  */
 #ifndef BUFWRITER_H
 #define BUFWRITER_H
@@ -56,9 +113,9 @@
 #include <string.h>
 
 #define BW_VERSION_MAJOR 0
-#define BW_VERSION_MINOR 1
+#define BW_VERSION_MINOR 2
 #define BW_VERSION_PATCH 0
-#define BW_VERSION_STRING "0.1.0"
+#define BW_VERSION_STRING "0.2.0"
 
 /* Symbols the library exports; everything else is hidden (-fvisibility). */
 #ifndef BW_API
@@ -79,32 +136,63 @@
 #  define BW__PRINTF(f, a)
 #endif
 
+/* static inline needs C99; a C89 includer gets plain static functions. */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#  define BW__INLINE static inline
+#else
+#  define BW__INLINE static
+#endif
+
+/* Casts in inline code that C++ compiles without -Wold-style-cast noise.
+ * Some are needed only where size_t is narrower than uint64_t, so g++'s
+ * -Wuseless-cast is quieted for this header's inline bodies. */
+#ifdef __cplusplus
+#  define BW__CAST(T, x) static_cast<T>(x)
+#  if defined(__GNUC__) && !defined(__clang__)
+#    define BW__QUIET_BEGIN _Pragma("GCC diagnostic push") \
+                            _Pragma("GCC diagnostic ignored \"-Wuseless-cast\"")
+#    define BW__QUIET_END   _Pragma("GCC diagnostic pop")
+#  endif
+#else
+#  define BW__CAST(T, x) ((T)(x))
+#endif
+#ifndef BW__QUIET_BEGIN
+#  define BW__QUIET_BEGIN
+#  define BW__QUIET_END
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------------ */
-/* Status codes                                                             */
-/* ------------------------------------------------------------------------ */
+struct iovec;
+
+/* ======================================================================== */
+/* 3. Status codes                                                          */
+/* ======================================================================== */
 #define BW_OK         0    /* success */
 #define BW_ENOMEM    (-1)  /* the backing allocator failed */
 #define BW_EOVERFLOW (-2)  /* a size that cannot be represented was asked for
-                              (more than PTRDIFF_MAX bytes, or a sum that wraps) */
-#define BW_EINVAL    (-3)  /* a bad argument: NULL, wrong capacity, an advance
-                              beyond the free space, bad pool options */
-#define BW_EIO       (-4)  /* a write to a file descriptor failed; errno says
-                              why (EAGAIN for a full non-blocking socket) */
+                              (more than PTRDIFF_MAX bytes, a sum that wraps,
+                              printf output longer than INT_MAX) */
+#define BW_EINVAL    (-3)  /* a bad argument: NULL, an advance beyond the free
+                              space, a position already sent or not yet
+                              written, bad pool options */
+#define BW_EIO       (-4)  /* a sink or file descriptor write failed; errno
+                              says why (EAGAIN for a full non-blocking fd,
+                              EPIPE for a reader that has gone) */
+#define BW_EFULL     (-5)  /* a fixed writer has no room for the call */
 
 /* A one-line English description of a status code. Never NULL; unknown codes
- * give "unknown bufwriter status". The string is static: do not free it. */
+ * give "unknown bufwriter status". The string is static. */
 BW_API const char *bw_strerror(int status);
 
-/* Version of the library actually linked ("0.1.0"). */
+/* Version of the library actually linked ("0.2.0"). */
 BW_API const char *bw_version(void);
 
-/* ------------------------------------------------------------------------ */
-/* Backing allocator hook                                                   */
-/* ------------------------------------------------------------------------ */
+/* ======================================================================== */
+/* 4. Backing allocator                                                     */
+/* ======================================================================== */
 /* Where the pool gets its memory. Every function gets `ctx` first.
  *   alloc(ctx, size)      a block of `size` bytes aligned to at least
  *                         alignof(max_align_t), or NULL on failure.
@@ -130,14 +218,15 @@ BW_API const bw_allocator *bw_allocator_libc(void);
  * without jemalloc (BW_HAVE_JEMALLOC undefined). */
 BW_API const bw_allocator *bw_allocator_jemalloc(void);
 
-/* ------------------------------------------------------------------------ */
-/* Pool                                                                     */
-/* ------------------------------------------------------------------------ */
+/* ======================================================================== */
+/* 5. Pool                                                                  */
+/* ======================================================================== */
 /* A bw_pool hands out blocks in power-of-two size classes from
  * min_block_size up to max_pooled_size (the threshold). Returned blocks are
  * kept (bounded) and handed out again. Blocks above the threshold come from
  * the backing allocator at exactly the size asked for and go back to it on
- * return. Every pool function is thread-safe.
+ * return (or are kept, with large retention). Every pool function is
+ * thread-safe.
  *
  * Retention works in two levels. Each thread keeps a small cache per pool of
  * at most BW_THREAD_CACHE_SLOTS blocks per class, used without locks; behind
@@ -149,19 +238,30 @@ typedef struct bw_pool bw_pool;
 /* Blocks a thread may keep per class in its own cache. */
 #define BW_THREAD_CACHE_SLOTS 4
 
-/* Pool flags */
+/* Pool flags, in numeric order. */
 #define BW_POOL_ZERO_ON_RETURN  0x1u /* zero every retained block on return,
                                         with a store the compiler keeps; rented
                                         pooled blocks then read as zeros */
 #define BW_POOL_NO_THREAD_CACHE 0x2u /* no per-thread caches: every rent and
                                         return goes to the shared level */
+#define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
+                                        foreign block or a wrong capacity is
+                                        reported (bw_set_report_hook) and
+                                        refused, and a write past a block's
+                                        end is caught at its return (a 16-byte
+                                        canary after every block). Always on
+                                        under BW_DEBUG and when the environment
+                                        variable BW_CHECKED=1 is set. Under
+                                        AddressSanitizer a double return is
+                                        reported in every mode. */
 #define BW_POOL_LEARN_SIZE      0x8u /* learned starting size: each bw_release,
                                         bw_clear or bw_detach of a non-empty
-                                        writer records its length; a writer's
-                                        first block is then sized for the
-                                        second largest of the last 16 lengths
-                                        (about the 90th percentile), at most
-                                        max_learned_size, by the growth rule */
+                                        contiguous writer records its length;
+                                        a writer's first block is then sized
+                                        for the second largest of the last 16
+                                        lengths (about the 90th percentile), at
+                                        most max_learned_size, by the growth
+                                        rule */
 #define BW_POOL_FILL            0x10u /* with checked mode: fill rented bytes
                                         with BW_FILL_RENTED and returned ones
                                         with BW_FILL_RETURNED, so a read of
@@ -175,16 +275,6 @@ typedef struct bw_pool bw_pool;
                                         environment variable BW_BYPASS=1. */
 #define BW_FILL_RENTED   0xA5
 #define BW_FILL_RETURNED 0xDD
-#define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
-                                        foreign block or a wrong capacity is
-                                        reported (bw_set_report_hook) and
-                                        refused, and a write past a block's
-                                        end is caught at its return (a 16-byte
-                                        canary after every block). Always on
-                                        under BW_DEBUG and when the environment
-                                        variable BW_CHECKED=1 is set. Under
-                                        AddressSanitizer a double return is
-                                        reported in every mode. */
 
 typedef struct bw_pool_options {
     size_t max_pooled_size;      /* threshold, power of two; 0 = 1 MiB        */
@@ -275,292 +365,509 @@ typedef void (*bw_report_fn)(void *ctx, const char *what, const void *block,
                              size_t capacity);
 BW_API void bw_set_report_hook(bw_report_fn fn, void *ctx);
 
-/* ------------------------------------------------------------------------ */
-/* Writer                                                                   */
-/* ------------------------------------------------------------------------ */
+/* ======================================================================== */
+/* 6. Writer: modes, init, release, flush                                   */
+/* ======================================================================== */
 /* A bw_writer is a small struct you own: on the stack, static, or inside your
- * own struct. The library never allocates the writer itself, only its block.
- * The fields are private: use the functions below. An all-zero writer
- * (BW_WRITER_INIT) is valid and empty, uses the shared pool, and allocates
- * nothing until its first write. */
-typedef struct bw_writer {
-    unsigned char *data; /* the block (NULL while cap is 0)                   */
-    size_t len;          /* bytes written                                     */
-    size_t cap;          /* block size                                        */
-    size_t lim;          /* fast-path limit: cap, or len while an error is
-                            recorded, so that a recorded error (and an empty
-                            writer) simply miss the inline fast path           */
-    bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
-    int err;             /* sticky status, BW_OK if none                      */
-    unsigned flags;      /* BW__EXTERNAL: data is the caller's buffer
-                            (bw_init_buffer), never given to the pool         */
-} bw_writer;
+ * own struct; the library never allocates the writer itself. Its fields are
+ * private (section 11). An all-zero writer (BW_WRITER_INIT) is a valid, empty
+ * contiguous writer on the shared pool that allocates nothing until its
+ * first write.
+ *
+ * Words used below. "Held" bytes are written and not yet consumed or sent;
+ * bw_len counts them. A "position" counts every byte written since init
+ * (held, consumed or sent): bw_tell is the position of the next byte.
+ *
+ * Every bw_init_* may be called on a zeroed or released writer. Do not init a
+ * writer that holds storage (release it first): the storage would leak. A
+ * failed init leaves a valid, empty writer of that mode with the failure
+ * recorded (bw_error). A NULL w gives BW_EINVAL. */
+typedef struct bw_writer bw_writer;
 
-#define BW__EXTERNAL 0x1u
-#define BW__OPEN     0x2u /* ASan only: the tail is not poisoned right now */
-
-#ifdef __cplusplus
-#  define BW_WRITER_INIT bw_writer()
-#else
-#  define BW_WRITER_INIT {NULL, 0, 0, 0, NULL, BW_OK, 0}
-#endif
-
-/* Initialise w over `pool` (NULL = the shared pool). With initial_capacity 0
+/* Contiguous, on `pool` (NULL = the shared pool). With initial_capacity 0
  * nothing is allocated; else a block of the growth rule's size for it is
- * rented. Returns BW_OK; BW_EINVAL for a NULL w; BW_EOVERFLOW when the size
- * cannot be represented; BW_ENOMEM. On failure w is still a valid, empty
- * writer on that pool with no recorded error. Do not init a writer that
- * holds a block (release it first): the block would leak. */
+ * rented. BW_EOVERFLOW when that size cannot be represented; BW_ENOMEM.
+ * Growth rule: a call that needs room moves to max(class(len + n), 2 x the
+ * old capacity), where class() is the pool's power-of-two class at or below
+ * its threshold and the next power of two above it. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
-/* Start w in a buffer of the caller's (stack, static, or inside a struct):
- * writes go there until it overflows, and only then does the writer rent a
- * pooled block (copying what it holds). Small messages thus allocate
+/* Contiguous, starting in a buffer of the caller's (stack, static, inside a
+ * struct): writes go there until it overflows, and only then does the writer
+ * rent a pooled block (copying what it holds). So small messages allocate
  * nothing. The buffer must stay valid while w uses it; the library never
- * frees it or gives it to the pool. After bw_release the writer no longer
- * uses it. Returns BW_OK; BW_EINVAL for a NULL w, a NULL buf or a size of 0
- * (w is then a valid, empty writer on `pool`). */
+ * frees it. bw_release drops it (the writer then rents from its pool).
+ * BW_EINVAL for a NULL buf or a size of 0. */
 BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
 
-/* Give the block back to the pool; w becomes empty (no error recorded) and
- * stays on its pool, reusable without bw_init. NULL is a no-op. */
+/* Segmented: blocks rented from `pool` (NULL = shared) and linked; a full
+ * block is never copied, it stays where it is and a new one follows it. New
+ * blocks are max(class of the need, 2 x the previous block), from 4 KiB, at
+ * most the pool's threshold unless one request needs more. Read the bytes
+ * out with bw_iovec / bw_copy_out / bw_write_fd, or bw_pullup for one
+ * contiguous view. Allocates nothing until the first write. */
+BW_API int bw_init_chain(bw_writer *w, bw_pool *pool);
+
+/* Streaming: bytes collect in a buffer of buffer_size bytes (0 = 64 KiB;
+ * others rounded up by the growth rule; above PTRDIFF_MAX: BW_EOVERFLOW),
+ * rented from `pool` at the first write. When a call needs room the buffer
+ * lacks, the held bytes go to `sink` and the buffer is reused: memory stays
+ * bounded whatever is written. A call that fits never sends; writes larger
+ * than the buffer go to the sink straight from the caller's memory. Send the
+ * rest with bw_flush; bw_release and bw_clear never send.
+ *
+ * The sink is called with n >= 1 on the calling thread, inside a writer call.
+ * It returns how many bytes it took (1..n: the rest is offered again), or -1
+ * with errno set: EINTR is retried, anything else records BW_EIO with errno
+ * as the sink left it. 0, more than n, or below -1 is a broken sink: BW_EIO
+ * with errno EIO, never a loop. A sink must not keep the pointer or call
+ * into the writer it serves. A NULL sink is BW_EINVAL (recorded). */
+typedef ptrdiff_t (*bw_sink_fn)(void *ctx, const void *data, size_t n);
+BW_API int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size,
+                        bw_sink_fn sink, void *ctx);
+
+/* Streaming to a file descriptor (sockets with send(MSG_NOSIGNAL), pipes with
+ * SIGPIPE held off: a reader that has gone is BW_EIO with errno EPIPE, never
+ * a signal). fd < 0 is BW_EINVAL. The library never closes fd. EAGAIN on a
+ * non-blocking fd records BW_EIO like any failure: for non-blocking output,
+ * use a segmented writer and bw_write_fd instead. */
+BW_API int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd);
+
+/* Fixed: the caller's buffer of `size` bytes, never grown, never freed, no
+ * allocation ever. A call that does not fit fails with BW_EFULL (recorded),
+ * nothing of it written; output that fits exactly succeeds. buf NULL with
+ * size 0 is a writer with no room; NULL with size > 0 is BW_EINVAL. This is
+ * the "print into this buffer" mode (mpack's fixed writer, cJSON's
+ * PrintPreallocated). Example:
+ *
+ *   char line[64];
+ *   bw_writer w;
+ *   bw_init_fixed(&w, line, sizeof line - 1);
+ *   bw_puts(&w, "id=");  bw_put_dec_u64(&w, id);
+ *   if (bw_error(&w) == BW_EFULL) ...     // did not fit: nothing partial */
+BW_API int bw_init_fixed(bw_writer *w, void *buf, size_t size);
+
+/* Give every block back to the pool (streaming: held bytes are dropped, not
+ * sent: bw_flush first). w becomes empty, with no error and positions back at
+ * 0, and keeps its mode, pool and parameters: reusable without init. A fixed
+ * writer keeps its buffer; a caller's first buffer (bw_init_buffer) is
+ * dropped. NULL is a no-op. */
 BW_API void bw_release(bw_writer *w);
 
-/* Length 0 and the recorded error cleared; the block is kept. NULL: no-op. */
+/* Drop the held bytes and the recorded error, keep the storage (segmented:
+ * one block). Never sends. bw_tell becomes the position of the first dropped
+ * byte. NULL is a no-op. */
 BW_API void bw_clear(bw_writer *w);
 
-/* Make sure at least n bytes are free without moving again. Returns BW_OK
- * (n = 0 always succeeds without allocating), or the error (recorded). */
-BW_API int bw_reserve(bw_writer *w, size_t n);
+/* The recorded error if there is one (nothing sent); else streaming: send
+ * every held byte to the sink, other modes: BW_OK. So bw_flush is the one
+ * check at the end of a run in every mode. BW_EIO (recorded) when the sink
+ * fails: bytes it did not take stay held, and bw_clear_error then bw_flush
+ * retries from the first of them.
+ *
+ *   bw_writer w;
+ *   bw_init_fd(&w, NULL, 0, fd);
+ *   for (i = 0; i < n; i++) bw_printf(&w, "%d,%s\n", rows[i].id, rows[i].name);
+ *   if (bw_flush(&w) != BW_OK) perror("write");   // one check
+ *   bw_release(&w); */
+BW_API int bw_flush(bw_writer *w);
 
-/* Zero-copy path: a pointer to bw_data(w) + bw_len(w) with at least
- * max(size_hint, 1) writable bytes; *avail (may be NULL) receives all the free
- * space. Write into it, then commit with bw_advance. NULL on failure (the
- * error is recorded, *avail is 0). Invalid after the next growing call. */
-BW_API void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
+/* The recorded (sticky) status: BW_OK if none; BW_EINVAL for NULL. */
+BW__INLINE int bw_error(const bw_writer *w);
 
-/* Commit n bytes written into the free space (after bw_get_span). n beyond
- * the free space gives BW_EINVAL, recorded, with nothing changed. */
-BW_API int bw_advance(bw_writer *w, size_t n);
+/* Forget the recorded error and keep the held bytes (to retry output after
+ * BW_EIO). NULL is a no-op. */
+BW_API void bw_clear_error(bw_writer *w);
 
-/* Append n bytes from src. src may point into the writer's own data, even
- * when the call has to grow. n = 0 is BW_OK (with src NULL too); src NULL
- * with n > 0 is BW_EINVAL. Errors are recorded and change nothing. */
-static inline int bw_write(bw_writer *w, const void *src, size_t n);
+/* The pool the writer's blocks come from (the shared pool for a writer made
+ * with a NULL pool); NULL for a fixed or NULL writer. */
+BW_API bw_pool *bw_writer_pool(const bw_writer *w);
 
-/* Append the bytes of the NUL-terminated string s, without its NUL. s NULL is
- * BW_EINVAL. */
+/* ======================================================================== */
+/* 7. Writing                                                               */
+/* ======================================================================== */
+/* In every mode; each is BW_OK or an error that is recorded and changes
+ * nothing (a streaming call larger than its buffer may have sent a prefix:
+ * bw_tell says how much was accepted). While an error is recorded, each
+ * returns it at once. A source pointer may point into the writer's own held
+ * bytes, in every mode, even when the call grows, links or sends.
+ *
+ * The fast path is inline: a compare, a store and an add when the bytes fit;
+ * only the out-of-line cold path knows the mode (move to a bigger block, link
+ * a block, flush, or BW_EFULL). */
+
+/* Append n bytes from src. n = 0 is BW_OK (src may then be NULL); src NULL
+ * with n > 0 is BW_EINVAL. */
+BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n);
+
+/* The bytes of the NUL-terminated string s, without its NUL. NULL: EINVAL. */
 BW_API int bw_puts(bw_writer *w, const char *s);
 
-/* printf straight into the buffer, no temporary (the NUL lands in the free
- * space, past the length; bytes past the length are unspecified afterwards).
- * BW_EINVAL for a NULL fmt or an encoding error from vsnprintf, with nothing
- * committed. */
+/* printf straight into the writer. Formats once when the output fits the
+ * free space (or, with little free space, a 256-byte stack buffer); at most
+ * twice otherwise, the second time into a temporary block from the writer's
+ * pool (a fixed writer: the shared pool), so arguments that point into the
+ * writer are never read after it moved. BW_EINVAL for a NULL fmt or an
+ * encoding error; BW_EOVERFLOW for output longer than INT_MAX. Bytes past
+ * bw_len are unspecified afterwards. */
 BW_API int bw_printf(bw_writer *w, const char *fmt, ...) BW__PRINTF(2, 3);
 BW_API int bw_vprintf(bw_writer *w, const char *fmt, va_list ap) BW__PRINTF(2, 0);
 
 /* Typed writes: fixed-width integers and IEEE-754 floats in little (le) or
  * big (be) endian; unsigned LEB128 varints (1..10 bytes) and zig-zag signed
- * varints. All are static inline: a store and an add when the bytes fit, the
- * out-of-line grow path otherwise. Varints ask for room for 10 bytes. */
-static inline int bw_put_u8(bw_writer *w, uint8_t v);
-static inline int bw_put_u16le(bw_writer *w, uint16_t v);
-static inline int bw_put_u32le(bw_writer *w, uint32_t v);
-static inline int bw_put_u64le(bw_writer *w, uint64_t v);
-static inline int bw_put_u16be(bw_writer *w, uint16_t v);
-static inline int bw_put_u32be(bw_writer *w, uint32_t v);
-static inline int bw_put_u64be(bw_writer *w, uint64_t v);
-static inline int bw_put_i16le(bw_writer *w, int16_t v);
-static inline int bw_put_i32le(bw_writer *w, int32_t v);
-static inline int bw_put_i64le(bw_writer *w, int64_t v);
-static inline int bw_put_i16be(bw_writer *w, int16_t v);
-static inline int bw_put_i32be(bw_writer *w, int32_t v);
-static inline int bw_put_i64be(bw_writer *w, int64_t v);
-static inline int bw_put_f32le(bw_writer *w, float v);
-static inline int bw_put_f64le(bw_writer *w, double v);
-static inline int bw_put_f32be(bw_writer *w, float v);
-static inline int bw_put_f64be(bw_writer *w, double v);
-static inline int bw_put_uvarint(bw_writer *w, uint64_t v);
-static inline int bw_put_svarint(bw_writer *w, int64_t v);
+ * varints; each writes exactly its bytes (a fixed writer with exactly that
+ * much room takes them). */
+BW__INLINE int bw_put_u8(bw_writer *w, uint8_t v);
+BW__INLINE int bw_put_u16le(bw_writer *w, uint16_t v);
+BW__INLINE int bw_put_u32le(bw_writer *w, uint32_t v);
+BW__INLINE int bw_put_u64le(bw_writer *w, uint64_t v);
+BW__INLINE int bw_put_u16be(bw_writer *w, uint16_t v);
+BW__INLINE int bw_put_u32be(bw_writer *w, uint32_t v);
+BW__INLINE int bw_put_u64be(bw_writer *w, uint64_t v);
+BW__INLINE int bw_put_i16le(bw_writer *w, int16_t v);
+BW__INLINE int bw_put_i32le(bw_writer *w, int32_t v);
+BW__INLINE int bw_put_i64le(bw_writer *w, int64_t v);
+BW__INLINE int bw_put_i16be(bw_writer *w, int16_t v);
+BW__INLINE int bw_put_i32be(bw_writer *w, int32_t v);
+BW__INLINE int bw_put_i64be(bw_writer *w, int64_t v);
+BW__INLINE int bw_put_f32le(bw_writer *w, float v);
+BW__INLINE int bw_put_f64le(bw_writer *w, double v);
+BW__INLINE int bw_put_f32be(bw_writer *w, float v);
+BW__INLINE int bw_put_f64be(bw_writer *w, double v);
+BW__INLINE int bw_put_uvarint(bw_writer *w, uint64_t v);
+BW__INLINE int bw_put_svarint(bw_writer *w, int64_t v);
 
-/* Accessors. On NULL: 0 / NULL. bw_data may be NULL while capacity is 0, and
- * is invalid after the next growing call. */
-static inline const unsigned char *bw_data(const bw_writer *w);
-static inline size_t bw_len(const bw_writer *w);
-static inline size_t bw_capacity(const bw_writer *w);
-static inline size_t bw_free_capacity(const bw_writer *w);
+/* Decimal text of v ("-12", "18446744073709551615"), no printf, no NUL: what
+ * a JSON or CSV writer needs for an integer. */
+BW_API int bw_put_dec_u64(bw_writer *w, uint64_t v);
+BW_API int bw_put_dec_i64(bw_writer *w, int64_t v);
 
-/* The recorded (sticky) status: BW_OK if none; BW_EINVAL for NULL. */
-static inline int bw_error(const bw_writer *w);
+/* Lowercase hex of n bytes at src (2n characters). src NULL with n > 0 is
+ * BW_EINVAL; 2n not representable is BW_EOVERFLOW. */
+BW_API int bw_put_hex(bw_writer *w, const void *src, size_t n);
 
-/* The pool the writer's blocks come from (the shared pool for a writer made
- * with a NULL pool; NULL for a NULL writer). */
-BW_API bw_pool *bw_writer_pool(const bw_writer *w);
+/* Make sure at least n bytes are free (bw_free_capacity(w) >= n) without
+ * another cold path. n = 0 is BW_OK without allocating. A streaming writer
+ * asked for more than its buffer sends what it holds and takes a block big
+ * enough; a segmented one starts a new block when the last has less. */
+BW_API int bw_reserve(bw_writer *w, size_t n);
 
-/* Hand the block to the caller: returns bw_data(w) and sets *len and
- * *capacity (either may be NULL). The caller owns the block and gives it back
- * with bw_pool_return(bw_writer_pool(w), block, capacity). The writer becomes
- * empty (no error recorded) and stays on its pool. NULL, with 0 and 0, for a
- * writer that never allocated (or a NULL writer).
- * A writer still in its caller's buffer (bw_init_buffer) first copies its
- * bytes into a block rented from its pool, so what detach hands out can
- * always go back with bw_pool_return. If that rent fails, detach returns
- * NULL (0 and 0) and leaves the writer as it was, with BW_ENOMEM recorded. */
+/* Zero-copy: a pointer to at least max(size_hint, 1) writable bytes where the
+ * next byte goes; *avail (may be NULL) receives bw_free_capacity(w). Write
+ * into it, then commit what you wrote with bw_advance. NULL on failure (the
+ * error is recorded, *avail is 0). Segmented: when the last block has less
+ * than the hint, a new block is started and the old block's rest is skipped.
+ *
+ *   size_t room;
+ *   char *p = bw_get_span(&w, 32, &room);       // >= 32 bytes
+ *   if (p) bw_advance(&w, (size_t)snprintf(p, room, "%d", v));
+ *
+ * Bytes written into a span count only once advanced: any other call may
+ * discard them (a moved block is copied up to bw_len only). */
+BW_API void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
+
+/* Commit n bytes written into the span. n beyond the free space is BW_EINVAL
+ * (recorded), nothing changed. */
+BW_API int bw_advance(bw_writer *w, size_t n);
+
+/* ======================================================================== */
+/* 8. Positions: tell, patch, truncate                                      */
+/* ======================================================================== */
+/* Position of the next byte: every byte written since init, release or
+ * detach (held, consumed or sent). bw_tell(w) == base + bw_len(w), where base
+ * is the position of the first held byte. 0 for NULL. */
+BW__INLINE uint64_t bw_tell(const bw_writer *w);
+
+/* Overwrite n bytes at position pos with src (src may overlap them). Needs
+ * base <= pos and pos + n <= bw_tell(w), else BW_EINVAL (recorded), nothing
+ * changed; n = 0 is BW_OK. Streaming: only while those bytes are still held
+ * (not yet sent): back-patch before the buffer fills, or use a segmented
+ * writer. The typed forms store like the matching bw_put_*.
+ *
+ *   uint64_t at = bw_tell(&w);
+ *   bw_put_u32le(&w, 0);                        // length placeholder
+ *   write_body(&w);
+ *   bw_patch_u32le(&w, at, (uint32_t)(bw_tell(&w) - at - 4)); */
+BW_API int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n);
+BW__INLINE int bw_patch_u8(bw_writer *w, uint64_t pos, uint8_t v);
+BW__INLINE int bw_patch_u16le(bw_writer *w, uint64_t pos, uint16_t v);
+BW__INLINE int bw_patch_u32le(bw_writer *w, uint64_t pos, uint32_t v);
+BW__INLINE int bw_patch_u64le(bw_writer *w, uint64_t pos, uint64_t v);
+BW__INLINE int bw_patch_u16be(bw_writer *w, uint64_t pos, uint16_t v);
+BW__INLINE int bw_patch_u32be(bw_writer *w, uint64_t pos, uint32_t v);
+BW__INLINE int bw_patch_u64be(bw_writer *w, uint64_t pos, uint64_t v);
+BW__INLINE int bw_patch_i16le(bw_writer *w, uint64_t pos, int16_t v);
+BW__INLINE int bw_patch_i32le(bw_writer *w, uint64_t pos, int32_t v);
+BW__INLINE int bw_patch_i64le(bw_writer *w, uint64_t pos, int64_t v);
+BW__INLINE int bw_patch_i16be(bw_writer *w, uint64_t pos, int16_t v);
+BW__INLINE int bw_patch_i32be(bw_writer *w, uint64_t pos, int32_t v);
+BW__INLINE int bw_patch_i64be(bw_writer *w, uint64_t pos, int64_t v);
+BW__INLINE int bw_patch_f32le(bw_writer *w, uint64_t pos, float v);
+BW__INLINE int bw_patch_f64le(bw_writer *w, uint64_t pos, double v);
+BW__INLINE int bw_patch_f32be(bw_writer *w, uint64_t pos, float v);
+BW__INLINE int bw_patch_f64be(bw_writer *w, uint64_t pos, double v);
+
+/* Drop the bytes from position pos on (undo back to a mark taken with
+ * bw_tell). Needs base <= pos <= bw_tell(w), else BW_EINVAL (recorded). */
+BW_API int bw_truncate(bw_writer *w, uint64_t pos);
+
+/* ======================================================================== */
+/* 9. Reading out                                                           */
+/* ======================================================================== */
+/* Functions taking a const writer never record an error and work while one
+ * is recorded. Offsets on the read side count from the first held byte; for
+ * a writer that never consumed or sent anything they equal positions. On a
+ * NULL writer the accessors give 0 / NULL. */
+
+/* Bytes held. */
+BW__INLINE size_t bw_len(const bw_writer *w);
+
+/* The held bytes when they lie in one block (where the next byte goes when
+ * none are held); NULL when they span blocks (segmented: use bw_pullup) or
+ * there is no storage yet. See INVALIDATION above. */
+BW_API const unsigned char *bw_data(const bw_writer *w);
+
+/* bw_len plus bw_free_capacity. */
+BW__INLINE size_t bw_capacity(const bw_writer *w);
+
+/* What the next writes can take without the cold path: the rest of the block
+ * (segmented: of the last block; streaming: of the buffer; fixed: of buf).
+ * Consumed room is not counted. */
+BW__INLINE size_t bw_free_capacity(const bw_writer *w);
+
+/* Make the held bytes contiguous and return them: no copy when they already
+ * are (bw_data); else one block of the growth rule's size for bw_len, one
+ * copy, the old blocks back to the pool. NULL with BW_ENOMEM recorded on
+ * failure, nothing changed; NULL while an error is recorded. */
+BW_API const unsigned char *bw_pullup(bw_writer *w);
+
+/* bw_pullup, then a NUL after the held bytes (not counted in bw_len), growing
+ * when needed (never sending): a C string of everything held. BW_EFULL
+ * (recorded, NULL) in a full fixed or streaming buffer. A writer with no
+ * storage gives a static "". */
+BW_API const char *bw_cstr(bw_writer *w);
+
+/* Fill iov[0..max) with the held bytes in order (no empty entries) and return
+ * how many entries all of them need: a result above max means iov holds only
+ * the first max pieces (call with max 0 to ask). For writev. */
+BW_API size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max);
+
+/* Copy n held bytes from offset into dst. offset + n beyond bw_len (or offset
+ * beyond bw_len with n = 0) is BW_EINVAL. */
+BW_API int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n);
+
+/* Drop the first n held bytes (queue use). Never copies: the start moves, and
+ * held bytes move down only in a later cold path. Segmented: emptied blocks
+ * go back to the pool at once. n > bw_len is BW_EINVAL (recorded). Works
+ * while an error is recorded. */
+BW_API int bw_consume(bw_writer *w, size_t n);
+
+/* Append a copy of src's held bytes to dst, any modes; dst == src appends a
+ * second copy. src's recorded error is ignored; dst's refuses the call. */
+BW_API int bw_append_writer(bw_writer *dst, const bw_writer *src);
+
+/* Hand the storage to the caller: returns the block with the held bytes at
+ * its start and sets *len and *capacity (the block's real capacity; either
+ * pointer may be NULL). Give it back with
+ *   bw_pool_return(bw_writer_pool(w), block, capacity);
+ * (not free()). The writer becomes empty, with no error and positions at 0,
+ * and keeps its mode and pool. Segmented writers are pulled up first;
+ * streaming ones hand out their buffer with the unsent bytes; a caller's
+ * first buffer is copied into a pooled block. NULL with 0 and 0 for a writer
+ * with no storage; NULL with BW_EINVAL recorded for a fixed writer; NULL with
+ * BW_ENOMEM recorded (nothing changed) when a needed copy cannot be made. */
 BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
 
-/* Back-patching: overwrite n bytes at `offset` of what was already written
- * (a length prefix written as a placeholder before its body was known).
- * offset + n must not pass bw_len(w): otherwise BW_EINVAL (recorded) and
- * nothing changes; a recorded error refuses it too. n = 0 is BW_OK. The
- * typed forms store like the matching bw_put_*. */
-BW_API int bw_patch(bw_writer *w, size_t offset, const void *src, size_t n);
-static inline int bw_patch_u8(bw_writer *w, size_t offset, uint8_t v);
-static inline int bw_patch_u16le(bw_writer *w, size_t offset, uint16_t v);
-static inline int bw_patch_u32le(bw_writer *w, size_t offset, uint32_t v);
-static inline int bw_patch_u64le(bw_writer *w, size_t offset, uint64_t v);
-static inline int bw_patch_u16be(bw_writer *w, size_t offset, uint16_t v);
-static inline int bw_patch_u32be(bw_writer *w, size_t offset, uint32_t v);
-static inline int bw_patch_u64be(bw_writer *w, size_t offset, uint64_t v);
+/* ======================================================================== */
+/* 10. Output: file descriptors and FILE*                                   */
+/* ======================================================================== */
+/* Send the held bytes to fd with writev (sockets: sendmsg with MSG_NOSIGNAL;
+ * pipes: SIGPIPE held off and drained, so EPIPE is BW_EIO, never a signal),
+ * consuming what went out. *written (may be NULL) gets the count sent by
+ * this call. On a streaming writer the sink is not called. BW_OK when all
+ * went out; BW_EIO with errno set (EAGAIN, EPIPE, ...; a write of 0 gives
+ * EIO) *without* recording it: the rest stays held and calling again
+ * continues where it stopped. A writer with a recorded error sends nothing
+ * and returns that error. Nothing held: BW_OK without a system call.
+ *
+ *   while (bw_len(&w) > 0) {                 // non-blocking socket
+ *       if (bw_write_fd(&w, sock, NULL) == BW_OK) break;
+ *       if (errno != EAGAIN) goto fail;
+ *       wait_writable(sock);                  // poll(), then go on
+ *   } */
+BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
 
-/* ------------------------------------------------------------------------ */
-/* Inline implementation (private: names with bw__ may change)             */
-/* ------------------------------------------------------------------------ */
-/* The slow path: make room for n more bytes, or record and return why not.
- * Kept out of line and cold so the fast paths stay a compare, a store and an
- * add (about 3 instructions more than a raw store). */
-BW_API int bw__grow(bw_writer *w, size_t n);
+/* A write-only FILE* over the writer, any mode, so existing fprintf code
+ * writes into it (fopencookie on glibc, funopen on the BSDs and macOS).
+ * Bytes reach the writer when the FILE flushes (fflush, fclose, or its own
+ * buffer filling). fclose neither releases the writer nor flushes it to its
+ * sink. A writer failure makes the FILE write fail with errno ENOMEM, ENOSPC
+ * (BW_EFULL), EIO or EFBIG (BW_EOVERFLOW); fseek and ftell fail with ESPIPE.
+ * NULL with errno EINVAL for a NULL w. Not declared (and BW_HAVE_FILE_ADAPTER
+ * not defined) where neither exists or with BW_NO_FILE_ADAPTER. */
+#if !defined(BW_NO_FILE_ADAPTER) && \
+    (defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || \
+     defined(__NetBSD__) || defined(__OpenBSD__) || defined(__DragonFly__))
+#  define BW_HAVE_FILE_ADAPTER 1
+BW_API FILE *bw_fopen(bw_writer *w);
+#endif
+
+/* ======================================================================== */
+/* 11. Implementation details                                               */
+/* ======================================================================== */
+/* Everything below is private (names with bw__ may change between
+ * versions): the writer's fields, so it can live on your stack, and the
+ * inline fast paths, so a put costs about what a raw store does. */
+
+/* The writer. One layout for every mode: the fast path looks only at data,
+ * len and lim, so it is the same compare, store and add whatever the mode;
+ * everything mode-specific lives behind the cold path. */
+struct bw_writer {
+    unsigned char *data; /* where the next byte goes is data + len: the block
+                            (contiguous), the last block (segmented), the
+                            buffer (streaming) or buf (fixed); NULL until
+                            there is storage                                  */
+    size_t len;          /* offset of the next byte in data                   */
+    size_t lim;          /* fast-path limit: cap, or len while an error is
+                            recorded, so a recorded error (and a writer with no
+                            storage) simply misses the inline fast path        */
+    size_t cap;          /* usable bytes at data                              */
+    uint64_t pos;        /* position of data[0]                               */
+    uint64_t base;       /* position of the first held byte                   */
+    bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
+    void *head;          /* segmented: the first block's link while held bytes
+                            span blocks, else NULL                            */
+    bw_sink_fn sink;     /* streaming: the sink (NULL for an fd)              */
+    void *ctx;           /* streaming: the sink's context                     */
+    size_t opt;          /* streaming: buffer size to rent                    */
+    int fd;              /* streaming to an fd: the fd                        */
+    int err;             /* sticky status, BW_OK if none                      */
+    unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
+    unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
+                            BW__FD_*: what kind of fd (how to avoid SIGPIPE) */
+};
+
+#ifdef __cplusplus
+#  define BW_WRITER_INIT bw_writer()
+#else
+#  define BW_WRITER_INIT {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, 0, BW_OK, 0, 0}
+#endif
+
+/* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a
+ * recorded error, and every mode's way of making room). Out of line and
+ * cold, so the fast paths stay a compare, a store and an add. */
 BW_API int bw__write_slow(bw_writer *w, const void *src, size_t n);
 
-/* Under AddressSanitizer the writer's unused tail [len, cap) is poisoned
- * as a contiguous container, so reading or writing past bw_len() is
- * reported (container-overflow) even inside the block; get_span makes the
- * span writable until advance. Never for a caller's buffer (bw_init_buffer).
- * Define BW_NO_ASAN_CONTAINER to turn it off. In builds without ASan this
- * compiles to nothing. */
-#if defined(__SANITIZE_ADDRESS__)
-#  define BW__ASAN 1
-#elif defined(__has_feature)
-#  if __has_feature(address_sanitizer)
-#    define BW__ASAN 1
-#  endif
-#endif
-#if defined(BW__ASAN) && !defined(BW_NO_ASAN_CONTAINER)
-void __sanitizer_annotate_contiguous_container(const void *beg, const void *end,
-                                               const void *old_mid, const void *new_mid);
-/* ASan checks that old_mid is where the poisoning really starts: the tail
- * is poisoned from len, or from nowhere (BW__OPEN: a span, printf's
- * scratch, or a block just rented). */
-#  define BW__TAIL_RAW(w, old_mid, new_mid)                                  \
-    do {                                                                     \
-        if ((w)->cap != 0 && !((w)->flags & BW__EXTERNAL))                   \
-            __sanitizer_annotate_contiguous_container(                       \
-                (w)->data, (w)->data + (w)->cap, (w)->data + (old_mid),      \
-                (w)->data + (new_mid));                                      \
-    } while (0)
-#  define BW__TAIL_MID(w) (((w)->flags & BW__OPEN) ? (w)->cap : (w)->len)
-/* Open the whole tail (a span, scratch, or before the block leaves). */
-#  define BW__TAIL_OPEN(w)                                                   \
-    do { BW__TAIL_RAW(w, BW__TAIL_MID(w), (w)->cap); (w)->flags |= BW__OPEN; } while (0)
-/* Poison from new_len on (call before len becomes new_len). */
-#  define BW__TAIL_CLOSE(w, new_len)                                         \
-    do { BW__TAIL_RAW(w, BW__TAIL_MID(w), new_len); (w)->flags &= ~BW__OPEN; } while (0)
-#else
-#  define BW__TAIL_RAW(w, old_mid, new_mid) ((void)0)
-#  define BW__TAIL_OPEN(w) ((void)0)
-#  define BW__TAIL_CLOSE(w, new_len) ((void)0)
-#endif
+#define BW__FITS(w, n) ((w) != NULL && (w)->lim - (w)->len >= BW__CAST(size_t, n))
 
-/* True when n more bytes fit and no error is recorded (lim == len then). */
-#define BW__FITS(w, n) ((w) != NULL && (w)->lim - (w)->len >= (size_t)(n))
+BW__QUIET_BEGIN
 
-static inline void bw__st16le(unsigned char *p, uint16_t v)
-{ p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
-static inline void bw__st32le(unsigned char *p, uint32_t v)
-{ p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
-  p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24); }
-static inline void bw__st64le(unsigned char *p, uint64_t v)
-{ bw__st32le(p, (uint32_t)v); bw__st32le(p + 4, (uint32_t)(v >> 32)); }
-static inline void bw__st16be(unsigned char *p, uint16_t v)
-{ p[0] = (unsigned char)(v >> 8); p[1] = (unsigned char)v; }
-static inline void bw__st32be(unsigned char *p, uint32_t v)
-{ p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
-  p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v; }
-static inline void bw__st64be(unsigned char *p, uint64_t v)
-{ bw__st32be(p, (uint32_t)(v >> 32)); bw__st32be(p + 4, (uint32_t)v); }
-
-/* One body for every fixed-width put: room (fast compare, else grow), store
- * with the given function, commit. The stores compile to one mov (plus a
- * bswap for big endian) at -O2. */
-#define BW__DEFINE_PUT(name, type, utype, size, store)                       \
-    static inline int name(bw_writer *w, type v) {                           \
-        if (BW__UNLIKELY(!BW__FITS(w, size))) {                              \
-            int bw__rc = bw__grow(w, size);                                  \
-            if (bw__rc != BW_OK) return bw__rc;                              \
-        }                                                                    \
-        BW__TAIL_CLOSE(w, w->len + size);                                    \
-        store(w->data + w->len, (utype)v);                                   \
-        w->len += size;                                                      \
-        return BW_OK;                                                        \
-    }
-
-static inline void bw__st8(unsigned char *p, uint8_t v) { p[0] = v; }
-BW__DEFINE_PUT(bw_put_u8,    uint8_t,  uint8_t,  1, bw__st8)
-BW__DEFINE_PUT(bw_put_u16le, uint16_t, uint16_t, 2, bw__st16le)
-BW__DEFINE_PUT(bw_put_u32le, uint32_t, uint32_t, 4, bw__st32le)
-BW__DEFINE_PUT(bw_put_u64le, uint64_t, uint64_t, 8, bw__st64le)
-BW__DEFINE_PUT(bw_put_u16be, uint16_t, uint16_t, 2, bw__st16be)
-BW__DEFINE_PUT(bw_put_u32be, uint32_t, uint32_t, 4, bw__st32be)
-BW__DEFINE_PUT(bw_put_u64be, uint64_t, uint64_t, 8, bw__st64be)
-BW__DEFINE_PUT(bw_put_i16le, int16_t,  uint16_t, 2, bw__st16le)
-BW__DEFINE_PUT(bw_put_i32le, int32_t,  uint32_t, 4, bw__st32le)
-BW__DEFINE_PUT(bw_put_i64le, int64_t,  uint64_t, 8, bw__st64le)
-BW__DEFINE_PUT(bw_put_i16be, int16_t,  uint16_t, 2, bw__st16be)
-BW__DEFINE_PUT(bw_put_i32be, int32_t,  uint32_t, 4, bw__st32be)
-BW__DEFINE_PUT(bw_put_i64be, int64_t,  uint64_t, 8, bw__st64be)
-
+/* Stores, one per encoding. */
+BW__INLINE void bw__st_u8(unsigned char *p, uint8_t v) { p[0] = v; }
+BW__INLINE void bw__st_u16le(unsigned char *p, uint16_t v)
+{ p[0] = BW__CAST(unsigned char, v); p[1] = BW__CAST(unsigned char, v >> 8); }
+BW__INLINE void bw__st_u32le(unsigned char *p, uint32_t v)
+{ p[0] = BW__CAST(unsigned char, v); p[1] = BW__CAST(unsigned char, v >> 8);
+  p[2] = BW__CAST(unsigned char, v >> 16); p[3] = BW__CAST(unsigned char, v >> 24); }
+BW__INLINE void bw__st_u64le(unsigned char *p, uint64_t v)
+{ bw__st_u32le(p, BW__CAST(uint32_t, v)); bw__st_u32le(p + 4, BW__CAST(uint32_t, v >> 32)); }
+BW__INLINE void bw__st_u16be(unsigned char *p, uint16_t v)
+{ p[0] = BW__CAST(unsigned char, v >> 8); p[1] = BW__CAST(unsigned char, v); }
+BW__INLINE void bw__st_u32be(unsigned char *p, uint32_t v)
+{ p[0] = BW__CAST(unsigned char, v >> 24); p[1] = BW__CAST(unsigned char, v >> 16);
+  p[2] = BW__CAST(unsigned char, v >> 8); p[3] = BW__CAST(unsigned char, v); }
+BW__INLINE void bw__st_u64be(unsigned char *p, uint64_t v)
+{ bw__st_u32be(p, BW__CAST(uint32_t, v >> 32)); bw__st_u32be(p + 4, BW__CAST(uint32_t, v)); }
+BW__INLINE void bw__st_i16le(unsigned char *p, int16_t v) { bw__st_u16le(p, BW__CAST(uint16_t, v)); }
+BW__INLINE void bw__st_i32le(unsigned char *p, int32_t v) { bw__st_u32le(p, BW__CAST(uint32_t, v)); }
+BW__INLINE void bw__st_i64le(unsigned char *p, int64_t v) { bw__st_u64le(p, BW__CAST(uint64_t, v)); }
+BW__INLINE void bw__st_i16be(unsigned char *p, int16_t v) { bw__st_u16be(p, BW__CAST(uint16_t, v)); }
+BW__INLINE void bw__st_i32be(unsigned char *p, int32_t v) { bw__st_u32be(p, BW__CAST(uint32_t, v)); }
+BW__INLINE void bw__st_i64be(unsigned char *p, int64_t v) { bw__st_u64be(p, BW__CAST(uint64_t, v)); }
 /* Floats: their IEEE-754 bits, through memcpy (no aliasing games). */
-static inline uint32_t bw__f32bits(float v)
-{ uint32_t u; memcpy(&u, &v, sizeof u); return u; }
-static inline uint64_t bw__f64bits(double v)
-{ uint64_t u; memcpy(&u, &v, sizeof u); return u; }
-static inline int bw_put_f32le(bw_writer *w, float v)  { return bw_put_u32le(w, bw__f32bits(v)); }
-static inline int bw_put_f64le(bw_writer *w, double v) { return bw_put_u64le(w, bw__f64bits(v)); }
-static inline int bw_put_f32be(bw_writer *w, float v)  { return bw_put_u32be(w, bw__f32bits(v)); }
-static inline int bw_put_f64be(bw_writer *w, double v) { return bw_put_u64be(w, bw__f64bits(v)); }
+BW__INLINE void bw__st_f32le(unsigned char *p, float v)
+{ uint32_t u; memcpy(&u, &v, sizeof u); bw__st_u32le(p, u); }
+BW__INLINE void bw__st_f64le(unsigned char *p, double v)
+{ uint64_t u; memcpy(&u, &v, sizeof u); bw__st_u64le(p, u); }
+BW__INLINE void bw__st_f32be(unsigned char *p, float v)
+{ uint32_t u; memcpy(&u, &v, sizeof u); bw__st_u32be(p, u); }
+BW__INLINE void bw__st_f64be(unsigned char *p, double v)
+{ uint64_t u; memcpy(&u, &v, sizeof u); bw__st_u64be(p, u); }
 
-static inline int bw_put_uvarint(bw_writer *w, uint64_t v)
-{
-    unsigned char *p;
-    if (BW__UNLIKELY(!BW__FITS(w, 10))) {
-        int rc = bw__grow(w, 10);
-        if (rc != BW_OK) return rc;
+/* The one list of fixed-width types: name, C type, size. It generates every
+ * bw_put_* and every bw_patch_* below. */
+#define BW__TYPES(X)                                                         \
+    X(u8, uint8_t, 1)                                                        \
+    X(u16le, uint16_t, 2) X(u32le, uint32_t, 4) X(u64le, uint64_t, 8)        \
+    X(u16be, uint16_t, 2) X(u32be, uint32_t, 4) X(u64be, uint64_t, 8)        \
+    X(i16le, int16_t, 2)  X(i32le, int32_t, 4)  X(i64le, int64_t, 8)         \
+    X(i16be, int16_t, 2)  X(i32be, int32_t, 4)  X(i64be, int64_t, 8)         \
+    X(f32le, float, 4)    X(f64le, double, 8)                                \
+    X(f32be, float, 4)    X(f64be, double, 8)
+
+/* A put: when the bytes fit, store and add (one mov, plus a bswap for big
+ * endian, at -O2); otherwise encode on the stack and take the cold path,
+ * which writes exactly these bytes in whatever way the mode needs. */
+#define BW__DEFINE_PUT(name, type, size)                                     \
+    BW__INLINE int bw_put_##name(bw_writer *w, type v)                       \
+    {                                                                        \
+        if (BW__LIKELY(BW__FITS(w, size))) {                                 \
+            bw__st_##name(w->data + w->len, v);                              \
+            w->len += size;                                                  \
+            return BW_OK;                                                    \
+        } else {                                                             \
+            unsigned char bw__b[size];                                       \
+            bw__st_##name(bw__b, v);                                         \
+            return bw__write_slow(w, bw__b, size);                           \
+        }                                                                    \
     }
-    BW__TAIL_CLOSE(w, w->len + 10);
-    p = w->data + w->len;
+BW__TYPES(BW__DEFINE_PUT)
+
+#define BW__DEFINE_PATCH(name, type, size)                                   \
+    BW__INLINE int bw_patch_##name(bw_writer *w, uint64_t pos, type v)       \
+    {                                                                        \
+        unsigned char bw__b[size];                                           \
+        bw__st_##name(bw__b, v);                                             \
+        return bw_patch(w, pos, bw__b, size);                                \
+    }
+BW__TYPES(BW__DEFINE_PATCH)
+
+/* The one varint encoder: LEB128 into p (room for 10), returns the length. */
+BW__INLINE size_t bw__uvarint_enc(unsigned char *p, uint64_t v)
+{
+    size_t n = 0;
     while (v >= 0x80) {
-        *p++ = (unsigned char)(v | 0x80);
+        p[n++] = BW__CAST(unsigned char, v | 0x80);
         v >>= 7;
     }
-    *p++ = (unsigned char)v;
-    BW__TAIL_RAW(w, w->len + 10, (size_t)(p - w->data));
-    w->len = (size_t)(p - w->data);
-    return BW_OK;
+    p[n++] = BW__CAST(unsigned char, v);
+    return n;
 }
 
-static inline int bw_put_svarint(bw_writer *w, int64_t v)
+BW__INLINE int bw_put_uvarint(bw_writer *w, uint64_t v)
 {
-    /* zig-zag: 0,-1,1,-2,... -> 0,1,2,3,...; the shift is done unsigned so
-     * that it is defined for negative values. */
-    uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(0 - ((uint64_t)v >> 63));
-    return bw_put_uvarint(w, u);
+    if (BW__LIKELY(BW__FITS(w, 10))) {
+        w->len += bw__uvarint_enc(w->data + w->len, v);
+        return BW_OK;
+    } else {
+        unsigned char b[10];
+        return bw__write_slow(w, b, bw__uvarint_enc(b, v));
+    }
 }
 
-static inline int bw_write(bw_writer *w, const void *src, size_t n)
+BW__INLINE int bw_put_svarint(bw_writer *w, int64_t v)
 {
-    /* n - 1 wraps for n == 0, which then takes the slow path (it must report
+    /* zig-zag: 0,-1,1,-2,... -> 0,1,2,3,...; shifts done unsigned so that
+     * they are defined for negative values. */
+    uint64_t u = BW__CAST(uint64_t, v);
+    return bw_put_uvarint(w, (u << 1) ^ (0 - (u >> 63)));
+}
+
+BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)
+{
+    /* n - 1 wraps for n == 0, which then takes the cold path (it must report
      * a recorded error, and a NULL src is allowed there). */
     if (BW__LIKELY(w != NULL && src != NULL && n - 1 < w->lim - w->len)) {
-        BW__TAIL_CLOSE(w, w->len + n);
         memcpy(w->data + w->len, src, n);
         w->len += n;
         return BW_OK;
@@ -568,187 +875,15 @@ static inline int bw_write(bw_writer *w, const void *src, size_t n)
     return bw__write_slow(w, src, n);
 }
 
-/* Patches: the bytes, stored as the puts store them, then bw_patch. */
-#define BW__DEFINE_PATCH(name, utype, size, store)                           \
-    static inline int name(bw_writer *w, size_t offset, utype v) {           \
-        unsigned char bw__b[size];                                           \
-        store(bw__b, v);                                                     \
-        return bw_patch(w, offset, bw__b, size);                             \
-    }
-BW__DEFINE_PATCH(bw_patch_u8,    uint8_t,  1, bw__st8)
-BW__DEFINE_PATCH(bw_patch_u16le, uint16_t, 2, bw__st16le)
-BW__DEFINE_PATCH(bw_patch_u32le, uint32_t, 4, bw__st32le)
-BW__DEFINE_PATCH(bw_patch_u64le, uint64_t, 8, bw__st64le)
-BW__DEFINE_PATCH(bw_patch_u16be, uint16_t, 2, bw__st16be)
-BW__DEFINE_PATCH(bw_patch_u32be, uint32_t, 4, bw__st32be)
-BW__DEFINE_PATCH(bw_patch_u64be, uint64_t, 8, bw__st64be)
+BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
+BW__INLINE uint64_t bw_tell(const bw_writer *w) { return w ? w->pos + w->len : 0; }
+BW__INLINE size_t bw_len(const bw_writer *w)
+{ return w ? BW__CAST(size_t, w->pos + w->len - w->base) : 0; }
+BW__INLINE size_t bw_free_capacity(const bw_writer *w) { return w ? w->cap - w->len : 0; }
+BW__INLINE size_t bw_capacity(const bw_writer *w)
+{ return bw_len(w) + bw_free_capacity(w); }
 
-static inline const unsigned char *bw_data(const bw_writer *w)
-{ return w ? w->data : (const unsigned char *)NULL; }
-static inline size_t bw_len(const bw_writer *w) { return w ? w->len : 0; }
-static inline size_t bw_capacity(const bw_writer *w) { return w ? w->cap : 0; }
-static inline size_t bw_free_capacity(const bw_writer *w)
-{ return w ? w->cap - w->len : 0; }
-static inline int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
-
-/* ------------------------------------------------------------------------ */
-/* Chain: a segmented writer                                                */
-/* ------------------------------------------------------------------------ */
-/* A bw_chain writes into a list of blocks rented from a pool instead of one
- * contiguous block: it never copies on growth, and with default options
- * never touches the backing allocator past warm-up (every block is at or
- * below the threshold). Block sizes grow geometrically (4 KiB, 8 KiB, ...)
- * up to the pool's threshold, then stay there. Each block's link header
- * (32 bytes) lives inside the block itself: the chain allocates nothing of
- * its own, per write or per block. Read it out as an iovec (for writev),
- * flatten it into a writer, copy ranges out, or consume it from the front
- * (queue use). Same error model as the writer: a sticky error, failure
- * atomicity, overflow checks. Like a writer, a chain belongs to one thread
- * at a time; the struct is the caller's; BW_CHAIN_INIT is a valid empty
- * chain on the shared pool. */
-struct bw__cblock;
-typedef struct bw_chain {
-    unsigned char *wp;         /* write position in the last block           */
-    size_t wavail;             /* free bytes there; 0 while an error is
-                                  recorded (so the fast path misses)          */
-    struct bw__cblock *head, *tail;
-    size_t done;               /* bytes in blocks before the tail            */
-    size_t nblocks;
-    bw_pool *pool;             /* NULL = shared pool                         */
-    int err;                   /* sticky status                              */
-} bw_chain;
-
-#ifdef __cplusplus
-#  define BW_CHAIN_INIT bw_chain()
-#else
-#  define BW_CHAIN_INIT {NULL, 0, NULL, NULL, 0, 0, NULL, BW_OK}
-#endif
-
-/* Start an empty chain on `pool` (NULL = shared). Allocates nothing.
- * BW_EINVAL for a NULL c. Do not init a chain that holds blocks. */
-BW_API int bw_chain_init(bw_chain *c, bw_pool *pool);
-/* Every block back to the pool; c is empty (no error) and reusable. */
-BW_API void bw_chain_release(bw_chain *c);
-/* Length 0 and the error cleared; keeps the first block, returns the rest. */
-BW_API void bw_chain_clear(bw_chain *c);
-
-/* Writes: as bw_write / bw_put_* / bw_puts / bw_printf, spanning blocks.
- * src may not point into the chain. */
-static inline int bw_chain_write(bw_chain *c, const void *src, size_t n);
-BW_API int bw_chain_puts(bw_chain *c, const char *s);
-BW_API int bw_chain_printf(bw_chain *c, const char *fmt, ...) BW__PRINTF(2, 3);
-BW_API int bw_chain_vprintf(bw_chain *c, const char *fmt, va_list ap) BW__PRINTF(2, 0);
-static inline int bw_chain_put_u8(bw_chain *c, uint8_t v);
-static inline int bw_chain_put_u16le(bw_chain *c, uint16_t v);
-static inline int bw_chain_put_u32le(bw_chain *c, uint32_t v);
-static inline int bw_chain_put_u64le(bw_chain *c, uint64_t v);
-static inline int bw_chain_put_u16be(bw_chain *c, uint16_t v);
-static inline int bw_chain_put_u32be(bw_chain *c, uint32_t v);
-static inline int bw_chain_put_u64be(bw_chain *c, uint64_t v);
-static inline int bw_chain_put_uvarint(bw_chain *c, uint64_t v);
-static inline int bw_chain_put_svarint(bw_chain *c, int64_t v);
-
-/* Zero-copy: a contiguous span of at least max(size_hint, 1) bytes at the
- * end of the chain (a new block is started when the last one has less
- * room: the rest of that block stays unused). *avail gets the span's size.
- * Commit with bw_chain_advance (beyond *avail: BW_EINVAL, recorded). */
-BW_API void *bw_chain_get_span(bw_chain *c, size_t size_hint, size_t *avail);
-BW_API int bw_chain_advance(bw_chain *c, size_t n);
-
-/* Overwrite n bytes at offset (which may span blocks); offset + n must not
- * pass the length (else BW_EINVAL, recorded). Walks the blocks: O(blocks). */
-BW_API int bw_chain_patch(bw_chain *c, size_t offset, const void *src, size_t n);
-
-/* Reading out. */
-BW_API size_t bw_chain_len(const bw_chain *c);
-static inline int bw_chain_error(const bw_chain *c) { return c ? c->err : BW_EINVAL; }
-/* Fill iov[0..max) with the chain's bytes in order (empty blocks skipped);
- * returns how many entries all of it needs (call with max 0 to ask), so a
- * result above max means iov holds only the first max pieces. */
-struct iovec;
-BW_API size_t bw_chain_iovec(const bw_chain *c, struct iovec *iov, size_t max);
-/* Append every byte of the chain to w (one copy); the chain is unchanged.
- * The writer's status on failure (nothing appended then). */
-BW_API int bw_chain_flatten(const bw_chain *c, bw_writer *w);
-/* Copy n bytes from offset into dst; BW_EINVAL if the range passes the end. */
-BW_API int bw_chain_copy_out(const bw_chain *c, size_t offset, void *dst, size_t n);
-/* Drop the first n bytes (n > length: BW_EINVAL, recorded, nothing
- * dropped), giving emptied blocks back to the pool. Invalidates a span
- * from bw_chain_get_span that was not advanced yet. */
-BW_API int bw_chain_consume(bw_chain *c, size_t n);
-
-/* ------------------------------------------------------------------------ */
-/* I/O helpers                                                              */
-/* ------------------------------------------------------------------------ */
-/* Write all of w's bytes to fd, retrying short writes and EINTR. *written
- * (may be NULL) gets how many went out. BW_OK; BW_EIO with errno set (e.g.
- * EAGAIN on a non-blocking fd: call again with the rest); BW_EINVAL for a
- * NULL w. The writer is not changed. */
-BW_API int bw_write_fd(const bw_writer *w, int fd, size_t *written);
-/* Write the chain's bytes to fd with writev (at most IOV_MAX pieces per
- * call), retrying short writes and EINTR, and consume what went out: on
- * BW_EIO the rest stays queued. *written as above. */
-BW_API int bw_chain_write_fd(bw_chain *c, int fd, size_t *written);
-
-/* A FILE* over a writer or a chain (write-only), so existing fprintf code
- * writes into it: fopencookie on glibc, funopen on the BSDs and macOS.
- * Bytes reach the writer when the stream is flushed or closed (fflush /
- * fclose); fclose does not release the writer. NULL (errno set) on failure.
- * Where neither exists, or with BW_NO_FILE_ADAPTER defined, these are not
- * declared and BW_HAVE_FILE_ADAPTER is not defined. */
-#if !defined(BW_NO_FILE_ADAPTER) && \
-    (defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || \
-     defined(__NetBSD__) || defined(__OpenBSD__) || defined(__DragonFly__))
-#  define BW_HAVE_FILE_ADAPTER 1
-BW_API FILE *bw_fopen_writer(bw_writer *w);
-BW_API FILE *bw_fopen_chain(bw_chain *c);
-#endif
-
-/* Chain inline paths. */
-BW_API int bw__chain_write_slow(bw_chain *c, const void *src, size_t n);
-
-static inline int bw_chain_write(bw_chain *c, const void *src, size_t n)
-{
-    /* As bw_write: n == 0 and NULL src take the slow path. */
-    if (BW__LIKELY(c != NULL && src != NULL && n - 1 < c->wavail)) {
-        memcpy(c->wp, src, n);
-        c->wp += n;
-        c->wavail -= n;
-        return BW_OK;
-    }
-    return bw__chain_write_slow(c, src, n);
-}
-
-#define BW__DEFINE_CHAIN_PUT(name, utype, size, store)                       \
-    static inline int name(bw_chain *c, utype v) {                           \
-        unsigned char bw__b[size];                                           \
-        store(bw__b, v);                                                     \
-        return bw_chain_write(c, bw__b, size);                               \
-    }
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u8,    uint8_t,  1, bw__st8)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u16le, uint16_t, 2, bw__st16le)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u32le, uint32_t, 4, bw__st32le)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u64le, uint64_t, 8, bw__st64le)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u16be, uint16_t, 2, bw__st16be)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u32be, uint32_t, 4, bw__st32be)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u64be, uint64_t, 8, bw__st64be)
-
-static inline int bw_chain_put_uvarint(bw_chain *c, uint64_t v)
-{
-    unsigned char b[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        b[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    b[n++] = (unsigned char)v;
-    return bw_chain_write(c, b, n);
-}
-
-static inline int bw_chain_put_svarint(bw_chain *c, int64_t v)
-{
-    return bw_chain_put_uvarint(c, ((uint64_t)v << 1) ^ (uint64_t)(0 - ((uint64_t)v >> 63)));
-}
+BW__QUIET_END
 
 #ifdef __cplusplus
 } /* extern "C" */

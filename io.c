@@ -1,13 +1,33 @@
-/* io.c - getting bytes out: a writer or a chain to a file descriptor
- * (write / writev, short writes and EINTR handled), and a FILE* adapter
- * (fopencookie on glibc, funopen on the BSDs) for existing fprintf code. */
-#include "bufwriter.h"
-#include "pool/pool_internal.h"
+/* io.c - getting bytes out of any writer: to a file descriptor (writev or
+ * sendmsg, short writes and EINTR handled, never a SIGPIPE), and a FILE*
+ * adapter (fopencookie on glibc, funopen on the BSDs) for fprintf code. */
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+/* The signal-mask calls are POSIX, and glibc hides them from a strict
+ * -std=c11 translation unit without feature-test macros (the library's own
+ * build, or the single header included after other headers). They are
+ * declared here then, as fopencookie is below: same names, same types. */
+#if defined(__GLIBC__) && !defined(__USE_POSIX199506)
+#  include <bits/types/__sigset_t.h>
+typedef __sigset_t sigset_t;
+extern int sigemptyset(sigset_t *set);
+extern int sigaddset(sigset_t *set, int signo);
+extern int sigismember(const sigset_t *set, int signo);
+extern int sigpending(sigset_t *set);
+extern int sigwait(const sigset_t *set, int *sig);
+extern int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
+#  define SIG_BLOCK 0   /* <bits/sigaction.h>, the same on every Linux ABI */
+#  define SIG_SETMASK 2
+#endif
 
 /* At most this many pieces per writev (and never more than IOV_MAX). */
 #define BW__IOV_BATCH 64
@@ -16,46 +36,92 @@
 #  define BW__IOV_BATCH IOV_MAX
 #endif
 
-int bw_write_fd(const bw_writer *w, int fd, size_t *written)
+/* Sockets get MSG_NOSIGNAL; pipes and anything unknown get SIGPIPE held off
+ * around the write; regular files and devices cannot raise it. */
+unsigned bw__fd_kind(int fd)
 {
-    size_t done = 0, len;
-    int rc = BW_OK;
-    if (written != NULL) *written = 0;
-    if (w == NULL) return BW_EINVAL;
-    len = w->len;
-    while (done < len) {
-        ssize_t k = write(fd, w->data + done, len - done);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            rc = BW_EIO;
-            break;
-        }
-        done += (size_t)k;
+    struct stat st;
+    int type;
+    socklen_t len = sizeof type;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0) {
+#ifdef MSG_NOSIGNAL
+        return BW__FD_SOCK;
+#else
+        return BW__FD_GUARD;
+#endif
     }
-    if (written != NULL) *written = done;
-    return rc;
+    if (fstat(fd, &st) != 0) return BW__FD_GUARD;
+    if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return 0;
+    return BW__FD_GUARD;
 }
 
-int bw_chain_write_fd(bw_chain *c, int fd, size_t *written)
+/* writev with SIGPIPE blocked for this thread; a SIGPIPE that this write
+ * raised is taken off the pending set before the old mask comes back, so
+ * the process neither dies nor sees it later (as libcurl and OpenSSL do).
+ * One that was pending before is left alone. */
+static ptrdiff_t bw__writev_guarded(int fd, const struct iovec *iov, int cnt)
+{
+    sigset_t pipe_set, old, pending;
+    int was_pending, saved;
+    ssize_t r;
+
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old) != 0) return writev(fd, iov, cnt);
+    was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+    r = writev(fd, iov, cnt);
+    saved = errno;
+    if (r < 0 && saved == EPIPE && !was_pending && sigpending(&pending) == 0 &&
+        sigismember(&pending, SIGPIPE) == 1) {
+        int sig;
+        (void)sigwait(&pipe_set, &sig);
+    }
+    (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return r;
+}
+
+ptrdiff_t bw__fd_send(int fd, unsigned kind, const struct iovec *iov, int cnt)
+{
+#ifdef MSG_NOSIGNAL
+    if (kind & BW__FD_SOCK) {
+        struct msghdr m;
+        memset(&m, 0, sizeof m);
+        m.msg_iov = (struct iovec *)(uintptr_t)iov;
+        m.msg_iovlen = (size_t)cnt;
+        return sendmsg(fd, &m, MSG_NOSIGNAL);
+    }
+#endif
+    if (kind & BW__FD_GUARD) return bw__writev_guarded(fd, iov, cnt);
+    return writev(fd, iov, cnt);
+}
+
+int bw_write_fd(bw_writer *w, int fd, size_t *written)
 {
     struct iovec iov[BW__IOV_BATCH];
     size_t done = 0;
+    unsigned kind;
     int rc = BW_OK;
+
     if (written != NULL) *written = 0;
-    if (c == NULL) return BW_EINVAL;
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (bw_len(w) == 0) return BW_OK;
+    kind = bw__fd_kind(fd);
     for (;;) {
-        size_t n = bw_chain_iovec(c, iov, BW__IOV_BATCH);
-        ssize_t k;
+        size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
+        ptrdiff_t k;
         if (n == 0) break;
         if (n > BW__IOV_BATCH) n = BW__IOV_BATCH;
-        k = writev(fd, iov, (int)n);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            rc = BW_EIO;
+        k = bw__fd_send(fd, kind, iov, (int)n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            if (k == 0) errno = EIO; /* no progress and no reason: never loop */
+            rc = BW_EIO;           /* not recorded: calling again continues */
             break;
         }
-        /* What went out leaves the queue; a short write just loops. */
-        bw__chain_consume_sent(c, (size_t)k);
+        /* What went out is no longer held; a short write just loops. */
+        bw__drop_front(w, (size_t)k);
         done += (size_t)k;
     }
     if (written != NULL) *written = done;
@@ -63,12 +129,24 @@ int bw_chain_write_fd(bw_chain *c, int fd, size_t *written)
 }
 
 #ifdef BW_HAVE_FILE_ADAPTER
+/* A writer failure as the errno a FILE write reports. */
+static int bw__errno_of(int rc)
+{
+    switch (rc) {
+    case BW_ENOMEM:    return ENOMEM;
+    case BW_EFULL:     return ENOSPC;
+    case BW_EOVERFLOW: return EFBIG;
+    case BW_EINVAL:    return EINVAL;
+    default:           return EIO;
+    }
+}
+
 #if defined(__GLIBC__)
-/* fopencookie and its function table. Declared here when the including
- * file did not ask for _GNU_SOURCE (the single header, included after
- * <stdio.h>): the table is four function pointers in every glibc since
- * 2.2, so the two declarations are the same to the ABI. */
-#  ifdef _GNU_SOURCE
+/* fopencookie and its function table are declared by <stdio.h> only when
+ * _GNU_SOURCE was defined before the first libc header (glibc's __USE_GNU
+ * says whether it was). Otherwise they are declared here: the table is four
+ * function pointers in every glibc since 2.2, the same to the ABI. */
+#  ifdef __USE_GNU
 typedef cookie_io_functions_t bw__cookie_io;
 #  else
 typedef struct bw__cookie_io {
@@ -80,56 +158,63 @@ typedef struct bw__cookie_io {
 extern FILE *fopencookie(void *cookie, const char *mode, bw__cookie_io io);
 #  endif
 
-/* glibc treats a return below the count as an error (the stream's error
- * flag is set; fprintf then returns a negative value). */
-static ssize_t bw__cookie_writer(void *cookie, const char *buf, size_t n)
+/* glibc takes a return below the count as an error (the stream's error flag
+ * is set; fprintf then returns a negative value). */
+static ssize_t bw__cookie_write(void *cookie, const char *buf, size_t n)
 {
-    return bw_write((bw_writer *)cookie, buf, n) == BW_OK ? (ssize_t)n : 0;
-}
-static ssize_t bw__cookie_chain(void *cookie, const char *buf, size_t n)
-{
-    return bw_chain_write((bw_chain *)cookie, buf, n) == BW_OK ? (ssize_t)n : 0;
+    int rc = bw_write((bw_writer *)cookie, buf, n);
+    if (rc == BW_OK) return (ssize_t)n;
+    errno = bw__errno_of(rc);
+    return 0;
 }
 
-static FILE *bw__fopen(void *cookie, ssize_t (*fn)(void *, const char *, size_t))
+/* A writer is not seekable: fseek and ftell fail with ESPIPE. */
+static int bw__cookie_seek(void *cookie, long long *off, int whence)
+{
+    (void)cookie;
+    (void)off;
+    (void)whence;
+    errno = ESPIPE;
+    return -1;
+}
+
+FILE *bw_fopen(bw_writer *w)
 {
     bw__cookie_io io;
-    if (cookie == NULL) {
+    if (w == NULL) {
         errno = EINVAL;
         return NULL;
     }
     memset(&io, 0, sizeof io);
-    io.write = fn;
-    return fopencookie(cookie, "w", io);
+    io.write = bw__cookie_write;
+    io.seek = bw__cookie_seek;
+    return fopencookie(w, "w", io);
 }
 #else /* the BSDs and macOS: funopen */
-static int bw__funopen_writer(void *cookie, const char *buf, int n)
+static int bw__funopen_write(void *cookie, const char *buf, int n)
 {
-    return bw_write((bw_writer *)cookie, buf, (size_t)n) == BW_OK ? n : -1;
-}
-static int bw__funopen_chain(void *cookie, const char *buf, int n)
-{
-    return bw_chain_write((bw_chain *)cookie, buf, (size_t)n) == BW_OK ? n : -1;
-}
-#endif
-
-FILE *bw_fopen_writer(bw_writer *w)
-{
-#if defined(__GLIBC__)
-    return bw__fopen(w, bw__cookie_writer);
-#else
-    if (w == NULL) { errno = EINVAL; return NULL; }
-    return funopen(w, NULL, bw__funopen_writer, NULL, NULL);
-#endif
+    int rc = bw_write((bw_writer *)cookie, buf, (size_t)n);
+    if (rc == BW_OK) return n;
+    errno = bw__errno_of(rc);
+    return -1;
 }
 
-FILE *bw_fopen_chain(bw_chain *c)
+static fpos_t bw__funopen_seek(void *cookie, fpos_t off, int whence)
 {
-#if defined(__GLIBC__)
-    return bw__fopen(c, bw__cookie_chain);
-#else
-    if (c == NULL) { errno = EINVAL; return NULL; }
-    return funopen(c, NULL, bw__funopen_chain, NULL, NULL);
-#endif
+    (void)cookie;
+    (void)off;
+    (void)whence;
+    errno = ESPIPE;
+    return -1;
 }
+
+FILE *bw_fopen(bw_writer *w)
+{
+    if (w == NULL) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return funopen(w, NULL, bw__funopen_write, bw__funopen_seek, NULL);
+}
+#endif
 #endif /* BW_HAVE_FILE_ADAPTER */

@@ -266,7 +266,4 @@ BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
                                    size_t new_cap);
 
-/* For the I/O helpers (io.c, chain.c): drop n bytes that went out. */
-BW__INTERNAL void bw__chain_consume_sent(bw_chain *c, size_t n);
-
 #endif /* BW_POOL_INTERNAL_H */

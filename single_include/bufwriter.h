@@ -1,14 +1,14 @@
-/* bufwriter.h - single-header build of bufwriter 0.1.0
+/* bufwriter.h - single-header build of bufwriter 0.2.0
  *
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
- *   bufwriter.h, pool/pool_internal.h, pool/track.h, bufwriter.c, chain.c,
- *   io.c, pool/alloc.c, pool/check.c, pool/large.c, pool/pool.c,
- *   pool/tcache.c.
+ *   bufwriter.h, pool/pool_internal.h, pool/track.h, writer_internal.h,
+ *   bufwriter.c, io.c, pool/alloc.c, pool/check.c, pool/large.c,
+ *   pool/pool.c, pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
  * from a fresh generation (`make check-single`).
  *
  * bufwriter: a growable, pooled buffer writer for C. Licence: MIT, the text
- * is at the end of this file. Version 0.1.0 (BW_VERSION_STRING).
+ * is at the end of this file. Version 0.2.0 (BW_VERSION_STRING).
  *
  * HOW TO USE IT
  *   Copy this one file into your project. Include it wherever you use it:
@@ -50,16 +50,50 @@
  */
 
 /*************** Begin file bufwriter.h *************************************/
-/* bufwriter.h - a growable, pooled buffer writer for C.
+/* bufwriter.h - one buffer writer for every destination, over a pooled,
+ * power-of-two size-class allocator. Version 0.2.
  *
- * bufwriter appends bytes into one contiguous block rented from a thread-safe
- * pool of power-of-two size classes. When a block is full the writer moves to
- * a block at least twice as large, so the total copying stays linear at every
- * size (a writer that grows by a fixed step, or to the exact size asked for,
- * copies O(n^2) bytes: 10 MiB in 8 KiB chunks is 800x slower that way).
+ * A bw_writer appends bytes: raw, typed (fixed-width integers and floats in
+ * either byte order, varints, decimal, hex), formatted (printf), or written
+ * in place through a span. Where the bytes go is chosen once, at init:
  *
- * USING IT
- *   Library:        cc app.c $(pkg-config --cflags --libs bufwriter)
+ *   contiguous  bw_init, bw_init_buffer   one block, moved to a block at
+ *                                         least twice as large when full
+ *   segmented   bw_init_chain             blocks linked, never copied
+ *   streaming   bw_init_sink, bw_init_fd  a buffer that is sent to a
+ *                                         callback or a file descriptor
+ *                                         when full, then reused
+ *   fixed       bw_init_fixed             the caller's buffer, never grown
+ *
+ * Every write, read-out and output function works in every mode, with one
+ * error model. Blocks come from a bw_pool: power-of-two classes up to a
+ * threshold (1 MiB), kept and handed out again, with lock-free per-thread
+ * caches. Growth is geometric at every size, so writing n bytes copies O(n)
+ * bytes in all (a buffer that grows to the exact size asked for copies
+ * O(n^2): 10 MiB in 8 KiB chunks is about 800x slower that way).
+ *
+ * CONTENTS
+ *   1. Using it (library, single header, an example, C standard)
+ *   2. Compile-time options
+ *   3. Status codes
+ *   4. Backing allocator
+ *   5. Pool
+ *   6. Writer: modes, init, release, flush
+ *   7. Writing
+ *   8. Positions: tell, patch, truncate
+ *   9. Reading out
+ *  10. Output: file descriptors and FILE*
+ *  11. Implementation details (inline bodies; not part of the contract)
+ *
+ * 1. USING IT
+ *   Library:       cc app.c $(pkg-config --cflags --libs bufwriter)
+ *   Single header: copy single_include/bufwriter.h into your project and, in
+ *                  exactly one .c file:
+ *                      #define BUFWRITER_IMPLEMENTATION
+ *                      #include "bufwriter.h"
+ *   C standard:    the header needs C99 or later (or C++); the library and
+ *                  the single header's implementation need C11 (atomics,
+ *                  _Thread_local).
  *
  *   bw_writer w = BW_WRITER_INIT;          // empty; allocates nothing yet
  *   bw_put_u32le(&w, 0);                   // placeholder for a length
@@ -74,29 +108,52 @@
  *
  * ERRORS
  *   Every int function returns BW_OK (0) or a negative BW_E* code. A failed
- *   call on a writer changes no byte already written and is remembered (the
- *   "sticky error", see bw_error): later writes are refused with the same
- *   code until bw_clear, bw_release or bw_detach. So a run of writes can be
- *   checked once, at the end. Nothing in the library aborts or exits on bad
- *   input, except the checked-mode report hook (see bw_set_report_hook).
+ *   call changes no byte already written and is remembered (the sticky
+ *   error, bw_error): later writes are refused with the same code until
+ *   bw_clear_error, bw_clear, bw_release or bw_detach. So a run of writes is
+ *   checked once, at the end (bw_flush returns it too). Nothing in the
+ *   library aborts or exits on bad input, except the checked-mode report
+ *   hook (bw_set_report_hook).
  *
  * THREADS
- *   - A bw_pool is safe to use from any thread at once, including returning
- *     a block on another thread than the one that rented it.
+ *   - A bw_pool is safe from any thread at once, including returning a block
+ *     on another thread than the one that rented it.
  *   - A bw_writer belongs to one thread at a time (hand it over with your own
  *     synchronisation, as with any plain struct).
- *   - Allocator hooks (bw_allocator) are called from any thread and must be
- *     thread-safe.
+ *   - Allocator hooks and sinks are called on the calling thread, inside the
+ *     call; allocator hooks must be thread-safe.
  *
  * INVALIDATION
- *   bw_data() and a pointer from bw_get_span() are invalid after the next call
- *   that can grow the buffer (write, any put, puts, printf, reserve, get_span)
- *   and after bw_release / bw_detach. Offsets stay valid; pointers do not.
+ *   Contiguous and fixed: bw_data() and a span from bw_get_span() are valid
+ *   until the next call that can grow (write, any put, puts, printf,
+ *   reserve, get_span, append_writer, cstr, pullup) or move held bytes
+ *   (consume, detach, release). Segmented: blocks never move, so pointers to
+ *   held bytes stay valid until those bytes are consumed or truncated, or
+ *   until pullup, cstr, detach, clear or release. Streaming: until the next
+ *   call that can send. Positions (bw_tell) stay valid; pointers do not.
+ *   Bytes written into a span and not yet committed with bw_advance are not
+ *   part of the output: any call other than bw_advance may discard them.
  *
- * COMPILE-TIME OPTIONS (define before including, or with -D when building)
- *   BW_DEBUG      turn on checked mode for every pool (see BW_POOL_CHECKED).
- *   BW_HAVE_JEMALLOC  defined by builds that include the jemalloc hook
- *                 (make JEMALLOC=1); bw_allocator_jemalloc() is NULL otherwise.
+ * 2. COMPILE-TIME OPTIONS
+ *   Each says whether it must be the same in the library and in every file
+ *   that includes this header ("must match"), or is local to one side.
+ *   BUFWRITER_IMPLEMENTATION  single header only: emit the implementation in
+ *                   this translation unit (exactly one). Local.
+ *   BW_DEBUG        checked mode for every pool (see BW_POOL_CHECKED). Library
+ *                   only; includers need not match.
+ *   BW_HAVE_JEMALLOC  set by builds with the jemalloc hook (make JEMALLOC=1);
+ *                   bw_allocator_jemalloc() is NULL otherwise. Library only
+ *                   (pkg-config passes it on; harmless either way).
+ *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck.
+ *                   Library only.
+ *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
+ *                   match: it removes a declaration.
+ *   BW_API          the export attribute on public functions (default:
+ *                   visibility "default"). Must match for a shared library.
+ *   Under AddressSanitizer the pool poisons the blocks it holds, in the
+ *   library; nothing in this header is instrumented, so an instrumented
+ *   program over an uninstrumented library (or the reverse) reports nothing
+ *   on correct code.
  */
 #ifndef BUFWRITER_H
 #define BUFWRITER_H
@@ -108,9 +165,9 @@
 #include <string.h>
 
 #define BW_VERSION_MAJOR 0
-#define BW_VERSION_MINOR 1
+#define BW_VERSION_MINOR 2
 #define BW_VERSION_PATCH 0
-#define BW_VERSION_STRING "0.1.0"
+#define BW_VERSION_STRING "0.2.0"
 
 /* Symbols the library exports; everything else is hidden (-fvisibility). */
 #ifndef BW_API
@@ -131,32 +188,63 @@
 #  define BW__PRINTF(f, a)
 #endif
 
+/* static inline needs C99; a C89 includer gets plain static functions. */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#  define BW__INLINE static inline
+#else
+#  define BW__INLINE static
+#endif
+
+/* Casts in inline code that C++ compiles without -Wold-style-cast noise.
+ * Some are needed only where size_t is narrower than uint64_t, so g++'s
+ * -Wuseless-cast is quieted for this header's inline bodies. */
+#ifdef __cplusplus
+#  define BW__CAST(T, x) static_cast<T>(x)
+#  if defined(__GNUC__) && !defined(__clang__)
+#    define BW__QUIET_BEGIN _Pragma("GCC diagnostic push") \
+                            _Pragma("GCC diagnostic ignored \"-Wuseless-cast\"")
+#    define BW__QUIET_END   _Pragma("GCC diagnostic pop")
+#  endif
+#else
+#  define BW__CAST(T, x) ((T)(x))
+#endif
+#ifndef BW__QUIET_BEGIN
+#  define BW__QUIET_BEGIN
+#  define BW__QUIET_END
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------------ */
-/* Status codes                                                             */
-/* ------------------------------------------------------------------------ */
+struct iovec;
+
+/* ======================================================================== */
+/* 3. Status codes                                                          */
+/* ======================================================================== */
 #define BW_OK         0    /* success */
 #define BW_ENOMEM    (-1)  /* the backing allocator failed */
 #define BW_EOVERFLOW (-2)  /* a size that cannot be represented was asked for
-                              (more than PTRDIFF_MAX bytes, or a sum that wraps) */
-#define BW_EINVAL    (-3)  /* a bad argument: NULL, wrong capacity, an advance
-                              beyond the free space, bad pool options */
-#define BW_EIO       (-4)  /* a write to a file descriptor failed; errno says
-                              why (EAGAIN for a full non-blocking socket) */
+                              (more than PTRDIFF_MAX bytes, a sum that wraps,
+                              printf output longer than INT_MAX) */
+#define BW_EINVAL    (-3)  /* a bad argument: NULL, an advance beyond the free
+                              space, a position already sent or not yet
+                              written, bad pool options */
+#define BW_EIO       (-4)  /* a sink or file descriptor write failed; errno
+                              says why (EAGAIN for a full non-blocking fd,
+                              EPIPE for a reader that has gone) */
+#define BW_EFULL     (-5)  /* a fixed writer has no room for the call */
 
 /* A one-line English description of a status code. Never NULL; unknown codes
- * give "unknown bufwriter status". The string is static: do not free it. */
+ * give "unknown bufwriter status". The string is static. */
 BW_API const char *bw_strerror(int status);
 
-/* Version of the library actually linked ("0.1.0"). */
+/* Version of the library actually linked ("0.2.0"). */
 BW_API const char *bw_version(void);
 
-/* ------------------------------------------------------------------------ */
-/* Backing allocator hook                                                   */
-/* ------------------------------------------------------------------------ */
+/* ======================================================================== */
+/* 4. Backing allocator                                                     */
+/* ======================================================================== */
 /* Where the pool gets its memory. Every function gets `ctx` first.
  *   alloc(ctx, size)      a block of `size` bytes aligned to at least
  *                         alignof(max_align_t), or NULL on failure.
@@ -182,14 +270,15 @@ BW_API const bw_allocator *bw_allocator_libc(void);
  * without jemalloc (BW_HAVE_JEMALLOC undefined). */
 BW_API const bw_allocator *bw_allocator_jemalloc(void);
 
-/* ------------------------------------------------------------------------ */
-/* Pool                                                                     */
-/* ------------------------------------------------------------------------ */
+/* ======================================================================== */
+/* 5. Pool                                                                  */
+/* ======================================================================== */
 /* A bw_pool hands out blocks in power-of-two size classes from
  * min_block_size up to max_pooled_size (the threshold). Returned blocks are
  * kept (bounded) and handed out again. Blocks above the threshold come from
  * the backing allocator at exactly the size asked for and go back to it on
- * return. Every pool function is thread-safe.
+ * return (or are kept, with large retention). Every pool function is
+ * thread-safe.
  *
  * Retention works in two levels. Each thread keeps a small cache per pool of
  * at most BW_THREAD_CACHE_SLOTS blocks per class, used without locks; behind
@@ -201,19 +290,30 @@ typedef struct bw_pool bw_pool;
 /* Blocks a thread may keep per class in its own cache. */
 #define BW_THREAD_CACHE_SLOTS 4
 
-/* Pool flags */
+/* Pool flags, in numeric order. */
 #define BW_POOL_ZERO_ON_RETURN  0x1u /* zero every retained block on return,
                                         with a store the compiler keeps; rented
                                         pooled blocks then read as zeros */
 #define BW_POOL_NO_THREAD_CACHE 0x2u /* no per-thread caches: every rent and
                                         return goes to the shared level */
+#define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
+                                        foreign block or a wrong capacity is
+                                        reported (bw_set_report_hook) and
+                                        refused, and a write past a block's
+                                        end is caught at its return (a 16-byte
+                                        canary after every block). Always on
+                                        under BW_DEBUG and when the environment
+                                        variable BW_CHECKED=1 is set. Under
+                                        AddressSanitizer a double return is
+                                        reported in every mode. */
 #define BW_POOL_LEARN_SIZE      0x8u /* learned starting size: each bw_release,
                                         bw_clear or bw_detach of a non-empty
-                                        writer records its length; a writer's
-                                        first block is then sized for the
-                                        second largest of the last 16 lengths
-                                        (about the 90th percentile), at most
-                                        max_learned_size, by the growth rule */
+                                        contiguous writer records its length;
+                                        a writer's first block is then sized
+                                        for the second largest of the last 16
+                                        lengths (about the 90th percentile), at
+                                        most max_learned_size, by the growth
+                                        rule */
 #define BW_POOL_FILL            0x10u /* with checked mode: fill rented bytes
                                         with BW_FILL_RENTED and returned ones
                                         with BW_FILL_RETURNED, so a read of
@@ -227,16 +327,6 @@ typedef struct bw_pool bw_pool;
                                         environment variable BW_BYPASS=1. */
 #define BW_FILL_RENTED   0xA5
 #define BW_FILL_RETURNED 0xDD
-#define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
-                                        foreign block or a wrong capacity is
-                                        reported (bw_set_report_hook) and
-                                        refused, and a write past a block's
-                                        end is caught at its return (a 16-byte
-                                        canary after every block). Always on
-                                        under BW_DEBUG and when the environment
-                                        variable BW_CHECKED=1 is set. Under
-                                        AddressSanitizer a double return is
-                                        reported in every mode. */
 
 typedef struct bw_pool_options {
     size_t max_pooled_size;      /* threshold, power of two; 0 = 1 MiB        */
@@ -327,292 +417,509 @@ typedef void (*bw_report_fn)(void *ctx, const char *what, const void *block,
                              size_t capacity);
 BW_API void bw_set_report_hook(bw_report_fn fn, void *ctx);
 
-/* ------------------------------------------------------------------------ */
-/* Writer                                                                   */
-/* ------------------------------------------------------------------------ */
+/* ======================================================================== */
+/* 6. Writer: modes, init, release, flush                                   */
+/* ======================================================================== */
 /* A bw_writer is a small struct you own: on the stack, static, or inside your
- * own struct. The library never allocates the writer itself, only its block.
- * The fields are private: use the functions below. An all-zero writer
- * (BW_WRITER_INIT) is valid and empty, uses the shared pool, and allocates
- * nothing until its first write. */
-typedef struct bw_writer {
-    unsigned char *data; /* the block (NULL while cap is 0)                   */
-    size_t len;          /* bytes written                                     */
-    size_t cap;          /* block size                                        */
-    size_t lim;          /* fast-path limit: cap, or len while an error is
-                            recorded, so that a recorded error (and an empty
-                            writer) simply miss the inline fast path           */
-    bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
-    int err;             /* sticky status, BW_OK if none                      */
-    unsigned flags;      /* BW__EXTERNAL: data is the caller's buffer
-                            (bw_init_buffer), never given to the pool         */
-} bw_writer;
+ * own struct; the library never allocates the writer itself. Its fields are
+ * private (section 11). An all-zero writer (BW_WRITER_INIT) is a valid, empty
+ * contiguous writer on the shared pool that allocates nothing until its
+ * first write.
+ *
+ * Words used below. "Held" bytes are written and not yet consumed or sent;
+ * bw_len counts them. A "position" counts every byte written since init
+ * (held, consumed or sent): bw_tell is the position of the next byte.
+ *
+ * Every bw_init_* may be called on a zeroed or released writer. Do not init a
+ * writer that holds storage (release it first): the storage would leak. A
+ * failed init leaves a valid, empty writer of that mode with the failure
+ * recorded (bw_error). A NULL w gives BW_EINVAL. */
+typedef struct bw_writer bw_writer;
 
-#define BW__EXTERNAL 0x1u
-#define BW__OPEN     0x2u /* ASan only: the tail is not poisoned right now */
-
-#ifdef __cplusplus
-#  define BW_WRITER_INIT bw_writer()
-#else
-#  define BW_WRITER_INIT {NULL, 0, 0, 0, NULL, BW_OK, 0}
-#endif
-
-/* Initialise w over `pool` (NULL = the shared pool). With initial_capacity 0
+/* Contiguous, on `pool` (NULL = the shared pool). With initial_capacity 0
  * nothing is allocated; else a block of the growth rule's size for it is
- * rented. Returns BW_OK; BW_EINVAL for a NULL w; BW_EOVERFLOW when the size
- * cannot be represented; BW_ENOMEM. On failure w is still a valid, empty
- * writer on that pool with no recorded error. Do not init a writer that
- * holds a block (release it first): the block would leak. */
+ * rented. BW_EOVERFLOW when that size cannot be represented; BW_ENOMEM.
+ * Growth rule: a call that needs room moves to max(class(len + n), 2 x the
+ * old capacity), where class() is the pool's power-of-two class at or below
+ * its threshold and the next power of two above it. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
-/* Start w in a buffer of the caller's (stack, static, or inside a struct):
- * writes go there until it overflows, and only then does the writer rent a
- * pooled block (copying what it holds). Small messages thus allocate
+/* Contiguous, starting in a buffer of the caller's (stack, static, inside a
+ * struct): writes go there until it overflows, and only then does the writer
+ * rent a pooled block (copying what it holds). So small messages allocate
  * nothing. The buffer must stay valid while w uses it; the library never
- * frees it or gives it to the pool. After bw_release the writer no longer
- * uses it. Returns BW_OK; BW_EINVAL for a NULL w, a NULL buf or a size of 0
- * (w is then a valid, empty writer on `pool`). */
+ * frees it. bw_release drops it (the writer then rents from its pool).
+ * BW_EINVAL for a NULL buf or a size of 0. */
 BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
 
-/* Give the block back to the pool; w becomes empty (no error recorded) and
- * stays on its pool, reusable without bw_init. NULL is a no-op. */
+/* Segmented: blocks rented from `pool` (NULL = shared) and linked; a full
+ * block is never copied, it stays where it is and a new one follows it. New
+ * blocks are max(class of the need, 2 x the previous block), from 4 KiB, at
+ * most the pool's threshold unless one request needs more. Read the bytes
+ * out with bw_iovec / bw_copy_out / bw_write_fd, or bw_pullup for one
+ * contiguous view. Allocates nothing until the first write. */
+BW_API int bw_init_chain(bw_writer *w, bw_pool *pool);
+
+/* Streaming: bytes collect in a buffer of buffer_size bytes (0 = 64 KiB;
+ * others rounded up by the growth rule; above PTRDIFF_MAX: BW_EOVERFLOW),
+ * rented from `pool` at the first write. When a call needs room the buffer
+ * lacks, the held bytes go to `sink` and the buffer is reused: memory stays
+ * bounded whatever is written. A call that fits never sends; writes larger
+ * than the buffer go to the sink straight from the caller's memory. Send the
+ * rest with bw_flush; bw_release and bw_clear never send.
+ *
+ * The sink is called with n >= 1 on the calling thread, inside a writer call.
+ * It returns how many bytes it took (1..n: the rest is offered again), or -1
+ * with errno set: EINTR is retried, anything else records BW_EIO with errno
+ * as the sink left it. 0, more than n, or below -1 is a broken sink: BW_EIO
+ * with errno EIO, never a loop. A sink must not keep the pointer or call
+ * into the writer it serves. A NULL sink is BW_EINVAL (recorded). */
+typedef ptrdiff_t (*bw_sink_fn)(void *ctx, const void *data, size_t n);
+BW_API int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size,
+                        bw_sink_fn sink, void *ctx);
+
+/* Streaming to a file descriptor (sockets with send(MSG_NOSIGNAL), pipes with
+ * SIGPIPE held off: a reader that has gone is BW_EIO with errno EPIPE, never
+ * a signal). fd < 0 is BW_EINVAL. The library never closes fd. EAGAIN on a
+ * non-blocking fd records BW_EIO like any failure: for non-blocking output,
+ * use a segmented writer and bw_write_fd instead. */
+BW_API int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd);
+
+/* Fixed: the caller's buffer of `size` bytes, never grown, never freed, no
+ * allocation ever. A call that does not fit fails with BW_EFULL (recorded),
+ * nothing of it written; output that fits exactly succeeds. buf NULL with
+ * size 0 is a writer with no room; NULL with size > 0 is BW_EINVAL. This is
+ * the "print into this buffer" mode (mpack's fixed writer, cJSON's
+ * PrintPreallocated). Example:
+ *
+ *   char line[64];
+ *   bw_writer w;
+ *   bw_init_fixed(&w, line, sizeof line - 1);
+ *   bw_puts(&w, "id=");  bw_put_dec_u64(&w, id);
+ *   if (bw_error(&w) == BW_EFULL) ...     // did not fit: nothing partial */
+BW_API int bw_init_fixed(bw_writer *w, void *buf, size_t size);
+
+/* Give every block back to the pool (streaming: held bytes are dropped, not
+ * sent: bw_flush first). w becomes empty, with no error and positions back at
+ * 0, and keeps its mode, pool and parameters: reusable without init. A fixed
+ * writer keeps its buffer; a caller's first buffer (bw_init_buffer) is
+ * dropped. NULL is a no-op. */
 BW_API void bw_release(bw_writer *w);
 
-/* Length 0 and the recorded error cleared; the block is kept. NULL: no-op. */
+/* Drop the held bytes and the recorded error, keep the storage (segmented:
+ * one block). Never sends. bw_tell becomes the position of the first dropped
+ * byte. NULL is a no-op. */
 BW_API void bw_clear(bw_writer *w);
 
-/* Make sure at least n bytes are free without moving again. Returns BW_OK
- * (n = 0 always succeeds without allocating), or the error (recorded). */
-BW_API int bw_reserve(bw_writer *w, size_t n);
+/* The recorded error if there is one (nothing sent); else streaming: send
+ * every held byte to the sink, other modes: BW_OK. So bw_flush is the one
+ * check at the end of a run in every mode. BW_EIO (recorded) when the sink
+ * fails: bytes it did not take stay held, and bw_clear_error then bw_flush
+ * retries from the first of them.
+ *
+ *   bw_writer w;
+ *   bw_init_fd(&w, NULL, 0, fd);
+ *   for (i = 0; i < n; i++) bw_printf(&w, "%d,%s\n", rows[i].id, rows[i].name);
+ *   if (bw_flush(&w) != BW_OK) perror("write");   // one check
+ *   bw_release(&w); */
+BW_API int bw_flush(bw_writer *w);
 
-/* Zero-copy path: a pointer to bw_data(w) + bw_len(w) with at least
- * max(size_hint, 1) writable bytes; *avail (may be NULL) receives all the free
- * space. Write into it, then commit with bw_advance. NULL on failure (the
- * error is recorded, *avail is 0). Invalid after the next growing call. */
-BW_API void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
+/* The recorded (sticky) status: BW_OK if none; BW_EINVAL for NULL. */
+BW__INLINE int bw_error(const bw_writer *w);
 
-/* Commit n bytes written into the free space (after bw_get_span). n beyond
- * the free space gives BW_EINVAL, recorded, with nothing changed. */
-BW_API int bw_advance(bw_writer *w, size_t n);
+/* Forget the recorded error and keep the held bytes (to retry output after
+ * BW_EIO). NULL is a no-op. */
+BW_API void bw_clear_error(bw_writer *w);
 
-/* Append n bytes from src. src may point into the writer's own data, even
- * when the call has to grow. n = 0 is BW_OK (with src NULL too); src NULL
- * with n > 0 is BW_EINVAL. Errors are recorded and change nothing. */
-static inline int bw_write(bw_writer *w, const void *src, size_t n);
+/* The pool the writer's blocks come from (the shared pool for a writer made
+ * with a NULL pool); NULL for a fixed or NULL writer. */
+BW_API bw_pool *bw_writer_pool(const bw_writer *w);
 
-/* Append the bytes of the NUL-terminated string s, without its NUL. s NULL is
- * BW_EINVAL. */
+/* ======================================================================== */
+/* 7. Writing                                                               */
+/* ======================================================================== */
+/* In every mode; each is BW_OK or an error that is recorded and changes
+ * nothing (a streaming call larger than its buffer may have sent a prefix:
+ * bw_tell says how much was accepted). While an error is recorded, each
+ * returns it at once. A source pointer may point into the writer's own held
+ * bytes, in every mode, even when the call grows, links or sends.
+ *
+ * The fast path is inline: a compare, a store and an add when the bytes fit;
+ * only the out-of-line cold path knows the mode (move to a bigger block, link
+ * a block, flush, or BW_EFULL). */
+
+/* Append n bytes from src. n = 0 is BW_OK (src may then be NULL); src NULL
+ * with n > 0 is BW_EINVAL. */
+BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n);
+
+/* The bytes of the NUL-terminated string s, without its NUL. NULL: EINVAL. */
 BW_API int bw_puts(bw_writer *w, const char *s);
 
-/* printf straight into the buffer, no temporary (the NUL lands in the free
- * space, past the length; bytes past the length are unspecified afterwards).
- * BW_EINVAL for a NULL fmt or an encoding error from vsnprintf, with nothing
- * committed. */
+/* printf straight into the writer. Formats once when the output fits the
+ * free space (or, with little free space, a 256-byte stack buffer); at most
+ * twice otherwise, the second time into a temporary block from the writer's
+ * pool (a fixed writer: the shared pool), so arguments that point into the
+ * writer are never read after it moved. BW_EINVAL for a NULL fmt or an
+ * encoding error; BW_EOVERFLOW for output longer than INT_MAX. Bytes past
+ * bw_len are unspecified afterwards. */
 BW_API int bw_printf(bw_writer *w, const char *fmt, ...) BW__PRINTF(2, 3);
 BW_API int bw_vprintf(bw_writer *w, const char *fmt, va_list ap) BW__PRINTF(2, 0);
 
 /* Typed writes: fixed-width integers and IEEE-754 floats in little (le) or
  * big (be) endian; unsigned LEB128 varints (1..10 bytes) and zig-zag signed
- * varints. All are static inline: a store and an add when the bytes fit, the
- * out-of-line grow path otherwise. Varints ask for room for 10 bytes. */
-static inline int bw_put_u8(bw_writer *w, uint8_t v);
-static inline int bw_put_u16le(bw_writer *w, uint16_t v);
-static inline int bw_put_u32le(bw_writer *w, uint32_t v);
-static inline int bw_put_u64le(bw_writer *w, uint64_t v);
-static inline int bw_put_u16be(bw_writer *w, uint16_t v);
-static inline int bw_put_u32be(bw_writer *w, uint32_t v);
-static inline int bw_put_u64be(bw_writer *w, uint64_t v);
-static inline int bw_put_i16le(bw_writer *w, int16_t v);
-static inline int bw_put_i32le(bw_writer *w, int32_t v);
-static inline int bw_put_i64le(bw_writer *w, int64_t v);
-static inline int bw_put_i16be(bw_writer *w, int16_t v);
-static inline int bw_put_i32be(bw_writer *w, int32_t v);
-static inline int bw_put_i64be(bw_writer *w, int64_t v);
-static inline int bw_put_f32le(bw_writer *w, float v);
-static inline int bw_put_f64le(bw_writer *w, double v);
-static inline int bw_put_f32be(bw_writer *w, float v);
-static inline int bw_put_f64be(bw_writer *w, double v);
-static inline int bw_put_uvarint(bw_writer *w, uint64_t v);
-static inline int bw_put_svarint(bw_writer *w, int64_t v);
+ * varints; each writes exactly its bytes (a fixed writer with exactly that
+ * much room takes them). */
+BW__INLINE int bw_put_u8(bw_writer *w, uint8_t v);
+BW__INLINE int bw_put_u16le(bw_writer *w, uint16_t v);
+BW__INLINE int bw_put_u32le(bw_writer *w, uint32_t v);
+BW__INLINE int bw_put_u64le(bw_writer *w, uint64_t v);
+BW__INLINE int bw_put_u16be(bw_writer *w, uint16_t v);
+BW__INLINE int bw_put_u32be(bw_writer *w, uint32_t v);
+BW__INLINE int bw_put_u64be(bw_writer *w, uint64_t v);
+BW__INLINE int bw_put_i16le(bw_writer *w, int16_t v);
+BW__INLINE int bw_put_i32le(bw_writer *w, int32_t v);
+BW__INLINE int bw_put_i64le(bw_writer *w, int64_t v);
+BW__INLINE int bw_put_i16be(bw_writer *w, int16_t v);
+BW__INLINE int bw_put_i32be(bw_writer *w, int32_t v);
+BW__INLINE int bw_put_i64be(bw_writer *w, int64_t v);
+BW__INLINE int bw_put_f32le(bw_writer *w, float v);
+BW__INLINE int bw_put_f64le(bw_writer *w, double v);
+BW__INLINE int bw_put_f32be(bw_writer *w, float v);
+BW__INLINE int bw_put_f64be(bw_writer *w, double v);
+BW__INLINE int bw_put_uvarint(bw_writer *w, uint64_t v);
+BW__INLINE int bw_put_svarint(bw_writer *w, int64_t v);
 
-/* Accessors. On NULL: 0 / NULL. bw_data may be NULL while capacity is 0, and
- * is invalid after the next growing call. */
-static inline const unsigned char *bw_data(const bw_writer *w);
-static inline size_t bw_len(const bw_writer *w);
-static inline size_t bw_capacity(const bw_writer *w);
-static inline size_t bw_free_capacity(const bw_writer *w);
+/* Decimal text of v ("-12", "18446744073709551615"), no printf, no NUL: what
+ * a JSON or CSV writer needs for an integer. */
+BW_API int bw_put_dec_u64(bw_writer *w, uint64_t v);
+BW_API int bw_put_dec_i64(bw_writer *w, int64_t v);
 
-/* The recorded (sticky) status: BW_OK if none; BW_EINVAL for NULL. */
-static inline int bw_error(const bw_writer *w);
+/* Lowercase hex of n bytes at src (2n characters). src NULL with n > 0 is
+ * BW_EINVAL; 2n not representable is BW_EOVERFLOW. */
+BW_API int bw_put_hex(bw_writer *w, const void *src, size_t n);
 
-/* The pool the writer's blocks come from (the shared pool for a writer made
- * with a NULL pool; NULL for a NULL writer). */
-BW_API bw_pool *bw_writer_pool(const bw_writer *w);
+/* Make sure at least n bytes are free (bw_free_capacity(w) >= n) without
+ * another cold path. n = 0 is BW_OK without allocating. A streaming writer
+ * asked for more than its buffer sends what it holds and takes a block big
+ * enough; a segmented one starts a new block when the last has less. */
+BW_API int bw_reserve(bw_writer *w, size_t n);
 
-/* Hand the block to the caller: returns bw_data(w) and sets *len and
- * *capacity (either may be NULL). The caller owns the block and gives it back
- * with bw_pool_return(bw_writer_pool(w), block, capacity). The writer becomes
- * empty (no error recorded) and stays on its pool. NULL, with 0 and 0, for a
- * writer that never allocated (or a NULL writer).
- * A writer still in its caller's buffer (bw_init_buffer) first copies its
- * bytes into a block rented from its pool, so what detach hands out can
- * always go back with bw_pool_return. If that rent fails, detach returns
- * NULL (0 and 0) and leaves the writer as it was, with BW_ENOMEM recorded. */
+/* Zero-copy: a pointer to at least max(size_hint, 1) writable bytes where the
+ * next byte goes; *avail (may be NULL) receives bw_free_capacity(w). Write
+ * into it, then commit what you wrote with bw_advance. NULL on failure (the
+ * error is recorded, *avail is 0). Segmented: when the last block has less
+ * than the hint, a new block is started and the old block's rest is skipped.
+ *
+ *   size_t room;
+ *   char *p = bw_get_span(&w, 32, &room);       // >= 32 bytes
+ *   if (p) bw_advance(&w, (size_t)snprintf(p, room, "%d", v));
+ *
+ * Bytes written into a span count only once advanced: any other call may
+ * discard them (a moved block is copied up to bw_len only). */
+BW_API void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
+
+/* Commit n bytes written into the span. n beyond the free space is BW_EINVAL
+ * (recorded), nothing changed. */
+BW_API int bw_advance(bw_writer *w, size_t n);
+
+/* ======================================================================== */
+/* 8. Positions: tell, patch, truncate                                      */
+/* ======================================================================== */
+/* Position of the next byte: every byte written since init, release or
+ * detach (held, consumed or sent). bw_tell(w) == base + bw_len(w), where base
+ * is the position of the first held byte. 0 for NULL. */
+BW__INLINE uint64_t bw_tell(const bw_writer *w);
+
+/* Overwrite n bytes at position pos with src (src may overlap them). Needs
+ * base <= pos and pos + n <= bw_tell(w), else BW_EINVAL (recorded), nothing
+ * changed; n = 0 is BW_OK. Streaming: only while those bytes are still held
+ * (not yet sent): back-patch before the buffer fills, or use a segmented
+ * writer. The typed forms store like the matching bw_put_*.
+ *
+ *   uint64_t at = bw_tell(&w);
+ *   bw_put_u32le(&w, 0);                        // length placeholder
+ *   write_body(&w);
+ *   bw_patch_u32le(&w, at, (uint32_t)(bw_tell(&w) - at - 4)); */
+BW_API int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n);
+BW__INLINE int bw_patch_u8(bw_writer *w, uint64_t pos, uint8_t v);
+BW__INLINE int bw_patch_u16le(bw_writer *w, uint64_t pos, uint16_t v);
+BW__INLINE int bw_patch_u32le(bw_writer *w, uint64_t pos, uint32_t v);
+BW__INLINE int bw_patch_u64le(bw_writer *w, uint64_t pos, uint64_t v);
+BW__INLINE int bw_patch_u16be(bw_writer *w, uint64_t pos, uint16_t v);
+BW__INLINE int bw_patch_u32be(bw_writer *w, uint64_t pos, uint32_t v);
+BW__INLINE int bw_patch_u64be(bw_writer *w, uint64_t pos, uint64_t v);
+BW__INLINE int bw_patch_i16le(bw_writer *w, uint64_t pos, int16_t v);
+BW__INLINE int bw_patch_i32le(bw_writer *w, uint64_t pos, int32_t v);
+BW__INLINE int bw_patch_i64le(bw_writer *w, uint64_t pos, int64_t v);
+BW__INLINE int bw_patch_i16be(bw_writer *w, uint64_t pos, int16_t v);
+BW__INLINE int bw_patch_i32be(bw_writer *w, uint64_t pos, int32_t v);
+BW__INLINE int bw_patch_i64be(bw_writer *w, uint64_t pos, int64_t v);
+BW__INLINE int bw_patch_f32le(bw_writer *w, uint64_t pos, float v);
+BW__INLINE int bw_patch_f64le(bw_writer *w, uint64_t pos, double v);
+BW__INLINE int bw_patch_f32be(bw_writer *w, uint64_t pos, float v);
+BW__INLINE int bw_patch_f64be(bw_writer *w, uint64_t pos, double v);
+
+/* Drop the bytes from position pos on (undo back to a mark taken with
+ * bw_tell). Needs base <= pos <= bw_tell(w), else BW_EINVAL (recorded). */
+BW_API int bw_truncate(bw_writer *w, uint64_t pos);
+
+/* ======================================================================== */
+/* 9. Reading out                                                           */
+/* ======================================================================== */
+/* Functions taking a const writer never record an error and work while one
+ * is recorded. Offsets on the read side count from the first held byte; for
+ * a writer that never consumed or sent anything they equal positions. On a
+ * NULL writer the accessors give 0 / NULL. */
+
+/* Bytes held. */
+BW__INLINE size_t bw_len(const bw_writer *w);
+
+/* The held bytes when they lie in one block (where the next byte goes when
+ * none are held); NULL when they span blocks (segmented: use bw_pullup) or
+ * there is no storage yet. See INVALIDATION above. */
+BW_API const unsigned char *bw_data(const bw_writer *w);
+
+/* bw_len plus bw_free_capacity. */
+BW__INLINE size_t bw_capacity(const bw_writer *w);
+
+/* What the next writes can take without the cold path: the rest of the block
+ * (segmented: of the last block; streaming: of the buffer; fixed: of buf).
+ * Consumed room is not counted. */
+BW__INLINE size_t bw_free_capacity(const bw_writer *w);
+
+/* Make the held bytes contiguous and return them: no copy when they already
+ * are (bw_data); else one block of the growth rule's size for bw_len, one
+ * copy, the old blocks back to the pool. NULL with BW_ENOMEM recorded on
+ * failure, nothing changed; NULL while an error is recorded. */
+BW_API const unsigned char *bw_pullup(bw_writer *w);
+
+/* bw_pullup, then a NUL after the held bytes (not counted in bw_len), growing
+ * when needed (never sending): a C string of everything held. BW_EFULL
+ * (recorded, NULL) in a full fixed or streaming buffer. A writer with no
+ * storage gives a static "". */
+BW_API const char *bw_cstr(bw_writer *w);
+
+/* Fill iov[0..max) with the held bytes in order (no empty entries) and return
+ * how many entries all of them need: a result above max means iov holds only
+ * the first max pieces (call with max 0 to ask). For writev. */
+BW_API size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max);
+
+/* Copy n held bytes from offset into dst. offset + n beyond bw_len (or offset
+ * beyond bw_len with n = 0) is BW_EINVAL. */
+BW_API int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n);
+
+/* Drop the first n held bytes (queue use). Never copies: the start moves, and
+ * held bytes move down only in a later cold path. Segmented: emptied blocks
+ * go back to the pool at once. n > bw_len is BW_EINVAL (recorded). Works
+ * while an error is recorded. */
+BW_API int bw_consume(bw_writer *w, size_t n);
+
+/* Append a copy of src's held bytes to dst, any modes; dst == src appends a
+ * second copy. src's recorded error is ignored; dst's refuses the call. */
+BW_API int bw_append_writer(bw_writer *dst, const bw_writer *src);
+
+/* Hand the storage to the caller: returns the block with the held bytes at
+ * its start and sets *len and *capacity (the block's real capacity; either
+ * pointer may be NULL). Give it back with
+ *   bw_pool_return(bw_writer_pool(w), block, capacity);
+ * (not free()). The writer becomes empty, with no error and positions at 0,
+ * and keeps its mode and pool. Segmented writers are pulled up first;
+ * streaming ones hand out their buffer with the unsent bytes; a caller's
+ * first buffer is copied into a pooled block. NULL with 0 and 0 for a writer
+ * with no storage; NULL with BW_EINVAL recorded for a fixed writer; NULL with
+ * BW_ENOMEM recorded (nothing changed) when a needed copy cannot be made. */
 BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
 
-/* Back-patching: overwrite n bytes at `offset` of what was already written
- * (a length prefix written as a placeholder before its body was known).
- * offset + n must not pass bw_len(w): otherwise BW_EINVAL (recorded) and
- * nothing changes; a recorded error refuses it too. n = 0 is BW_OK. The
- * typed forms store like the matching bw_put_*. */
-BW_API int bw_patch(bw_writer *w, size_t offset, const void *src, size_t n);
-static inline int bw_patch_u8(bw_writer *w, size_t offset, uint8_t v);
-static inline int bw_patch_u16le(bw_writer *w, size_t offset, uint16_t v);
-static inline int bw_patch_u32le(bw_writer *w, size_t offset, uint32_t v);
-static inline int bw_patch_u64le(bw_writer *w, size_t offset, uint64_t v);
-static inline int bw_patch_u16be(bw_writer *w, size_t offset, uint16_t v);
-static inline int bw_patch_u32be(bw_writer *w, size_t offset, uint32_t v);
-static inline int bw_patch_u64be(bw_writer *w, size_t offset, uint64_t v);
+/* ======================================================================== */
+/* 10. Output: file descriptors and FILE*                                   */
+/* ======================================================================== */
+/* Send the held bytes to fd with writev (sockets: sendmsg with MSG_NOSIGNAL;
+ * pipes: SIGPIPE held off and drained, so EPIPE is BW_EIO, never a signal),
+ * consuming what went out. *written (may be NULL) gets the count sent by
+ * this call. On a streaming writer the sink is not called. BW_OK when all
+ * went out; BW_EIO with errno set (EAGAIN, EPIPE, ...; a write of 0 gives
+ * EIO) *without* recording it: the rest stays held and calling again
+ * continues where it stopped. A writer with a recorded error sends nothing
+ * and returns that error. Nothing held: BW_OK without a system call.
+ *
+ *   while (bw_len(&w) > 0) {                 // non-blocking socket
+ *       if (bw_write_fd(&w, sock, NULL) == BW_OK) break;
+ *       if (errno != EAGAIN) goto fail;
+ *       wait_writable(sock);                  // poll(), then go on
+ *   } */
+BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
 
-/* ------------------------------------------------------------------------ */
-/* Inline implementation (private: names with bw__ may change)             */
-/* ------------------------------------------------------------------------ */
-/* The slow path: make room for n more bytes, or record and return why not.
- * Kept out of line and cold so the fast paths stay a compare, a store and an
- * add (about 3 instructions more than a raw store). */
-BW_API int bw__grow(bw_writer *w, size_t n);
+/* A write-only FILE* over the writer, any mode, so existing fprintf code
+ * writes into it (fopencookie on glibc, funopen on the BSDs and macOS).
+ * Bytes reach the writer when the FILE flushes (fflush, fclose, or its own
+ * buffer filling). fclose neither releases the writer nor flushes it to its
+ * sink. A writer failure makes the FILE write fail with errno ENOMEM, ENOSPC
+ * (BW_EFULL), EIO or EFBIG (BW_EOVERFLOW); fseek and ftell fail with ESPIPE.
+ * NULL with errno EINVAL for a NULL w. Not declared (and BW_HAVE_FILE_ADAPTER
+ * not defined) where neither exists or with BW_NO_FILE_ADAPTER. */
+#if !defined(BW_NO_FILE_ADAPTER) && \
+    (defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || \
+     defined(__NetBSD__) || defined(__OpenBSD__) || defined(__DragonFly__))
+#  define BW_HAVE_FILE_ADAPTER 1
+BW_API FILE *bw_fopen(bw_writer *w);
+#endif
+
+/* ======================================================================== */
+/* 11. Implementation details                                               */
+/* ======================================================================== */
+/* Everything below is private (names with bw__ may change between
+ * versions): the writer's fields, so it can live on your stack, and the
+ * inline fast paths, so a put costs about what a raw store does. */
+
+/* The writer. One layout for every mode: the fast path looks only at data,
+ * len and lim, so it is the same compare, store and add whatever the mode;
+ * everything mode-specific lives behind the cold path. */
+struct bw_writer {
+    unsigned char *data; /* where the next byte goes is data + len: the block
+                            (contiguous), the last block (segmented), the
+                            buffer (streaming) or buf (fixed); NULL until
+                            there is storage                                  */
+    size_t len;          /* offset of the next byte in data                   */
+    size_t lim;          /* fast-path limit: cap, or len while an error is
+                            recorded, so a recorded error (and a writer with no
+                            storage) simply misses the inline fast path        */
+    size_t cap;          /* usable bytes at data                              */
+    uint64_t pos;        /* position of data[0]                               */
+    uint64_t base;       /* position of the first held byte                   */
+    bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
+    void *head;          /* segmented: the first block's link while held bytes
+                            span blocks, else NULL                            */
+    bw_sink_fn sink;     /* streaming: the sink (NULL for an fd)              */
+    void *ctx;           /* streaming: the sink's context                     */
+    size_t opt;          /* streaming: buffer size to rent                    */
+    int fd;              /* streaming to an fd: the fd                        */
+    int err;             /* sticky status, BW_OK if none                      */
+    unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
+    unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
+                            BW__FD_*: what kind of fd (how to avoid SIGPIPE) */
+};
+
+#ifdef __cplusplus
+#  define BW_WRITER_INIT bw_writer()
+#else
+#  define BW_WRITER_INIT {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, 0, BW_OK, 0, 0}
+#endif
+
+/* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a
+ * recorded error, and every mode's way of making room). Out of line and
+ * cold, so the fast paths stay a compare, a store and an add. */
 BW_API int bw__write_slow(bw_writer *w, const void *src, size_t n);
 
-/* Under AddressSanitizer the writer's unused tail [len, cap) is poisoned
- * as a contiguous container, so reading or writing past bw_len() is
- * reported (container-overflow) even inside the block; get_span makes the
- * span writable until advance. Never for a caller's buffer (bw_init_buffer).
- * Define BW_NO_ASAN_CONTAINER to turn it off. In builds without ASan this
- * compiles to nothing. */
-#if defined(__SANITIZE_ADDRESS__)
-#  define BW__ASAN 1
-#elif defined(__has_feature)
-#  if __has_feature(address_sanitizer)
-#    define BW__ASAN 1
-#  endif
-#endif
-#if defined(BW__ASAN) && !defined(BW_NO_ASAN_CONTAINER)
-void __sanitizer_annotate_contiguous_container(const void *beg, const void *end,
-                                               const void *old_mid, const void *new_mid);
-/* ASan checks that old_mid is where the poisoning really starts: the tail
- * is poisoned from len, or from nowhere (BW__OPEN: a span, printf's
- * scratch, or a block just rented). */
-#  define BW__TAIL_RAW(w, old_mid, new_mid)                                  \
-    do {                                                                     \
-        if ((w)->cap != 0 && !((w)->flags & BW__EXTERNAL))                   \
-            __sanitizer_annotate_contiguous_container(                       \
-                (w)->data, (w)->data + (w)->cap, (w)->data + (old_mid),      \
-                (w)->data + (new_mid));                                      \
-    } while (0)
-#  define BW__TAIL_MID(w) (((w)->flags & BW__OPEN) ? (w)->cap : (w)->len)
-/* Open the whole tail (a span, scratch, or before the block leaves). */
-#  define BW__TAIL_OPEN(w)                                                   \
-    do { BW__TAIL_RAW(w, BW__TAIL_MID(w), (w)->cap); (w)->flags |= BW__OPEN; } while (0)
-/* Poison from new_len on (call before len becomes new_len). */
-#  define BW__TAIL_CLOSE(w, new_len)                                         \
-    do { BW__TAIL_RAW(w, BW__TAIL_MID(w), new_len); (w)->flags &= ~BW__OPEN; } while (0)
-#else
-#  define BW__TAIL_RAW(w, old_mid, new_mid) ((void)0)
-#  define BW__TAIL_OPEN(w) ((void)0)
-#  define BW__TAIL_CLOSE(w, new_len) ((void)0)
-#endif
+#define BW__FITS(w, n) ((w) != NULL && (w)->lim - (w)->len >= BW__CAST(size_t, n))
 
-/* True when n more bytes fit and no error is recorded (lim == len then). */
-#define BW__FITS(w, n) ((w) != NULL && (w)->lim - (w)->len >= (size_t)(n))
+BW__QUIET_BEGIN
 
-static inline void bw__st16le(unsigned char *p, uint16_t v)
-{ p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
-static inline void bw__st32le(unsigned char *p, uint32_t v)
-{ p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
-  p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24); }
-static inline void bw__st64le(unsigned char *p, uint64_t v)
-{ bw__st32le(p, (uint32_t)v); bw__st32le(p + 4, (uint32_t)(v >> 32)); }
-static inline void bw__st16be(unsigned char *p, uint16_t v)
-{ p[0] = (unsigned char)(v >> 8); p[1] = (unsigned char)v; }
-static inline void bw__st32be(unsigned char *p, uint32_t v)
-{ p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
-  p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v; }
-static inline void bw__st64be(unsigned char *p, uint64_t v)
-{ bw__st32be(p, (uint32_t)(v >> 32)); bw__st32be(p + 4, (uint32_t)v); }
-
-/* One body for every fixed-width put: room (fast compare, else grow), store
- * with the given function, commit. The stores compile to one mov (plus a
- * bswap for big endian) at -O2. */
-#define BW__DEFINE_PUT(name, type, utype, size, store)                       \
-    static inline int name(bw_writer *w, type v) {                           \
-        if (BW__UNLIKELY(!BW__FITS(w, size))) {                              \
-            int bw__rc = bw__grow(w, size);                                  \
-            if (bw__rc != BW_OK) return bw__rc;                              \
-        }                                                                    \
-        BW__TAIL_CLOSE(w, w->len + size);                                    \
-        store(w->data + w->len, (utype)v);                                   \
-        w->len += size;                                                      \
-        return BW_OK;                                                        \
-    }
-
-static inline void bw__st8(unsigned char *p, uint8_t v) { p[0] = v; }
-BW__DEFINE_PUT(bw_put_u8,    uint8_t,  uint8_t,  1, bw__st8)
-BW__DEFINE_PUT(bw_put_u16le, uint16_t, uint16_t, 2, bw__st16le)
-BW__DEFINE_PUT(bw_put_u32le, uint32_t, uint32_t, 4, bw__st32le)
-BW__DEFINE_PUT(bw_put_u64le, uint64_t, uint64_t, 8, bw__st64le)
-BW__DEFINE_PUT(bw_put_u16be, uint16_t, uint16_t, 2, bw__st16be)
-BW__DEFINE_PUT(bw_put_u32be, uint32_t, uint32_t, 4, bw__st32be)
-BW__DEFINE_PUT(bw_put_u64be, uint64_t, uint64_t, 8, bw__st64be)
-BW__DEFINE_PUT(bw_put_i16le, int16_t,  uint16_t, 2, bw__st16le)
-BW__DEFINE_PUT(bw_put_i32le, int32_t,  uint32_t, 4, bw__st32le)
-BW__DEFINE_PUT(bw_put_i64le, int64_t,  uint64_t, 8, bw__st64le)
-BW__DEFINE_PUT(bw_put_i16be, int16_t,  uint16_t, 2, bw__st16be)
-BW__DEFINE_PUT(bw_put_i32be, int32_t,  uint32_t, 4, bw__st32be)
-BW__DEFINE_PUT(bw_put_i64be, int64_t,  uint64_t, 8, bw__st64be)
-
+/* Stores, one per encoding. */
+BW__INLINE void bw__st_u8(unsigned char *p, uint8_t v) { p[0] = v; }
+BW__INLINE void bw__st_u16le(unsigned char *p, uint16_t v)
+{ p[0] = BW__CAST(unsigned char, v); p[1] = BW__CAST(unsigned char, v >> 8); }
+BW__INLINE void bw__st_u32le(unsigned char *p, uint32_t v)
+{ p[0] = BW__CAST(unsigned char, v); p[1] = BW__CAST(unsigned char, v >> 8);
+  p[2] = BW__CAST(unsigned char, v >> 16); p[3] = BW__CAST(unsigned char, v >> 24); }
+BW__INLINE void bw__st_u64le(unsigned char *p, uint64_t v)
+{ bw__st_u32le(p, BW__CAST(uint32_t, v)); bw__st_u32le(p + 4, BW__CAST(uint32_t, v >> 32)); }
+BW__INLINE void bw__st_u16be(unsigned char *p, uint16_t v)
+{ p[0] = BW__CAST(unsigned char, v >> 8); p[1] = BW__CAST(unsigned char, v); }
+BW__INLINE void bw__st_u32be(unsigned char *p, uint32_t v)
+{ p[0] = BW__CAST(unsigned char, v >> 24); p[1] = BW__CAST(unsigned char, v >> 16);
+  p[2] = BW__CAST(unsigned char, v >> 8); p[3] = BW__CAST(unsigned char, v); }
+BW__INLINE void bw__st_u64be(unsigned char *p, uint64_t v)
+{ bw__st_u32be(p, BW__CAST(uint32_t, v >> 32)); bw__st_u32be(p + 4, BW__CAST(uint32_t, v)); }
+BW__INLINE void bw__st_i16le(unsigned char *p, int16_t v) { bw__st_u16le(p, BW__CAST(uint16_t, v)); }
+BW__INLINE void bw__st_i32le(unsigned char *p, int32_t v) { bw__st_u32le(p, BW__CAST(uint32_t, v)); }
+BW__INLINE void bw__st_i64le(unsigned char *p, int64_t v) { bw__st_u64le(p, BW__CAST(uint64_t, v)); }
+BW__INLINE void bw__st_i16be(unsigned char *p, int16_t v) { bw__st_u16be(p, BW__CAST(uint16_t, v)); }
+BW__INLINE void bw__st_i32be(unsigned char *p, int32_t v) { bw__st_u32be(p, BW__CAST(uint32_t, v)); }
+BW__INLINE void bw__st_i64be(unsigned char *p, int64_t v) { bw__st_u64be(p, BW__CAST(uint64_t, v)); }
 /* Floats: their IEEE-754 bits, through memcpy (no aliasing games). */
-static inline uint32_t bw__f32bits(float v)
-{ uint32_t u; memcpy(&u, &v, sizeof u); return u; }
-static inline uint64_t bw__f64bits(double v)
-{ uint64_t u; memcpy(&u, &v, sizeof u); return u; }
-static inline int bw_put_f32le(bw_writer *w, float v)  { return bw_put_u32le(w, bw__f32bits(v)); }
-static inline int bw_put_f64le(bw_writer *w, double v) { return bw_put_u64le(w, bw__f64bits(v)); }
-static inline int bw_put_f32be(bw_writer *w, float v)  { return bw_put_u32be(w, bw__f32bits(v)); }
-static inline int bw_put_f64be(bw_writer *w, double v) { return bw_put_u64be(w, bw__f64bits(v)); }
+BW__INLINE void bw__st_f32le(unsigned char *p, float v)
+{ uint32_t u; memcpy(&u, &v, sizeof u); bw__st_u32le(p, u); }
+BW__INLINE void bw__st_f64le(unsigned char *p, double v)
+{ uint64_t u; memcpy(&u, &v, sizeof u); bw__st_u64le(p, u); }
+BW__INLINE void bw__st_f32be(unsigned char *p, float v)
+{ uint32_t u; memcpy(&u, &v, sizeof u); bw__st_u32be(p, u); }
+BW__INLINE void bw__st_f64be(unsigned char *p, double v)
+{ uint64_t u; memcpy(&u, &v, sizeof u); bw__st_u64be(p, u); }
 
-static inline int bw_put_uvarint(bw_writer *w, uint64_t v)
-{
-    unsigned char *p;
-    if (BW__UNLIKELY(!BW__FITS(w, 10))) {
-        int rc = bw__grow(w, 10);
-        if (rc != BW_OK) return rc;
+/* The one list of fixed-width types: name, C type, size. It generates every
+ * bw_put_* and every bw_patch_* below. */
+#define BW__TYPES(X)                                                         \
+    X(u8, uint8_t, 1)                                                        \
+    X(u16le, uint16_t, 2) X(u32le, uint32_t, 4) X(u64le, uint64_t, 8)        \
+    X(u16be, uint16_t, 2) X(u32be, uint32_t, 4) X(u64be, uint64_t, 8)        \
+    X(i16le, int16_t, 2)  X(i32le, int32_t, 4)  X(i64le, int64_t, 8)         \
+    X(i16be, int16_t, 2)  X(i32be, int32_t, 4)  X(i64be, int64_t, 8)         \
+    X(f32le, float, 4)    X(f64le, double, 8)                                \
+    X(f32be, float, 4)    X(f64be, double, 8)
+
+/* A put: when the bytes fit, store and add (one mov, plus a bswap for big
+ * endian, at -O2); otherwise encode on the stack and take the cold path,
+ * which writes exactly these bytes in whatever way the mode needs. */
+#define BW__DEFINE_PUT(name, type, size)                                     \
+    BW__INLINE int bw_put_##name(bw_writer *w, type v)                       \
+    {                                                                        \
+        if (BW__LIKELY(BW__FITS(w, size))) {                                 \
+            bw__st_##name(w->data + w->len, v);                              \
+            w->len += size;                                                  \
+            return BW_OK;                                                    \
+        } else {                                                             \
+            unsigned char bw__b[size];                                       \
+            bw__st_##name(bw__b, v);                                         \
+            return bw__write_slow(w, bw__b, size);                           \
+        }                                                                    \
     }
-    BW__TAIL_CLOSE(w, w->len + 10);
-    p = w->data + w->len;
+BW__TYPES(BW__DEFINE_PUT)
+
+#define BW__DEFINE_PATCH(name, type, size)                                   \
+    BW__INLINE int bw_patch_##name(bw_writer *w, uint64_t pos, type v)       \
+    {                                                                        \
+        unsigned char bw__b[size];                                           \
+        bw__st_##name(bw__b, v);                                             \
+        return bw_patch(w, pos, bw__b, size);                                \
+    }
+BW__TYPES(BW__DEFINE_PATCH)
+
+/* The one varint encoder: LEB128 into p (room for 10), returns the length. */
+BW__INLINE size_t bw__uvarint_enc(unsigned char *p, uint64_t v)
+{
+    size_t n = 0;
     while (v >= 0x80) {
-        *p++ = (unsigned char)(v | 0x80);
+        p[n++] = BW__CAST(unsigned char, v | 0x80);
         v >>= 7;
     }
-    *p++ = (unsigned char)v;
-    BW__TAIL_RAW(w, w->len + 10, (size_t)(p - w->data));
-    w->len = (size_t)(p - w->data);
-    return BW_OK;
+    p[n++] = BW__CAST(unsigned char, v);
+    return n;
 }
 
-static inline int bw_put_svarint(bw_writer *w, int64_t v)
+BW__INLINE int bw_put_uvarint(bw_writer *w, uint64_t v)
 {
-    /* zig-zag: 0,-1,1,-2,... -> 0,1,2,3,...; the shift is done unsigned so
-     * that it is defined for negative values. */
-    uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(0 - ((uint64_t)v >> 63));
-    return bw_put_uvarint(w, u);
+    if (BW__LIKELY(BW__FITS(w, 10))) {
+        w->len += bw__uvarint_enc(w->data + w->len, v);
+        return BW_OK;
+    } else {
+        unsigned char b[10];
+        return bw__write_slow(w, b, bw__uvarint_enc(b, v));
+    }
 }
 
-static inline int bw_write(bw_writer *w, const void *src, size_t n)
+BW__INLINE int bw_put_svarint(bw_writer *w, int64_t v)
 {
-    /* n - 1 wraps for n == 0, which then takes the slow path (it must report
+    /* zig-zag: 0,-1,1,-2,... -> 0,1,2,3,...; shifts done unsigned so that
+     * they are defined for negative values. */
+    uint64_t u = BW__CAST(uint64_t, v);
+    return bw_put_uvarint(w, (u << 1) ^ (0 - (u >> 63)));
+}
+
+BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)
+{
+    /* n - 1 wraps for n == 0, which then takes the cold path (it must report
      * a recorded error, and a NULL src is allowed there). */
     if (BW__LIKELY(w != NULL && src != NULL && n - 1 < w->lim - w->len)) {
-        BW__TAIL_CLOSE(w, w->len + n);
         memcpy(w->data + w->len, src, n);
         w->len += n;
         return BW_OK;
@@ -620,187 +927,15 @@ static inline int bw_write(bw_writer *w, const void *src, size_t n)
     return bw__write_slow(w, src, n);
 }
 
-/* Patches: the bytes, stored as the puts store them, then bw_patch. */
-#define BW__DEFINE_PATCH(name, utype, size, store)                           \
-    static inline int name(bw_writer *w, size_t offset, utype v) {           \
-        unsigned char bw__b[size];                                           \
-        store(bw__b, v);                                                     \
-        return bw_patch(w, offset, bw__b, size);                             \
-    }
-BW__DEFINE_PATCH(bw_patch_u8,    uint8_t,  1, bw__st8)
-BW__DEFINE_PATCH(bw_patch_u16le, uint16_t, 2, bw__st16le)
-BW__DEFINE_PATCH(bw_patch_u32le, uint32_t, 4, bw__st32le)
-BW__DEFINE_PATCH(bw_patch_u64le, uint64_t, 8, bw__st64le)
-BW__DEFINE_PATCH(bw_patch_u16be, uint16_t, 2, bw__st16be)
-BW__DEFINE_PATCH(bw_patch_u32be, uint32_t, 4, bw__st32be)
-BW__DEFINE_PATCH(bw_patch_u64be, uint64_t, 8, bw__st64be)
+BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
+BW__INLINE uint64_t bw_tell(const bw_writer *w) { return w ? w->pos + w->len : 0; }
+BW__INLINE size_t bw_len(const bw_writer *w)
+{ return w ? BW__CAST(size_t, w->pos + w->len - w->base) : 0; }
+BW__INLINE size_t bw_free_capacity(const bw_writer *w) { return w ? w->cap - w->len : 0; }
+BW__INLINE size_t bw_capacity(const bw_writer *w)
+{ return bw_len(w) + bw_free_capacity(w); }
 
-static inline const unsigned char *bw_data(const bw_writer *w)
-{ return w ? w->data : (const unsigned char *)NULL; }
-static inline size_t bw_len(const bw_writer *w) { return w ? w->len : 0; }
-static inline size_t bw_capacity(const bw_writer *w) { return w ? w->cap : 0; }
-static inline size_t bw_free_capacity(const bw_writer *w)
-{ return w ? w->cap - w->len : 0; }
-static inline int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
-
-/* ------------------------------------------------------------------------ */
-/* Chain: a segmented writer                                                */
-/* ------------------------------------------------------------------------ */
-/* A bw_chain writes into a list of blocks rented from a pool instead of one
- * contiguous block: it never copies on growth, and with default options
- * never touches the backing allocator past warm-up (every block is at or
- * below the threshold). Block sizes grow geometrically (4 KiB, 8 KiB, ...)
- * up to the pool's threshold, then stay there. Each block's link header
- * (32 bytes) lives inside the block itself: the chain allocates nothing of
- * its own, per write or per block. Read it out as an iovec (for writev),
- * flatten it into a writer, copy ranges out, or consume it from the front
- * (queue use). Same error model as the writer: a sticky error, failure
- * atomicity, overflow checks. Like a writer, a chain belongs to one thread
- * at a time; the struct is the caller's; BW_CHAIN_INIT is a valid empty
- * chain on the shared pool. */
-struct bw__cblock;
-typedef struct bw_chain {
-    unsigned char *wp;         /* write position in the last block           */
-    size_t wavail;             /* free bytes there; 0 while an error is
-                                  recorded (so the fast path misses)          */
-    struct bw__cblock *head, *tail;
-    size_t done;               /* bytes in blocks before the tail            */
-    size_t nblocks;
-    bw_pool *pool;             /* NULL = shared pool                         */
-    int err;                   /* sticky status                              */
-} bw_chain;
-
-#ifdef __cplusplus
-#  define BW_CHAIN_INIT bw_chain()
-#else
-#  define BW_CHAIN_INIT {NULL, 0, NULL, NULL, 0, 0, NULL, BW_OK}
-#endif
-
-/* Start an empty chain on `pool` (NULL = shared). Allocates nothing.
- * BW_EINVAL for a NULL c. Do not init a chain that holds blocks. */
-BW_API int bw_chain_init(bw_chain *c, bw_pool *pool);
-/* Every block back to the pool; c is empty (no error) and reusable. */
-BW_API void bw_chain_release(bw_chain *c);
-/* Length 0 and the error cleared; keeps the first block, returns the rest. */
-BW_API void bw_chain_clear(bw_chain *c);
-
-/* Writes: as bw_write / bw_put_* / bw_puts / bw_printf, spanning blocks.
- * src may not point into the chain. */
-static inline int bw_chain_write(bw_chain *c, const void *src, size_t n);
-BW_API int bw_chain_puts(bw_chain *c, const char *s);
-BW_API int bw_chain_printf(bw_chain *c, const char *fmt, ...) BW__PRINTF(2, 3);
-BW_API int bw_chain_vprintf(bw_chain *c, const char *fmt, va_list ap) BW__PRINTF(2, 0);
-static inline int bw_chain_put_u8(bw_chain *c, uint8_t v);
-static inline int bw_chain_put_u16le(bw_chain *c, uint16_t v);
-static inline int bw_chain_put_u32le(bw_chain *c, uint32_t v);
-static inline int bw_chain_put_u64le(bw_chain *c, uint64_t v);
-static inline int bw_chain_put_u16be(bw_chain *c, uint16_t v);
-static inline int bw_chain_put_u32be(bw_chain *c, uint32_t v);
-static inline int bw_chain_put_u64be(bw_chain *c, uint64_t v);
-static inline int bw_chain_put_uvarint(bw_chain *c, uint64_t v);
-static inline int bw_chain_put_svarint(bw_chain *c, int64_t v);
-
-/* Zero-copy: a contiguous span of at least max(size_hint, 1) bytes at the
- * end of the chain (a new block is started when the last one has less
- * room: the rest of that block stays unused). *avail gets the span's size.
- * Commit with bw_chain_advance (beyond *avail: BW_EINVAL, recorded). */
-BW_API void *bw_chain_get_span(bw_chain *c, size_t size_hint, size_t *avail);
-BW_API int bw_chain_advance(bw_chain *c, size_t n);
-
-/* Overwrite n bytes at offset (which may span blocks); offset + n must not
- * pass the length (else BW_EINVAL, recorded). Walks the blocks: O(blocks). */
-BW_API int bw_chain_patch(bw_chain *c, size_t offset, const void *src, size_t n);
-
-/* Reading out. */
-BW_API size_t bw_chain_len(const bw_chain *c);
-static inline int bw_chain_error(const bw_chain *c) { return c ? c->err : BW_EINVAL; }
-/* Fill iov[0..max) with the chain's bytes in order (empty blocks skipped);
- * returns how many entries all of it needs (call with max 0 to ask), so a
- * result above max means iov holds only the first max pieces. */
-struct iovec;
-BW_API size_t bw_chain_iovec(const bw_chain *c, struct iovec *iov, size_t max);
-/* Append every byte of the chain to w (one copy); the chain is unchanged.
- * The writer's status on failure (nothing appended then). */
-BW_API int bw_chain_flatten(const bw_chain *c, bw_writer *w);
-/* Copy n bytes from offset into dst; BW_EINVAL if the range passes the end. */
-BW_API int bw_chain_copy_out(const bw_chain *c, size_t offset, void *dst, size_t n);
-/* Drop the first n bytes (n > length: BW_EINVAL, recorded, nothing
- * dropped), giving emptied blocks back to the pool. Invalidates a span
- * from bw_chain_get_span that was not advanced yet. */
-BW_API int bw_chain_consume(bw_chain *c, size_t n);
-
-/* ------------------------------------------------------------------------ */
-/* I/O helpers                                                              */
-/* ------------------------------------------------------------------------ */
-/* Write all of w's bytes to fd, retrying short writes and EINTR. *written
- * (may be NULL) gets how many went out. BW_OK; BW_EIO with errno set (e.g.
- * EAGAIN on a non-blocking fd: call again with the rest); BW_EINVAL for a
- * NULL w. The writer is not changed. */
-BW_API int bw_write_fd(const bw_writer *w, int fd, size_t *written);
-/* Write the chain's bytes to fd with writev (at most IOV_MAX pieces per
- * call), retrying short writes and EINTR, and consume what went out: on
- * BW_EIO the rest stays queued. *written as above. */
-BW_API int bw_chain_write_fd(bw_chain *c, int fd, size_t *written);
-
-/* A FILE* over a writer or a chain (write-only), so existing fprintf code
- * writes into it: fopencookie on glibc, funopen on the BSDs and macOS.
- * Bytes reach the writer when the stream is flushed or closed (fflush /
- * fclose); fclose does not release the writer. NULL (errno set) on failure.
- * Where neither exists, or with BW_NO_FILE_ADAPTER defined, these are not
- * declared and BW_HAVE_FILE_ADAPTER is not defined. */
-#if !defined(BW_NO_FILE_ADAPTER) && \
-    (defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || \
-     defined(__NetBSD__) || defined(__OpenBSD__) || defined(__DragonFly__))
-#  define BW_HAVE_FILE_ADAPTER 1
-BW_API FILE *bw_fopen_writer(bw_writer *w);
-BW_API FILE *bw_fopen_chain(bw_chain *c);
-#endif
-
-/* Chain inline paths. */
-BW_API int bw__chain_write_slow(bw_chain *c, const void *src, size_t n);
-
-static inline int bw_chain_write(bw_chain *c, const void *src, size_t n)
-{
-    /* As bw_write: n == 0 and NULL src take the slow path. */
-    if (BW__LIKELY(c != NULL && src != NULL && n - 1 < c->wavail)) {
-        memcpy(c->wp, src, n);
-        c->wp += n;
-        c->wavail -= n;
-        return BW_OK;
-    }
-    return bw__chain_write_slow(c, src, n);
-}
-
-#define BW__DEFINE_CHAIN_PUT(name, utype, size, store)                       \
-    static inline int name(bw_chain *c, utype v) {                           \
-        unsigned char bw__b[size];                                           \
-        store(bw__b, v);                                                     \
-        return bw_chain_write(c, bw__b, size);                               \
-    }
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u8,    uint8_t,  1, bw__st8)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u16le, uint16_t, 2, bw__st16le)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u32le, uint32_t, 4, bw__st32le)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u64le, uint64_t, 8, bw__st64le)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u16be, uint16_t, 2, bw__st16be)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u32be, uint32_t, 4, bw__st32be)
-BW__DEFINE_CHAIN_PUT(bw_chain_put_u64be, uint64_t, 8, bw__st64be)
-
-static inline int bw_chain_put_uvarint(bw_chain *c, uint64_t v)
-{
-    unsigned char b[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        b[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    b[n++] = (unsigned char)v;
-    return bw_chain_write(c, b, n);
-}
-
-static inline int bw_chain_put_svarint(bw_chain *c, int64_t v)
-{
-    return bw_chain_put_uvarint(c, ((uint64_t)v << 1) ^ (uint64_t)(0 - ((uint64_t)v >> 63)));
-}
+BW__QUIET_END
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -1100,9 +1235,6 @@ BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
                                    size_t new_cap);
 
-/* For the I/O helpers (io.c, chain.c): drop n bytes that went out. */
-BW__INTERNAL void bw__chain_consume_sent(bw_chain *c, size_t n);
-
 #endif /* BW_POOL_INTERNAL_H */
 /*************** End file pool/pool_internal.h ******************************/
 
@@ -1161,14 +1293,74 @@ BW__INTERNAL void bw__chain_consume_sent(bw_chain *c, size_t n);
 #endif /* BW_TRACK_H */
 /*************** End file pool/track.h **************************************/
 
-/*************** Begin file bufwriter.c *************************************/
-/* bufwriter.c - the writer's out-of-line paths: growth, the sticky error,
- * spans, printf, detach. The fast paths are static inline in bufwriter.h. */
+/*************** Begin file writer_internal.h *******************************/
+/* writer_internal.h - what bufwriter.c and io.c share about a writer's
+ * modes and storage. Nothing here is part of the public API. */
+#ifndef BW_WRITER_INTERNAL_H
+#define BW_WRITER_INTERNAL_H
+
 /* #include "bufwriter.h": amalgamated above */
 /* #include "pool/pool_internal.h": amalgamated above */
 
+/* Modes (bw_writer.mode). The all-zero writer is contiguous. */
+#define BW__CONTIG 0
+#define BW__CHAIN  1
+#define BW__STREAM 2
+#define BW__FIXED  3
+
+/* bw_writer.flags */
+#define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
+#define BW__FD        0x2u /* streaming to w->fd rather than to a sink       */
+#define BW__FD_SOCK   0x4u /* that fd is a socket: send(MSG_NOSIGNAL)        */
+#define BW__FD_GUARD  0x8u /* that fd may raise SIGPIPE (a pipe, or unknown) */
+
+/* A segmented writer's link, in the last BW__SEG_HDR bytes of each block (a
+ * trailer, so the block's start holds data and a detached block starts with
+ * the bytes). The last block's held range is [start, w->len) when it is the
+ * only block, else [0, w->len); earlier blocks hold [start, end). */
+typedef struct bw__seg {
+    unsigned char *data;  /* the block                                      */
+    struct bw__seg *next; /* the next block's link; NULL for the last       */
+    size_t start, end;    /* held bytes (not kept current for the last)     */
+} bw__seg;
+#define BW__SEG_HDR ((size_t)32)
+
+/* The position-to-offset arithmetic: the first held byte is at
+ * data + (base - pos) when all held bytes are in the current block. */
+static inline size_t bw__start(const bw_writer *w) { return (size_t)(w->base - w->pos); }
+
+/* Walk the held bytes block by block (empty pieces included). */
+typedef struct bw__cursor {
+    const bw__seg *seg;
+    int started;
+} bw__cursor;
+BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p,
+                           size_t *n);
+
+/* Drop n <= bw_len held bytes from the front; never records. */
+BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
+
+/* I/O (io.c). What kind of fd this is (BW__FD_SOCK / BW__FD_GUARD bits), and
+ * one send of iov that never raises SIGPIPE: bytes sent, or -1 with errno. */
+struct iovec;
+BW__INTERNAL unsigned bw__fd_kind(int fd);
+BW__INTERNAL ptrdiff_t bw__fd_send(int fd, unsigned kind, const struct iovec *iov, int cnt);
+
+#endif /* BW_WRITER_INTERNAL_H */
+/*************** End file writer_internal.h *********************************/
+
+/*************** Begin file bufwriter.c *************************************/
+/* bufwriter.c - the writer's out-of-line paths, for every mode: the cold
+ * path that makes room (grow, link, flush or BW_EFULL), the sticky error,
+ * positions, spans, printf, the encoders that are not inline, reading out.
+ * The fast paths are static inline in bufwriter.h and know no mode. */
+/* #include "writer_internal.h": amalgamated above */
+
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define BW__COLD __attribute__((cold, noinline))
@@ -1179,6 +1371,13 @@ BW__INTERNAL void bw__chain_consume_sent(bw_chain *c, size_t n);
 /* The largest block the writer asks for: sizes past PTRDIFF_MAX break
  * pointer differences, so they count as unrepresentable. */
 #define BW__MAX_BLOCK ((size_t)PTRDIFF_MAX)
+/* A segmented writer's first block, and a streaming writer's buffer. */
+#define BW__CHAIN_FIRST ((size_t)4096)
+#define BW__STREAM_DEFAULT ((size_t)64 << 10)
+/* printf formats short output here when the free space is smaller. */
+#define BW__PRINTF_STACK 256
+
+typedef char bw__seg_fits[sizeof(bw__seg) <= BW__SEG_HDR ? 1 : -1];
 
 const char *bw_strerror(int status)
 {
@@ -1188,13 +1387,22 @@ const char *bw_strerror(int status)
     case BW_EOVERFLOW: return "size overflow (a size that cannot be represented)";
     case BW_EINVAL:    return "invalid argument";
     case BW_EIO:       return "I/O error (see errno)";
+    case BW_EFULL:     return "no room left in the fixed buffer";
     default:           return "unknown bufwriter status";
     }
 }
 
 const char *bw_version(void) { return BW_VERSION_STRING; }
 
-/* Record the first error; later writes miss the fast path (lim == len). */
+/* ------------------------------------------------------------------------ */
+/* State helpers                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* The fast-path limit: the block's end, or len while an error is recorded,
+ * so that every inline put misses and reaches the cold path's check. */
+static void bw__set_lim(bw_writer *w) { w->lim = w->err != BW_OK ? w->len : w->cap; }
+
+/* Record the first error; later writes miss the fast path. */
 static int bw__fail(bw_writer *w, int rc)
 {
     if (w->err == BW_OK) w->err = rc;
@@ -1208,10 +1416,18 @@ static bw_pool *bw__pool_of(bw_writer *w)
     return w->pool;
 }
 
+static bw__seg *bw__tail_seg(const bw_writer *w) { return (bw__seg *)(void *)(w->data + w->cap); }
+static size_t bw__seg_cap(const bw__seg *s) { return (size_t)((const unsigned char *)s - s->data); }
+
+/* Give a segmented block back (its real capacity includes the link). */
+static void bw__seg_return(bw_writer *w, bw__seg *s)
+{
+    (void)bw_pool_return(w->pool, s->data, bw__seg_cap(s) + BW__SEG_HDR);
+}
+
 /* The growth rule: room for len + n bytes, at least twice the old capacity,
  * rounded to the pool's class at or below its threshold and to the next
- * power of two above it (so a caller's odd-sized first buffer still leads to
- * power-of-two blocks). BW_EOVERFLOW when that size cannot be represented. */
+ * power of two above it. BW_EOVERFLOW when that cannot be represented. */
 static int bw__target(const bw_pool *p, size_t len, size_t n, size_t cap, size_t *out)
 {
     size_t need;
@@ -1228,18 +1444,77 @@ static int bw__target(const bw_pool *p, size_t len, size_t n, size_t cap, size_t
     return BW_OK;
 }
 
-/* Move to a block with room for n more bytes. With src, also append src[0,n)
- * before the old block goes back to the pool (src may point into it). On
- * failure nothing changes but the recorded error. */
-static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
+/* True when [p, p + n) overlaps the writer's storage (any of its blocks). */
+static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
 {
-    bw_pool *p = bw__pool_of(w);
+    uintptr_t a = (uintptr_t)p, b = a + n;
+    const bw__seg *s;
+    if (w->data == NULL || n == 0) return 0;
+    if (b > (uintptr_t)w->data && a < (uintptr_t)w->data + w->cap) return 1;
+    if (w->mode != BW__CHAIN) return 0;
+    for (s = (const bw__seg *)w->head; s != NULL; s = s->next)
+        if (b > (uintptr_t)s->data && a < (uintptr_t)s) return 1;
+    return 0;
+}
+
+int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+{
+    const bw__seg *s;
+    if (w->data == NULL) return 0;
+    if (w->mode != BW__CHAIN || w->head == NULL) {
+        if (c->started) return 0;
+        c->started = 1;
+        *p = w->data + bw__start(w);
+        *n = w->len - bw__start(w);
+        return 1;
+    }
+    s = c->started ? c->seg->next : (const bw__seg *)w->head;
+    c->started = 1;
+    if (s == NULL) return 0;
+    c->seg = s;
+    if (s == bw__tail_seg(w)) {
+        *p = s->data;
+        *n = w->len;
+    } else {
+        *p = s->data + s->start;
+        *n = s->end - s->start;
+    }
+    return 1;
+}
+
+/* Move the held bytes of a one-block writer to the block's start (the cold
+ * path of a writer that consumed); *src follows if it pointed into them. */
+static void bw__move_down(bw_writer *w, const void **src)
+{
+    size_t start = bw__start(w), held = w->len - start;
+    if (start == 0) return;
+    if (src != NULL && *src != NULL && (uintptr_t)*src >= (uintptr_t)(w->data + start) &&
+        (uintptr_t)*src < (uintptr_t)(w->data + w->len))
+        *src = (const unsigned char *)*src - start;
+    if (held != 0) memmove(w->data, w->data + start, held);
+    w->pos = w->base;
+    w->len = held;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The cold path, one function per mode                                     */
+/* ------------------------------------------------------------------------ */
+/* Each makes room for n contiguous bytes at data + len; with src it also
+ * appends src[0, n) and commits them. src may point into held bytes. On
+ * failure the error is recorded and nothing held changes. */
+
+/* Contiguous: move to a block of the growth rule's size. The old block goes
+ * back only after src was copied (src may point into it). */
+static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p;
     unsigned char *nb;
-    size_t cap, got;
+    size_t cap, got, want = n;
     int rc;
 
-    size_t want = n;
-
+    bw__move_down(w, &src);
+    if (w->cap - w->len >= n) goto copy;
+    p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* A writer's first block: at the size recent writers ended at, if the
      * pool learns it (BW_POOL_LEARN_SIZE), so similar jobs never grow. */
@@ -1256,43 +1531,252 @@ static BW__COLD int bw__move(bw_writer *w, size_t n, const void *src)
      * lies in the old block (realloc may free it), nor for the caller's
      * buffer. */
     if (w->cap > p->threshold && p->alloc.realloc != NULL && !(w->flags & BW__EXTERNAL) &&
-        (src == NULL || (uintptr_t)src + n <= (uintptr_t)w->data ||
-         (uintptr_t)src >= (uintptr_t)w->data + w->cap)) {
-        BW__TAIL_OPEN(w); /* the allocator sees plain memory */
+        !bw__overlaps(w, src, src != NULL ? n : 0)) {
         nb = (unsigned char *)bw__pool_regrow(p, w->data, w->cap, w->len, cap);
-        if (nb == NULL) {
-            BW__TAIL_CLOSE(w, w->len);
-            return bw__fail(w, BW_ENOMEM);
-        }
+        if (nb == NULL) return bw__fail(w, BW_ENOMEM);
         got = cap;
-        if (src != NULL) memcpy(nb + w->len, src, n);
     } else {
         nb = (unsigned char *)bw_pool_rent(p, cap, &got);
         if (nb == NULL) return bw__fail(w, BW_ENOMEM);
         if (w->len != 0) memcpy(nb, w->data, w->len);
         if (src != NULL) memcpy(nb + w->len, src, n);
-        if (w->flags & BW__EXTERNAL) {
-            w->flags &= ~BW__EXTERNAL; /* not the pool's */
-        } else if (w->data != NULL) {
-            BW__TAIL_OPEN(w); /* the pool sees plain memory */
+        if (w->flags & BW__EXTERNAL)
+            w->flags &= (unsigned char)~BW__EXTERNAL; /* not the pool's */
+        else if (w->data != NULL)
             (void)bw_pool_return(p, w->data, w->cap);
-        }
+        w->data = nb;
+        w->cap = got;
+        bw__set_lim(w);
+        if (src != NULL) w->len += n;
+        return BW_OK;
     }
     w->data = nb;
     w->cap = got;
-    w->lim = got;
-    if (src != NULL) w->len += n;
-    w->flags |= BW__OPEN; /* a new block: nothing poisoned yet */
-    BW__TAIL_CLOSE(w, w->len);
+    bw__set_lim(w);
+copy:
+    if (src != NULL) {
+        memmove(w->data + w->len, src, n);
+        w->len += n;
+    }
     return BW_OK;
 }
 
-int bw__grow(bw_writer *w, size_t n)
+/* Fixed: the held bytes may move down over consumed room; nothing else. */
+static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
 {
-    if (w == NULL) return BW_EINVAL;
-    if (w->err != BW_OK) return w->err;
-    if (w->cap - w->len >= n) return BW_OK;
-    return bw__move(w, n, NULL);
+    if (w->cap - (w->len - bw__start(w)) < n) return bw__fail(w, BW_EFULL);
+    bw__move_down(w, &src);
+    if (src != NULL) {
+        memmove(w->data + w->len, src, n);
+        w->len += n;
+    }
+    return BW_OK;
+}
+
+/* Segmented: rent a block after the current one with at least `need` usable
+ * bytes: max(class of the need, 2 x the previous block, 4 KiB), at most the
+ * threshold unless the need is larger. One request, however large: an
+ * impossible size is one failed backing call. */
+static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t want, got, prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0;
+    unsigned char *b;
+    bw__seg *s;
+    int rc;
+
+    if (p == NULL) {
+        bw__fail(w, BW_ENOMEM);
+        return NULL;
+    }
+    if (need > BW__MAX_BLOCK - BW__SEG_HDR) {
+        bw__fail(w, BW_EOVERFLOW);
+        return NULL;
+    }
+    want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
+    if (want < BW__CHAIN_FIRST) want = BW__CHAIN_FIRST;
+    if (want > p->threshold) want = p->threshold;
+    if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
+    rc = bw__target(p, 0, want, 0, &want);
+    if (rc != BW_OK) {
+        bw__fail(w, rc);
+        return NULL;
+    }
+    b = (unsigned char *)bw_pool_rent(p, want, &got);
+    if (b == NULL) {
+        bw__fail(w, BW_ENOMEM);
+        return NULL;
+    }
+    s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
+    s->data = b;
+    s->next = NULL;
+    s->start = s->end = 0;
+    return s;
+}
+
+/* Make s the last block. The old last block stays where it is (its rest
+ * is skipped); an old block that is the only one and holds nothing goes
+ * back instead. */
+static void bw__seg_link(bw_writer *w, bw__seg *s)
+{
+    if (w->data != NULL) {
+        bw__seg *old = bw__tail_seg(w);
+        if (w->head == NULL && w->len == bw__start(w)) {
+            bw__seg_return(w, old);
+        } else {
+            old->end = w->len;
+            if (w->head == NULL) {
+                old->start = bw__start(w);
+                w->head = old;
+            }
+            old->next = s;
+        }
+    }
+    w->pos += w->len;
+    w->data = s->data;
+    w->cap = bw__seg_cap(s);
+    w->len = 0;
+    bw__set_lim(w);
+}
+
+static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
+{
+    size_t first = 0;
+    bw__seg *s;
+    /* A write fills the rest of the last block first; room (src NULL) must
+     * be contiguous and skips it. */
+    if (src != NULL && w->data != NULL) first = w->cap - w->len;
+    s = bw__seg_rent(w, n - first);
+    if (s == NULL) return w->err;
+    if (first != 0) {
+        memcpy(w->data + w->len, src, first);
+        w->len += first;
+    }
+    bw__seg_link(w, s);
+    if (src != NULL) {
+        memcpy(w->data, (const unsigned char *)src + first, n - first);
+        w->len = n - first;
+    }
+    return BW_OK;
+}
+
+/* Streaming: hand p[0, n) to the sink or fd until all is taken or it fails
+ * (the sink contract: 1..n taken, -1 with EINTR retried, -1 failed, anything
+ * else broken). *sent gets what was taken. */
+static int bw__send(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
+{
+    size_t done = 0;
+    int rc = BW_OK;
+    while (done < n) {
+        ptrdiff_t r;
+        if (w->flags & BW__FD) {
+            struct iovec one;
+            one.iov_base = (void *)(uintptr_t)(p + done);
+            one.iov_len = n - done;
+            r = bw__fd_send(w->fd, w->flags, &one, 1);
+        } else if (w->sink != NULL) {
+            r = w->sink(w->ctx, p + done, n - done);
+        } else {
+            rc = BW_EINVAL; /* a streaming writer whose init failed */
+            break;
+        }
+        if (r > 0 && (size_t)r <= n - done) {
+            done += (size_t)r;
+        } else if (r == -1 && errno == EINTR) {
+            continue;
+        } else {
+            if (r != -1) errno = EIO; /* a broken sink: never loop on it */
+            rc = BW_EIO;
+            break;
+        }
+    }
+    *sent = done;
+    return rc;
+}
+
+/* Send every held byte; on failure the rest stays held and BW_EIO is
+ * recorded. Afterwards the buffer is empty and restarts at its beginning. */
+static int bw__send_held(bw_writer *w)
+{
+    size_t start = bw__start(w), sent;
+    int rc = bw__send(w, w->data + start, w->len - start, &sent);
+    w->base += sent;
+    if (rc != BW_OK) return bw__fail(w, rc);
+    w->pos = w->base;
+    w->len = 0;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+/* The buffer, rented at the first write, or replaced by a bigger block when
+ * a reserve or span needs more than it has (nothing held then). */
+static int bw__stream_buffer(bw_writer *w, size_t n)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap = w->opt, got;
+    unsigned char *b;
+    int rc;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    if (n > cap) {
+        rc = bw__target(p, 0, n, 0, &cap);
+        if (rc != BW_OK) return bw__fail(w, rc);
+    }
+    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
+    if (w->data != NULL) (void)bw_pool_return(p, w->data, w->cap);
+    w->data = b;
+    w->cap = got;
+    w->pos = w->base;
+    w->len = 0;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
+{
+    int rc;
+    if (w->data == NULL && n <= w->opt) {
+        rc = bw__stream_buffer(w, n);
+        if (rc != BW_OK) return rc;
+    }
+    if (w->data != NULL && w->cap - (w->len - bw__start(w)) < n) {
+        /* It does not fit even over consumed room: send what is held. A
+         * source among the held bytes stays intact until copied below. */
+        rc = bw__send_held(w);
+        if (rc != BW_OK) return rc;
+    }
+    if (src != NULL && (w->data == NULL || n > w->cap)) {
+        /* Larger than the buffer: straight from the caller's memory (it
+         * cannot be among the held bytes, which fit the buffer). */
+        size_t sent;
+        rc = bw__send(w, (const unsigned char *)src, n, &sent);
+        w->pos += sent;
+        w->base += sent;
+        return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
+    }
+    if (w->data == NULL || n > w->cap) {
+        rc = bw__stream_buffer(w, n);
+        if (rc != BW_OK) return rc;
+    }
+    bw__move_down(w, &src);
+    if (src != NULL) {
+        memmove(w->data + w->len, src, n);
+        w->len += n;
+    }
+    return BW_OK;
+}
+
+/* Room for n bytes at data + len (and, with src, append them): the one place
+ * that knows the mode. The caller checked the writer and its error. */
+static int bw__room(bw_writer *w, size_t n, const void *src)
+{
+    if (w->mode == BW__FIXED) return bw__room_fixed(w, n, src);
+    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    switch (w->mode) {
+    case BW__CHAIN:  return bw__room_chain(w, n, src);
+    case BW__STREAM: return bw__room_stream(w, n, src);
+    default:         return bw__room_contig(w, n, src);
+    }
 }
 
 int bw__write_slow(bw_writer *w, const void *src, size_t n)
@@ -1302,12 +1786,24 @@ int bw__write_slow(bw_writer *w, const void *src, size_t n)
     if (n == 0) return BW_OK;
     if (src == NULL) return bw__fail(w, BW_EINVAL);
     if (w->cap - w->len >= n) {
-        BW__TAIL_CLOSE(w, w->len + n);
         memcpy(w->data + w->len, src, n);
         w->len += n;
         return BW_OK;
     }
-    return bw__move(w, n, src);
+    return bw__room(w, n, src);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Init, release, clear, flush                                              */
+/* ------------------------------------------------------------------------ */
+
+static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
+{
+    if (w == NULL) return BW_EINVAL;
+    memset(w, 0, sizeof *w);
+    w->pool = pool;
+    w->mode = mode;
+    return BW_OK;
 }
 
 int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
@@ -1317,29 +1813,23 @@ int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
     void *b;
     int rc;
 
-    if (w == NULL) return BW_EINVAL;
-    memset(w, 0, sizeof *w);
-    w->pool = pool;
+    if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
     if (initial_capacity == 0) return BW_OK;
     p = bw__pool_of(w);
-    if (p == NULL) return BW_ENOMEM;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
     rc = bw__target(p, 0, initial_capacity, 0, &cap);
-    if (rc != BW_OK) return rc;
+    if (rc != BW_OK) return bw__fail(w, rc);
     b = bw_pool_rent(p, cap, &got);
-    if (b == NULL) return BW_ENOMEM;
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = (unsigned char *)b;
     w->cap = w->lim = got;
-    w->flags |= BW__OPEN;
-    BW__TAIL_CLOSE(w, 0);
     return BW_OK;
 }
 
 int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
 {
-    if (w == NULL) return BW_EINVAL;
-    memset(w, 0, sizeof *w);
-    w->pool = pool;
-    if (buf == NULL || size == 0) return BW_EINVAL;
+    if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
+    if (buf == NULL || size == 0) return bw__fail(w, BW_EINVAL);
     if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
     w->data = (unsigned char *)buf;
     w->cap = w->lim = size;
@@ -1347,28 +1837,102 @@ int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
     return BW_OK;
 }
 
-/* The end of a job: its length teaches a learning pool. */
-static void bw__job_done(bw_writer *w)
+int bw_init_chain(bw_writer *w, bw_pool *pool)
 {
-    if (w->len != 0 && w->pool != NULL) bw__learn_record(w->pool, w->len);
+    return bw__init_mode(w, pool, BW__CHAIN);
 }
 
-/* Empty, no error, no block; keeps the pool. */
+/* The streaming modes' common part: the buffer size by the growth rule. */
+static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
+{
+    bw_pool *p;
+    int rc;
+    if (bw__init_mode(w, pool, BW__STREAM) != BW_OK) return BW_EINVAL;
+    w->fd = -1;
+    if (buffer_size == 0) buffer_size = BW__STREAM_DEFAULT;
+    if (buffer_size > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    p = bw__pool_of(w);
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    rc = bw__target(p, 0, buffer_size, 0, &w->opt);
+    return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
+}
+
+int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size, bw_sink_fn sink, void *ctx)
+{
+    int rc = bw__init_stream(w, pool, buffer_size);
+    if (w == NULL) return rc;
+    w->sink = sink;
+    w->ctx = ctx;
+    if (rc == BW_OK && sink == NULL) rc = bw__fail(w, BW_EINVAL);
+    return rc;
+}
+
+int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
+{
+    int rc = bw__init_stream(w, pool, buffer_size);
+    if (w == NULL) return rc;
+    w->flags = BW__FD;
+    w->fd = fd;
+    if (rc == BW_OK && fd < 0) rc = bw__fail(w, BW_EINVAL);
+    if (fd >= 0) w->flags = (unsigned char)(w->flags | bw__fd_kind(fd));
+    return rc;
+}
+
+int bw_init_fixed(bw_writer *w, void *buf, size_t size)
+{
+    if (bw__init_mode(w, NULL, BW__FIXED) != BW_OK) return BW_EINVAL;
+    if (buf == NULL && size != 0) return bw__fail(w, BW_EINVAL);
+    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
+    w->data = (unsigned char *)buf;
+    w->cap = w->lim = size;
+    return BW_OK;
+}
+
+/* The end of a job: a contiguous writer's length teaches a learning pool. */
+static void bw__job_done(bw_writer *w)
+{
+    size_t len = bw_len(w);
+    if (w->mode == BW__CONTIG && len != 0 && w->pool != NULL) bw__learn_record(w->pool, len);
+}
+
+/* Give back every segmented block but the last. */
+static void bw__seg_drop_all_but_tail(bw_writer *w)
+{
+    bw__seg *s = (bw__seg *)w->head, *tail = bw__tail_seg(w);
+    while (s != NULL && s != tail) {
+        bw__seg *next = s->next;
+        bw__seg_return(w, s);
+        s = next;
+    }
+    w->head = NULL;
+}
+
+/* Empty, no error, positions at 0; keeps the mode and its parameters. */
 static void bw__reset(bw_writer *w)
 {
-    w->data = NULL;
-    w->len = w->cap = w->lim = 0;
+    if (w->mode != BW__FIXED) {
+        w->data = NULL;
+        w->cap = 0;
+    }
+    w->len = 0;
+    w->pos = w->base = 0;
     w->err = BW_OK;
-    w->flags = 0;
+    w->head = NULL;
+    w->flags &= (unsigned char)~BW__EXTERNAL;
+    bw__set_lim(w);
 }
 
 void bw_release(bw_writer *w)
 {
     if (w == NULL) return;
     bw__job_done(w);
-    if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
-        BW__TAIL_OPEN(w);
-        (void)bw_pool_return(w->pool, w->data, w->cap);
+    if (w->data != NULL && w->mode != BW__FIXED && !(w->flags & BW__EXTERNAL)) {
+        if (w->mode == BW__CHAIN) {
+            bw__seg_drop_all_but_tail(w);
+            bw__seg_return(w, bw__tail_seg(w));
+        } else {
+            (void)bw_pool_return(w->pool, w->data, w->cap);
+        }
     }
     bw__reset(w);
 }
@@ -1377,30 +1941,51 @@ void bw_clear(bw_writer *w)
 {
     if (w == NULL) return;
     bw__job_done(w);
-    BW__TAIL_CLOSE(w, 0);
+    if (w->mode == BW__CHAIN && w->data != NULL) bw__seg_drop_all_but_tail(w);
+    w->pos = w->base; /* bw_tell: the first dropped byte */
     w->len = 0;
-    w->lim = w->cap;
     w->err = BW_OK;
+    bw__set_lim(w);
 }
 
-int bw_patch(bw_writer *w, size_t offset, const void *src, size_t n)
+void bw_clear_error(bw_writer *w)
+{
+    if (w == NULL) return;
+    w->err = BW_OK;
+    bw__set_lim(w);
+}
+
+int bw_flush(bw_writer *w)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    if (n == 0) return BW_OK;
-    if (src == NULL || offset > w->len || n > w->len - offset) return bw__fail(w, BW_EINVAL);
-    memmove(w->data + offset, src, n);
-    return BW_OK;
+    if (w->mode != BW__STREAM || bw_len(w) == 0) return BW_OK;
+    return bw__send_held(w);
 }
 
-int bw_reserve(bw_writer *w, size_t n) { return bw__grow(w, n); }
+bw_pool *bw_writer_pool(const bw_writer *w)
+{
+    if (w == NULL || w->mode == BW__FIXED) return NULL;
+    return w->pool ? w->pool : bw_pool_shared();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+int bw_reserve(bw_writer *w, size_t n)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (w->cap - w->len >= n) return BW_OK;
+    return bw__room(w, n, NULL);
+}
 
 void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
 {
     if (avail != NULL) *avail = 0;
-    if (bw__grow(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
+    if (bw_reserve(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
     if (avail != NULL) *avail = w->cap - w->len;
-    BW__TAIL_OPEN(w); /* the span is writable until advance */
     return w->data + w->len;
 }
 
@@ -1409,7 +1994,6 @@ int bw_advance(bw_writer *w, size_t n)
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL);
-    BW__TAIL_CLOSE(w, w->len + n);
     w->len += n;
     return BW_OK;
 }
@@ -1422,40 +2006,70 @@ int bw_puts(bw_writer *w, const char *s)
     return bw_write(w, s, strlen(s));
 }
 
+/* A copy of src that stays valid while the writer moves, links or sends:
+ * from buf (nbuf bytes) when it fits, else a block from the pool (*tmp,
+ * *tmp_cap: give it back after). NULL with the error recorded. */
+static const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
+                                   size_t nbuf, void **tmp, size_t *tmp_cap)
+{
+    bw_pool *p;
+    *tmp = NULL;
+    if (n <= nbuf) return memcpy(buf, src, n);
+    p = bw__pool_of(w);
+    if (p == NULL || (*tmp = bw_pool_rent(p, n, tmp_cap)) == NULL) {
+        bw__fail(w, BW_ENOMEM);
+        return NULL;
+    }
+    return memcpy(*tmp, src, n);
+}
+
 int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
 {
-    size_t avail;
+    char stack[BW__PRINTF_STACK], *dst;
+    size_t avail, need, tmp_cap;
+    void *tmp;
     va_list cp;
-    int r;
+    int r, rc;
 
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (fmt == NULL) return bw__fail(w, BW_EINVAL);
-    /* First try straight into the free space (the NUL lands past len). */
-    avail = w->cap - w->len;
-    BW__TAIL_OPEN(w); /* the free space is scratch for vsnprintf */
+    /* Pass one: into the free space when there is a useful amount of it
+     * (the NUL lands past len), else into a stack buffer. Either way short
+     * output is formatted once, also on a writer with no storage yet. */
+    avail = w->data != NULL ? w->cap - w->len : 0;
+    if (avail >= sizeof stack) {
+        dst = (char *)w->data + w->len;
+    } else {
+        dst = stack;
+        avail = sizeof stack;
+    }
     va_copy(cp, ap);
-    r = vsnprintf(avail ? (char *)w->data + w->len : NULL, avail, fmt, cp);
+    errno = 0;
+    r = vsnprintf(dst, avail, fmt, cp);
     va_end(cp);
-    if (r >= 0 && (size_t)r < avail) {
-        BW__TAIL_CLOSE(w, w->len + (size_t)r);
-        w->len += (size_t)r;
+    if (r < 0) return bw__fail(w, errno == EOVERFLOW ? BW_EOVERFLOW : BW_EINVAL);
+    need = (size_t)r;
+    if (need < avail) {
+        if (dst == stack) return bw_write(w, stack, need);
+        w->len += need;
         return BW_OK;
     }
-    BW__TAIL_CLOSE(w, w->len);
-    if (r < 0) return bw__fail(w, BW_EINVAL);
-    /* Too long: grow once to the exact need (+1 for the NUL), format again. */
-    if (bw__grow(w, (size_t)r + 1) != BW_OK) return w->err;
-    avail = w->cap - w->len;
-    BW__TAIL_OPEN(w);
-    r = vsnprintf((char *)w->data + w->len, avail, fmt, ap);
-    if (r < 0 || (size_t)r >= avail) {
-        BW__TAIL_CLOSE(w, w->len);
-        return bw__fail(w, BW_EINVAL);
+    /* Pass two: the whole output into a temporary block, then one write.
+     * Arguments may point into the writer; formatting them before the
+     * writer moves, links or sends keeps them valid. A fixed writer that
+     * cannot take it fails here without formatting again. */
+    if (w->mode == BW__FIXED && w->cap - (w->len - bw__start(w)) < need)
+        return bw__fail(w, BW_EFULL);
+    {
+        bw_pool *p = w->mode == BW__FIXED ? bw_pool_shared() : bw__pool_of(w);
+        if (p == NULL || (tmp = bw_pool_rent(p, need + 1, &tmp_cap)) == NULL)
+            return bw__fail(w, BW_ENOMEM);
+        r = vsnprintf((char *)tmp, need + 1, fmt, ap);
+        rc = (r >= 0 && (size_t)r == need) ? bw_write(w, tmp, need) : bw__fail(w, BW_EINVAL);
+        (void)bw_pool_return(p, tmp, tmp_cap);
     }
-    BW__TAIL_CLOSE(w, w->len + (size_t)r);
-    w->len += (size_t)r;
-    return BW_OK;
+    return rc;
 }
 
 int bw_printf(bw_writer *w, const char *fmt, ...)
@@ -1468,10 +2082,404 @@ int bw_printf(bw_writer *w, const char *fmt, ...)
     return rc;
 }
 
-bw_pool *bw_writer_pool(const bw_writer *w)
+static const char bw__digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Decimal digits of v, written backwards ending at `end`; returns the first. */
+static char *bw__dec(char *end, uint64_t v)
 {
-    if (w == NULL) return NULL;
-    return w->pool ? w->pool : bw_pool_shared();
+    while (v >= 100) {
+        size_t i = (size_t)(v % 100) * 2;
+        v /= 100;
+        *--end = bw__digits2[i + 1];
+        *--end = bw__digits2[i];
+    }
+    if (v >= 10) {
+        size_t i = (size_t)v * 2;
+        *--end = bw__digits2[i + 1];
+        *--end = bw__digits2[i];
+    } else {
+        *--end = (char)('0' + v);
+    }
+    return end;
+}
+
+int bw_put_dec_u64(bw_writer *w, uint64_t v)
+{
+    char b[20], *p = bw__dec(b + sizeof b, v);
+    return bw_write(w, p, (size_t)(b + sizeof b - p));
+}
+
+int bw_put_dec_i64(bw_writer *w, int64_t v)
+{
+    char b[21], *p;
+    uint64_t u = (uint64_t)v;
+    if (v < 0) u = 0 - u; /* INT64_MIN too */
+    p = bw__dec(b + sizeof b, u);
+    if (v < 0) *--p = '-';
+    return bw_write(w, p, (size_t)(b + sizeof b - p));
+}
+
+static void bw__hex(unsigned char *out, const unsigned char *in, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    size_t i;
+    for (i = 0; i < n; i++) {
+        out[2 * i] = (unsigned char)digits[in[i] >> 4];
+        out[2 * i + 1] = (unsigned char)digits[in[i] & 15];
+    }
+}
+
+int bw_put_hex(bw_writer *w, const void *src, size_t n)
+{
+    unsigned char buf[256];
+    const unsigned char *in = (const unsigned char *)src;
+    void *tmp = NULL;
+    size_t tmp_cap = 0;
+    int rc = BW_OK;
+
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (n == 0) return BW_OK;
+    if (src == NULL) return bw__fail(w, BW_EINVAL);
+    if (n > BW__MAX_BLOCK / 2) return bw__fail(w, w->mode == BW__FIXED ? BW_EFULL : BW_EOVERFLOW);
+    if (w->cap - w->len < 2 * n) {
+        /* The cold path may move, link or send the bytes src points into. */
+        if (bw__overlaps(w, src, n)) {
+            in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
+            if (in == NULL) return w->err;
+        }
+        if (w->mode == BW__STREAM && 2 * n > w->opt) {
+            /* Larger than the buffer: in pieces (a prefix on failure). */
+            unsigned char out[512];
+            size_t i;
+            for (i = 0; i < n && rc == BW_OK; i += sizeof out / 2) {
+                size_t k = n - i < sizeof out / 2 ? n - i : sizeof out / 2;
+                bw__hex(out, in + i, k);
+                rc = bw_write(w, out, 2 * k);
+            }
+            goto done;
+        }
+        rc = bw__room(w, 2 * n, NULL);
+        if (rc != BW_OK) goto done;
+    }
+    bw__hex(w->data + w->len, in, n);
+    w->len += 2 * n;
+done:
+    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Positions                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Find the held byte at position pos (base <= pos < tell): its block and its
+ * offset there. For a one-block writer the block is data. */
+static unsigned char *bw__at(const bw_writer *w, uint64_t pos, size_t *room)
+{
+    bw__cursor c = {NULL, 0};
+    const unsigned char *p;
+    size_t n;
+    uint64_t at = w->base;
+    while (bw__piece(w, &c, &p, &n)) {
+        if (pos < at + n) {
+            *room = n - (size_t)(pos - at);
+            return (unsigned char *)(uintptr_t)(p + (pos - at));
+        }
+        at += n;
+    }
+    *room = 0;
+    return NULL;
+}
+
+int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
+{
+    unsigned char buf[64];
+    const unsigned char *in = (const unsigned char *)src;
+    void *tmp = NULL;
+    size_t tmp_cap = 0;
+    uint64_t tell;
+
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (n == 0) return BW_OK;
+    tell = bw_tell(w);
+    if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
+    if (w->mode == BW__CHAIN && w->head != NULL && bw__overlaps(w, src, n)) {
+        /* Spanning blocks, piece by piece: a source among them is copied
+         * first so that no piece reads bytes already overwritten. */
+        in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
+        if (in == NULL) return w->err;
+    }
+    while (n > 0) {
+        size_t room, k;
+        unsigned char *d = bw__at(w, pos, &room);
+        k = n < room ? n : room;
+        memmove(d, in, k);
+        in += k;
+        pos += k;
+        n -= k;
+    }
+    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
+    return BW_OK;
+}
+
+int bw_truncate(bw_writer *w, uint64_t pos)
+{
+    bw__seg *s, *keep = NULL;
+    uint64_t at;
+
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (pos < w->base || pos > bw_tell(w)) return bw__fail(w, BW_EINVAL);
+    if (pos >= w->pos) { /* within the last block (or the only one) */
+        w->len = (size_t)(pos - w->pos);
+        return BW_OK;
+    }
+    /* Segmented, in an earlier block: it becomes the last one. */
+    at = w->base;
+    for (s = (bw__seg *)w->head; s != NULL; s = s->next) {
+        size_t held = s->end - s->start;
+        if (pos <= at + held) {
+            keep = s;
+            break;
+        }
+        at += held;
+    }
+    s = keep->next;
+    while (s != NULL) {
+        bw__seg *next = s->next;
+        bw__seg_return(w, s);
+        s = next;
+    }
+    keep->next = NULL;
+    if (keep == w->head) w->head = NULL;
+    w->data = keep->data;
+    w->cap = bw__seg_cap(keep);
+    w->pos = at - keep->start;
+    w->len = keep->start + (size_t)(pos - at);
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading out                                                              */
+/* ------------------------------------------------------------------------ */
+
+const unsigned char *bw_data(const bw_writer *w)
+{
+    bw__cursor c = {NULL, 0};
+    const unsigned char *p, *one = NULL;
+    size_t n;
+    if (w == NULL || w->data == NULL) return NULL;
+    if (w->mode != BW__CHAIN || w->head == NULL) return w->data + bw__start(w);
+    while (bw__piece(w, &c, &p, &n)) {
+        if (n == 0) continue;
+        if (one != NULL) return NULL;
+        one = p;
+    }
+    return one != NULL ? one : w->data + w->len;
+}
+
+size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max)
+{
+    bw__cursor c = {NULL, 0};
+    const unsigned char *p;
+    size_t n, k = 0;
+    if (w == NULL) return 0;
+    while (bw__piece(w, &c, &p, &n)) {
+        if (n == 0) continue;
+        if (k < max && iov != NULL) {
+            iov[k].iov_base = (void *)(uintptr_t)p;
+            iov[k].iov_len = n;
+        }
+        k++;
+    }
+    return k;
+}
+
+int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
+{
+    bw__cursor c = {NULL, 0};
+    const unsigned char *p;
+    unsigned char *out = (unsigned char *)dst;
+    size_t k, len;
+    if (w == NULL) return BW_EINVAL;
+    len = bw_len(w);
+    if (offset > len || n > len - offset) return BW_EINVAL;
+    if (n == 0) return BW_OK;
+    if (dst == NULL) return BW_EINVAL;
+    while (n > 0 && bw__piece(w, &c, &p, &k)) {
+        if (offset >= k) {
+            offset -= k;
+            continue;
+        }
+        p += offset;
+        k -= offset;
+        offset = 0;
+        if (k > n) k = n;
+        memcpy(out, p, k);
+        out += k;
+        n -= k;
+    }
+    return BW_OK;
+}
+
+void bw__drop_front(bw_writer *w, size_t n)
+{
+    w->base += n;
+    if (w->mode == BW__CHAIN && w->head != NULL) {
+        bw__seg *s = (bw__seg *)w->head, *tail = bw__tail_seg(w);
+        while (s != tail) {
+            size_t held = s->end - s->start;
+            if (n < held) {
+                s->start += n;
+                return;
+            }
+            n -= held;
+            w->head = s->next;
+            bw__seg_return(w, s);
+            s = (bw__seg *)w->head;
+        }
+        w->head = NULL; /* the last block is the only one now */
+    }
+    if (w->base == bw_tell(w)) { /* all gone: start over at the beginning */
+        w->pos = w->base;
+        w->len = 0;
+        bw__set_lim(w);
+    }
+}
+
+int bw_consume(bw_writer *w, size_t n)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (n > bw_len(w)) return bw__fail(w, BW_EINVAL);
+    if (n != 0) bw__drop_front(w, n);
+    return BW_OK;
+}
+
+/* Make the held bytes contiguous with `extra` free bytes after them, in one
+ * block: a segmented writer's blocks are copied into one new block; others
+ * move down or grow through the cold path (streaming and fixed never send
+ * or grow here: BW_EFULL). NULL with the error recorded on failure. */
+static unsigned char *bw__contiguous(bw_writer *w, size_t extra)
+{
+    size_t held = bw_len(w);
+    if (w->mode == BW__CHAIN && (w->head != NULL || w->cap - w->len < extra)) {
+        bw_pool *p = bw__pool_of(w);
+        bw__cursor c = {NULL, 0};
+        const unsigned char *src;
+        size_t want, got, k, off = 0;
+        unsigned char *b;
+        bw__seg *s;
+        int rc;
+        if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+        rc = bw__target(p, 0, held + extra + BW__SEG_HDR, 0, &want);
+        if (rc != BW_OK) return bw__fail(w, rc), NULL;
+        b = (unsigned char *)bw_pool_rent(p, want, &got);
+        if (b == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+        while (bw__piece(w, &c, &src, &k)) {
+            if (k != 0) memcpy(b + off, src, k);
+            off += k;
+        }
+        bw__seg_drop_all_but_tail(w);
+        bw__seg_return(w, bw__tail_seg(w));
+        s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
+        s->data = b;
+        s->next = NULL;
+        w->data = b;
+        w->cap = got - BW__SEG_HDR;
+        w->pos = w->base;
+        w->len = held;
+        bw__set_lim(w);
+        return b;
+    }
+    if (w->cap - w->len < extra) {
+        if (w->mode == BW__STREAM) {
+            if (w->cap - held < extra) return bw__fail(w, BW_EFULL), NULL;
+            bw__move_down(w, NULL);
+        } else if (bw__room(w, extra, NULL) != BW_OK) {
+            return NULL;
+        }
+    }
+    return w->data + bw__start(w);
+}
+
+const unsigned char *bw_pullup(bw_writer *w)
+{
+    if (w == NULL || w->err != BW_OK) return NULL;
+    if (w->data == NULL || w->mode != BW__CHAIN || w->head == NULL) return bw_data(w);
+    return bw__contiguous(w, 0);
+}
+
+const char *bw_cstr(bw_writer *w)
+{
+    unsigned char *p;
+    if (w == NULL || w->err != BW_OK) return NULL;
+    if (w->data == NULL) return "";
+    p = bw__contiguous(w, 1);
+    if (p == NULL) return NULL;
+    w->data[w->len] = 0;
+    return (const char *)p;
+}
+
+int bw_append_writer(bw_writer *dst, const bw_writer *src)
+{
+    bw__cursor c = {NULL, 0};
+    const unsigned char *p;
+    size_t n, len;
+    uint64_t mark;
+    int rc;
+
+    if (dst == NULL) return BW_EINVAL;
+    if (dst->err != BW_OK) return dst->err;
+    if (src == NULL) return bw__fail(dst, BW_EINVAL);
+    len = bw_len(src);
+    if (len == 0) return BW_OK;
+    if (dst == src) {
+        /* A second copy of itself: copy out first (writing may move, link
+         * or send what is being read). */
+        unsigned char buf[256];
+        void *tmp = NULL;
+        size_t tmp_cap = 0;
+        const void *copy;
+        bw_pool *pool = dst->mode == BW__FIXED ? bw_pool_shared() : bw__pool_of(dst);
+        if (len <= sizeof buf) {
+            copy = buf;
+        } else if (pool == NULL || (tmp = bw_pool_rent(pool, len, &tmp_cap)) == NULL) {
+            return bw__fail(dst, BW_ENOMEM);
+        } else {
+            copy = tmp;
+        }
+        (void)bw_copy_out(src, 0, (void *)(uintptr_t)copy, len);
+        rc = bw_write(dst, copy, len);
+        if (tmp != NULL) (void)bw_pool_return(pool, tmp, tmp_cap);
+        return rc;
+    }
+    /* All or nothing: room first where the mode allows it (a streaming
+     * writer only for what fits its buffer), else undo to the mark. */
+    if (dst->mode != BW__CHAIN && (dst->mode != BW__STREAM || len <= dst->opt)) {
+        rc = bw_reserve(dst, len);
+        if (rc != BW_OK) return rc;
+    }
+    mark = bw_tell(dst);
+    while (bw__piece(src, &c, &p, &n)) {
+        if (n == 0) continue;
+        rc = bw_write(dst, p, n);
+        if (rc != BW_OK) {
+            if (dst->mode == BW__CHAIN && mark >= dst->base) {
+                dst->err = BW_OK;
+                (void)bw_truncate(dst, mark);
+                dst->err = rc;
+                bw__set_lim(dst);
+            }
+            return rc;
+        }
+    }
+    return BW_OK;
 }
 
 void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
@@ -1481,25 +2489,45 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     if (len != NULL) *len = 0;
     if (capacity != NULL) *capacity = 0;
     if (w == NULL) return NULL;
-    if ((w->flags & BW__EXTERNAL) && w->len != 0) {
-        /* The caller's buffer cannot go to the pool: hand out a pooled
-         * copy, sized by the growth rule. */
-        bw_pool *p = bw__pool_of(w);
-        size_t want;
-        if (p == NULL || bw__target(p, 0, w->len, 0, &want) != BW_OK ||
-            (b = bw_pool_rent(p, want, &c)) == NULL) {
-            bw__fail(w, BW_ENOMEM);
-            return NULL;
+    if (w->mode == BW__FIXED) {
+        bw__fail(w, BW_EINVAL);
+        return NULL;
+    }
+    if (w->data != NULL) {
+        l = bw_len(w);
+        if (w->flags & BW__EXTERNAL) {
+            /* The caller's buffer cannot go to the pool: hand out a pooled
+             * copy, sized by the growth rule (none when nothing is held). */
+            bw_pool *p = bw__pool_of(w);
+            size_t want;
+            if (l != 0) {
+                if (p == NULL || bw__target(p, 0, l, 0, &want) != BW_OK ||
+                    (b = bw_pool_rent(p, want, &c)) == NULL) {
+                    bw__fail(w, BW_ENOMEM);
+                    return NULL;
+                }
+                memcpy(b, w->data + bw__start(w), l);
+            }
+        } else {
+            int saved = w->err;
+            if (w->mode == BW__CHAIN && w->head != NULL) {
+                w->err = BW_OK; /* detach works while an error is recorded */
+                b = bw__contiguous(w, 0);
+                if (b == NULL) {
+                    w->err = saved != BW_OK ? saved : w->err;
+                    bw__set_lim(w);
+                    return NULL;
+                }
+                w->err = saved;
+            }
+            bw__move_down(w, NULL);
+            b = w->data;
+            c = w->cap + (w->mode == BW__CHAIN ? BW__SEG_HDR : 0);
         }
-        memcpy(b, w->data, w->len);
-        l = w->len;
-    } else if (!(w->flags & BW__EXTERNAL)) {
-        BW__TAIL_OPEN(w); /* the caller gets plain memory */
-        b = w->data;
-        l = w->len;
-        c = w->cap;
     }
     bw__job_done(w);
+    w->data = NULL;
+    w->cap = 0;
     bw__reset(w);
     if (len != NULL) *len = l;
     if (capacity != NULL) *capacity = c;
@@ -1507,412 +2535,37 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
 }
 /*************** End file bufwriter.c ***************************************/
 
-/*************** Begin file chain.c *****************************************/
-/* chain.c - bw_chain, the segmented writer: blocks rented from a pool,
- * linked through a header inside each block, read out as iovecs, flattened,
- * copied out or consumed from the front. */
-/* #include "bufwriter.h": amalgamated above */
-/* #include "pool/pool_internal.h": amalgamated above */
-
-#include <stdlib.h>
-#include <sys/uio.h>
-
-/* The link header at the start of every block (32 bytes keeps the data
- * aligned to alignof(max_align_t) on the usual ABIs). */
-struct bw__cblock {
-    struct bw__cblock *next;
-    size_t cap;   /* data bytes (block capacity minus the header)            */
-    size_t start; /* first byte not yet consumed                             */
-    size_t used;  /* bytes written; for the tail, c->wp says it              */
-};
-#define BW__CB_HDR ((size_t)32)
-#define BW__CHAIN_FIRST ((size_t)4096)
-#define BW__CHAIN_MAX_LEN ((size_t)PTRDIFF_MAX)
-
-typedef char bw__cb_hdr_fits[sizeof(struct bw__cblock) <= BW__CB_HDR ? 1 : -1];
-
-static unsigned char *bw__cb_data(struct bw__cblock *b) { return (unsigned char *)b + BW__CB_HDR; }
-
-/* Bytes written into b (the tail's live count is the write position). */
-static size_t bw__cb_used(const bw_chain *c, struct bw__cblock *b)
-{
-    return b == c->tail ? (size_t)(c->wp - bw__cb_data(b)) : b->used;
-}
-
-static int bw__chain_fail(bw_chain *c, int rc)
-{
-    if (c->err == BW_OK) c->err = rc;
-    c->wavail = 0;
-    return rc;
-}
-
-static bw_pool *bw__chain_pool(bw_chain *c)
-{
-    if (c->pool == NULL) c->pool = bw_pool_shared();
-    return c->pool;
-}
-
-size_t bw_chain_len(const bw_chain *c)
-{
-    if (c == NULL || c->tail == NULL) return 0;
-    return c->done + (size_t)(c->wp - bw__cb_data(c->tail)) - c->tail->start;
-}
-
-int bw_chain_init(bw_chain *c, bw_pool *pool)
-{
-    if (c == NULL) return BW_EINVAL;
-    memset(c, 0, sizeof *c);
-    c->pool = pool;
-    return BW_OK;
-}
-
-/* The next block's size: double the last one's (prev_cap data bytes; 0
- * for the first block, 4 KiB), up to the pool's threshold, then stay
- * there; always at least `need` data bytes. */
-static size_t bw__chain_next_size(const bw_pool *p, size_t prev_cap, size_t need)
-{
-    size_t size = prev_cap ? (prev_cap + BW__CB_HDR) * 2 : BW__CHAIN_FIRST;
-    if (size > p->threshold) size = p->threshold;
-    if (size < 2 * BW__CB_HDR) size = 2 * BW__CB_HDR;
-    if (need > size - BW__CB_HDR) size = need + BW__CB_HDR;
-    return size;
-}
-
-/* Rent a block after one of prev_cap data bytes, with at least `need`;
- * NULL when the pool fails. */
-static struct bw__cblock *bw__chain_rent(bw_pool *p, size_t prev_cap, size_t need)
-{
-    size_t cap;
-    struct bw__cblock *b =
-        (struct bw__cblock *)bw_pool_rent(p, bw__chain_next_size(p, prev_cap, need), &cap);
-    if (b == NULL) return NULL;
-    b->next = NULL;
-    b->cap = cap - BW__CB_HDR;
-    b->start = 0;
-    b->used = 0;
-    return b;
-}
-
-/* Append b as the new tail (the old tail's count is frozen). */
-static void bw__chain_link(bw_chain *c, struct bw__cblock *b)
-{
-    if (c->tail != NULL) {
-        c->tail->used = (size_t)(c->wp - bw__cb_data(c->tail));
-        c->done += c->tail->used - c->tail->start;
-        c->tail->next = b;
-    } else {
-        c->head = b;
-    }
-    c->tail = b;
-    c->nblocks++;
-    c->wp = bw__cb_data(b);
-    c->wavail = b->cap;
-}
-
-int bw__chain_write_slow(bw_chain *c, const void *src, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)src;
-    struct bw__cblock *first = NULL, *last = NULL, *b;
-    bw_pool *p;
-    size_t room, have;
-
-    if (c == NULL) return BW_EINVAL;
-    if (c->err != BW_OK) return c->err;
-    if (n == 0) return BW_OK;
-    if (src == NULL) return bw__chain_fail(c, BW_EINVAL);
-    if (n > BW__CHAIN_MAX_LEN - bw_chain_len(c)) return bw__chain_fail(c, BW_EOVERFLOW);
-    if ((p = bw__chain_pool(c)) == NULL) return bw__chain_fail(c, BW_ENOMEM);
-
-    /* Rent every block the write needs first, so that a failure leaves the
-     * chain exactly as it was. */
-    room = c->wavail;
-    have = room;
-    while (have < n) {
-        b = bw__chain_rent(p, last ? last->cap : c->tail ? c->tail->cap : 0, 0);
-        if (b == NULL) {
-            while (first != NULL) {
-                struct bw__cblock *next = first->next;
-                (void)bw_pool_return(p, first, first->cap + BW__CB_HDR);
-                first = next;
-            }
-            return bw__chain_fail(c, BW_ENOMEM);
-        }
-        if (last) last->next = b;
-        else first = b;
-        last = b;
-        have += b->cap;
-    }
-    /* Then copy: the rest of the tail, then each new block. */
-    if (room > 0) {
-        memcpy(c->wp, s, room);
-        c->wp += room;
-        c->wavail = 0;
-        s += room;
-        n -= room;
-    }
-    while (first != NULL) {
-        size_t k;
-        b = first;
-        first = first->next;
-        b->next = NULL;
-        bw__chain_link(c, b);
-        k = n < b->cap ? n : b->cap;
-        memcpy(c->wp, s, k);
-        c->wp += k;
-        c->wavail -= k;
-        s += k;
-        n -= k;
-    }
-    return BW_OK;
-}
-
-int bw_chain_puts(bw_chain *c, const char *s)
-{
-    if (c == NULL) return BW_EINVAL;
-    if (c->err != BW_OK) return c->err;
-    if (s == NULL) return bw__chain_fail(c, BW_EINVAL);
-    return bw_chain_write(c, s, strlen(s));
-}
-
-int bw_chain_vprintf(bw_chain *c, const char *fmt, va_list ap)
-{
-    va_list cp;
-    bw_pool *p;
-    size_t cap;
-    char *tmp;
-    int r, rc;
-
-    if (c == NULL) return BW_EINVAL;
-    if (c->err != BW_OK) return c->err;
-    if (fmt == NULL) return bw__chain_fail(c, BW_EINVAL);
-    va_copy(cp, ap);
-    r = vsnprintf(c->wavail ? (char *)c->wp : NULL, c->wavail, fmt, cp);
-    va_end(cp);
-    if (r < 0) return bw__chain_fail(c, BW_EINVAL);
-    if ((size_t)r < c->wavail) { /* straight into the last block */
-        c->wp += r;
-        c->wavail -= (size_t)r;
-        return BW_OK;
-    }
-    /* Does not fit: format into a pooled scratch block, then append it
-     * across blocks. */
-    if ((p = bw__chain_pool(c)) == NULL) return bw__chain_fail(c, BW_ENOMEM);
-    tmp = (char *)bw_pool_rent(p, (size_t)r + 1, &cap);
-    if (tmp == NULL) return bw__chain_fail(c, BW_ENOMEM);
-    if (vsnprintf(tmp, cap, fmt, ap) != r) rc = bw__chain_fail(c, BW_EINVAL);
-    else rc = bw_chain_write(c, tmp, (size_t)r);
-    (void)bw_pool_return(p, tmp, cap);
-    return rc;
-}
-
-int bw_chain_printf(bw_chain *c, const char *fmt, ...)
-{
-    va_list ap;
-    int rc;
-    va_start(ap, fmt);
-    rc = bw_chain_vprintf(c, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-void *bw_chain_get_span(bw_chain *c, size_t size_hint, size_t *avail)
-{
-    size_t need = size_hint ? size_hint : 1;
-    struct bw__cblock *b;
-    bw_pool *p;
-    if (avail != NULL) *avail = 0;
-    if (c == NULL || c->err != BW_OK) return NULL;
-    if (c->wavail < need) {
-        if (need > BW__CHAIN_MAX_LEN - BW__CB_HDR - bw_chain_len(c)) {
-            bw__chain_fail(c, BW_EOVERFLOW);
-            return NULL;
-        }
-        if ((p = bw__chain_pool(c)) == NULL ||
-            (b = bw__chain_rent(p, c->tail ? c->tail->cap : 0, need)) == NULL) {
-            bw__chain_fail(c, BW_ENOMEM);
-            return NULL;
-        }
-        bw__chain_link(c, b);
-    }
-    if (avail != NULL) *avail = c->wavail;
-    return c->wp;
-}
-
-int bw_chain_advance(bw_chain *c, size_t n)
-{
-    if (c == NULL) return BW_EINVAL;
-    if (c->err != BW_OK) return c->err;
-    if (n > c->wavail) return bw__chain_fail(c, BW_EINVAL);
-    c->wp += n;
-    c->wavail -= n;
-    return BW_OK;
-}
-
-/* Walk [offset, offset + n) piece by piece: copy out of (to_chain = 0) or
- * into (to_chain = 1) the chain. The range is already checked. */
-static void bw__chain_walk(const bw_chain *c, size_t offset, unsigned char *buf, size_t n,
-                           int to_chain)
-{
-    struct bw__cblock *b;
-    for (b = c->head; b != NULL && n > 0; b = b->next) {
-        size_t len = bw__cb_used(c, b) - b->start, k;
-        if (offset >= len) {
-            offset -= len;
-            continue;
-        }
-        k = len - offset < n ? len - offset : n;
-        if (to_chain) memcpy(bw__cb_data(b) + b->start + offset, buf, k);
-        else memcpy(buf, bw__cb_data(b) + b->start + offset, k);
-        buf += k;
-        n -= k;
-        offset = 0;
-    }
-}
-
-int bw_chain_patch(bw_chain *c, size_t offset, const void *src, size_t n)
-{
-    size_t len;
-    if (c == NULL) return BW_EINVAL;
-    if (c->err != BW_OK) return c->err;
-    if (n == 0) return BW_OK;
-    len = bw_chain_len(c);
-    if (src == NULL || offset > len || n > len - offset) return bw__chain_fail(c, BW_EINVAL);
-    bw__chain_walk(c, offset, (unsigned char *)(uintptr_t)src, n, 1);
-    return BW_OK;
-}
-
-int bw_chain_copy_out(const bw_chain *c, size_t offset, void *dst, size_t n)
-{
-    size_t len;
-    if (c == NULL) return BW_EINVAL;
-    if (n == 0) return BW_OK;
-    len = bw_chain_len(c);
-    if (dst == NULL || offset > len || n > len - offset) return BW_EINVAL;
-    bw__chain_walk(c, offset, (unsigned char *)dst, n, 0);
-    return BW_OK;
-}
-
-size_t bw_chain_iovec(const bw_chain *c, struct iovec *iov, size_t max)
-{
-    struct bw__cblock *b;
-    size_t k = 0;
-    if (c == NULL) return 0;
-    for (b = c->head; b != NULL; b = b->next) {
-        size_t len = bw__cb_used(c, b) - b->start;
-        if (len == 0) continue;
-        if (k < max && iov != NULL) {
-            iov[k].iov_base = bw__cb_data(b) + b->start;
-            iov[k].iov_len = len;
-        }
-        k++;
-    }
-    return k;
-}
-
-int bw_chain_flatten(const bw_chain *c, bw_writer *w)
-{
-    struct bw__cblock *b;
-    int rc;
-    if (c == NULL || w == NULL) return BW_EINVAL;
-    /* One reservation first: then the copies cannot fail half way. */
-    if ((rc = bw_reserve(w, bw_chain_len(c))) != BW_OK) return rc;
-    for (b = c->head; b != NULL; b = b->next) {
-        size_t len = bw__cb_used(c, b) - b->start;
-        if (len && (rc = bw_write(w, bw__cb_data(b) + b->start, len)) != BW_OK) return rc;
-    }
-    return BW_OK;
-}
-
-/* Drop the first n bytes (n <= length, checked by the caller), giving
- * emptied blocks back; a fully consumed tail is rewound for reuse. */
-static void bw__chain_drop(bw_chain *c, size_t n)
-{
-    for (;;) {
-        struct bw__cblock *b = c->head;
-        size_t len;
-        if (b == NULL) return;
-        len = bw__cb_used(c, b) - b->start;
-        if (b == c->tail) {
-            b->start += n;
-            if (b->start == bw__cb_used(c, b)) {
-                b->start = 0;
-                c->wp = bw__cb_data(b);
-                c->wavail = c->err == BW_OK ? b->cap : 0;
-            }
-            return;
-        }
-        if (n < len) {
-            b->start += n;
-            c->done -= n;
-            return;
-        }
-        n -= len; /* the whole block is gone (an empty one too) */
-        c->done -= len;
-        c->head = b->next;
-        c->nblocks--;
-        (void)bw_pool_return(c->pool, b, b->cap + BW__CB_HDR);
-    }
-}
-
-int bw_chain_consume(bw_chain *c, size_t n)
-{
-    if (c == NULL) return BW_EINVAL;
-    if (n > bw_chain_len(c)) return bw__chain_fail(c, BW_EINVAL);
-    bw__chain_drop(c, n);
-    return BW_OK;
-}
-
-void bw_chain_release(bw_chain *c)
-{
-    struct bw__cblock *b;
-    if (c == NULL) return;
-    for (b = c->head; b != NULL;) {
-        struct bw__cblock *next = b->next;
-        (void)bw_pool_return(c->pool, b, b->cap + BW__CB_HDR);
-        b = next;
-    }
-    bw_chain_init(c, c->pool);
-}
-
-void bw_chain_clear(bw_chain *c)
-{
-    struct bw__cblock *b, *keep;
-    if (c == NULL) return;
-    keep = c->head;
-    if (keep == NULL) {
-        c->err = BW_OK;
-        return;
-    }
-    for (b = keep->next; b != NULL;) {
-        struct bw__cblock *next = b->next;
-        (void)bw_pool_return(c->pool, b, b->cap + BW__CB_HDR);
-        b = next;
-    }
-    keep->next = NULL;
-    keep->start = keep->used = 0;
-    c->head = c->tail = keep;
-    c->nblocks = 1;
-    c->done = 0;
-    c->wp = bw__cb_data(keep);
-    c->wavail = keep->cap;
-    c->err = BW_OK;
-}
-
-/* For the I/O helpers (io.c): drop what went out, never recording. */
-BW__INTERNAL void bw__chain_consume_sent(bw_chain *c, size_t n) { bw__chain_drop(c, n); }
-/*************** End file chain.c *******************************************/
-
 /*************** Begin file io.c ********************************************/
-/* io.c - getting bytes out: a writer or a chain to a file descriptor
- * (write / writev, short writes and EINTR handled), and a FILE* adapter
- * (fopencookie on glibc, funopen on the BSDs) for existing fprintf code. */
-/* #include "bufwriter.h": amalgamated above */
-/* #include "pool/pool_internal.h": amalgamated above */
+/* io.c - getting bytes out of any writer: to a file descriptor (writev or
+ * sendmsg, short writes and EINTR handled, never a SIGPIPE), and a FILE*
+ * adapter (fopencookie on glibc, funopen on the BSDs) for fprintf code. */
+/* #include "writer_internal.h": amalgamated above */
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+/* The signal-mask calls are POSIX, and glibc hides them from a strict
+ * -std=c11 translation unit without feature-test macros (the library's own
+ * build, or the single header included after other headers). They are
+ * declared here then, as fopencookie is below: same names, same types. */
+#if defined(__GLIBC__) && !defined(__USE_POSIX199506)
+#  include <bits/types/__sigset_t.h>
+typedef __sigset_t sigset_t;
+extern int sigemptyset(sigset_t *set);
+extern int sigaddset(sigset_t *set, int signo);
+extern int sigismember(const sigset_t *set, int signo);
+extern int sigpending(sigset_t *set);
+extern int sigwait(const sigset_t *set, int *sig);
+extern int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
+#  define SIG_BLOCK 0   /* <bits/sigaction.h>, the same on every Linux ABI */
+#  define SIG_SETMASK 2
+#endif
 
 /* At most this many pieces per writev (and never more than IOV_MAX). */
 #define BW__IOV_BATCH 64
@@ -1921,46 +2574,92 @@ BW__INTERNAL void bw__chain_consume_sent(bw_chain *c, size_t n) { bw__chain_drop
 #  define BW__IOV_BATCH IOV_MAX
 #endif
 
-int bw_write_fd(const bw_writer *w, int fd, size_t *written)
+/* Sockets get MSG_NOSIGNAL; pipes and anything unknown get SIGPIPE held off
+ * around the write; regular files and devices cannot raise it. */
+unsigned bw__fd_kind(int fd)
 {
-    size_t done = 0, len;
-    int rc = BW_OK;
-    if (written != NULL) *written = 0;
-    if (w == NULL) return BW_EINVAL;
-    len = w->len;
-    while (done < len) {
-        ssize_t k = write(fd, w->data + done, len - done);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            rc = BW_EIO;
-            break;
-        }
-        done += (size_t)k;
+    struct stat st;
+    int type;
+    socklen_t len = sizeof type;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0) {
+#ifdef MSG_NOSIGNAL
+        return BW__FD_SOCK;
+#else
+        return BW__FD_GUARD;
+#endif
     }
-    if (written != NULL) *written = done;
-    return rc;
+    if (fstat(fd, &st) != 0) return BW__FD_GUARD;
+    if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return 0;
+    return BW__FD_GUARD;
 }
 
-int bw_chain_write_fd(bw_chain *c, int fd, size_t *written)
+/* writev with SIGPIPE blocked for this thread; a SIGPIPE that this write
+ * raised is taken off the pending set before the old mask comes back, so
+ * the process neither dies nor sees it later (as libcurl and OpenSSL do).
+ * One that was pending before is left alone. */
+static ptrdiff_t bw__writev_guarded(int fd, const struct iovec *iov, int cnt)
+{
+    sigset_t pipe_set, old, pending;
+    int was_pending, saved;
+    ssize_t r;
+
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old) != 0) return writev(fd, iov, cnt);
+    was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+    r = writev(fd, iov, cnt);
+    saved = errno;
+    if (r < 0 && saved == EPIPE && !was_pending && sigpending(&pending) == 0 &&
+        sigismember(&pending, SIGPIPE) == 1) {
+        int sig;
+        (void)sigwait(&pipe_set, &sig);
+    }
+    (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return r;
+}
+
+ptrdiff_t bw__fd_send(int fd, unsigned kind, const struct iovec *iov, int cnt)
+{
+#ifdef MSG_NOSIGNAL
+    if (kind & BW__FD_SOCK) {
+        struct msghdr m;
+        memset(&m, 0, sizeof m);
+        m.msg_iov = (struct iovec *)(uintptr_t)iov;
+        m.msg_iovlen = (size_t)cnt;
+        return sendmsg(fd, &m, MSG_NOSIGNAL);
+    }
+#endif
+    if (kind & BW__FD_GUARD) return bw__writev_guarded(fd, iov, cnt);
+    return writev(fd, iov, cnt);
+}
+
+int bw_write_fd(bw_writer *w, int fd, size_t *written)
 {
     struct iovec iov[BW__IOV_BATCH];
     size_t done = 0;
+    unsigned kind;
     int rc = BW_OK;
+
     if (written != NULL) *written = 0;
-    if (c == NULL) return BW_EINVAL;
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (bw_len(w) == 0) return BW_OK;
+    kind = bw__fd_kind(fd);
     for (;;) {
-        size_t n = bw_chain_iovec(c, iov, BW__IOV_BATCH);
-        ssize_t k;
+        size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
+        ptrdiff_t k;
         if (n == 0) break;
         if (n > BW__IOV_BATCH) n = BW__IOV_BATCH;
-        k = writev(fd, iov, (int)n);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            rc = BW_EIO;
+        k = bw__fd_send(fd, kind, iov, (int)n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            if (k == 0) errno = EIO; /* no progress and no reason: never loop */
+            rc = BW_EIO;           /* not recorded: calling again continues */
             break;
         }
-        /* What went out leaves the queue; a short write just loops. */
-        bw__chain_consume_sent(c, (size_t)k);
+        /* What went out is no longer held; a short write just loops. */
+        bw__drop_front(w, (size_t)k);
         done += (size_t)k;
     }
     if (written != NULL) *written = done;
@@ -1968,12 +2667,24 @@ int bw_chain_write_fd(bw_chain *c, int fd, size_t *written)
 }
 
 #ifdef BW_HAVE_FILE_ADAPTER
+/* A writer failure as the errno a FILE write reports. */
+static int bw__errno_of(int rc)
+{
+    switch (rc) {
+    case BW_ENOMEM:    return ENOMEM;
+    case BW_EFULL:     return ENOSPC;
+    case BW_EOVERFLOW: return EFBIG;
+    case BW_EINVAL:    return EINVAL;
+    default:           return EIO;
+    }
+}
+
 #if defined(__GLIBC__)
-/* fopencookie and its function table. Declared here when the including
- * file did not ask for _GNU_SOURCE (the single header, included after
- * <stdio.h>): the table is four function pointers in every glibc since
- * 2.2, so the two declarations are the same to the ABI. */
-#  ifdef _GNU_SOURCE
+/* fopencookie and its function table are declared by <stdio.h> only when
+ * _GNU_SOURCE was defined before the first libc header (glibc's __USE_GNU
+ * says whether it was). Otherwise they are declared here: the table is four
+ * function pointers in every glibc since 2.2, the same to the ABI. */
+#  ifdef __USE_GNU
 typedef cookie_io_functions_t bw__cookie_io;
 #  else
 typedef struct bw__cookie_io {
@@ -1985,58 +2696,65 @@ typedef struct bw__cookie_io {
 extern FILE *fopencookie(void *cookie, const char *mode, bw__cookie_io io);
 #  endif
 
-/* glibc treats a return below the count as an error (the stream's error
- * flag is set; fprintf then returns a negative value). */
-static ssize_t bw__cookie_writer(void *cookie, const char *buf, size_t n)
+/* glibc takes a return below the count as an error (the stream's error flag
+ * is set; fprintf then returns a negative value). */
+static ssize_t bw__cookie_write(void *cookie, const char *buf, size_t n)
 {
-    return bw_write((bw_writer *)cookie, buf, n) == BW_OK ? (ssize_t)n : 0;
-}
-static ssize_t bw__cookie_chain(void *cookie, const char *buf, size_t n)
-{
-    return bw_chain_write((bw_chain *)cookie, buf, n) == BW_OK ? (ssize_t)n : 0;
+    int rc = bw_write((bw_writer *)cookie, buf, n);
+    if (rc == BW_OK) return (ssize_t)n;
+    errno = bw__errno_of(rc);
+    return 0;
 }
 
-static FILE *bw__fopen(void *cookie, ssize_t (*fn)(void *, const char *, size_t))
+/* A writer is not seekable: fseek and ftell fail with ESPIPE. */
+static int bw__cookie_seek(void *cookie, long long *off, int whence)
+{
+    (void)cookie;
+    (void)off;
+    (void)whence;
+    errno = ESPIPE;
+    return -1;
+}
+
+FILE *bw_fopen(bw_writer *w)
 {
     bw__cookie_io io;
-    if (cookie == NULL) {
+    if (w == NULL) {
         errno = EINVAL;
         return NULL;
     }
     memset(&io, 0, sizeof io);
-    io.write = fn;
-    return fopencookie(cookie, "w", io);
+    io.write = bw__cookie_write;
+    io.seek = bw__cookie_seek;
+    return fopencookie(w, "w", io);
 }
 #else /* the BSDs and macOS: funopen */
-static int bw__funopen_writer(void *cookie, const char *buf, int n)
+static int bw__funopen_write(void *cookie, const char *buf, int n)
 {
-    return bw_write((bw_writer *)cookie, buf, (size_t)n) == BW_OK ? n : -1;
-}
-static int bw__funopen_chain(void *cookie, const char *buf, int n)
-{
-    return bw_chain_write((bw_chain *)cookie, buf, (size_t)n) == BW_OK ? n : -1;
-}
-#endif
-
-FILE *bw_fopen_writer(bw_writer *w)
-{
-#if defined(__GLIBC__)
-    return bw__fopen(w, bw__cookie_writer);
-#else
-    if (w == NULL) { errno = EINVAL; return NULL; }
-    return funopen(w, NULL, bw__funopen_writer, NULL, NULL);
-#endif
+    int rc = bw_write((bw_writer *)cookie, buf, (size_t)n);
+    if (rc == BW_OK) return n;
+    errno = bw__errno_of(rc);
+    return -1;
 }
 
-FILE *bw_fopen_chain(bw_chain *c)
+static fpos_t bw__funopen_seek(void *cookie, fpos_t off, int whence)
 {
-#if defined(__GLIBC__)
-    return bw__fopen(c, bw__cookie_chain);
-#else
-    if (c == NULL) { errno = EINVAL; return NULL; }
-    return funopen(c, NULL, bw__funopen_chain, NULL, NULL);
-#endif
+    (void)cookie;
+    (void)off;
+    (void)whence;
+    errno = ESPIPE;
+    return -1;
 }
+
+FILE *bw_fopen(bw_writer *w)
+{
+    if (w == NULL) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return funopen(w, NULL, bw__funopen_write, bw__funopen_seek, NULL);
+}
+#endif
 #endif /* BW_HAVE_FILE_ADAPTER */
 /*************** End file io.c **********************************************/
 

@@ -26,7 +26,7 @@ static int step(bw_writer *w, int i, unsigned char *ref, size_t *ref_len)
         break;
     case 1:
         rc = bw_put_u32le(w, (uint32_t)i * 2654435761u);
-        bw__st32le(buf, (uint32_t)i * 2654435761u);
+        bw__st_u32le(buf, (uint32_t)i * 2654435761u);
         n = 4;
         break;
     case 2: {
@@ -206,7 +206,9 @@ Test(allocfail, init_failure_leaves_clean_writer)
     atomic_store(&ta.fail_at, 1);
     cr_expect_eq(bw_init(&w, p, 100), BW_ENOMEM);
     cr_expect_eq(bw_capacity(&w), 0);
-    cr_expect_eq(bw_error(&w), BW_OK);
+    cr_expect_eq(bw_error(&w), BW_ENOMEM, "recorded (rule 19)");
+    cr_expect_eq(bw_puts(&w, "refused"), BW_ENOMEM);
+    bw_clear_error(&w);
     cr_expect_eq(bw_puts(&w, "ok now"), BW_OK);
     bw_release(&w);
     ta_finish(&ta, p);

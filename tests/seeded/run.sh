@@ -1,8 +1,9 @@
 #!/bin/sh
 # run.sh - seeded-bug programs under AddressSanitizer, pooled and in bypass
-# mode: write after return, read past the end, double return, read past a
-# writer's length
-# (BW_BYPASS=1 for bypass): each must be caught, with the report that names it.
+# mode (BW_BYPASS=1): write after return, read past the end, double return;
+# each must be caught, with the report that names it. Then correct programs
+# that must run clean: with the program and the library instrumented or not
+# in every combination, and in checked bypass mode.
 # Usage: tests/seeded/run.sh CC BUILD_DIR LIBRARY_SOURCES...
 set -u
 cc=$1 out=$2
@@ -22,7 +23,7 @@ check() { # check NAME MODE EXPECTED
     echo "FAIL $name ($mode): exit $rc, wanted '$want' (see $log)"; fail=$((fail + 1))
   fi
 }
-for prog in write_after_return read_past_end double_return read_past_len; do
+for prog in write_after_return read_past_end double_return; do
   if ! "$cc" -std=c11 -g -O1 -fsanitize=address -fno-omit-frame-pointer -pthread -I. \
        -o "$out/$prog" "$here/$prog.c" "$@"; then
     echo "FAIL $prog: does not build"; fail=$((fail + 1))
@@ -34,7 +35,44 @@ check read_past_end      pooled "heap-buffer-overflow"
 check read_past_end      bypass "heap-buffer-overflow"
 check double_return      pooled "returned twice"
 check double_return      bypass "double-free"
-check read_past_len      pooled "container-overflow"
-check read_past_len      bypass "buffer-overflow"   # ASan names it so in an exact-size block
+
+# clean NAME ENV: the program must exit 0 with no sanitizer report.
+clean() {
+  name=$1 env=$2
+  log="$out/$name.log"
+  env $env ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 "$out/$name" >"$log" 2>&1
+  rc=$?
+  if [ "$rc" -eq 0 ] && ! grep -q "Sanitizer" "$log"; then
+    echo "ok   $name: clean"; pass=$((pass + 1))
+  else
+    echo "FAIL $name: exit $rc (see $log)"; fail=$((fail + 1))
+  fi
+}
+asan="-fsanitize=address -fno-omit-frame-pointer"
+build() { # build NAME PROG_FLAGS LIB_FLAGS: the library as separate objects
+  name=$1 pf=$2 lf=$3
+  rm -rf "$out/$name.objs" && mkdir -p "$out/$name.objs"
+  ok=1
+  for src in $libsrcs; do
+    o="$out/$name.objs/$(echo "$src" | tr / _).o"
+    "$cc" -std=c11 -g -O1 $lf -pthread -I. -c "$src" -o "$o" || ok=0
+  done
+  "$cc" -std=c11 -g -O1 $pf -pthread -I. -c "$here/clean_mixed.c" -o "$out/$name.objs/main.o" || ok=0
+  "$cc" $asan -pthread -o "$out/$name" "$out/$name.objs"/*.o || ok=0
+  [ "$ok" = 1 ] || { echo "FAIL $name: does not build"; fail=$((fail + 1)); }
+}
+libsrcs="$*"
+build mixed_both "$asan" "$asan"
+build mixed_program_only "$asan" ""
+build mixed_library_only "" "$asan"
+clean mixed_both ""
+clean mixed_program_only ""
+clean mixed_library_only ""
+if "$cc" -std=c11 -g -O1 $asan -pthread -I. -o "$out/checked_bypass" \
+     "$here/clean_checked_bypass.c" "$@"; then
+  clean checked_bypass "BW_CHECKED=1 BW_BYPASS=1"
+else
+  echo "FAIL checked_bypass: does not build"; fail=$((fail + 1))
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
