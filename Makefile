@@ -25,7 +25,11 @@ PCDIR    ?= $(LIBDIR)/pkgconfig
 JEMALLOC ?= 0
 
 VERSION  := $(shell sed -n 's/^\#define BW_VERSION_STRING "\(.*\)"/\1/p' bufwriter.h)
-SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
+# The soname's version: the major number, and before 1.0 major.minor too
+# (every 0.x release may break the ABI: 0.2 is libbufwriter.so.0.2).
+VMAJOR   := $(word 1,$(subst ., ,$(VERSION)))
+VMINOR   := $(word 2,$(subst ., ,$(VERSION)))
+SOMAJOR  := $(if $(filter 0,$(VMAJOR)),$(VMAJOR).$(VMINOR),$(VMAJOR))
 
 WARN     := -Wall -Wextra -Wpedantic -Werror
 CSTD     := -std=c11

@@ -675,7 +675,13 @@ BW_API int bw_append_writer(bw_writer *dst, const bw_writer *src);
  * streaming ones hand out their buffer with the unsent bytes; a caller's
  * first buffer is copied into a pooled block. NULL with 0 and 0 for a writer
  * with no storage; NULL with BW_EINVAL recorded for a fixed writer; NULL with
- * BW_ENOMEM recorded (nothing changed) when a needed copy cannot be made. */
+ * BW_ENOMEM recorded (nothing changed) when a needed copy cannot be made.
+ *
+ *   size_t len, cap;
+ *   void *b = bw_detach(&w, &len, &cap);        // the bytes are yours now
+ *   queue_for_later(b, len);
+ *   ...
+ *   bw_pool_return(bw_writer_pool(&w), b, cap); // when done: not free() */
 BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
 
 /* ======================================================================== */

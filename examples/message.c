@@ -20,11 +20,10 @@
  *
  * Run:  ./message frame.bin     (or ./message > frame.bin to use fd 1)
  */
-#define _POSIX_C_SOURCE 200809L /* open, write */
+#define _POSIX_C_SOURCE 200809L /* open */
 
 #include "bufwriter.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,7 +46,8 @@ static void put_name(bw_writer *w, const char *name)
  * the span (its NUL lands in the free space, past what we commit). */
 static void put_note(bw_writer *w, const char *place, int celsius)
 {
-    size_t at = bw_len(w), avail;
+    uint64_t at = bw_tell(w);          /* a position: valid across growth */
+    size_t avail;
     char *span;
     int n;
 
@@ -63,21 +63,6 @@ static void put_note(bw_writer *w, const char *place, int celsius)
     if (n < 0 || n > 0xffff) return;   /* leave an empty note */
     bw_advance(w, (size_t)n);
     bw_patch_u16be(w, at, (uint16_t)n); /* back-patch the placeholder */
-}
-
-/* write(2) until everything is out (short writes and EINTR happen). */
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
 }
 
 int main(int argc, char **argv)
@@ -101,8 +86,8 @@ int main(int argc, char **argv)
         bw_release(&w);
         return 1;
     }
-    /* Back-patch the frame length: offsets stay valid across growth. */
-    bw_patch_u32be(&w, 0, (uint32_t)(bw_len(&w) - 4));
+    /* Back-patch the frame length: positions stay valid across growth. */
+    bw_patch_u32be(&w, 0, (uint32_t)(bw_tell(&w) - 4));
 
     if (argc > 1) {
         fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -112,10 +97,12 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    rc = write_all(fd, bw_data(&w), bw_len(&w));
-    if (rc != 0) perror("write");
-    if (fd != 1 && close(fd) != 0) rc = -1;
+    /* writev until everything is out (short writes and EINTR handled);
+     * what went out is consumed, so bw_len counts what is left. */
     fprintf(stderr, "message: %zu bytes\n", bw_len(&w));
+    rc = bw_write_fd(&w, fd, NULL);
+    if (rc != BW_OK) perror("write");
+    if (fd != 1 && close(fd) != 0) rc = -1;
     bw_release(&w);                    /* the block goes back to the pool */
     return rc == 0 ? 0 : 1;
 }

@@ -39,13 +39,13 @@ __attribute__((format(printf, 3, 4)))
 #endif
 static void row(bw_writer *w, int width, const char *fmt, ...)
 {
-    size_t start = bw_len(w);
+    uint64_t start = bw_tell(w);
     va_list ap;
     va_start(ap, fmt);
     bw_vprintf(w, fmt, ap);
     va_end(ap);
     /* pad to a fixed width, measured on what was just written */
-    while (bw_len(w) - start < (size_t)width && bw_error(w) == BW_OK)
+    while (bw_tell(w) - start < (uint64_t)width && bw_error(w) == BW_OK)
         bw_put_u8(w, ' ');
 }
 

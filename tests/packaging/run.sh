@@ -34,7 +34,7 @@ fi
 
 WARN="-Wall -Wextra -Wpedantic -Werror"
 CXXWARN="-Wall -Wextra -Werror"
-EXAMPLES="message report"
+EXAMPLES="message report records"
 passed=0
 failed=0
 log=$work/log
@@ -65,6 +65,9 @@ run_example() {
       report)
         "$1" >"$1.out" || return 1
         diff -u "$here/expected/report.txt" "$1.out" ;;
+      records)
+        "$1" "$1.bin" >"$1.out" || return 1
+        diff -u "$here/expected/records.txt" "$1.out" ;;
       *) echo "no expected output for $2"; return 1 ;;
     esac
 }
@@ -82,6 +85,8 @@ defined_globals() {
 
 version=$(sed -n 's/^#define BW_VERSION_STRING "\(.*\)"/\1/p' "$root/bufwriter.h")
 major=${version%%.*}
+# the soname's version: before 1.0 it is major.minor (libbufwriter.so.0.2)
+if [ "$major" = 0 ]; then minor=${version#*.}; major=0.${minor%%.*}; fi
 
 # ------------------------------------------------------------ single header
 cat >"$work/decl.c" <<'EOF'
