@@ -164,14 +164,23 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
     if (w->cap - w->len >= n) goto copy;
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    /* A writer's first block: at the size recent writers ended at, if the
-     * pool learns it (BW_POOL_LEARN_SIZE), so similar jobs never grow. */
-    if (w->cap == 0 && p->learn) {
-        size_t learned = bw__learned(p);
-        if (learned > want) want = learned;
+    /* A writer's first block: at least min_first_block, so a small message
+     * does not climb through the smallest classes, and at the size recent
+     * writers ended at if the pool learns it (BW_POOL_LEARN_SIZE). */
+    if (w->cap == 0) {
+        size_t first = p->learn ? bw__learned(p) : 0;
+        if (first < p->min_first) first = p->min_first;
+        if (first > want) want = first;
     }
     rc = bw__target(p, w->len, want, w->cap, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
+    /* Outgrowing the threshold: jump straight to the size recent big jobs
+     * ended at (the learned jump), not through every power of two. */
+    if (cap > p->threshold && w->cap <= p->threshold && p->learn_growth) {
+        size_t jump = bw__grow_size(p, bw__learned_large(p));
+        if (jump > p->max_learned) jump = p->max_learned;
+        if (jump > cap) cap = jump;
+    }
 
     /* Above the threshold the old block is the allocator's own: let the
      * pool resize it in place, remap it (glibc's mremap) or move it into a
@@ -243,6 +252,7 @@ static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
     }
     want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
     if (want < BW__CHAIN_FIRST) want = BW__CHAIN_FIRST;
+    if (want < p->min_first) want = p->min_first;
     if (want > p->threshold) want = p->threshold;
     if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
     rc = bw__target(p, 0, want, 0, &want);

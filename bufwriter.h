@@ -238,10 +238,13 @@ typedef struct bw_pool bw_pool;
 /* Blocks a thread may keep per class in its own cache. */
 #define BW_THREAD_CACHE_SLOTS 4
 
-/* Pool flags, in numeric order. */
-#define BW_POOL_ZERO_ON_RETURN  0x1u /* zero every retained block on return,
-                                        with a store the compiler keeps; rented
-                                        pooled blocks then read as zeros */
+/* Pool flags, in numeric order. Any other bit is BW_EINVAL. */
+#define BW_POOL_ZERO_ON_RETURN  0x1u /* every block a rent hands out reads as
+                                        zeros (retained ones are zeroed on
+                                        return with a store the compiler keeps,
+                                        fresh ones on rent, kept large ones
+                                        too): one user's bytes never reach the
+                                        next renter */
 #define BW_POOL_NO_THREAD_CACHE 0x2u /* no per-thread caches: every rent and
                                         return goes to the shared level */
 #define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
@@ -251,7 +254,8 @@ typedef struct bw_pool bw_pool;
                                         end is caught at its return (a 16-byte
                                         canary after every block). Always on
                                         under BW_DEBUG and when the environment
-                                        variable BW_CHECKED=1 is set. Under
+                                        variable BW_CHECKED=1 is set (not in
+                                        set-user-ID programs). Under
                                         AddressSanitizer a double return is
                                         reported in every mode. */
 #define BW_POOL_LEARN_SIZE      0x8u /* learned starting size: each bw_release,
@@ -268,33 +272,59 @@ typedef struct bw_pool bw_pool;
                                         stale or uninitialised bytes shows */
 #define BW_POOL_BYPASS          0x20u /* no pooling: every rent is a real
                                         allocation of exactly min_size bytes
-                                        (*capacity = min_size) and every return
-                                        a real free, so AddressSanitizer's
-                                        redzones, quarantine and stack traces
-                                        apply in full. Also on with the
+                                        (at least 1; *capacity = that) and
+                                        every return a real free, so
+                                        AddressSanitizer's redzones, quarantine
+                                        and stack traces apply in full; no
+                                        large retention. Also on with the
                                         environment variable BW_BYPASS=1. */
+#define BW_POOL_NO_LARGE_RETENTION 0x40u /* give blocks above the threshold
+                                        back to the allocator at once (0.1's
+                                        default) instead of keeping them */
+#define BW_POOL_NO_LEARNED_GROWTH  0x80u /* a writer that outgrows the
+                                        threshold steps through the powers of
+                                        two instead of jumping to the learned
+                                        large size */
 #define BW_FILL_RENTED   0xA5
 #define BW_FILL_RETURNED 0xDD
 
+/* decay_ms: keep retained memory however long it is unused. */
+#define BW_DECAY_NEVER UINT32_MAX
+
+/* Options. Zero every field you do not set (= {0} or memset): 0 means the
+ * default, written on each field, and a zeroed struct is the same as NULL. */
 typedef struct bw_pool_options {
     size_t max_pooled_size;      /* threshold, power of two; 0 = 1 MiB        */
     size_t min_block_size;       /* smallest class, power of two >= 16; 0 = 16 */
     size_t max_blocks_per_class; /* shared-level bound per class; 0 = 32      */
-    size_t max_retained_bytes;   /* bound on all retained bytes, thread caches
-                                    included (not large blocks); 0 = 64 MiB   */
+    size_t max_retained_bytes;   /* bound on the pooled classes' retained
+                                    bytes, thread caches included; 0 = 64 MiB */
     unsigned flags;              /* BW_POOL_* flags; 0 = none                 */
     const bw_allocator *allocator; /* NULL = bw_allocator_libc()              */
-    /* Large retention: keep blocks ABOVE the threshold when they come back,
-     * so repeated large jobs reuse warm memory instead of fresh pages from
-     * the backing allocator. A rent above the threshold is served from a
-     * kept block of exactly that size. Off when both are 0.               */
-    size_t max_large_bytes;      /* bound on kept large bytes; 0 = off        */
-    size_t max_large_blocks;     /* bound on kept large blocks; 0 = 8 (when
-                                    max_large_bytes is set)                   */
-    /* Learned starting size (BW_POOL_LEARN_SIZE): a writer on this pool
-     * that starts empty (no initial capacity) takes its first block at the
-     * size recent writers ended at, bounded by this.                      */
+    /* Large retention: blocks ABOVE the threshold are kept when they come
+     * back, so repeated large jobs reuse warm memory instead of fresh pages
+     * from the backing allocator; a rent above the threshold is served from
+     * a kept block of exactly that size. On unless BW_POOL_NO_LARGE_RETENTION
+     * or BW_POOL_BYPASS. The defaults keep a 10 MiB job's 16 MiB block for
+     * each of four threads: .NET's ArrayPool.Shared keeps up to 32 arrays
+     * per size per core; jemalloc keeps freed pages for 10 s (decay). */
+    size_t max_large_bytes;      /* bound on kept large bytes; 0 = 64 MiB     */
+    size_t max_large_blocks;     /* bound on kept large blocks; 0 = 8         */
+    /* The learned sizes: BW_POOL_LEARN_SIZE's starting size, and the jump
+     * of a writer that outgrows the threshold, are at most this.           */
     size_t max_learned_size;     /* 0 = 64 MiB                                */
+    /* Decay: a retained block (pooled or large) that no rent has used for
+     * decay_ms goes back to the allocator, at the first slow-path rent,
+     * return or trim after that. No background thread: a fully idle
+     * process keeps up to the bounds until its next pool call.            */
+    uint32_t decay_ms;           /* 0 = 10000 (10 s, jemalloc's dirty decay);
+                                    BW_DECAY_NEVER keeps everything          */
+    /* A writer's first block is at least this (rounded up to a class), so a
+     * small message does not climb 16 -> 32 -> 64 -> 128 B with a copy at
+     * each step. An initial capacity or a caller's buffer is kept as given;
+     * with BW_POOL_LEARN_SIZE the larger wins. Above the threshold: EINVAL. */
+    size_t min_first_block;      /* 0 = 256 B; 1 = the class of the first
+                                    write (0.1)                              */
 } bw_pool_options;
 
 /* Counters. Exact whenever no other thread is inside the pool. */
@@ -308,8 +338,12 @@ typedef struct bw_pool_stats {
                                  blocks included)                                     */
     size_t outstanding_bytes; /* bytes rented and not yet returned                    */
     size_t large_retained_bytes; /* of retained_bytes, kept blocks above the threshold */
-    size_t learned_size;      /* the starting size writers now get (BW_POOL_LEARN_SIZE),
-                                 0 when off or nothing learned yet                    */
+    size_t learned_size;      /* the first block writers now get (BW_POOL_LEARN_SIZE),
+                                 by the growth rule; 0 when off or nothing learned    */
+    uint64_t decayed_bytes;   /* bytes given back by decay (not trim), cumulative     */
+    size_t learned_large_size; /* where a writer that outgrows the threshold jumps;
+                                 0 until learned (two writers) or when off            */
+    uint64_t large_hits;      /* of hits, rents served from kept large blocks         */
 } bw_pool_stats;
 
 /* Create a pool. opts may be NULL (all defaults). Returns BW_OK and sets *out;
@@ -321,8 +355,8 @@ BW_API int bw_pool_create(bw_pool **out, const bw_pool_options *opts);
 /* Free every block the pool holds (every thread's cache included) and the
  * pool. Blocks still rented stay the caller's (checked mode reports them).
  * No other thread may be inside the pool during the call; after it returns,
- * no thread's exit touches the destroyed pool. NULL is a no-op. Must not be
- * given bw_pool_shared(). */
+ * no thread's exit touches the destroyed pool. NULL and bw_pool_shared() are
+ * no-ops (the shared pool lives as long as the process). */
 BW_API void bw_pool_destroy(bw_pool *pool);
 
 /* The process-wide pool (default options), created on first use from any
@@ -331,7 +365,8 @@ BW_API void bw_pool_destroy(bw_pool *pool);
 BW_API bw_pool *bw_pool_shared(void);
 
 /* The capacity bw_pool_rent(pool, min_size, ...) would give: the class size
- * at or below the threshold, min_size itself above it. 0 for a NULL pool. */
+ * at or below the threshold, min_size itself above it (bypass: min_size, at
+ * least 1). 0 for a NULL pool or a size no rent gives (above PTRDIFF_MAX). */
 BW_API size_t bw_pool_class_size(const bw_pool *pool, size_t min_size);
 
 /* Rent a block of at least min_size bytes (0 gives the smallest class),
@@ -349,12 +384,14 @@ BW_API void *bw_pool_rent(bw_pool *pool, size_t min_size, size_t *capacity);
  * block NULL is a no-op returning BW_OK, as free(NULL) is. */
 BW_API int bw_pool_return(bw_pool *pool, void *block, size_t capacity);
 
-/* Give retained memory back to the backing allocator: the shared level, the
- * kept large blocks and the calling thread's cache. Other live threads'
- * caches go back when those threads exit or trim. NULL is a no-op. */
+/* Give retained memory back to the backing allocator at once, whatever its
+ * age: the shared level, the kept large blocks and the calling thread's
+ * cache. Other live threads' caches go back when those threads exit, trim,
+ * or decay. NULL is a no-op. */
 BW_API void bw_pool_trim(bw_pool *pool);
 
-/* Fill *out with the pool's counters (zeros for a NULL pool). */
+/* Fill *out with the pool's counters (zeros for a NULL pool). Changes
+ * nothing (no decay). */
 BW_API void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out);
 
 /* Checked mode reports through this hook: `what` names the call and the
@@ -812,20 +849,20 @@ BW__INLINE void bw__st_f64be(unsigned char *p, double v)
     X(f32be, float, 4)    X(f64be, double, 8)
 
 /* A put: when the bytes fit, store and add (one mov, plus a bswap for big
- * endian, at -O2); otherwise encode on the stack and take the cold path,
- * which writes exactly these bytes in whatever way the mode needs. */
+ * endian, at -O2); otherwise the cold path makes room for exactly these
+ * bytes in whatever way the mode needs (a segmented writer starts a new
+ * block when the last has less: at most size - 1 bytes are skipped). This
+ * shape lets the compiler keep the NULL test out of a loop of puts. */
 #define BW__DEFINE_PUT(name, type, size)                                     \
     BW__INLINE int bw_put_##name(bw_writer *w, type v)                       \
     {                                                                        \
-        if (BW__LIKELY(BW__FITS(w, size))) {                                 \
-            bw__st_##name(w->data + w->len, v);                              \
-            w->len += size;                                                  \
-            return BW_OK;                                                    \
-        } else {                                                             \
-            unsigned char bw__b[size];                                       \
-            bw__st_##name(bw__b, v);                                         \
-            return bw__write_slow(w, bw__b, size);                           \
+        if (BW__UNLIKELY(!BW__FITS(w, size))) {                              \
+            int bw__rc = bw_reserve(w, size);                                \
+            if (bw__rc != BW_OK) return bw__rc;                              \
         }                                                                    \
+        bw__st_##name(w->data + w->len, v);                                  \
+        w->len += size;                                                      \
+        return BW_OK;                                                        \
     }
 BW__TYPES(BW__DEFINE_PUT)
 

@@ -13,6 +13,8 @@
 #include <string.h>
 #if defined(__linux__)
 #  include <sys/auxv.h>
+#else
+#  include <unistd.h> /* issetugid */
 #endif
 
 enum { BW__FREE_SLOT = 0, BW__RENTED = 1, BW__HELD = 2 };
@@ -70,6 +72,9 @@ BW__INTERNAL bool bw__check_env(const char *name)
     const char *v;
 #if defined(__linux__)
     if (getauxval(AT_SECURE) != 0) return false;
+#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || \
+      defined(__OpenBSD__) || defined(__DragonFly__)
+    if (issetugid()) return false;
 #endif
     v = getenv(name);
     return v != NULL && strcmp(v, "1") == 0;
@@ -236,4 +241,13 @@ BW__INTERNAL void bw__check_destroy(bw_pool *p)
     free(t->e);
     free(t);
     p->check = NULL;
+}
+
+/* fork: the report lock and a pool's table lock, taken before fork and
+ * released after it in both processes (tcache.c orders them). */
+BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
+{
+    pthread_mutex_t *m = p != NULL ? &((bw__ctab *)p->check)->lock : &bw__report_lock;
+    if (lock) pthread_mutex_lock(m);
+    else pthread_mutex_unlock(m);
 }

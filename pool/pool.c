@@ -6,6 +6,16 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* clock_gettime is POSIX: glibc hides it from a strict -std=c11 unit
+ * without feature-test macros (the library's own build, or the single
+ * header after other includes), so it is declared here then. */
+#if defined(__GLIBC__) && !defined(__USE_POSIX199309)
+extern int clock_gettime(int clock_id, struct timespec *tp);
+#  define CLOCK_MONOTONIC 1
+#  define CLOCK_MONOTONIC_COARSE 6
+#endif
 
 /* Count into the thread cache when there is one (no atomic RMW), else into
  * the pool-wide counters. */
@@ -53,6 +63,25 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
     BW__COUNT(p, tc, backing_frees, 1);
 }
 
+BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f)
+{
+    size_t i;
+    for (i = 0; i < f->n; i++) bw__backing_free(p, NULL, f->e[i].block, f->e[i].size);
+    f->n = 0;
+}
+
+/* A coarse clock is enough: decay periods are seconds, and the coarse one
+ * costs a few nanoseconds (no timer read) where there is one. */
+BW__INTERNAL uint64_t bw__now_ms(void)
+{
+    struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+#endif
+        if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /* Retention budget ------------------------------------------------------ */
 
 BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n)
@@ -78,7 +107,7 @@ BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
     bw__class *c = &p->cls[ci];
     void *b = NULL;
     pthread_mutex_lock(&c->lock);
-    if (c->count > 0) b = c->stack[--c->count];
+    if (c->count > 0) b = c->stack[--c->count].block;
     pthread_mutex_unlock(&c->lock);
     if (b != NULL) {
         size_t cap = p->min_size << ci;
@@ -88,7 +117,7 @@ BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
     return b;
 }
 
-BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b)
+BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b, uint64_t now)
 {
     bw__class *c = &p->cls[ci];
     size_t cap = p->min_size << ci;
@@ -99,13 +128,15 @@ BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b)
             /* Grow the stack geometrically up to the bound; if even that
              * small allocation fails, the block is simply not retained. */
             size_t n = c->alloc ? c->alloc * 2 : 8;
-            void **s;
+            bw__kept *s;
             if (n > p->max_per_class) n = p->max_per_class;
-            s = (void **)realloc(c->stack, n * sizeof *s);
+            s = (bw__kept *)realloc(c->stack, n * sizeof *s);
             if (s != NULL) { c->stack = s; c->alloc = n; }
         }
         if (c->count < c->alloc && bw__budget_take(p, cap)) {
-            c->stack[c->count++] = b;
+            c->stack[c->count].block = b;
+            c->stack[c->count].since = now;
+            c->count++;
             kept = true;
         }
     }
@@ -114,19 +145,52 @@ BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b)
     return kept;
 }
 
-static void bw__shared_free_all(bw_pool *p)
+/* Give back the blocks of the shared level that came back before `before`
+ * (every block for UINT64_MAX), oldest first, freeing them outside the
+ * lock. Returns the bytes given back. */
+static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
 {
+    bw__frees f;
+    uint64_t bytes = 0;
     unsigned ci;
+    f.n = 0;
     for (ci = 0; ci < p->nclasses; ci++) {
         bw__class *c = &p->cls[ci];
-        size_t cap = p->min_size << ci;
-        pthread_mutex_lock(&c->lock);
-        while (c->count > 0) {
-            bw__backing_free(p, NULL, c->stack[--c->count], cap);
-            atomic_fetch_sub_explicit(&p->shared_bytes, cap, memory_order_relaxed);
-            bw__budget_give(p, cap);
-        }
-        pthread_mutex_unlock(&c->lock);
+        size_t cap = p->min_size << ci, k;
+        do {
+            pthread_mutex_lock(&c->lock);
+            for (k = 0; k < c->count && k < 64 && c->stack[k].since < before; k++) {
+                f.e[f.n].block = c->stack[k].block;
+                f.e[f.n].size = cap;
+                f.n++;
+            }
+            if (k != 0) {
+                memmove(c->stack, c->stack + k, (c->count - k) * sizeof *c->stack);
+                c->count -= k;
+                atomic_fetch_sub_explicit(&p->shared_bytes, k * cap, memory_order_relaxed);
+                bw__budget_give(p, k * cap);
+            }
+            pthread_mutex_unlock(&c->lock);
+            bytes += (uint64_t)k * cap;
+            bw__frees_flush(p, &f);
+        } while (k == 64);
+    }
+    return bytes;
+}
+
+BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now)
+{
+    uint64_t due = atomic_load_explicit(&p->next_decay, memory_order_relaxed);
+    if (tc != NULL) bw__tcache_decay(p, tc, now);
+    /* One thread at a time sweeps, at most every decay_ms / 8. */
+    if (now < due || !atomic_compare_exchange_strong_explicit(
+                         &p->next_decay, &due, now + p->decay_ms / 8 + 1,
+                         memory_order_relaxed, memory_order_relaxed))
+        return;
+    if (now >= p->decay_ms) {
+        uint64_t bytes = bw__shared_release(p, now - p->decay_ms + 1);
+        if (bytes) BW__POOL_ADD(p, decayed, bytes);
+        bw__large_decay(p, now);
     }
 }
 
@@ -166,6 +230,8 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
         min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
         return BW_EINVAL;
     if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
+    if ((o->flags & ~(unsigned)BW__ALL_FLAGS) != 0) return BW_EINVAL;
+    if (o->min_first_block > threshold) return BW_EINVAL;
 
     n = bw__log2(threshold) - bw__log2(min_size) + 1;
     p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
@@ -192,32 +258,52 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 #endif
     p->extra = p->checked ? BW__CANARY_SIZE : 0;
     p->bypass = (o->flags & BW_POOL_BYPASS) != 0 || bw__check_env("BW_BYPASS");
-    /* Checked mode, no thread cache and zeroing all need the slow paths. */
-    p->fast_rent_limit =
-        (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
-            ? 0 : threshold;
-    p->fast_return_span = p->fast_rent_limit ? threshold - min_size + 1 : 0;
+    /* Thread caches serve the classes up to BW__TCACHE_MAX. */
+    {
+        size_t top = threshold < BW__TCACHE_MAX ? threshold : BW__TCACHE_MAX;
+        if (top < min_size) top = min_size;
+        p->tc_classes = bw__log2(top) - bw__log2(min_size) + 1;
+        /* Checked mode, no thread cache and zeroing need the slow paths. */
+        p->fast_rent_limit =
+            (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
+                ? 0 : top;
+        p->fast_return_span = p->fast_rent_limit ? top - min_size + 1 : 0;
+    }
+    p->decay_ms = o->decay_ms ? o->decay_ms : BW__DEFAULT_DECAY_MS;
+    p->min_first = o->min_first_block ? o->min_first_block : BW__DEFAULT_FIRST_BLOCK;
+    if (p->min_first > threshold) p->min_first = threshold;
+    p->min_first = bw_pool_class_size(p, p->min_first);
     p->alloc = *a;
     if (!bw__large_init(p, o) || (p->checked && !bw__check_init(p))) {
         bw__pool_free(p);
         return BW_ENOMEM;
     }
+    bw__pool_register(p);
     *out = p;
     return BW_OK;
 }
 
+static _Atomic(bw_pool *) bw__shared_pool;
+
 void bw_pool_destroy(bw_pool *pool)
 {
-    if (pool == NULL) return;
+    if (pool == NULL || pool == atomic_load_explicit(&bw__shared_pool, memory_order_acquire))
+        return; /* the shared pool lives as long as the process */
+    bw__pool_unregister(pool);
     bw__tcache_orphan_all(pool);
-    bw__shared_free_all(pool);
+    (void)bw__shared_release(pool, UINT64_MAX);
     bw__large_free_all(pool);
     if (pool->checked) bw__check_destroy(pool); /* reports blocks still rented */
     bw__pool_free(pool);
 }
 
-static _Atomic(bw_pool *) bw__shared_pool;
 static pthread_mutex_t bw__shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+BW__INTERNAL void bw__shared_lock_fork(bool lock)
+{
+    if (lock) pthread_mutex_lock(&bw__shared_lock);
+    else pthread_mutex_unlock(&bw__shared_lock);
+}
 
 bw_pool *bw_pool_shared(void)
 {
@@ -233,8 +319,9 @@ bw_pool *bw_pool_shared(void)
 
 size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 {
-    if (pool == NULL) return 0;
-    if (min_size > pool->threshold || pool->bypass) return min_size;
+    if (pool == NULL || min_size > (size_t)PTRDIFF_MAX) return 0;
+    if (pool->bypass) return min_size ? min_size : 1;
+    if (min_size > pool->threshold) return min_size;
     return pool->min_size << bw__class_index(pool, min_size);
 }
 
@@ -253,32 +340,48 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 #  define BW__NOINLINE
 #endif
 
+/* Every slow path starts here: the thread's cache (NULL without one), and
+ * decay when it is on. The clock is read on slow paths only. */
+static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
+{
+    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
+    *now = 0;
+    if (p->decay_ms != BW_DECAY_NEVER) {
+        *now = bw__now_ms();
+        bw__decay(p, tc, *now);
+    }
+    return tc;
+}
+
 static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity)
 {
-    bw__tcache *tc = NULL;
+    bw__tcache *tc;
+    uint64_t now;
     void *b;
     size_t cap;
+    bool fresh = false;
 
     if (capacity == NULL) return NULL;
     *capacity = 0;
-    if (p == NULL) return NULL;
-    if (p->use_tcache) tc = bw__tcache_get(p);
+    if (p == NULL || min_size > (size_t)PTRDIFF_MAX) return NULL;
+    tc = bw__slow_enter(p, &now);
 
     if (p->bypass) {
         /* A real allocation of exactly what was asked for (at least 1). */
-        if (min_size > (size_t)PTRDIFF_MAX) return NULL;
         cap = min_size ? min_size : 1;
         b = bw__backing_alloc(p, tc, cap);
         if (b == NULL) return NULL;
         BW__COUNT(p, tc, misses, 1);
-        BW__COUNT(p, tc, out_bytes, cap);
+        fresh = true;
     } else if (min_size <= p->threshold) {
         unsigned ci = bw__class_index(p, min_size);
+        size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
         cap = p->min_size << ci;
-        size_t n = tc != NULL ? bw__tc_held(tc, ci) : 0;
         if (n > 0) {
             b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
             bw__inc(&tc->n[ci].pop); /* counts the hit and the bytes out */
+            if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
+                atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
         } else if ((b = bw__shared_pop(p, ci)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
             BW__COUNT(p, tc, out_bytes, cap);
@@ -287,26 +390,31 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
             if (b == NULL) return NULL;
             BW__COUNT(p, tc, misses, 1);
             BW__COUNT(p, tc, out_bytes, cap);
-            goto fresh;
+            fresh = true;
+            goto rented;
         }
         /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
         if (p->flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
         else BW__TRACK_UNDEFINED(b, cap);
+        goto rented;
     } else {
         /* Above the threshold: exactly what was asked for, from the kept
          * large blocks (large retention) or the backing allocator. */
-        if (min_size > (size_t)PTRDIFF_MAX) return NULL;
         cap = min_size;
         if ((b = bw__large_take(p, cap)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
+            BW__COUNT(p, tc, large_hits, 1);
         } else {
             b = bw__backing_alloc(p, tc, cap);
             if (b == NULL) return NULL;
             BW__COUNT(p, tc, misses, 1);
+            fresh = true;
         }
-        BW__COUNT(p, tc, out_bytes, cap);
     }
-fresh:
+    BW__COUNT(p, tc, out_bytes, cap);
+rented:
+    /* Fresh memory holds whatever the allocator's last user left there. */
+    if (fresh && (p->flags & BW_POOL_ZERO_ON_RETURN)) bw__zero(b, cap);
     if (p->checked) {
         bw__check_rented(p, b, cap);
         if (p->flags & BW_POOL_FILL) memset(b, BW_FILL_RENTED, cap);
@@ -318,8 +426,9 @@ fresh:
 void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 {
     bw__tcache *tc = bw__tl_last;
-    /* min_size - 1 < limit: 1 <= min_size <= threshold, and a limit of 0
-     * sends every rent of a checked or cache-less pool to the slow path. */
+    /* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
+     * and a limit of 0 sends every rent of a checked or cache-less pool to
+     * the slow path. */
     if (BW__LIKELY(p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit &&
                    atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
         unsigned ci = bw__class_index(p, min_size);
@@ -329,6 +438,9 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
             size_t cap = p->min_size << ci;
             void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
             atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
+            /* Decay's low-water mark: the blocks below it stay untouched. */
+            if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
+                atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
             BW__TRACK_UNDEFINED(b, cap);
             *capacity = cap;
             return b;
@@ -339,7 +451,7 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 
 /* Reserve budget for one more slot of class ci in tc. A cache never
  * reserves more than BW_THREAD_CACHE_SLOTS slots per class; the budget goes
- * back on trim and at thread exit. */
+ * back on trim, decay and at thread exit. */
 static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
 {
     if (tc->resv[ci] >= BW_THREAD_CACHE_SLOTS || !bw__budget_take(p, p->min_size << ci))
@@ -350,7 +462,8 @@ static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
 
 static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity)
 {
-    bw__tcache *tc = NULL;
+    bw__tcache *tc;
+    uint64_t now;
     bool pooled;
     unsigned ci = 0;
 
@@ -373,17 +486,19 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
         return BW_EINVAL;
     }
     if (p->checked) {
-        if (!bw__check_return(p, block, capacity, pooled || p->max_large_bytes))
+        if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
             return BW_EINVAL;
         if (p->flags & BW_POOL_FILL) memset(block, BW_FILL_RETURNED, capacity);
     }
-    if (p->use_tcache) tc = bw__tcache_get(p);
+    tc = bw__slow_enter(p, &now);
+    /* Zeroed before it is kept or freed: one user's bytes never reach the
+     * next renter, here or through the allocator. */
+    if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
 
     if (pooled) {
         ci = bw__class_index(p, capacity);
-        if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
         BW__TRACK_NOACCESS(block, capacity);
-        if (tc != NULL) {
+        if (tc != NULL && ci < p->tc_classes) {
             size_t n = bw__tc_held(tc, ci);
             if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
                 tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
@@ -395,11 +510,10 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     BW__COUNT(p, tc, returns, 1);
     BW__COUNT(p, tc, out_bytes, 0 - (uint64_t)capacity);
     if (!pooled) {
-        if (p->bypass || !bw__large_keep(p, block, capacity))
-            bw__backing_free(p, tc, block, capacity);
+        if (!bw__large_keep(p, block, capacity, now)) bw__backing_free(p, tc, block, capacity);
         return BW_OK;
     }
-    if (bw__shared_push(p, ci, block)) return BW_OK;
+    if (bw__shared_push(p, ci, block, now)) return BW_OK;
     bw__backing_free(p, tc, block, capacity);
     return BW_OK;
 }
@@ -408,8 +522,9 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
 {
     bw__tcache *tc = bw__tl_last;
     /* A power of two with capacity - min_size < span: min_size <= capacity
-     * <= threshold in one compare (unsigned wrap); a span of 0 sends every
-     * return of a checked, zeroing or cache-less pool to the slow path. */
+     * <= the largest thread-cached class in one compare (unsigned wrap); a
+     * span of 0 sends every return of a checked, zeroing or cache-less pool
+     * to the slow path. */
     if (BW__LIKELY(p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
                    capacity - p->min_size < p->fast_return_span &&
                    !BW__TRACK_IS_NOACCESS(block) &&
@@ -435,6 +550,7 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
     if ((nb = bw__large_take(p, new_cap)) != NULL) {
         /* Warm memory: a copy of len bytes costs less than fresh pages. */
         BW__COUNT(p, tc, hits, 1);
+        BW__COUNT(p, tc, large_hits, 1);
         BW__COUNT(p, tc, out_bytes, new_cap);
         if (p->checked) bw__check_rented(p, nb, new_cap);
         memcpy(nb, b, len);
@@ -462,13 +578,22 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
     return nb;
 }
 
+/* The growth rule's size for n bytes: the class at or below the threshold,
+ * the next power of two above it; 0 for 0 or when it cannot be represented. */
+BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n)
+{
+    if (n == 0 || n > (size_t)PTRDIFF_MAX / 2 + 1) return 0;
+    if (n <= p->threshold) return bw_pool_class_size(p, n);
+    return bw__pow2_ceil(n);
+}
+
 /* Trim / stats ---------------------------------------------------------- */
 
 void bw_pool_trim(bw_pool *pool)
 {
     if (pool == NULL) return;
     bw__tcache_trim_self(pool);
-    bw__shared_free_all(pool);
+    (void)bw__shared_release(pool, UINT64_MAX);
     bw__large_free_all(pool);
 }
 
@@ -490,6 +615,10 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
     out->large_retained_bytes = atomic_load_explicit(&pool->large_bytes, memory_order_relaxed);
     out->retained_bytes = held + atomic_load_explicit(&pool->shared_bytes, memory_order_relaxed) +
                           out->large_retained_bytes;
-    out->learned_size = bw__learned(pool);
+    out->learned_size = bw__grow_size(pool, bw__learned(pool));
+    out->learned_large_size = bw__grow_size(pool, bw__learned_large(pool));
+    if (out->learned_large_size > pool->max_learned) out->learned_large_size = pool->max_learned;
     out->outstanding_bytes = (size_t)s.out_bytes;
+    out->decayed_bytes = s.decayed;
+    out->large_hits = s.large_hits;
 }

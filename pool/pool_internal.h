@@ -31,6 +31,19 @@
 #ifndef BW__DEFAULT_RETAINED
 #  define BW__DEFAULT_RETAINED  ((size_t)64 << 20)    /* 64 MiB */
 #endif
+#define BW__DEFAULT_LARGE_BYTES  ((size_t)64 << 20)   /* 64 MiB */
+#define BW__DEFAULT_LARGE_BLOCKS ((size_t)8)
+#define BW__DEFAULT_MAX_LEARNED  ((size_t)64 << 20)   /* 64 MiB */
+#define BW__DEFAULT_DECAY_MS     10000u               /* jemalloc's dirty decay */
+#define BW__DEFAULT_FIRST_BLOCK  ((size_t)256)        /* .NET ArrayBufferWriter */
+/* Thread caches serve classes up to this size (jemalloc's tcache_max is
+ * 32 KiB too): bigger blocks are few and their copy costs far more than a
+ * lock, and so an idle thread never sits on much memory that cannot decay
+ * without its help (at most 4 x 64 KiB per pool). */
+#define BW__TCACHE_MAX ((size_t)32 << 10)
+#define BW__ALL_FLAGS (BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE | BW_POOL_CHECKED | \
+                       BW_POOL_LEARN_SIZE | BW_POOL_FILL | BW_POOL_BYPASS |              \
+                       BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH)
 
 /* Counters, defined once (X-macro) so that the per-thread and the pool-wide
  * copies, their sum and their folding can never disagree. rents is
@@ -38,7 +51,8 @@
  * a block rented on one thread and returned on another makes one thread's
  * share negative, the sum is right). */
 #define BW__COUNTERS(X) \
-    X(hits) X(misses) X(returns) X(backing_allocs) X(backing_frees) X(out_bytes)
+    X(hits) X(misses) X(returns) X(backing_allocs) X(backing_frees) X(out_bytes) \
+    X(large_hits) X(decayed)
 
 typedef struct bw__counters {
 #define BW__FIELD(name) _Atomic uint64_t name;
@@ -85,7 +99,11 @@ typedef struct bw__tcache {
     struct bw__tcache *thread_next;  /* the owner thread's list                */
     struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
     bw__counters ctr;                /* slow-path events                       */
+    uint64_t last_decay;             /* when this cache last decayed (ms)      */
     unsigned char resv[BW__MAX_CLASSES];
+    _Atomic unsigned char low[BW__MAX_CLASSES]; /* fewest blocks held since
+                                        last_decay: the blocks below it are
+                                        untouched since then (decay)          */
     struct {
         _Atomic uint64_t push, pop;
     } n[BW__MAX_CLASSES];
@@ -109,14 +127,20 @@ static inline void bw__inc(_Atomic uint64_t *c)
 /* The shared level of one class: a locked stack, grown on demand up to the
  * per-class bound. An array, not a list threaded through the blocks: a
  * use-after-return can then never corrupt the pool's own bookkeeping. */
+typedef struct bw__kept {
+    void *block;
+    uint64_t since;            /* when it came back (ms): decay              */
+} bw__kept;
+
 typedef struct bw__class {
     pthread_mutex_t lock;
-    void **stack;
+    bw__kept *stack;           /* oldest at the bottom                       */
     size_t count, alloc;
 } bw__class;
 
 struct bw_pool {
     uint64_t id;               /* unique for the process lifetime            */
+    bw_pool *all_prev, *all_next; /* every pool (bw__all_lock), for fork     */
     size_t threshold;          /* max_pooled_size                            */
     size_t min_size;           /* min_block_size                             */
     unsigned min_shift;        /* log2(min_size)                             */
@@ -128,10 +152,16 @@ struct bw_pool {
     bool checked;
     bool bypass;               /* BW_POOL_BYPASS: every rent a real alloc    */
     size_t extra;              /* canary bytes after each backing block      */
-    size_t fast_rent_limit;    /* threshold; 0 when rent must skip the fast
-                                  path (checked mode, no thread cache)        */
-    size_t fast_return_span;   /* threshold - min_size + 1; 0 when return must
+    size_t fast_rent_limit;    /* largest thread-cached class; 0 when rent must
+                                  skip the fast path (checked mode, no thread
+                                  cache)                                      */
+    size_t fast_return_span;   /* that - min_size + 1; 0 when return must
                                   skip it (also when zeroing)                 */
+    unsigned tc_classes;       /* classes a thread cache serves              */
+    uint32_t decay_ms;         /* BW_DECAY_NEVER: no decay                   */
+    _Atomic uint64_t next_decay; /* when the shared level and the large blocks
+                                  are next swept (ms)                         */
+    size_t min_first;          /* a writer's first block, at least           */
     bw_allocator alloc;        /* a copy of the hook                         */
     _Atomic size_t reserved;   /* shared-level bytes + every thread cache's
                                   reserved slots                              */
@@ -140,10 +170,12 @@ struct bw_pool {
                                   counters of threads that have exited        */
     void *check;               /* checked mode's side table (check.c)        */
     bw__tcache *caches;        /* registry of thread caches (bw__reg_lock)   */
+    _Atomic unsigned exiting;  /* threads freeing an unlinked cache's blocks */
     /* Large retention (large.c): kept blocks above the threshold. */
     size_t max_large_bytes, max_large_blocks;
     pthread_mutex_t large_lock;
     struct bw__large *large;   /* oldest first                               */
+    bool keep_large;           /* large retention on                         */
     size_t nlarge;
     _Atomic size_t large_bytes;
     /* Learned starting size (large.c): the last lengths writers ended at. */
@@ -151,12 +183,17 @@ struct bw_pool {
     size_t max_learned;
     _Atomic size_t recent[BW__RECENT];
     _Atomic unsigned recent_next;
+    /* The learned jump: final lengths of writers that passed the threshold. */
+    bool learn_growth;
+    _Atomic size_t big[BW__RECENT];
+    _Atomic unsigned big_next;
     bw__class cls[];           /* nclasses                                   */
 };
 
 typedef struct bw__large {
     void *block;
     size_t size;
+    uint64_t since;            /* when it came back (ms): decay              */
 } bw__large;
 
 /* Size arithmetic ------------------------------------------------------- */
@@ -193,25 +230,47 @@ static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
 #define BW__POOL_ADD(p, name, v) \
     atomic_fetch_add_explicit(&(p)->ctr.name, (uint64_t)(v), memory_order_relaxed)
 
-/* Allocation through the hook, counted (tc may be NULL). */
+/* Allocation through the hook, counted (tc may be NULL). Never called with
+ * one of the pool's locks held: a hook may use bufwriter itself. */
 BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size);
 BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t size);
+
+/* Blocks on their way back to the allocator, gathered under a lock and
+ * freed after it (bw__backing_free outside every lock). */
+typedef struct bw__frees {
+    size_t n;
+    struct { void *block; size_t size; } e[64];
+} bw__frees;
+BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
+
+/* The growth rule's size for n bytes (0 for 0 or unrepresentable). */
+BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n);
+/* fork: the lock that guards the shared pool's creation. */
+BW__INTERNAL void bw__shared_lock_fork(bool lock);
+
+/* A coarse monotonic clock in milliseconds, read on slow paths only. */
+BW__INTERNAL uint64_t bw__now_ms(void);
+/* Decay: give back what has been retained unused for decay_ms (the shared
+ * level and the large blocks when due; the calling thread's cache tc). */
+BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now);
 
 /* Zeroing the compiler keeps (BW_POOL_ZERO_ON_RETURN). */
 BW__INTERNAL void bw__zero(void *b, size_t n);
 
 /* Shared level. */
 BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci);
-BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b);
+BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b, uint64_t now);
 /* Retention budget: take or give back bytes of pool->reserved. */
 BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n);
 BW__INTERNAL void bw__budget_give(bw_pool *p, size_t n);
 
 /* Thread caches (tcache.c). */
 BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p);
-/* Move every block of tc to the shared level (to_shared) or free it, and
- * give back its reserved budget. Caller holds the registry lock or owns tc. */
-BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared);
+/* Move every block of tc to the shared level (to_shared) or gather it in f
+ * to be freed, and give back its reserved budget. Caller holds the registry
+ * lock or owns tc. */
+BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f);
+BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
 /* Sum every live thread cache's counters into s and the bytes its slots
  * hold into *held, under the registry lock (exact when no thread is in the
@@ -249,14 +308,26 @@ BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps);
 BW__INTERNAL void bw__check_freed(bw_pool *p, void *b);
 BW__INTERNAL void bw__check_destroy(bw_pool *p);
 BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
+/* p NULL: the report hook's lock; else p's table lock. */
+BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock);
 
 /* Large retention and the learned size (large.c). */
 BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
 BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
-BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size);
+BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
+BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
+/* A writer's final length: BW_POOL_LEARN_SIZE's samples, and the learned
+ * jump's when it passed the threshold. */
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
+/* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
+BW__INTERNAL size_t bw__learned_large(bw_pool *p);
+/* Fork safety (tcache.c): every pool's locks, in a fixed order. */
+BW__INTERNAL void bw__pool_register(bw_pool *p);
+BW__INTERNAL void bw__pool_unregister(bw_pool *p);
+BW__INTERNAL void bw__pool_lock_all(bw_pool *p);
+BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
 
 /* Grow a block above the threshold (used by the writer): into a kept large
  * block of new_cap bytes when there is one (copying len bytes: warm memory

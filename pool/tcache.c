@@ -1,24 +1,33 @@
-/* tcache.c - per-thread caches in front of the pool's shared level.
+/* tcache.c - per-thread caches in front of the pool's shared level, and
+ * what keeps pools right across fork.
  *
  * Each thread keeps, per pool it has used, a bw__tcache: up to
- * BW_THREAD_CACHE_SLOTS blocks per class, used without locks. The caches of
- * one thread form a list in thread-local storage; the caches of one pool
- * form a registry in the pool, guarded by one process-wide lock (taken only
- * when a cache is created or ends, and for stats/trim/destroy, never on the
- * rent/return fast path).
+ * BW_THREAD_CACHE_SLOTS blocks per class (classes up to BW__TCACHE_MAX),
+ * used without locks. A thread finds its cache for a pool in O(1): the last
+ * one used (one TLS load, the rent/return fast path), else a per-thread hash
+ * table keyed by pool id. The caches of one pool form a registry in the pool,
+ * guarded by one process-wide lock (taken only when a cache is created or
+ * ends, and for stats/trim/destroy, never on the fast path).
  *
  * Lifetimes, the part that is easy to get wrong:
  *   - thread exit: a pthread key destructor flushes every cache of the
  *     thread into its pool (shared level, or freed) and frees the caches;
- *   - pool destroy: frees the blocks of every registered cache and marks
+ *   - pool destroy: takes the blocks of every registered cache and marks
  *     each cache orphaned (pool_id = 0) under the lock, so a later thread
  *     exit never touches the destroyed pool. An orphaned cache is freed by
- *     its thread, at exit or when it next creates a cache.
+ *     its thread, at exit or when its table is rebuilt;
+ *   - allocator hooks are never called with a lock held (a hook may use
+ *     bufwriter itself): blocks to free are gathered under the lock and
+ *     freed after it; destroy waits for exiting threads still doing so;
+ *   - fork: every pool lock is taken before fork and released in both
+ *     processes, and the child drops the caches of the threads it does not
+ *     have (their blocks are left alone: one may have been mid-update).
  * Pool ids are never reused, so a new pool at a destroyed pool's address
  * never matches an old cache. */
 #include "pool_internal.h"
 #include "track.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,12 +36,19 @@ static bw__tcache bw__no_cache;
 
 _Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL = &bw__no_cache;
 static _Thread_local bw__tcache *bw__tl_head BW__TLS_MODEL;
+/* This thread's caches by pool id: open addressing, linear probing. */
+static _Thread_local bw__tcache **bw__tl_map BW__TLS_MODEL;
+static _Thread_local size_t bw__tl_mask BW__TLS_MODEL, bw__tl_used BW__TLS_MODEL;
 
 static pthread_mutex_t bw__reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t bw__exit_key;
 static pthread_once_t bw__exit_once = PTHREAD_ONCE_INIT;
 static bool bw__exit_key_ok;
 static _Atomic uint64_t bw__pool_ids;
+/* Every live pool, for the fork handlers. */
+static pthread_mutex_t bw__all_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw_pool *bw__all_pools;
+static pthread_once_t bw__fork_once = PTHREAD_ONCE_INIT;
 
 BW__INTERNAL uint64_t bw__next_pool_id(void)
 {
@@ -54,7 +70,7 @@ static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
     bw_pool *p = tc->pool;
     unsigned ci;
     bw__sums_add(s, &tc->ctr);
-    for (ci = 0; ci < p->nclasses; ci++) {
+    for (ci = 0; ci < p->tc_classes; ci++) {
         uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
         uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
         s->hits += pop;
@@ -64,46 +80,107 @@ static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
     }
 }
 
-BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared)
+/* Take the bottom k blocks of class ci out of tc (not a rent: the hit and
+ * the bytes out that the pop counter reports for them are undone) and give
+ * back their slots' budget. */
+static void bw__tcache_take(bw__tcache *tc, unsigned ci, size_t k, bw__frees *f)
 {
     bw_pool *p = tc->pool;
+    size_t cap = p->min_size << ci, n = bw__tc_held(tc, ci), i;
+    void **slots = &tc->slots[ci * BW_THREAD_CACHE_SLOTS];
+    for (i = 0; i < k; i++) {
+        f->e[f->n].block = slots[i];
+        f->e[f->n].size = cap;
+        f->n++;
+    }
+    memmove(slots, slots + k, (n - k) * sizeof *slots);
+    atomic_store_explicit(&tc->n[ci].pop,
+                          atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed) + k,
+                          memory_order_relaxed);
+    BW__TC_ADD(tc, hits, (uint64_t)0 - k);
+    BW__TC_ADD(tc, out_bytes, (uint64_t)0 - k * cap);
+    if (tc->resv[ci] > n - k) {
+        bw__budget_give(p, (tc->resv[ci] - (n - k)) * cap);
+        tc->resv[ci] = (unsigned char)(n - k);
+    }
+}
+
+BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
+{
+    bw_pool *p = tc->pool;
+    uint64_t now = to_shared && p->decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     unsigned ci;
-    for (ci = 0; ci < p->nclasses; ci++) {
-        size_t cap = p->min_size << ci, n;
-        while ((n = bw__tc_held(tc, ci)) > 0) {
-            void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-            /* Taking a block out is not a rent: undo the hit and the bytes
-             * out that the pop counter will report for it. */
-            bw__inc(&tc->n[ci].pop);
-            BW__TC_ADD(tc, hits, (uint64_t)0 - 1);
-            BW__TC_ADD(tc, out_bytes, (uint64_t)0 - cap);
-            if (!to_shared || !bw__shared_push(p, ci, b))
-                bw__backing_free(p, tc, b, cap);
+    for (ci = 0; ci < p->tc_classes; ci++) {
+        size_t n = bw__tc_held(tc, ci), first = f->n, i;
+        bw__tcache_take(tc, ci, n, f);
+        if (to_shared) { /* keep what the shared level takes */
+            size_t kept = first;
+            for (i = first; i < f->n; i++)
+                if (!bw__shared_push(p, ci, f->e[i].block, now)) f->e[kept++] = f->e[i];
+            f->n = kept;
         }
-        bw__budget_give(p, (size_t)tc->resv[ci] * cap);
+        bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
         tc->resv[ci] = 0;
     }
 }
 
-/* Thread exit: every cache of this thread goes back to its pool. */
+/* Decay of the calling thread's own cache: the blocks below the low-water
+ * mark have not been touched since the last decay, decay_ms or more ago. */
+BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now)
+{
+    bw__frees f;
+    uint64_t bytes = 0;
+    unsigned ci;
+    if (now - tc->last_decay < p->decay_ms) return;
+    f.n = 0;
+    for (ci = 0; ci < p->tc_classes; ci++) {
+        size_t n = bw__tc_held(tc, ci);
+        size_t k = atomic_load_explicit(&tc->low[ci], memory_order_relaxed);
+        if (k > n) k = n;
+        if (k != 0) {
+            bw__tcache_take(tc, ci, k, &f);
+            bytes += (uint64_t)k * (p->min_size << ci);
+        }
+        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - k), memory_order_relaxed);
+    }
+    tc->last_decay = now;
+    if (bytes) BW__TC_ADD(tc, decayed, bytes);
+    bw__frees_flush(p, &f);
+}
+
+/* Thread exit: every cache of this thread goes back to its pool, one at a
+ * time; blocks the shared level does not take are freed outside the lock. */
 static void bw__thread_exit(void *head)
 {
     bw__tcache *tc, *next;
-    pthread_mutex_lock(&bw__reg_lock);
     for (tc = (bw__tcache *)head; tc != NULL; tc = tc->thread_next) {
-        if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) == 0) continue;
-        bw__sums s;
-        memset(&s, 0, sizeof s);
-        bw__tcache_flush(tc, true);
-        bw__tcache_totals(tc, &s, NULL);
-        bw__counters_fold(&tc->pool->ctr, &s);
-        bw__reg_unlink(tc);
+        bw_pool *p = NULL;
+        bw__frees f;
+        f.n = 0;
+        pthread_mutex_lock(&bw__reg_lock);
+        if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) != 0) {
+            bw__sums s;
+            p = tc->pool;
+            memset(&s, 0, sizeof s);
+            bw__tcache_flush(tc, true, &f);
+            bw__tcache_totals(tc, &s, NULL);
+            bw__counters_fold(&p->ctr, &s);
+            bw__reg_unlink(tc);
+            atomic_fetch_add_explicit(&p->exiting, 1, memory_order_acq_rel);
+        }
+        pthread_mutex_unlock(&bw__reg_lock);
+        if (p != NULL) {
+            bw__frees_flush(p, &f);
+            atomic_fetch_sub_explicit(&p->exiting, 1, memory_order_acq_rel);
+        }
     }
-    pthread_mutex_unlock(&bw__reg_lock);
     for (tc = (bw__tcache *)head; tc != NULL; tc = next) {
         next = tc->thread_next;
         free(tc);
     }
+    free(bw__tl_map);
+    bw__tl_map = NULL;
+    bw__tl_mask = bw__tl_used = 0;
     /* A later destructor of another library may use a pool again: it then
      * starts a fresh cache and sets the key again. */
     bw__tl_head = NULL;
@@ -115,49 +192,79 @@ static void bw__exit_key_init(void)
     bw__exit_key_ok = pthread_key_create(&bw__exit_key, bw__thread_exit) == 0;
 }
 
-/* Free this thread's caches whose pool has been destroyed. */
-static void bw__drop_orphans(void)
+static size_t bw__id_hash(uint64_t id, size_t mask)
 {
-    bw__tcache **pp = &bw__tl_head;
-    while (*pp != NULL) {
-        bw__tcache *tc = *pp;
+    return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+}
+
+/* Rebuild this thread's table at twice the live count (at least 16),
+ * freeing the caches of destroyed pools on the way. False when out of
+ * memory (the old table stays). */
+static bool bw__map_rebuild(void)
+{
+    bw__tcache **pp, *tc;
+    size_t live = 0, n = 16, i;
+    bw__tcache **map;
+    for (pp = &bw__tl_head; (tc = *pp) != NULL;) {
         if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) == 0) {
             *pp = tc->thread_next;
             if (bw__tl_last == tc) bw__tl_last = &bw__no_cache;
             free(tc);
         } else {
+            live++;
             pp = &tc->thread_next;
         }
     }
     /* The exit hook walks the list from the key's value: keep it the head. */
     (void)pthread_setspecific(bw__exit_key, bw__tl_head);
+    while (n < 4 * (live + 1)) n *= 2;
+    map = (bw__tcache **)calloc(n, sizeof *map);
+    if (map == NULL) return false;
+    for (tc = bw__tl_head; tc != NULL; tc = tc->thread_next) {
+        for (i = bw__id_hash(atomic_load_explicit(&tc->pool_id, memory_order_relaxed), n - 1);
+             map[i] != NULL; i = (i + 1) & (n - 1)) {}
+        map[i] = tc;
+    }
+    free(bw__tl_map);
+    bw__tl_map = map;
+    bw__tl_mask = n - 1;
+    bw__tl_used = live;
+    return true;
 }
 
 BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
 {
     bw__tcache *tc;
-    for (tc = bw__tl_head; tc != NULL; tc = tc->thread_next) {
-        if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
-            bw__tl_last = tc;
-            return tc;
+    size_t i;
+    if (bw__tl_map != NULL) {
+        for (i = bw__id_hash(p->id, bw__tl_mask); (tc = bw__tl_map[i]) != NULL;
+             i = (i + 1) & bw__tl_mask) {
+            if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
+                bw__tl_last = tc;
+                return tc;
+            }
         }
     }
     pthread_once(&bw__exit_once, bw__exit_key_init);
     /* Without the exit hook a cache would leak its blocks at thread exit:
      * then this thread uses the shared level only. */
     if (!bw__exit_key_ok) return NULL;
-    bw__drop_orphans();
+    if ((bw__tl_used + 1) * 4 > (bw__tl_mask + 1) * 3 && !bw__map_rebuild()) return NULL;
     tc = (bw__tcache *)calloc(1, sizeof *tc +
-                              (size_t)p->nclasses * BW_THREAD_CACHE_SLOTS * sizeof(void *));
+                              (size_t)p->tc_classes * BW_THREAD_CACHE_SLOTS * sizeof(void *));
     if (tc == NULL) return NULL;
+    tc->thread_next = bw__tl_head;
     if (pthread_setspecific(bw__exit_key, tc) != 0) {
         free(tc);
         return NULL;
     }
     tc->pool = p;
+    tc->last_decay = p->decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);
-    tc->thread_next = bw__tl_head;
     bw__tl_head = tc;
+    for (i = bw__id_hash(p->id, bw__tl_mask); bw__tl_map[i] != NULL; i = (i + 1) & bw__tl_mask) {}
+    bw__tl_map[i] = tc;
+    bw__tl_used++;
     pthread_mutex_lock(&bw__reg_lock);
     tc->pool_next = p->caches;
     if (p->caches) p->caches->pool_prev = tc;
@@ -170,15 +277,30 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p)
 {
     bw__tcache *tc, *next;
+    bw__frees *f = NULL;
+    size_t count = 0, i;
+    /* Every block of every cache, gathered under the lock (an owner thread
+     * may free its orphaned cache as soon as the lock is released), freed
+     * after it. */
     pthread_mutex_lock(&bw__reg_lock);
-    for (tc = p->caches; tc != NULL; tc = next) {
+    for (tc = p->caches; tc != NULL; tc = tc->pool_next) count++;
+    if (count != 0) f = (bw__frees *)calloc(count, sizeof *f);
+    for (tc = p->caches, i = 0; tc != NULL; tc = next, i++) {
+        bw__frees one;
         next = tc->pool_next;
-        bw__tcache_flush(tc, false);
+        one.n = 0;
+        bw__tcache_flush(tc, false, f != NULL ? &f[i] : &one);
+        if (f == NULL) bw__frees_flush(p, &one); /* out of memory: under the lock */
         tc->pool_prev = tc->pool_next = NULL;
         atomic_store_explicit(&tc->pool_id, 0, memory_order_release);
     }
     p->caches = NULL;
     pthread_mutex_unlock(&bw__reg_lock);
+    for (i = 0; f != NULL && i < count; i++) bw__frees_flush(p, &f[i]);
+    free(f);
+    /* Threads that unlinked their cache before us may still be freeing
+     * its blocks through the hook: the pool must outlive that. */
+    while (atomic_load_explicit(&p->exiting, memory_order_acquire) != 0) sched_yield();
 }
 
 BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held)
@@ -192,10 +314,101 @@ BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held)
 BW__INTERNAL void bw__tcache_trim_self(bw_pool *p)
 {
     bw__tcache *tc;
-    for (tc = bw__tl_head; tc != NULL; tc = tc->thread_next) {
-        if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
-            bw__tcache_flush(tc, false);
-            return;
+    bw__frees f;
+    if (!p->use_tcache || (tc = bw__tcache_get(p)) == NULL) return;
+    f.n = 0;
+    bw__tcache_flush(tc, false, &f);
+    bw__frees_flush(p, &f);
+}
+
+/* Fork ------------------------------------------------------------------ */
+
+/* Lock order, everywhere: the shared pool's creation lock, the pool list,
+ * the cache registry, then each pool's class locks in order, its large
+ * lock and its checked-mode table, and last the report hook's lock. */
+BW__INTERNAL void bw__pool_lock_all(bw_pool *p)
+{
+    unsigned ci;
+    for (ci = 0; ci < p->nclasses; ci++) pthread_mutex_lock(&p->cls[ci].lock);
+    if (p->keep_large) pthread_mutex_lock(&p->large_lock);
+    if (p->check != NULL) bw__check_fork_lock(p, true);
+}
+
+BW__INTERNAL void bw__pool_unlock_all(bw_pool *p)
+{
+    unsigned ci;
+    if (p->check != NULL) bw__check_fork_lock(p, false);
+    if (p->keep_large) pthread_mutex_unlock(&p->large_lock);
+    for (ci = p->nclasses; ci-- > 0;) pthread_mutex_unlock(&p->cls[ci].lock);
+}
+
+static void bw__fork_prepare(void)
+{
+    bw_pool *p;
+    bw__shared_lock_fork(true);
+    pthread_mutex_lock(&bw__all_lock);
+    pthread_mutex_lock(&bw__reg_lock);
+    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_lock_all(p);
+    bw__check_fork_lock(NULL, true);
+}
+
+static void bw__fork_parent(void)
+{
+    bw_pool *p;
+    bw__check_fork_lock(NULL, false);
+    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_unlock_all(p);
+    pthread_mutex_unlock(&bw__reg_lock);
+    pthread_mutex_unlock(&bw__all_lock);
+    bw__shared_lock_fork(false);
+}
+
+/* The child has one thread: the caches of the others are unregistered and
+ * left as they are (their counters are kept, their budget given back, their
+ * blocks and structs leaked: an owner may have been mid-update). */
+static void bw__fork_child(void)
+{
+    bw_pool *p;
+    for (p = bw__all_pools; p != NULL; p = p->all_next) {
+        bw__tcache *tc, *next, *mine;
+        for (tc = p->caches; tc != NULL; tc = next) {
+            bw__sums s;
+            unsigned ci;
+            next = tc->pool_next;
+            for (mine = bw__tl_head; mine != NULL && mine != tc; mine = mine->thread_next) {}
+            if (mine != NULL) continue;
+            memset(&s, 0, sizeof s);
+            bw__tcache_totals(tc, &s, NULL);
+            bw__counters_fold(&p->ctr, &s);
+            for (ci = 0; ci < p->tc_classes; ci++)
+                bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
+            bw__reg_unlink(tc);
         }
+        atomic_store_explicit(&p->exiting, 0, memory_order_relaxed);
     }
+    bw__fork_parent();
+}
+
+static void bw__fork_init(void)
+{
+    (void)pthread_atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
+}
+
+BW__INTERNAL void bw__pool_register(bw_pool *p)
+{
+    pthread_once(&bw__fork_once, bw__fork_init);
+    pthread_mutex_lock(&bw__all_lock);
+    p->all_prev = NULL;
+    p->all_next = bw__all_pools;
+    if (bw__all_pools != NULL) bw__all_pools->all_prev = p;
+    bw__all_pools = p;
+    pthread_mutex_unlock(&bw__all_lock);
+}
+
+BW__INTERNAL void bw__pool_unregister(bw_pool *p)
+{
+    pthread_mutex_lock(&bw__all_lock);
+    if (p->all_prev) p->all_prev->all_next = p->all_next;
+    else bw__all_pools = p->all_next;
+    if (p->all_next) p->all_next->all_prev = p->all_prev;
+    pthread_mutex_unlock(&bw__all_lock);
 }

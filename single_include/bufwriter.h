@@ -290,10 +290,13 @@ typedef struct bw_pool bw_pool;
 /* Blocks a thread may keep per class in its own cache. */
 #define BW_THREAD_CACHE_SLOTS 4
 
-/* Pool flags, in numeric order. */
-#define BW_POOL_ZERO_ON_RETURN  0x1u /* zero every retained block on return,
-                                        with a store the compiler keeps; rented
-                                        pooled blocks then read as zeros */
+/* Pool flags, in numeric order. Any other bit is BW_EINVAL. */
+#define BW_POOL_ZERO_ON_RETURN  0x1u /* every block a rent hands out reads as
+                                        zeros (retained ones are zeroed on
+                                        return with a store the compiler keeps,
+                                        fresh ones on rent, kept large ones
+                                        too): one user's bytes never reach the
+                                        next renter */
 #define BW_POOL_NO_THREAD_CACHE 0x2u /* no per-thread caches: every rent and
                                         return goes to the shared level */
 #define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
@@ -303,7 +306,8 @@ typedef struct bw_pool bw_pool;
                                         end is caught at its return (a 16-byte
                                         canary after every block). Always on
                                         under BW_DEBUG and when the environment
-                                        variable BW_CHECKED=1 is set. Under
+                                        variable BW_CHECKED=1 is set (not in
+                                        set-user-ID programs). Under
                                         AddressSanitizer a double return is
                                         reported in every mode. */
 #define BW_POOL_LEARN_SIZE      0x8u /* learned starting size: each bw_release,
@@ -320,33 +324,59 @@ typedef struct bw_pool bw_pool;
                                         stale or uninitialised bytes shows */
 #define BW_POOL_BYPASS          0x20u /* no pooling: every rent is a real
                                         allocation of exactly min_size bytes
-                                        (*capacity = min_size) and every return
-                                        a real free, so AddressSanitizer's
-                                        redzones, quarantine and stack traces
-                                        apply in full. Also on with the
+                                        (at least 1; *capacity = that) and
+                                        every return a real free, so
+                                        AddressSanitizer's redzones, quarantine
+                                        and stack traces apply in full; no
+                                        large retention. Also on with the
                                         environment variable BW_BYPASS=1. */
+#define BW_POOL_NO_LARGE_RETENTION 0x40u /* give blocks above the threshold
+                                        back to the allocator at once (0.1's
+                                        default) instead of keeping them */
+#define BW_POOL_NO_LEARNED_GROWTH  0x80u /* a writer that outgrows the
+                                        threshold steps through the powers of
+                                        two instead of jumping to the learned
+                                        large size */
 #define BW_FILL_RENTED   0xA5
 #define BW_FILL_RETURNED 0xDD
 
+/* decay_ms: keep retained memory however long it is unused. */
+#define BW_DECAY_NEVER UINT32_MAX
+
+/* Options. Zero every field you do not set (= {0} or memset): 0 means the
+ * default, written on each field, and a zeroed struct is the same as NULL. */
 typedef struct bw_pool_options {
     size_t max_pooled_size;      /* threshold, power of two; 0 = 1 MiB        */
     size_t min_block_size;       /* smallest class, power of two >= 16; 0 = 16 */
     size_t max_blocks_per_class; /* shared-level bound per class; 0 = 32      */
-    size_t max_retained_bytes;   /* bound on all retained bytes, thread caches
-                                    included (not large blocks); 0 = 64 MiB   */
+    size_t max_retained_bytes;   /* bound on the pooled classes' retained
+                                    bytes, thread caches included; 0 = 64 MiB */
     unsigned flags;              /* BW_POOL_* flags; 0 = none                 */
     const bw_allocator *allocator; /* NULL = bw_allocator_libc()              */
-    /* Large retention: keep blocks ABOVE the threshold when they come back,
-     * so repeated large jobs reuse warm memory instead of fresh pages from
-     * the backing allocator. A rent above the threshold is served from a
-     * kept block of exactly that size. Off when both are 0.               */
-    size_t max_large_bytes;      /* bound on kept large bytes; 0 = off        */
-    size_t max_large_blocks;     /* bound on kept large blocks; 0 = 8 (when
-                                    max_large_bytes is set)                   */
-    /* Learned starting size (BW_POOL_LEARN_SIZE): a writer on this pool
-     * that starts empty (no initial capacity) takes its first block at the
-     * size recent writers ended at, bounded by this.                      */
+    /* Large retention: blocks ABOVE the threshold are kept when they come
+     * back, so repeated large jobs reuse warm memory instead of fresh pages
+     * from the backing allocator; a rent above the threshold is served from
+     * a kept block of exactly that size. On unless BW_POOL_NO_LARGE_RETENTION
+     * or BW_POOL_BYPASS. The defaults keep a 10 MiB job's 16 MiB block for
+     * each of four threads: .NET's ArrayPool.Shared keeps up to 32 arrays
+     * per size per core; jemalloc keeps freed pages for 10 s (decay). */
+    size_t max_large_bytes;      /* bound on kept large bytes; 0 = 64 MiB     */
+    size_t max_large_blocks;     /* bound on kept large blocks; 0 = 8         */
+    /* The learned sizes: BW_POOL_LEARN_SIZE's starting size, and the jump
+     * of a writer that outgrows the threshold, are at most this.           */
     size_t max_learned_size;     /* 0 = 64 MiB                                */
+    /* Decay: a retained block (pooled or large) that no rent has used for
+     * decay_ms goes back to the allocator, at the first slow-path rent,
+     * return or trim after that. No background thread: a fully idle
+     * process keeps up to the bounds until its next pool call.            */
+    uint32_t decay_ms;           /* 0 = 10000 (10 s, jemalloc's dirty decay);
+                                    BW_DECAY_NEVER keeps everything          */
+    /* A writer's first block is at least this (rounded up to a class), so a
+     * small message does not climb 16 -> 32 -> 64 -> 128 B with a copy at
+     * each step. An initial capacity or a caller's buffer is kept as given;
+     * with BW_POOL_LEARN_SIZE the larger wins. Above the threshold: EINVAL. */
+    size_t min_first_block;      /* 0 = 256 B; 1 = the class of the first
+                                    write (0.1)                              */
 } bw_pool_options;
 
 /* Counters. Exact whenever no other thread is inside the pool. */
@@ -360,8 +390,12 @@ typedef struct bw_pool_stats {
                                  blocks included)                                     */
     size_t outstanding_bytes; /* bytes rented and not yet returned                    */
     size_t large_retained_bytes; /* of retained_bytes, kept blocks above the threshold */
-    size_t learned_size;      /* the starting size writers now get (BW_POOL_LEARN_SIZE),
-                                 0 when off or nothing learned yet                    */
+    size_t learned_size;      /* the first block writers now get (BW_POOL_LEARN_SIZE),
+                                 by the growth rule; 0 when off or nothing learned    */
+    uint64_t decayed_bytes;   /* bytes given back by decay (not trim), cumulative     */
+    size_t learned_large_size; /* where a writer that outgrows the threshold jumps;
+                                 0 until learned (two writers) or when off            */
+    uint64_t large_hits;      /* of hits, rents served from kept large blocks         */
 } bw_pool_stats;
 
 /* Create a pool. opts may be NULL (all defaults). Returns BW_OK and sets *out;
@@ -373,8 +407,8 @@ BW_API int bw_pool_create(bw_pool **out, const bw_pool_options *opts);
 /* Free every block the pool holds (every thread's cache included) and the
  * pool. Blocks still rented stay the caller's (checked mode reports them).
  * No other thread may be inside the pool during the call; after it returns,
- * no thread's exit touches the destroyed pool. NULL is a no-op. Must not be
- * given bw_pool_shared(). */
+ * no thread's exit touches the destroyed pool. NULL and bw_pool_shared() are
+ * no-ops (the shared pool lives as long as the process). */
 BW_API void bw_pool_destroy(bw_pool *pool);
 
 /* The process-wide pool (default options), created on first use from any
@@ -383,7 +417,8 @@ BW_API void bw_pool_destroy(bw_pool *pool);
 BW_API bw_pool *bw_pool_shared(void);
 
 /* The capacity bw_pool_rent(pool, min_size, ...) would give: the class size
- * at or below the threshold, min_size itself above it. 0 for a NULL pool. */
+ * at or below the threshold, min_size itself above it (bypass: min_size, at
+ * least 1). 0 for a NULL pool or a size no rent gives (above PTRDIFF_MAX). */
 BW_API size_t bw_pool_class_size(const bw_pool *pool, size_t min_size);
 
 /* Rent a block of at least min_size bytes (0 gives the smallest class),
@@ -401,12 +436,14 @@ BW_API void *bw_pool_rent(bw_pool *pool, size_t min_size, size_t *capacity);
  * block NULL is a no-op returning BW_OK, as free(NULL) is. */
 BW_API int bw_pool_return(bw_pool *pool, void *block, size_t capacity);
 
-/* Give retained memory back to the backing allocator: the shared level, the
- * kept large blocks and the calling thread's cache. Other live threads'
- * caches go back when those threads exit or trim. NULL is a no-op. */
+/* Give retained memory back to the backing allocator at once, whatever its
+ * age: the shared level, the kept large blocks and the calling thread's
+ * cache. Other live threads' caches go back when those threads exit, trim,
+ * or decay. NULL is a no-op. */
 BW_API void bw_pool_trim(bw_pool *pool);
 
-/* Fill *out with the pool's counters (zeros for a NULL pool). */
+/* Fill *out with the pool's counters (zeros for a NULL pool). Changes
+ * nothing (no decay). */
 BW_API void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out);
 
 /* Checked mode reports through this hook: `what` names the call and the
@@ -864,20 +901,20 @@ BW__INLINE void bw__st_f64be(unsigned char *p, double v)
     X(f32be, float, 4)    X(f64be, double, 8)
 
 /* A put: when the bytes fit, store and add (one mov, plus a bswap for big
- * endian, at -O2); otherwise encode on the stack and take the cold path,
- * which writes exactly these bytes in whatever way the mode needs. */
+ * endian, at -O2); otherwise the cold path makes room for exactly these
+ * bytes in whatever way the mode needs (a segmented writer starts a new
+ * block when the last has less: at most size - 1 bytes are skipped). This
+ * shape lets the compiler keep the NULL test out of a loop of puts. */
 #define BW__DEFINE_PUT(name, type, size)                                     \
     BW__INLINE int bw_put_##name(bw_writer *w, type v)                       \
     {                                                                        \
-        if (BW__LIKELY(BW__FITS(w, size))) {                                 \
-            bw__st_##name(w->data + w->len, v);                              \
-            w->len += size;                                                  \
-            return BW_OK;                                                    \
-        } else {                                                             \
-            unsigned char bw__b[size];                                       \
-            bw__st_##name(bw__b, v);                                         \
-            return bw__write_slow(w, bw__b, size);                           \
+        if (BW__UNLIKELY(!BW__FITS(w, size))) {                              \
+            int bw__rc = bw_reserve(w, size);                                \
+            if (bw__rc != BW_OK) return bw__rc;                              \
         }                                                                    \
+        bw__st_##name(w->data + w->len, v);                                  \
+        w->len += size;                                                      \
+        return BW_OK;                                                        \
     }
 BW__TYPES(BW__DEFINE_PUT)
 
@@ -1006,6 +1043,19 @@ BW__QUIET_END
 #ifndef BW__DEFAULT_RETAINED
 #  define BW__DEFAULT_RETAINED  ((size_t)64 << 20)    /* 64 MiB */
 #endif
+#define BW__DEFAULT_LARGE_BYTES  ((size_t)64 << 20)   /* 64 MiB */
+#define BW__DEFAULT_LARGE_BLOCKS ((size_t)8)
+#define BW__DEFAULT_MAX_LEARNED  ((size_t)64 << 20)   /* 64 MiB */
+#define BW__DEFAULT_DECAY_MS     10000u               /* jemalloc's dirty decay */
+#define BW__DEFAULT_FIRST_BLOCK  ((size_t)256)        /* .NET ArrayBufferWriter */
+/* Thread caches serve classes up to this size (jemalloc's tcache_max is
+ * 32 KiB too): bigger blocks are few and their copy costs far more than a
+ * lock, and so an idle thread never sits on much memory that cannot decay
+ * without its help (at most 4 x 64 KiB per pool). */
+#define BW__TCACHE_MAX ((size_t)32 << 10)
+#define BW__ALL_FLAGS (BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE | BW_POOL_CHECKED | \
+                       BW_POOL_LEARN_SIZE | BW_POOL_FILL | BW_POOL_BYPASS |              \
+                       BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH)
 
 /* Counters, defined once (X-macro) so that the per-thread and the pool-wide
  * copies, their sum and their folding can never disagree. rents is
@@ -1013,7 +1063,8 @@ BW__QUIET_END
  * a block rented on one thread and returned on another makes one thread's
  * share negative, the sum is right). */
 #define BW__COUNTERS(X) \
-    X(hits) X(misses) X(returns) X(backing_allocs) X(backing_frees) X(out_bytes)
+    X(hits) X(misses) X(returns) X(backing_allocs) X(backing_frees) X(out_bytes) \
+    X(large_hits) X(decayed)
 
 typedef struct bw__counters {
 #define BW__FIELD(name) _Atomic uint64_t name;
@@ -1060,7 +1111,11 @@ typedef struct bw__tcache {
     struct bw__tcache *thread_next;  /* the owner thread's list                */
     struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
     bw__counters ctr;                /* slow-path events                       */
+    uint64_t last_decay;             /* when this cache last decayed (ms)      */
     unsigned char resv[BW__MAX_CLASSES];
+    _Atomic unsigned char low[BW__MAX_CLASSES]; /* fewest blocks held since
+                                        last_decay: the blocks below it are
+                                        untouched since then (decay)          */
     struct {
         _Atomic uint64_t push, pop;
     } n[BW__MAX_CLASSES];
@@ -1084,14 +1139,20 @@ static inline void bw__inc(_Atomic uint64_t *c)
 /* The shared level of one class: a locked stack, grown on demand up to the
  * per-class bound. An array, not a list threaded through the blocks: a
  * use-after-return can then never corrupt the pool's own bookkeeping. */
+typedef struct bw__kept {
+    void *block;
+    uint64_t since;            /* when it came back (ms): decay              */
+} bw__kept;
+
 typedef struct bw__class {
     pthread_mutex_t lock;
-    void **stack;
+    bw__kept *stack;           /* oldest at the bottom                       */
     size_t count, alloc;
 } bw__class;
 
 struct bw_pool {
     uint64_t id;               /* unique for the process lifetime            */
+    bw_pool *all_prev, *all_next; /* every pool (bw__all_lock), for fork     */
     size_t threshold;          /* max_pooled_size                            */
     size_t min_size;           /* min_block_size                             */
     unsigned min_shift;        /* log2(min_size)                             */
@@ -1103,10 +1164,16 @@ struct bw_pool {
     bool checked;
     bool bypass;               /* BW_POOL_BYPASS: every rent a real alloc    */
     size_t extra;              /* canary bytes after each backing block      */
-    size_t fast_rent_limit;    /* threshold; 0 when rent must skip the fast
-                                  path (checked mode, no thread cache)        */
-    size_t fast_return_span;   /* threshold - min_size + 1; 0 when return must
+    size_t fast_rent_limit;    /* largest thread-cached class; 0 when rent must
+                                  skip the fast path (checked mode, no thread
+                                  cache)                                      */
+    size_t fast_return_span;   /* that - min_size + 1; 0 when return must
                                   skip it (also when zeroing)                 */
+    unsigned tc_classes;       /* classes a thread cache serves              */
+    uint32_t decay_ms;         /* BW_DECAY_NEVER: no decay                   */
+    _Atomic uint64_t next_decay; /* when the shared level and the large blocks
+                                  are next swept (ms)                         */
+    size_t min_first;          /* a writer's first block, at least           */
     bw_allocator alloc;        /* a copy of the hook                         */
     _Atomic size_t reserved;   /* shared-level bytes + every thread cache's
                                   reserved slots                              */
@@ -1115,10 +1182,12 @@ struct bw_pool {
                                   counters of threads that have exited        */
     void *check;               /* checked mode's side table (check.c)        */
     bw__tcache *caches;        /* registry of thread caches (bw__reg_lock)   */
+    _Atomic unsigned exiting;  /* threads freeing an unlinked cache's blocks */
     /* Large retention (large.c): kept blocks above the threshold. */
     size_t max_large_bytes, max_large_blocks;
     pthread_mutex_t large_lock;
     struct bw__large *large;   /* oldest first                               */
+    bool keep_large;           /* large retention on                         */
     size_t nlarge;
     _Atomic size_t large_bytes;
     /* Learned starting size (large.c): the last lengths writers ended at. */
@@ -1126,12 +1195,17 @@ struct bw_pool {
     size_t max_learned;
     _Atomic size_t recent[BW__RECENT];
     _Atomic unsigned recent_next;
+    /* The learned jump: final lengths of writers that passed the threshold. */
+    bool learn_growth;
+    _Atomic size_t big[BW__RECENT];
+    _Atomic unsigned big_next;
     bw__class cls[];           /* nclasses                                   */
 };
 
 typedef struct bw__large {
     void *block;
     size_t size;
+    uint64_t since;            /* when it came back (ms): decay              */
 } bw__large;
 
 /* Size arithmetic ------------------------------------------------------- */
@@ -1168,25 +1242,47 @@ static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
 #define BW__POOL_ADD(p, name, v) \
     atomic_fetch_add_explicit(&(p)->ctr.name, (uint64_t)(v), memory_order_relaxed)
 
-/* Allocation through the hook, counted (tc may be NULL). */
+/* Allocation through the hook, counted (tc may be NULL). Never called with
+ * one of the pool's locks held: a hook may use bufwriter itself. */
 BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size);
 BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t size);
+
+/* Blocks on their way back to the allocator, gathered under a lock and
+ * freed after it (bw__backing_free outside every lock). */
+typedef struct bw__frees {
+    size_t n;
+    struct { void *block; size_t size; } e[64];
+} bw__frees;
+BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
+
+/* The growth rule's size for n bytes (0 for 0 or unrepresentable). */
+BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n);
+/* fork: the lock that guards the shared pool's creation. */
+BW__INTERNAL void bw__shared_lock_fork(bool lock);
+
+/* A coarse monotonic clock in milliseconds, read on slow paths only. */
+BW__INTERNAL uint64_t bw__now_ms(void);
+/* Decay: give back what has been retained unused for decay_ms (the shared
+ * level and the large blocks when due; the calling thread's cache tc). */
+BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now);
 
 /* Zeroing the compiler keeps (BW_POOL_ZERO_ON_RETURN). */
 BW__INTERNAL void bw__zero(void *b, size_t n);
 
 /* Shared level. */
 BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci);
-BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b);
+BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b, uint64_t now);
 /* Retention budget: take or give back bytes of pool->reserved. */
 BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n);
 BW__INTERNAL void bw__budget_give(bw_pool *p, size_t n);
 
 /* Thread caches (tcache.c). */
 BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p);
-/* Move every block of tc to the shared level (to_shared) or free it, and
- * give back its reserved budget. Caller holds the registry lock or owns tc. */
-BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared);
+/* Move every block of tc to the shared level (to_shared) or gather it in f
+ * to be freed, and give back its reserved budget. Caller holds the registry
+ * lock or owns tc. */
+BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f);
+BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
 /* Sum every live thread cache's counters into s and the bytes its slots
  * hold into *held, under the registry lock (exact when no thread is in the
@@ -1224,14 +1320,26 @@ BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps);
 BW__INTERNAL void bw__check_freed(bw_pool *p, void *b);
 BW__INTERNAL void bw__check_destroy(bw_pool *p);
 BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
+/* p NULL: the report hook's lock; else p's table lock. */
+BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock);
 
 /* Large retention and the learned size (large.c). */
 BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
 BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
-BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size);
+BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
+BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
+/* A writer's final length: BW_POOL_LEARN_SIZE's samples, and the learned
+ * jump's when it passed the threshold. */
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
+/* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
+BW__INTERNAL size_t bw__learned_large(bw_pool *p);
+/* Fork safety (tcache.c): every pool's locks, in a fixed order. */
+BW__INTERNAL void bw__pool_register(bw_pool *p);
+BW__INTERNAL void bw__pool_unregister(bw_pool *p);
+BW__INTERNAL void bw__pool_lock_all(bw_pool *p);
+BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
 
 /* Grow a block above the threshold (used by the writer): into a kept large
  * block of new_cap bytes when there is one (copying len bytes: warm memory
@@ -1522,14 +1630,23 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
     if (w->cap - w->len >= n) goto copy;
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    /* A writer's first block: at the size recent writers ended at, if the
-     * pool learns it (BW_POOL_LEARN_SIZE), so similar jobs never grow. */
-    if (w->cap == 0 && p->learn) {
-        size_t learned = bw__learned(p);
-        if (learned > want) want = learned;
+    /* A writer's first block: at least min_first_block, so a small message
+     * does not climb through the smallest classes, and at the size recent
+     * writers ended at if the pool learns it (BW_POOL_LEARN_SIZE). */
+    if (w->cap == 0) {
+        size_t first = p->learn ? bw__learned(p) : 0;
+        if (first < p->min_first) first = p->min_first;
+        if (first > want) want = first;
     }
     rc = bw__target(p, w->len, want, w->cap, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
+    /* Outgrowing the threshold: jump straight to the size recent big jobs
+     * ended at (the learned jump), not through every power of two. */
+    if (cap > p->threshold && w->cap <= p->threshold && p->learn_growth) {
+        size_t jump = bw__grow_size(p, bw__learned_large(p));
+        if (jump > p->max_learned) jump = p->max_learned;
+        if (jump > cap) cap = jump;
+    }
 
     /* Above the threshold the old block is the allocator's own: let the
      * pool resize it in place, remap it (glibc's mremap) or move it into a
@@ -1601,6 +1718,7 @@ static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
     }
     want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
     if (want < BW__CHAIN_FIRST) want = BW__CHAIN_FIRST;
+    if (want < p->min_first) want = p->min_first;
     if (want > p->threshold) want = p->threshold;
     if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
     rc = bw__target(p, 0, want, 0, &want);
@@ -2844,6 +2962,8 @@ const bw_allocator *bw_allocator_jemalloc(void) { return NULL; }
 #include <string.h>
 #if defined(__linux__)
 #  include <sys/auxv.h>
+#else
+#  include <unistd.h> /* issetugid */
 #endif
 
 enum { BW__FREE_SLOT = 0, BW__RENTED = 1, BW__HELD = 2 };
@@ -2901,6 +3021,9 @@ BW__INTERNAL bool bw__check_env(const char *name)
     const char *v;
 #if defined(__linux__)
     if (getauxval(AT_SECURE) != 0) return false;
+#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || \
+      defined(__OpenBSD__) || defined(__DragonFly__)
+    if (issetugid()) return false;
 #endif
     v = getenv(name);
     return v != NULL && strcmp(v, "1") == 0;
@@ -3068,12 +3191,21 @@ BW__INTERNAL void bw__check_destroy(bw_pool *p)
     free(t);
     p->check = NULL;
 }
+
+/* fork: the report lock and a pool's table lock, taken before fork and
+ * released after it in both processes (tcache.c orders them). */
+BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
+{
+    pthread_mutex_t *m = p != NULL ? &((bw__ctab *)p->check)->lock : &bw__report_lock;
+    if (lock) pthread_mutex_lock(m);
+    else pthread_mutex_unlock(m);
+}
 /*************** End file pool/check.c **************************************/
 
 /*************** Begin file pool/large.c ************************************/
-/* large.c - two things a pool can learn about its writers' big jobs:
+/* large.c - what a pool keeps and learns about its writers' big jobs:
  *
- * Large retention (max_large_bytes): blocks above the threshold are kept
+ * Large retention (on by default): blocks above the threshold are kept
  * when they come back, bounded in bytes and count, oldest evicted first, so
  * a steady stream of 10 MiB jobs reuses warm memory instead of asking the
  * backing allocator for fresh pages each time (jemalloc hands blocks of
@@ -3081,6 +3213,13 @@ BW__INTERNAL void bw__check_destroy(bw_pool *p)
  * faults, several times the cost of the copy). A rent above the threshold is
  * served from a kept block of exactly that size; writers only ask for powers
  * of two there, so sizes repeat.
+ *
+ * Kept blocks decay: one unused for decay_ms goes back to the allocator.
+ *
+ * The learned jump (on by default): contiguous writers that passed the
+ * threshold record the length they ended at; a writer that outgrows the
+ * threshold jumps straight to the size for the second largest of the last
+ * 16, instead of stepping through every power of two (and copying at each).
  *
  * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
  * ended at; a new writer starts at about the 90th percentile of the last 16,
@@ -3091,16 +3230,17 @@ BW__INTERNAL void bw__check_destroy(bw_pool *p)
 #include <stdlib.h>
 #include <string.h>
 
-#define BW__DEFAULT_LARGE_BLOCKS 8
-#define BW__DEFAULT_MAX_LEARNED ((size_t)64 << 20)
+#define BW__EVICT_MAX 8 /* evictions per keep; the rest on later calls */
 
 BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
 {
     p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
+    p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
     p->max_learned = o->max_learned_size ? o->max_learned_size : BW__DEFAULT_MAX_LEARNED;
-    p->max_large_bytes = o->max_large_bytes;
+    p->max_large_bytes = o->max_large_bytes ? o->max_large_bytes : BW__DEFAULT_LARGE_BYTES;
     p->max_large_blocks = o->max_large_blocks ? o->max_large_blocks : BW__DEFAULT_LARGE_BLOCKS;
-    if (p->max_large_bytes == 0) return true;
+    p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
+    if (!p->keep_large) return true;
     if (pthread_mutex_init(&p->large_lock, NULL) != 0) return false;
     p->large = (bw__large *)calloc(p->max_large_blocks, sizeof *p->large);
     if (p->large == NULL) {
@@ -3114,7 +3254,7 @@ BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size)
 {
     void *b = NULL;
     size_t i;
-    if (p->max_large_bytes == 0) return NULL;
+    if (!p->keep_large) return NULL;
     pthread_mutex_lock(&p->large_lock);
     for (i = p->nlarge; i-- > 0;) { /* newest first: the warmest */
         if (p->large[i].size == size) {
@@ -3130,20 +3270,19 @@ BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size)
     return b;
 }
 
-BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size)
+BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
 {
-    bw__large evicted[BW__DEFAULT_LARGE_BLOCKS];
+    bw__large evicted[BW__EVICT_MAX];
     size_t nev = 0, i;
-    if (p->max_large_bytes == 0 || size > p->max_large_bytes) return false;
-    if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(b, size);
-    BW__TRACK_NOACCESS(b, size);
+    if (!p->keep_large || size > p->max_large_bytes) return false;
+    BW__TRACK_NOACCESS(b, size); /* (zeroed by the caller under ZERO_ON_RETURN) */
     pthread_mutex_lock(&p->large_lock);
     /* Make room: evict the oldest (at most a handful per call; the rest of
      * an oversized backlog goes on later calls). */
     while (p->nlarge > 0 &&
            (p->nlarge == p->max_large_blocks ||
             atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size > p->max_large_bytes) &&
-           nev < BW__DEFAULT_LARGE_BLOCKS) {
+           nev < BW__EVICT_MAX) {
         evicted[nev++] = p->large[0];
         atomic_fetch_sub_explicit(&p->large_bytes, p->large[0].size, memory_order_relaxed);
         memmove(&p->large[0], &p->large[1], (p->nlarge - 1) * sizeof *p->large);
@@ -3153,18 +3292,43 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size)
         atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size <= p->max_large_bytes) {
         p->large[p->nlarge].block = b;
         p->large[p->nlarge].size = size;
+        p->large[p->nlarge].since = now;
         p->nlarge++;
         atomic_fetch_add_explicit(&p->large_bytes, size, memory_order_relaxed);
         b = NULL;
     }
     pthread_mutex_unlock(&p->large_lock);
+    if (b != NULL) BW__TRACK_DEFINED(b, size); /* not kept: the caller frees it */
     for (i = 0; i < nev; i++) bw__backing_free(p, NULL, evicted[i].block, evicted[i].size);
     return b == NULL;
 }
 
+/* Give back the kept blocks unused for decay_ms (oldest first). */
+BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now)
+{
+    uint64_t bytes = 0;
+    if (!p->keep_large) return;
+    for (;;) {
+        bw__large e;
+        pthread_mutex_lock(&p->large_lock);
+        if (p->nlarge == 0 || now - p->large[0].since < p->decay_ms) {
+            pthread_mutex_unlock(&p->large_lock);
+            break;
+        }
+        e = p->large[0];
+        memmove(&p->large[0], &p->large[1], (p->nlarge - 1) * sizeof *p->large);
+        p->nlarge--;
+        atomic_fetch_sub_explicit(&p->large_bytes, e.size, memory_order_relaxed);
+        pthread_mutex_unlock(&p->large_lock);
+        bw__backing_free(p, NULL, e.block, e.size);
+        bytes += e.size;
+    }
+    if (bytes) BW__POOL_ADD(p, decayed, bytes);
+}
+
 BW__INTERNAL void bw__large_free_all(bw_pool *p)
 {
-    if (p->max_large_bytes == 0) return;
+    if (!p->keep_large) return;
     for (;;) {
         bw__large e;
         pthread_mutex_lock(&p->large_lock);
@@ -3182,29 +3346,46 @@ BW__INTERNAL void bw__large_free_all(bw_pool *p)
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
 {
     unsigned i;
-    if (!p->learn || len == 0) return;
-    i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
-    atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
+    if (len == 0) return;
+    if (p->learn) {
+        i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
+        atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
+    }
+    if (p->learn_growth && len > p->threshold) {
+        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
+        atomic_store_explicit(&p->big[i % BW__RECENT], len, memory_order_relaxed);
+    }
 }
 
-/* About the 90th percentile of the recorded lengths: with k of them, the
- * (k/10 + 1)-th largest (the second largest of 16), so one outlier job does
- * not make every later writer huge. At most max_learned; 0 when off. */
-BW__INTERNAL size_t bw__learned(bw_pool *p)
+/* The second largest of the recorded lengths in ring (k of them): about the
+ * 90th percentile of 16, so one outlier job does not make every later writer
+ * huge. With `need2`, nothing until there are two. At most max_learned. */
+static size_t bw__second_largest(bw_pool *p, _Atomic size_t *ring, bool need2)
 {
     size_t v[BW__RECENT], r;
     unsigned k = 0, i, j;
-    if (!p->learn) return 0;
     for (i = 0; i < BW__RECENT; i++) {
-        size_t x = atomic_load_explicit(&p->recent[i], memory_order_relaxed);
+        size_t x = atomic_load_explicit(&ring[i], memory_order_relaxed);
         if (x == 0) continue;
         /* insertion sort, largest first */
         for (j = k++; j > 0 && v[j - 1] < x; j--) v[j] = v[j - 1];
         v[j] = x;
     }
-    if (k == 0) return 0;
-    r = v[k / 10];
+    if (k == 0 || (need2 && k < 2)) return 0;
+    r = v[need2 ? 1 : k / 10];
     return r < p->max_learned ? r : p->max_learned;
+}
+
+/* BW_POOL_LEARN_SIZE: the (k/10 + 1)-th largest of k lengths; 0 when off. */
+BW__INTERNAL size_t bw__learned(bw_pool *p)
+{
+    return p->learn ? bw__second_largest(p, p->recent, false) : 0;
+}
+
+/* The learned jump: the second largest of the last 16 big jobs (needs 2). */
+BW__INTERNAL size_t bw__learned_large(bw_pool *p)
+{
+    return p->learn_growth ? bw__second_largest(p, p->big, true) : 0;
 }
 /*************** End file pool/large.c **************************************/
 
@@ -3217,6 +3398,16 @@ BW__INTERNAL size_t bw__learned(bw_pool *p)
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* clock_gettime is POSIX: glibc hides it from a strict -std=c11 unit
+ * without feature-test macros (the library's own build, or the single
+ * header after other includes), so it is declared here then. */
+#if defined(__GLIBC__) && !defined(__USE_POSIX199309)
+extern int clock_gettime(int clock_id, struct timespec *tp);
+#  define CLOCK_MONOTONIC 1
+#  define CLOCK_MONOTONIC_COARSE 6
+#endif
 
 /* Count into the thread cache when there is one (no atomic RMW), else into
  * the pool-wide counters. */
@@ -3264,6 +3455,25 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
     BW__COUNT(p, tc, backing_frees, 1);
 }
 
+BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f)
+{
+    size_t i;
+    for (i = 0; i < f->n; i++) bw__backing_free(p, NULL, f->e[i].block, f->e[i].size);
+    f->n = 0;
+}
+
+/* A coarse clock is enough: decay periods are seconds, and the coarse one
+ * costs a few nanoseconds (no timer read) where there is one. */
+BW__INTERNAL uint64_t bw__now_ms(void)
+{
+    struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+#endif
+        if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /* Retention budget ------------------------------------------------------ */
 
 BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n)
@@ -3289,7 +3499,7 @@ BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
     bw__class *c = &p->cls[ci];
     void *b = NULL;
     pthread_mutex_lock(&c->lock);
-    if (c->count > 0) b = c->stack[--c->count];
+    if (c->count > 0) b = c->stack[--c->count].block;
     pthread_mutex_unlock(&c->lock);
     if (b != NULL) {
         size_t cap = p->min_size << ci;
@@ -3299,7 +3509,7 @@ BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
     return b;
 }
 
-BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b)
+BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b, uint64_t now)
 {
     bw__class *c = &p->cls[ci];
     size_t cap = p->min_size << ci;
@@ -3310,13 +3520,15 @@ BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b)
             /* Grow the stack geometrically up to the bound; if even that
              * small allocation fails, the block is simply not retained. */
             size_t n = c->alloc ? c->alloc * 2 : 8;
-            void **s;
+            bw__kept *s;
             if (n > p->max_per_class) n = p->max_per_class;
-            s = (void **)realloc(c->stack, n * sizeof *s);
+            s = (bw__kept *)realloc(c->stack, n * sizeof *s);
             if (s != NULL) { c->stack = s; c->alloc = n; }
         }
         if (c->count < c->alloc && bw__budget_take(p, cap)) {
-            c->stack[c->count++] = b;
+            c->stack[c->count].block = b;
+            c->stack[c->count].since = now;
+            c->count++;
             kept = true;
         }
     }
@@ -3325,19 +3537,52 @@ BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b)
     return kept;
 }
 
-static void bw__shared_free_all(bw_pool *p)
+/* Give back the blocks of the shared level that came back before `before`
+ * (every block for UINT64_MAX), oldest first, freeing them outside the
+ * lock. Returns the bytes given back. */
+static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
 {
+    bw__frees f;
+    uint64_t bytes = 0;
     unsigned ci;
+    f.n = 0;
     for (ci = 0; ci < p->nclasses; ci++) {
         bw__class *c = &p->cls[ci];
-        size_t cap = p->min_size << ci;
-        pthread_mutex_lock(&c->lock);
-        while (c->count > 0) {
-            bw__backing_free(p, NULL, c->stack[--c->count], cap);
-            atomic_fetch_sub_explicit(&p->shared_bytes, cap, memory_order_relaxed);
-            bw__budget_give(p, cap);
-        }
-        pthread_mutex_unlock(&c->lock);
+        size_t cap = p->min_size << ci, k;
+        do {
+            pthread_mutex_lock(&c->lock);
+            for (k = 0; k < c->count && k < 64 && c->stack[k].since < before; k++) {
+                f.e[f.n].block = c->stack[k].block;
+                f.e[f.n].size = cap;
+                f.n++;
+            }
+            if (k != 0) {
+                memmove(c->stack, c->stack + k, (c->count - k) * sizeof *c->stack);
+                c->count -= k;
+                atomic_fetch_sub_explicit(&p->shared_bytes, k * cap, memory_order_relaxed);
+                bw__budget_give(p, k * cap);
+            }
+            pthread_mutex_unlock(&c->lock);
+            bytes += (uint64_t)k * cap;
+            bw__frees_flush(p, &f);
+        } while (k == 64);
+    }
+    return bytes;
+}
+
+BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now)
+{
+    uint64_t due = atomic_load_explicit(&p->next_decay, memory_order_relaxed);
+    if (tc != NULL) bw__tcache_decay(p, tc, now);
+    /* One thread at a time sweeps, at most every decay_ms / 8. */
+    if (now < due || !atomic_compare_exchange_strong_explicit(
+                         &p->next_decay, &due, now + p->decay_ms / 8 + 1,
+                         memory_order_relaxed, memory_order_relaxed))
+        return;
+    if (now >= p->decay_ms) {
+        uint64_t bytes = bw__shared_release(p, now - p->decay_ms + 1);
+        if (bytes) BW__POOL_ADD(p, decayed, bytes);
+        bw__large_decay(p, now);
     }
 }
 
@@ -3377,6 +3622,8 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
         min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
         return BW_EINVAL;
     if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
+    if ((o->flags & ~(unsigned)BW__ALL_FLAGS) != 0) return BW_EINVAL;
+    if (o->min_first_block > threshold) return BW_EINVAL;
 
     n = bw__log2(threshold) - bw__log2(min_size) + 1;
     p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
@@ -3403,32 +3650,52 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 #endif
     p->extra = p->checked ? BW__CANARY_SIZE : 0;
     p->bypass = (o->flags & BW_POOL_BYPASS) != 0 || bw__check_env("BW_BYPASS");
-    /* Checked mode, no thread cache and zeroing all need the slow paths. */
-    p->fast_rent_limit =
-        (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
-            ? 0 : threshold;
-    p->fast_return_span = p->fast_rent_limit ? threshold - min_size + 1 : 0;
+    /* Thread caches serve the classes up to BW__TCACHE_MAX. */
+    {
+        size_t top = threshold < BW__TCACHE_MAX ? threshold : BW__TCACHE_MAX;
+        if (top < min_size) top = min_size;
+        p->tc_classes = bw__log2(top) - bw__log2(min_size) + 1;
+        /* Checked mode, no thread cache and zeroing need the slow paths. */
+        p->fast_rent_limit =
+            (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
+                ? 0 : top;
+        p->fast_return_span = p->fast_rent_limit ? top - min_size + 1 : 0;
+    }
+    p->decay_ms = o->decay_ms ? o->decay_ms : BW__DEFAULT_DECAY_MS;
+    p->min_first = o->min_first_block ? o->min_first_block : BW__DEFAULT_FIRST_BLOCK;
+    if (p->min_first > threshold) p->min_first = threshold;
+    p->min_first = bw_pool_class_size(p, p->min_first);
     p->alloc = *a;
     if (!bw__large_init(p, o) || (p->checked && !bw__check_init(p))) {
         bw__pool_free(p);
         return BW_ENOMEM;
     }
+    bw__pool_register(p);
     *out = p;
     return BW_OK;
 }
 
+static _Atomic(bw_pool *) bw__shared_pool;
+
 void bw_pool_destroy(bw_pool *pool)
 {
-    if (pool == NULL) return;
+    if (pool == NULL || pool == atomic_load_explicit(&bw__shared_pool, memory_order_acquire))
+        return; /* the shared pool lives as long as the process */
+    bw__pool_unregister(pool);
     bw__tcache_orphan_all(pool);
-    bw__shared_free_all(pool);
+    (void)bw__shared_release(pool, UINT64_MAX);
     bw__large_free_all(pool);
     if (pool->checked) bw__check_destroy(pool); /* reports blocks still rented */
     bw__pool_free(pool);
 }
 
-static _Atomic(bw_pool *) bw__shared_pool;
 static pthread_mutex_t bw__shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+BW__INTERNAL void bw__shared_lock_fork(bool lock)
+{
+    if (lock) pthread_mutex_lock(&bw__shared_lock);
+    else pthread_mutex_unlock(&bw__shared_lock);
+}
 
 bw_pool *bw_pool_shared(void)
 {
@@ -3444,8 +3711,9 @@ bw_pool *bw_pool_shared(void)
 
 size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 {
-    if (pool == NULL) return 0;
-    if (min_size > pool->threshold || pool->bypass) return min_size;
+    if (pool == NULL || min_size > (size_t)PTRDIFF_MAX) return 0;
+    if (pool->bypass) return min_size ? min_size : 1;
+    if (min_size > pool->threshold) return min_size;
     return pool->min_size << bw__class_index(pool, min_size);
 }
 
@@ -3464,32 +3732,48 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 #  define BW__NOINLINE
 #endif
 
+/* Every slow path starts here: the thread's cache (NULL without one), and
+ * decay when it is on. The clock is read on slow paths only. */
+static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
+{
+    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
+    *now = 0;
+    if (p->decay_ms != BW_DECAY_NEVER) {
+        *now = bw__now_ms();
+        bw__decay(p, tc, *now);
+    }
+    return tc;
+}
+
 static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity)
 {
-    bw__tcache *tc = NULL;
+    bw__tcache *tc;
+    uint64_t now;
     void *b;
     size_t cap;
+    bool fresh = false;
 
     if (capacity == NULL) return NULL;
     *capacity = 0;
-    if (p == NULL) return NULL;
-    if (p->use_tcache) tc = bw__tcache_get(p);
+    if (p == NULL || min_size > (size_t)PTRDIFF_MAX) return NULL;
+    tc = bw__slow_enter(p, &now);
 
     if (p->bypass) {
         /* A real allocation of exactly what was asked for (at least 1). */
-        if (min_size > (size_t)PTRDIFF_MAX) return NULL;
         cap = min_size ? min_size : 1;
         b = bw__backing_alloc(p, tc, cap);
         if (b == NULL) return NULL;
         BW__COUNT(p, tc, misses, 1);
-        BW__COUNT(p, tc, out_bytes, cap);
+        fresh = true;
     } else if (min_size <= p->threshold) {
         unsigned ci = bw__class_index(p, min_size);
+        size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
         cap = p->min_size << ci;
-        size_t n = tc != NULL ? bw__tc_held(tc, ci) : 0;
         if (n > 0) {
             b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
             bw__inc(&tc->n[ci].pop); /* counts the hit and the bytes out */
+            if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
+                atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
         } else if ((b = bw__shared_pop(p, ci)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
             BW__COUNT(p, tc, out_bytes, cap);
@@ -3498,26 +3782,31 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
             if (b == NULL) return NULL;
             BW__COUNT(p, tc, misses, 1);
             BW__COUNT(p, tc, out_bytes, cap);
-            goto fresh;
+            fresh = true;
+            goto rented;
         }
         /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
         if (p->flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
         else BW__TRACK_UNDEFINED(b, cap);
+        goto rented;
     } else {
         /* Above the threshold: exactly what was asked for, from the kept
          * large blocks (large retention) or the backing allocator. */
-        if (min_size > (size_t)PTRDIFF_MAX) return NULL;
         cap = min_size;
         if ((b = bw__large_take(p, cap)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
+            BW__COUNT(p, tc, large_hits, 1);
         } else {
             b = bw__backing_alloc(p, tc, cap);
             if (b == NULL) return NULL;
             BW__COUNT(p, tc, misses, 1);
+            fresh = true;
         }
-        BW__COUNT(p, tc, out_bytes, cap);
     }
-fresh:
+    BW__COUNT(p, tc, out_bytes, cap);
+rented:
+    /* Fresh memory holds whatever the allocator's last user left there. */
+    if (fresh && (p->flags & BW_POOL_ZERO_ON_RETURN)) bw__zero(b, cap);
     if (p->checked) {
         bw__check_rented(p, b, cap);
         if (p->flags & BW_POOL_FILL) memset(b, BW_FILL_RENTED, cap);
@@ -3529,8 +3818,9 @@ fresh:
 void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 {
     bw__tcache *tc = bw__tl_last;
-    /* min_size - 1 < limit: 1 <= min_size <= threshold, and a limit of 0
-     * sends every rent of a checked or cache-less pool to the slow path. */
+    /* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
+     * and a limit of 0 sends every rent of a checked or cache-less pool to
+     * the slow path. */
     if (BW__LIKELY(p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit &&
                    atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
         unsigned ci = bw__class_index(p, min_size);
@@ -3540,6 +3830,9 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
             size_t cap = p->min_size << ci;
             void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
             atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
+            /* Decay's low-water mark: the blocks below it stay untouched. */
+            if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
+                atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
             BW__TRACK_UNDEFINED(b, cap);
             *capacity = cap;
             return b;
@@ -3550,7 +3843,7 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 
 /* Reserve budget for one more slot of class ci in tc. A cache never
  * reserves more than BW_THREAD_CACHE_SLOTS slots per class; the budget goes
- * back on trim and at thread exit. */
+ * back on trim, decay and at thread exit. */
 static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
 {
     if (tc->resv[ci] >= BW_THREAD_CACHE_SLOTS || !bw__budget_take(p, p->min_size << ci))
@@ -3561,7 +3854,8 @@ static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
 
 static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity)
 {
-    bw__tcache *tc = NULL;
+    bw__tcache *tc;
+    uint64_t now;
     bool pooled;
     unsigned ci = 0;
 
@@ -3584,17 +3878,19 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
         return BW_EINVAL;
     }
     if (p->checked) {
-        if (!bw__check_return(p, block, capacity, pooled || p->max_large_bytes))
+        if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
             return BW_EINVAL;
         if (p->flags & BW_POOL_FILL) memset(block, BW_FILL_RETURNED, capacity);
     }
-    if (p->use_tcache) tc = bw__tcache_get(p);
+    tc = bw__slow_enter(p, &now);
+    /* Zeroed before it is kept or freed: one user's bytes never reach the
+     * next renter, here or through the allocator. */
+    if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
 
     if (pooled) {
         ci = bw__class_index(p, capacity);
-        if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
         BW__TRACK_NOACCESS(block, capacity);
-        if (tc != NULL) {
+        if (tc != NULL && ci < p->tc_classes) {
             size_t n = bw__tc_held(tc, ci);
             if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
                 tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
@@ -3606,11 +3902,10 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     BW__COUNT(p, tc, returns, 1);
     BW__COUNT(p, tc, out_bytes, 0 - (uint64_t)capacity);
     if (!pooled) {
-        if (p->bypass || !bw__large_keep(p, block, capacity))
-            bw__backing_free(p, tc, block, capacity);
+        if (!bw__large_keep(p, block, capacity, now)) bw__backing_free(p, tc, block, capacity);
         return BW_OK;
     }
-    if (bw__shared_push(p, ci, block)) return BW_OK;
+    if (bw__shared_push(p, ci, block, now)) return BW_OK;
     bw__backing_free(p, tc, block, capacity);
     return BW_OK;
 }
@@ -3619,8 +3914,9 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
 {
     bw__tcache *tc = bw__tl_last;
     /* A power of two with capacity - min_size < span: min_size <= capacity
-     * <= threshold in one compare (unsigned wrap); a span of 0 sends every
-     * return of a checked, zeroing or cache-less pool to the slow path. */
+     * <= the largest thread-cached class in one compare (unsigned wrap); a
+     * span of 0 sends every return of a checked, zeroing or cache-less pool
+     * to the slow path. */
     if (BW__LIKELY(p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
                    capacity - p->min_size < p->fast_return_span &&
                    !BW__TRACK_IS_NOACCESS(block) &&
@@ -3646,6 +3942,7 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
     if ((nb = bw__large_take(p, new_cap)) != NULL) {
         /* Warm memory: a copy of len bytes costs less than fresh pages. */
         BW__COUNT(p, tc, hits, 1);
+        BW__COUNT(p, tc, large_hits, 1);
         BW__COUNT(p, tc, out_bytes, new_cap);
         if (p->checked) bw__check_rented(p, nb, new_cap);
         memcpy(nb, b, len);
@@ -3673,13 +3970,22 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
     return nb;
 }
 
+/* The growth rule's size for n bytes: the class at or below the threshold,
+ * the next power of two above it; 0 for 0 or when it cannot be represented. */
+BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n)
+{
+    if (n == 0 || n > (size_t)PTRDIFF_MAX / 2 + 1) return 0;
+    if (n <= p->threshold) return bw_pool_class_size(p, n);
+    return bw__pow2_ceil(n);
+}
+
 /* Trim / stats ---------------------------------------------------------- */
 
 void bw_pool_trim(bw_pool *pool)
 {
     if (pool == NULL) return;
     bw__tcache_trim_self(pool);
-    bw__shared_free_all(pool);
+    (void)bw__shared_release(pool, UINT64_MAX);
     bw__large_free_all(pool);
 }
 
@@ -3701,33 +4007,46 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
     out->large_retained_bytes = atomic_load_explicit(&pool->large_bytes, memory_order_relaxed);
     out->retained_bytes = held + atomic_load_explicit(&pool->shared_bytes, memory_order_relaxed) +
                           out->large_retained_bytes;
-    out->learned_size = bw__learned(pool);
+    out->learned_size = bw__grow_size(pool, bw__learned(pool));
+    out->learned_large_size = bw__grow_size(pool, bw__learned_large(pool));
+    if (out->learned_large_size > pool->max_learned) out->learned_large_size = pool->max_learned;
     out->outstanding_bytes = (size_t)s.out_bytes;
+    out->decayed_bytes = s.decayed;
+    out->large_hits = s.large_hits;
 }
 /*************** End file pool/pool.c ***************************************/
 
 /*************** Begin file pool/tcache.c ***********************************/
-/* tcache.c - per-thread caches in front of the pool's shared level.
+/* tcache.c - per-thread caches in front of the pool's shared level, and
+ * what keeps pools right across fork.
  *
  * Each thread keeps, per pool it has used, a bw__tcache: up to
- * BW_THREAD_CACHE_SLOTS blocks per class, used without locks. The caches of
- * one thread form a list in thread-local storage; the caches of one pool
- * form a registry in the pool, guarded by one process-wide lock (taken only
- * when a cache is created or ends, and for stats/trim/destroy, never on the
- * rent/return fast path).
+ * BW_THREAD_CACHE_SLOTS blocks per class (classes up to BW__TCACHE_MAX),
+ * used without locks. A thread finds its cache for a pool in O(1): the last
+ * one used (one TLS load, the rent/return fast path), else a per-thread hash
+ * table keyed by pool id. The caches of one pool form a registry in the pool,
+ * guarded by one process-wide lock (taken only when a cache is created or
+ * ends, and for stats/trim/destroy, never on the fast path).
  *
  * Lifetimes, the part that is easy to get wrong:
  *   - thread exit: a pthread key destructor flushes every cache of the
  *     thread into its pool (shared level, or freed) and frees the caches;
- *   - pool destroy: frees the blocks of every registered cache and marks
+ *   - pool destroy: takes the blocks of every registered cache and marks
  *     each cache orphaned (pool_id = 0) under the lock, so a later thread
  *     exit never touches the destroyed pool. An orphaned cache is freed by
- *     its thread, at exit or when it next creates a cache.
+ *     its thread, at exit or when its table is rebuilt;
+ *   - allocator hooks are never called with a lock held (a hook may use
+ *     bufwriter itself): blocks to free are gathered under the lock and
+ *     freed after it; destroy waits for exiting threads still doing so;
+ *   - fork: every pool lock is taken before fork and released in both
+ *     processes, and the child drops the caches of the threads it does not
+ *     have (their blocks are left alone: one may have been mid-update).
  * Pool ids are never reused, so a new pool at a destroyed pool's address
  * never matches an old cache. */
 /* #include "pool_internal.h": amalgamated above */
 /* #include "track.h": amalgamated above */
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -3736,12 +4055,19 @@ static bw__tcache bw__no_cache;
 
 static _Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL = &bw__no_cache;
 static _Thread_local bw__tcache *bw__tl_head BW__TLS_MODEL;
+/* This thread's caches by pool id: open addressing, linear probing. */
+static _Thread_local bw__tcache **bw__tl_map BW__TLS_MODEL;
+static _Thread_local size_t bw__tl_mask BW__TLS_MODEL, bw__tl_used BW__TLS_MODEL;
 
 static pthread_mutex_t bw__reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t bw__exit_key;
 static pthread_once_t bw__exit_once = PTHREAD_ONCE_INIT;
 static bool bw__exit_key_ok;
 static _Atomic uint64_t bw__pool_ids;
+/* Every live pool, for the fork handlers. */
+static pthread_mutex_t bw__all_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw_pool *bw__all_pools;
+static pthread_once_t bw__fork_once = PTHREAD_ONCE_INIT;
 
 BW__INTERNAL uint64_t bw__next_pool_id(void)
 {
@@ -3763,7 +4089,7 @@ static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
     bw_pool *p = tc->pool;
     unsigned ci;
     bw__sums_add(s, &tc->ctr);
-    for (ci = 0; ci < p->nclasses; ci++) {
+    for (ci = 0; ci < p->tc_classes; ci++) {
         uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
         uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
         s->hits += pop;
@@ -3773,46 +4099,107 @@ static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
     }
 }
 
-BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared)
+/* Take the bottom k blocks of class ci out of tc (not a rent: the hit and
+ * the bytes out that the pop counter reports for them are undone) and give
+ * back their slots' budget. */
+static void bw__tcache_take(bw__tcache *tc, unsigned ci, size_t k, bw__frees *f)
 {
     bw_pool *p = tc->pool;
+    size_t cap = p->min_size << ci, n = bw__tc_held(tc, ci), i;
+    void **slots = &tc->slots[ci * BW_THREAD_CACHE_SLOTS];
+    for (i = 0; i < k; i++) {
+        f->e[f->n].block = slots[i];
+        f->e[f->n].size = cap;
+        f->n++;
+    }
+    memmove(slots, slots + k, (n - k) * sizeof *slots);
+    atomic_store_explicit(&tc->n[ci].pop,
+                          atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed) + k,
+                          memory_order_relaxed);
+    BW__TC_ADD(tc, hits, (uint64_t)0 - k);
+    BW__TC_ADD(tc, out_bytes, (uint64_t)0 - k * cap);
+    if (tc->resv[ci] > n - k) {
+        bw__budget_give(p, (tc->resv[ci] - (n - k)) * cap);
+        tc->resv[ci] = (unsigned char)(n - k);
+    }
+}
+
+BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
+{
+    bw_pool *p = tc->pool;
+    uint64_t now = to_shared && p->decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     unsigned ci;
-    for (ci = 0; ci < p->nclasses; ci++) {
-        size_t cap = p->min_size << ci, n;
-        while ((n = bw__tc_held(tc, ci)) > 0) {
-            void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-            /* Taking a block out is not a rent: undo the hit and the bytes
-             * out that the pop counter will report for it. */
-            bw__inc(&tc->n[ci].pop);
-            BW__TC_ADD(tc, hits, (uint64_t)0 - 1);
-            BW__TC_ADD(tc, out_bytes, (uint64_t)0 - cap);
-            if (!to_shared || !bw__shared_push(p, ci, b))
-                bw__backing_free(p, tc, b, cap);
+    for (ci = 0; ci < p->tc_classes; ci++) {
+        size_t n = bw__tc_held(tc, ci), first = f->n, i;
+        bw__tcache_take(tc, ci, n, f);
+        if (to_shared) { /* keep what the shared level takes */
+            size_t kept = first;
+            for (i = first; i < f->n; i++)
+                if (!bw__shared_push(p, ci, f->e[i].block, now)) f->e[kept++] = f->e[i];
+            f->n = kept;
         }
-        bw__budget_give(p, (size_t)tc->resv[ci] * cap);
+        bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
         tc->resv[ci] = 0;
     }
 }
 
-/* Thread exit: every cache of this thread goes back to its pool. */
+/* Decay of the calling thread's own cache: the blocks below the low-water
+ * mark have not been touched since the last decay, decay_ms or more ago. */
+BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now)
+{
+    bw__frees f;
+    uint64_t bytes = 0;
+    unsigned ci;
+    if (now - tc->last_decay < p->decay_ms) return;
+    f.n = 0;
+    for (ci = 0; ci < p->tc_classes; ci++) {
+        size_t n = bw__tc_held(tc, ci);
+        size_t k = atomic_load_explicit(&tc->low[ci], memory_order_relaxed);
+        if (k > n) k = n;
+        if (k != 0) {
+            bw__tcache_take(tc, ci, k, &f);
+            bytes += (uint64_t)k * (p->min_size << ci);
+        }
+        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - k), memory_order_relaxed);
+    }
+    tc->last_decay = now;
+    if (bytes) BW__TC_ADD(tc, decayed, bytes);
+    bw__frees_flush(p, &f);
+}
+
+/* Thread exit: every cache of this thread goes back to its pool, one at a
+ * time; blocks the shared level does not take are freed outside the lock. */
 static void bw__thread_exit(void *head)
 {
     bw__tcache *tc, *next;
-    pthread_mutex_lock(&bw__reg_lock);
     for (tc = (bw__tcache *)head; tc != NULL; tc = tc->thread_next) {
-        if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) == 0) continue;
-        bw__sums s;
-        memset(&s, 0, sizeof s);
-        bw__tcache_flush(tc, true);
-        bw__tcache_totals(tc, &s, NULL);
-        bw__counters_fold(&tc->pool->ctr, &s);
-        bw__reg_unlink(tc);
+        bw_pool *p = NULL;
+        bw__frees f;
+        f.n = 0;
+        pthread_mutex_lock(&bw__reg_lock);
+        if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) != 0) {
+            bw__sums s;
+            p = tc->pool;
+            memset(&s, 0, sizeof s);
+            bw__tcache_flush(tc, true, &f);
+            bw__tcache_totals(tc, &s, NULL);
+            bw__counters_fold(&p->ctr, &s);
+            bw__reg_unlink(tc);
+            atomic_fetch_add_explicit(&p->exiting, 1, memory_order_acq_rel);
+        }
+        pthread_mutex_unlock(&bw__reg_lock);
+        if (p != NULL) {
+            bw__frees_flush(p, &f);
+            atomic_fetch_sub_explicit(&p->exiting, 1, memory_order_acq_rel);
+        }
     }
-    pthread_mutex_unlock(&bw__reg_lock);
     for (tc = (bw__tcache *)head; tc != NULL; tc = next) {
         next = tc->thread_next;
         free(tc);
     }
+    free(bw__tl_map);
+    bw__tl_map = NULL;
+    bw__tl_mask = bw__tl_used = 0;
     /* A later destructor of another library may use a pool again: it then
      * starts a fresh cache and sets the key again. */
     bw__tl_head = NULL;
@@ -3824,49 +4211,79 @@ static void bw__exit_key_init(void)
     bw__exit_key_ok = pthread_key_create(&bw__exit_key, bw__thread_exit) == 0;
 }
 
-/* Free this thread's caches whose pool has been destroyed. */
-static void bw__drop_orphans(void)
+static size_t bw__id_hash(uint64_t id, size_t mask)
 {
-    bw__tcache **pp = &bw__tl_head;
-    while (*pp != NULL) {
-        bw__tcache *tc = *pp;
+    return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+}
+
+/* Rebuild this thread's table at twice the live count (at least 16),
+ * freeing the caches of destroyed pools on the way. False when out of
+ * memory (the old table stays). */
+static bool bw__map_rebuild(void)
+{
+    bw__tcache **pp, *tc;
+    size_t live = 0, n = 16, i;
+    bw__tcache **map;
+    for (pp = &bw__tl_head; (tc = *pp) != NULL;) {
         if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) == 0) {
             *pp = tc->thread_next;
             if (bw__tl_last == tc) bw__tl_last = &bw__no_cache;
             free(tc);
         } else {
+            live++;
             pp = &tc->thread_next;
         }
     }
     /* The exit hook walks the list from the key's value: keep it the head. */
     (void)pthread_setspecific(bw__exit_key, bw__tl_head);
+    while (n < 4 * (live + 1)) n *= 2;
+    map = (bw__tcache **)calloc(n, sizeof *map);
+    if (map == NULL) return false;
+    for (tc = bw__tl_head; tc != NULL; tc = tc->thread_next) {
+        for (i = bw__id_hash(atomic_load_explicit(&tc->pool_id, memory_order_relaxed), n - 1);
+             map[i] != NULL; i = (i + 1) & (n - 1)) {}
+        map[i] = tc;
+    }
+    free(bw__tl_map);
+    bw__tl_map = map;
+    bw__tl_mask = n - 1;
+    bw__tl_used = live;
+    return true;
 }
 
 BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
 {
     bw__tcache *tc;
-    for (tc = bw__tl_head; tc != NULL; tc = tc->thread_next) {
-        if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
-            bw__tl_last = tc;
-            return tc;
+    size_t i;
+    if (bw__tl_map != NULL) {
+        for (i = bw__id_hash(p->id, bw__tl_mask); (tc = bw__tl_map[i]) != NULL;
+             i = (i + 1) & bw__tl_mask) {
+            if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
+                bw__tl_last = tc;
+                return tc;
+            }
         }
     }
     pthread_once(&bw__exit_once, bw__exit_key_init);
     /* Without the exit hook a cache would leak its blocks at thread exit:
      * then this thread uses the shared level only. */
     if (!bw__exit_key_ok) return NULL;
-    bw__drop_orphans();
+    if ((bw__tl_used + 1) * 4 > (bw__tl_mask + 1) * 3 && !bw__map_rebuild()) return NULL;
     tc = (bw__tcache *)calloc(1, sizeof *tc +
-                              (size_t)p->nclasses * BW_THREAD_CACHE_SLOTS * sizeof(void *));
+                              (size_t)p->tc_classes * BW_THREAD_CACHE_SLOTS * sizeof(void *));
     if (tc == NULL) return NULL;
+    tc->thread_next = bw__tl_head;
     if (pthread_setspecific(bw__exit_key, tc) != 0) {
         free(tc);
         return NULL;
     }
     tc->pool = p;
+    tc->last_decay = p->decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);
-    tc->thread_next = bw__tl_head;
     bw__tl_head = tc;
+    for (i = bw__id_hash(p->id, bw__tl_mask); bw__tl_map[i] != NULL; i = (i + 1) & bw__tl_mask) {}
+    bw__tl_map[i] = tc;
+    bw__tl_used++;
     pthread_mutex_lock(&bw__reg_lock);
     tc->pool_next = p->caches;
     if (p->caches) p->caches->pool_prev = tc;
@@ -3879,15 +4296,30 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p)
 {
     bw__tcache *tc, *next;
+    bw__frees *f = NULL;
+    size_t count = 0, i;
+    /* Every block of every cache, gathered under the lock (an owner thread
+     * may free its orphaned cache as soon as the lock is released), freed
+     * after it. */
     pthread_mutex_lock(&bw__reg_lock);
-    for (tc = p->caches; tc != NULL; tc = next) {
+    for (tc = p->caches; tc != NULL; tc = tc->pool_next) count++;
+    if (count != 0) f = (bw__frees *)calloc(count, sizeof *f);
+    for (tc = p->caches, i = 0; tc != NULL; tc = next, i++) {
+        bw__frees one;
         next = tc->pool_next;
-        bw__tcache_flush(tc, false);
+        one.n = 0;
+        bw__tcache_flush(tc, false, f != NULL ? &f[i] : &one);
+        if (f == NULL) bw__frees_flush(p, &one); /* out of memory: under the lock */
         tc->pool_prev = tc->pool_next = NULL;
         atomic_store_explicit(&tc->pool_id, 0, memory_order_release);
     }
     p->caches = NULL;
     pthread_mutex_unlock(&bw__reg_lock);
+    for (i = 0; f != NULL && i < count; i++) bw__frees_flush(p, &f[i]);
+    free(f);
+    /* Threads that unlinked their cache before us may still be freeing
+     * its blocks through the hook: the pool must outlive that. */
+    while (atomic_load_explicit(&p->exiting, memory_order_acquire) != 0) sched_yield();
 }
 
 BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held)
@@ -3901,12 +4333,103 @@ BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held)
 BW__INTERNAL void bw__tcache_trim_self(bw_pool *p)
 {
     bw__tcache *tc;
-    for (tc = bw__tl_head; tc != NULL; tc = tc->thread_next) {
-        if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
-            bw__tcache_flush(tc, false);
-            return;
+    bw__frees f;
+    if (!p->use_tcache || (tc = bw__tcache_get(p)) == NULL) return;
+    f.n = 0;
+    bw__tcache_flush(tc, false, &f);
+    bw__frees_flush(p, &f);
+}
+
+/* Fork ------------------------------------------------------------------ */
+
+/* Lock order, everywhere: the shared pool's creation lock, the pool list,
+ * the cache registry, then each pool's class locks in order, its large
+ * lock and its checked-mode table, and last the report hook's lock. */
+BW__INTERNAL void bw__pool_lock_all(bw_pool *p)
+{
+    unsigned ci;
+    for (ci = 0; ci < p->nclasses; ci++) pthread_mutex_lock(&p->cls[ci].lock);
+    if (p->keep_large) pthread_mutex_lock(&p->large_lock);
+    if (p->check != NULL) bw__check_fork_lock(p, true);
+}
+
+BW__INTERNAL void bw__pool_unlock_all(bw_pool *p)
+{
+    unsigned ci;
+    if (p->check != NULL) bw__check_fork_lock(p, false);
+    if (p->keep_large) pthread_mutex_unlock(&p->large_lock);
+    for (ci = p->nclasses; ci-- > 0;) pthread_mutex_unlock(&p->cls[ci].lock);
+}
+
+static void bw__fork_prepare(void)
+{
+    bw_pool *p;
+    bw__shared_lock_fork(true);
+    pthread_mutex_lock(&bw__all_lock);
+    pthread_mutex_lock(&bw__reg_lock);
+    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_lock_all(p);
+    bw__check_fork_lock(NULL, true);
+}
+
+static void bw__fork_parent(void)
+{
+    bw_pool *p;
+    bw__check_fork_lock(NULL, false);
+    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_unlock_all(p);
+    pthread_mutex_unlock(&bw__reg_lock);
+    pthread_mutex_unlock(&bw__all_lock);
+    bw__shared_lock_fork(false);
+}
+
+/* The child has one thread: the caches of the others are unregistered and
+ * left as they are (their counters are kept, their budget given back, their
+ * blocks and structs leaked: an owner may have been mid-update). */
+static void bw__fork_child(void)
+{
+    bw_pool *p;
+    for (p = bw__all_pools; p != NULL; p = p->all_next) {
+        bw__tcache *tc, *next, *mine;
+        for (tc = p->caches; tc != NULL; tc = next) {
+            bw__sums s;
+            unsigned ci;
+            next = tc->pool_next;
+            for (mine = bw__tl_head; mine != NULL && mine != tc; mine = mine->thread_next) {}
+            if (mine != NULL) continue;
+            memset(&s, 0, sizeof s);
+            bw__tcache_totals(tc, &s, NULL);
+            bw__counters_fold(&p->ctr, &s);
+            for (ci = 0; ci < p->tc_classes; ci++)
+                bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
+            bw__reg_unlink(tc);
         }
+        atomic_store_explicit(&p->exiting, 0, memory_order_relaxed);
     }
+    bw__fork_parent();
+}
+
+static void bw__fork_init(void)
+{
+    (void)pthread_atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
+}
+
+BW__INTERNAL void bw__pool_register(bw_pool *p)
+{
+    pthread_once(&bw__fork_once, bw__fork_init);
+    pthread_mutex_lock(&bw__all_lock);
+    p->all_prev = NULL;
+    p->all_next = bw__all_pools;
+    if (bw__all_pools != NULL) bw__all_pools->all_prev = p;
+    bw__all_pools = p;
+    pthread_mutex_unlock(&bw__all_lock);
+}
+
+BW__INTERNAL void bw__pool_unregister(bw_pool *p)
+{
+    pthread_mutex_lock(&bw__all_lock);
+    if (p->all_prev) p->all_prev->all_next = p->all_next;
+    else bw__all_pools = p->all_next;
+    if (p->all_next) p->all_next->all_prev = p->all_prev;
+    pthread_mutex_unlock(&bw__all_lock);
 }
 /*************** End file pool/tcache.c *************************************/
 

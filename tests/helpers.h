@@ -98,14 +98,29 @@ static inline void ta_init(test_alloc *ta, int with_realloc)
     ta->hook.ctx = ta;
 }
 
-/* A pool over ta with the given threshold (0 = default) and flags. */
+/* A pool over ta with the given threshold (0 = default) and flags, with
+ * 0.1's mechanics, so tests can count exactly: first blocks are the class
+ * of the first write, nothing above the threshold is kept or learned, and
+ * nothing decays. ta_pool_defaults keeps every 0.2 default. */
 static inline bw_pool *ta_pool(test_alloc *ta, size_t threshold, unsigned flags)
 {
     bw_pool_options o;
     bw_pool *p = NULL;
     memset(&o, 0, sizeof o);
     o.max_pooled_size = threshold;
-    o.flags = flags;
+    o.flags = flags | BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH;
+    o.min_first_block = 1;
+    o.decay_ms = BW_DECAY_NEVER;
+    o.allocator = &ta->hook;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    return p;
+}
+
+static inline bw_pool *ta_pool_defaults(test_alloc *ta)
+{
+    bw_pool_options o;
+    bw_pool *p = NULL;
+    memset(&o, 0, sizeof o);
     o.allocator = &ta->hook;
     cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
     return p;

@@ -112,6 +112,8 @@ static bw_pool *no_retention_pool(test_alloc *ta)
     memset(&o, 0, sizeof o);
     o.max_pooled_size = THRESHOLD;
     o.max_retained_bytes = 1;
+    o.flags = BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH;
+    o.min_first_block = 1;
     o.allocator = &ta->hook;
     cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
     return p;
@@ -125,9 +127,23 @@ static bw_pool *steady_pool(test_alloc *ta)
     bw_pool *p = NULL;
     memset(&o, 0, sizeof o);
     o.max_pooled_size = THRESHOLD;
-    o.flags = BW_POOL_LEARN_SIZE;
+    o.flags = BW_POOL_LEARN_SIZE | BW_POOL_NO_LEARNED_GROWTH;
     o.max_large_bytes = 1u << 20;
     o.max_large_blocks = 3;
+    o.min_first_block = 1;
+    o.allocator = &ta->hook;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    return p;
+}
+
+/* Every 0.2 default (large retention, the learned jump, the first block's
+ * minimum, decay) with the small threshold. */
+static bw_pool *defaults_pool(test_alloc *ta)
+{
+    bw_pool_options o;
+    bw_pool *p = NULL;
+    memset(&o, 0, sizeof o);
+    o.max_pooled_size = THRESHOLD;
     o.allocator = &ta->hook;
     cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
     return p;
@@ -173,6 +189,8 @@ Test(allocfail, fail_nth_call_learned_and_large, .timeout = 120)
 {
     fail_every_n_with(1, 0, steady_pool, 5);
     fail_every_n_with(0, 1, steady_pool, 5);
+    fail_every_n_with(1, 0, defaults_pool, 5);
+    fail_every_n_with(0, 1, defaults_pool, 5);
 }
 
 Test(allocfail, pool_rent_failure_changes_nothing)

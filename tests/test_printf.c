@@ -43,7 +43,7 @@ Test(printf, grows_for_long_output)
     memset(big, 'q', sizeof big - 1);
     big[sizeof big - 1] = 0;
     bw_puts(&w, "x");
-    cr_assert_eq(bw_capacity(&w), 16);
+    cr_assert_eq(bw_capacity(&w), 256);
     cr_assert_eq(bw_printf(&w, "<%s>", big), BW_OK);
     cr_expect_eq(bw_len(&w), 1 + 4999 + 2);
     cr_expect_eq(bw_data(&w)[0], 'x');
@@ -55,17 +55,26 @@ Test(printf, grows_for_long_output)
 
 Test(printf, exact_fit_boundary)
 {
-    /* Short output is formatted on the stack and written: the NUL needs no
-     * room, so 16 characters fill a 16-byte block exactly; 17 grow. */
-    cr_assert_eq(bw_printf(&w, "%s", "123456789012345"), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 16);
+    /* Short output is formatted on the stack (256 bytes with the NUL) and
+     * written: the NUL needs no room in the writer, so 256 characters fill
+     * the default 256-byte first block exactly; 257 grow. */
+    char s[258];
+    memset(s, 'a', sizeof s - 1);
+    s[255] = 0;
+    cr_assert_eq(bw_printf(&w, "%s", s), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 256);
     bw_clear(&w);
-    cr_assert_eq(bw_printf(&w, "%s", "1234567890123456"), BW_OK);
-    cr_expect(str_is("1234567890123456"));
-    cr_expect_eq(bw_capacity(&w), 16);
+    s[255] = 'a';
+    s[256] = 0;
+    cr_assert_eq(bw_printf(&w, "%s", s), BW_OK);
+    cr_expect(str_is(s));
+    cr_expect_eq(bw_capacity(&w), 256);
     bw_clear(&w);
-    cr_assert_eq(bw_printf(&w, "%s", "12345678901234567"), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 32);
+    s[256] = 'a';
+    s[257] = 0;
+    cr_assert_eq(bw_printf(&w, "%s", s), BW_OK);
+    cr_expect(str_is(s));
+    cr_expect_eq(bw_capacity(&w), 512);
 }
 
 static int vwrap(bw_writer *x, const char *fmt, ...)
