@@ -72,17 +72,21 @@ private:
     bw_pool_stats start_;
 };
 
+// A write-only descriptor of /dev/null, opened once.
+int devnull_fd();
+
 // What the runs of this process register (set from the command line).
 struct Options {
-    bool full = false;        // run-full sizes (B up to 256 MiB, D with 2 threads)
+    bool full = false;        // run-full sizes (B up to 256 MiB, D with 2 threads,
+                              // G 1 GiB instead of 256 MiB)
     int slow_reps = 3;        // repetitions of the quadratic rows (1 iteration each)
 };
 
-void register_ab(const Options &o);
-void register_c(const Options &o);
-void register_d(const Options &o);
-void register_e(const Options &o);
-void register_f(const Options &o);
+void register_append(const Options &o);        // bench_append.cpp: A, B
+void register_small_writes(const Options &o);  // bench_small_writes.cpp: C, H
+void register_rent_return(const Options &o);   // bench_rent_return.cpp: D
+void register_messages(const Options &o);      // bench_messages.cpp: E
+void register_output(const Options &o);        // bench_output.cpp: F, G
 
 } // namespace bwbench
 

@@ -1,11 +1,23 @@
-// bench_main.cpp - the bufwriter benchmark (issue 3). Registers workloads
-// A-E, records which allocator really serves malloc, runs google-benchmark.
+// bench_main.cpp - the bufwriter benchmark (issues 3 and 10). Registers the
+// workloads, records which allocator really serves malloc, runs
+// google-benchmark. Row names start with their workload's letter:
+//   A, B  appending (10 MiB in 8 KiB chunks; size and chunk sweeps)
+//                                            bench_append.cpp
+//   C     1M u32 puts in every writer mode    bench_small_writes.cpp
+//   H     1M CSV lines: decimal puts vs printf
+//   D     pool rent+return vs malloc+free     bench_rent_return.cpp
+//   E     small messages                      bench_messages.cpp
+//   F     10 MiB out to an fd or a FILE*      bench_output.cpp
+//   G     streaming 256 MiB / 1 GiB to /dev/null
 //
 // Own options (removed before google-benchmark sees the rest):
-//   --bw_full          run-full sizes (B up to 256 MiB, D with 2 threads)
+//   --bw_full          run-full sizes (B up to 256 MiB, D with 2 threads,
+//                      G 1 GiB)
 //   --bw_slow_reps=N   repetitions of the quadratic rows (default 3)
 // Select workloads with --benchmark_filter (e.g. '^(A|C)/').
 #include "bench_common.h"
+
+#include <fcntl.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +40,12 @@ const unsigned char *source_bytes()
         init = true;
     }
     return buf;
+}
+
+int devnull_fd()
+{
+    static int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    return fd;
 }
 
 uint64_t checksum(const unsigned char *p, size_t len)
@@ -56,11 +74,11 @@ int main(int argc, char **argv)
     rest.push_back(nullptr);
 
     (void)bwbench::source_bytes();
-    bwbench::register_ab(o);
-    bwbench::register_c(o);
-    bwbench::register_d(o);
-    bwbench::register_e(o);
-    bwbench::register_f(o);
+    bwbench::register_append(o);
+    bwbench::register_small_writes(o);
+    bwbench::register_rent_return(o);
+    bwbench::register_messages(o);
+    bwbench::register_output(o);
 
     benchmark::AddCustomContext("allocator", bench_alloc_provider());
     benchmark::AddCustomContext("alloc_counting", bench_alloc_counting() ? "malloc interposition" : "off");

@@ -1,26 +1,157 @@
 /* profile_driver.c - small drivers for valgrind --tool=callgrind (see the
- * `profile` target): one workload per run, no google-benchmark around it.
+ * `profile` and `callgrind` targets): one workload per run, no
+ * google-benchmark around it.
  *   profile_driver rent N SIZE      N rent+return pairs of SIZE on the shared pool
  *   profile_driver malloc N SIZE    N malloc+free pairs
  *   profile_driver write N MIB POOL N writers of MIB MiB in 8 KiB chunks;
- *                                   POOL = shared | big (threshold 16 MiB) */
-#include "../bufwriter.h"
+ *                                   POOL = shared | big (threshold 16 MiB)
+ *   profile_driver put N MODE       N bw_put_u32le in put_loop*, the block
+ *                                   present (room for all N made before the
+ *                                   loop): MODE = raw (plain stores, the
+ *                                   floor) | contig | chain | fd | fixed |
+ *                                   fd64k (streaming to /dev/null with a
+ *                                   64 KiB buffer: a send every 16384 puts).
+ *                                   Exit 3 for a mode this version lacks.
+ *   profile_driver version          the linked library's version
+ * Builds against 0.1's header too (make callgrind LIBDIR=...): there the
+ * chain is a bw_chain and fixed is bw_init_buffer over the caller's buffer;
+ * there is no streaming mode. */
+#include "bufwriter.h"
 
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#if BW_VERSION_MAJOR == 0 && BW_VERSION_MINOR < 2
+#  define BW_V01 1
+#endif
+
+/* The measured loops: external, not inlined, not cloned, so callgrind's
+ * --toggle-collect=put_loop* counts exactly them. */
+#if defined(__GNUC__) && !defined(__clang__)
+#  define PUT_LOOP __attribute__((noinline, noipa))
+#else
+#  define PUT_LOOP __attribute__((noinline))
+#endif
+PUT_LOOP void put_loop(bw_writer *w, uint32_t n, uint32_t key);
+PUT_LOOP void put_loop_raw(unsigned char *p, uint32_t n, uint32_t key);
+
+void put_loop(bw_writer *w, uint32_t n, uint32_t key)
+{
+    for (uint32_t i = 0; i < n; i++) bw_put_u32le(w, (i * 2654435761u) ^ key);
+}
+
+/* The floor: the same stores through a bumped pointer, kept scalar (the
+ * empty asm stops gcc -O2 from vectorising it, as a put can never be). */
+void put_loop_raw(unsigned char *p, uint32_t n, uint32_t key)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = (i * 2654435761u) ^ key;
+        p[0] = (unsigned char)v;
+        p[1] = (unsigned char)(v >> 8);
+        p[2] = (unsigned char)(v >> 16);
+        p[3] = (unsigned char)(v >> 24);
+        p += 4;
+        __asm__("" : "+r"(p));
+    }
+}
+
+#ifdef BW_V01
+PUT_LOOP void put_loop_chain(bw_chain *c, uint32_t n, uint32_t key);
+void put_loop_chain(bw_chain *c, uint32_t n, uint32_t key)
+{
+    for (uint32_t i = 0; i < n; i++) bw_chain_put_u32le(c, (i * 2654435761u) ^ key);
+}
+#endif
+
+/* N puts in MODE; returns 0, 1 on a failure, 3 for a mode not in this version. */
+static int put_main(uint32_t n, const char *mode, volatile unsigned long *sink)
+{
+    size_t bytes = (size_t)n * 4;
+    uint32_t key = (uint32_t)(uintptr_t)sink & 0x5bd1e995u;
+    unsigned char *buf = malloc(bytes ? bytes : 1);
+    bw_writer w;
+    int rc = 0;
+    if (buf == NULL) return 1;
+    memset(buf, 1, bytes); /* touched: no page faults in the loop */
+    if (strcmp(mode, "raw") == 0) {
+        put_loop_raw(buf, n, key);
+        *sink += buf[bytes ? bytes - 1 : 0];
+    } else if (strcmp(mode, "contig") == 0) {
+        if (bw_init(&w, NULL, bytes) != BW_OK || bw_data(&w) == NULL) return 1;
+        memset((void *)bw_data(&w), 1, bytes);
+        put_loop(&w, n, key);
+        rc = bw_error(&w) != BW_OK || bw_len(&w) != bytes;
+        bw_release(&w);
+    } else if (strcmp(mode, "fixed") == 0) {
+#ifdef BW_V01
+        bw_init_buffer(&w, NULL, buf, bytes);
+#else
+        bw_init_fixed(&w, buf, bytes);
+#endif
+        put_loop(&w, n, key);
+        rc = bw_error(&w) != BW_OK || bw_len(&w) != bytes;
+        bw_release(&w);
+    } else if (strcmp(mode, "chain") == 0) {
+#ifdef BW_V01
+        bw_chain c;
+        bw_chain_init(&c, NULL);
+        if (bw_chain_get_span(&c, bytes, NULL) == NULL) return 1;
+        put_loop_chain(&c, n, key);
+        rc = bw_chain_error(&c) != BW_OK || bw_chain_len(&c) != bytes;
+        bw_chain_release(&c);
+#else
+        bw_init_chain(&w, NULL);
+        if (bw_reserve(&w, bytes) != BW_OK) return 1;
+        put_loop(&w, n, key);
+        rc = bw_error(&w) != BW_OK || bw_len(&w) != bytes;
+        bw_release(&w);
+#endif
+    } else if (strcmp(mode, "fd") == 0 || strcmp(mode, "fd64k") == 0) {
+#ifdef BW_V01
+        rc = 3;
+#else
+        int fd = open("/dev/null", O_WRONLY);
+        size_t bsize = strcmp(mode, "fd") == 0 ? bytes : 64 * 1024;
+        if (fd < 0 || bw_init_fd(&w, NULL, bsize, fd) != BW_OK) return 1;
+        if (bw_reserve(&w, bsize < bytes ? bsize : bytes) != BW_OK) return 1;
+        put_loop(&w, n, key);
+        rc = bw_flush(&w) != BW_OK || bw_tell(&w) != bytes || bw_len(&w) != 0;
+        bw_release(&w);
+        close(fd);
+#endif
+    } else {
+        rc = 2;
+    }
+    free(buf);
+    return rc;
+}
 
 static unsigned char src[8192];
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "version") == 0) {
+        printf("bufwriter %s\n", bw_version());
+        return 0;
+    }
     if (argc < 4) {
-        fprintf(stderr, "usage: %s rent|malloc|write N SIZE|MIB [shared|big]\n", argv[0]);
+        fprintf(stderr, "usage: %s rent|malloc|write N SIZE|MIB [shared|big]\n"
+                        "       %s put N raw|contig|chain|fd|fixed|fd64k\n"
+                        "       %s version\n", argv[0], argv[0], argv[0]);
         return 2;
     }
     long n = atol(argv[2]);
     size_t size = (size_t)atol(argv[3]);
     volatile unsigned long sink = 0;
+    if (strcmp(argv[1], "put") == 0) {
+        int rc = put_main((uint32_t)n, argv[3], &sink);
+        if (rc == 2) fprintf(stderr, "unknown mode %s\n", argv[3]);
+        return rc;
+    }
     if (strcmp(argv[1], "rent") == 0) {
         bw_pool *p = bw_pool_shared();
         for (long i = 0; i < n; i++) {

@@ -56,9 +56,9 @@ echo "bufwriter bench ($mode run, $REPS repetitions, random interleaving) on $(n
 if [ "$mode" = full ]; then
   # Everything, under each allocator: A; B at 1..256 MiB (8 KiB chunks) and
   # chunks 64 B..64 KiB (10 MiB), main policies; C; D with 1 and 2 threads;
-  # E. Then D again in bench_nocount (no malloc interposition): the
-  # malloc_free timings without the counting wrappers.
-  ALL='^(A|B|C|D|E|F)/'
+  # E; F; G at 1 GiB; H. Then D again in bench_nocount (no malloc
+  # interposition): the malloc_free timings without the counting wrappers.
+  ALL='^(A|B|C|D|E|F|G|H)/'
   run glibc "" build/bench "$ALL" glibc-full --bw_full
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ALL" jemalloc-full --bw_full
   [ -n "$MI" ] && run mimalloc "$MI" build/bench "$ALL" mimalloc-full --bw_full
@@ -66,10 +66,11 @@ if [ "$mode" = full ]; then
   [ -n "$JE" ] && run jemalloc "$JE" build/bench_nocount '^D/' jemalloc-D-nocount --bw_full
   [ -n "$MI" ] && run mimalloc "$MI" build/bench_nocount '^D/' mimalloc-D-nocount --bw_full
 else
-  # The default run (~2 min): A, C, single-thread D and E under glibc and
-  # jemalloc; a reduced B (sizes 1..64 MiB at 8 KiB, main policies) under
-  # glibc; A under mimalloc.
-  ACDE='^(A|C|D|E|F)/'
+  # The default run (~2 min): A, C, single-thread D, E, F, G (256 MiB) and H
+  # under glibc and jemalloc; a reduced B (sizes 1..64 MiB at 8 KiB, main
+  # policies) under glibc; A under mimalloc. (The files keep their old names,
+  # *-ACDE, so that earlier records stay comparable.)
+  ACDE='^(A|C|D|E|F|G|H)/'
   BRED='^B/(limit_warm|realloc_double|std_string|bufwriter|bufwriter_steady|exact_size)/size:[0-9]+/chunk:8192'
   run glibc "" build/bench "$ACDE" glibc-ACDE
   run glibc "" build/bench "$BRED" glibc-B --benchmark_repetitions=3

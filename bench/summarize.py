@@ -5,13 +5,16 @@ Usage: summarize.py [--out DIR] [--markdown] FILE.json...
 
 For every JSON file (one process, one allocator) and every workload in it,
 prints a table: Method | Size | Chunk | Median | Min-Max | Ratio | Bytes/op |
-Allocs/op (| Pool allocs/op). Median, min and max are over the repetitions
+Allocs/op (| Pool allocs/op) | Faults/op (G also Throughput, Peak RSS, RSS
+growth; H Throughput). Median, min and max are over the repetitions
 (individual runs, not google-benchmark's aggregates). Ratio is the row's
 median over the median of its workload's baseline row in the SAME file:
   A: limit_warm    B: limit_warm of the same size and chunk
   C: raw_store     D: malloc_free of the same size and thread count
   E: raw_store of the same message size
-Times: real time for A, B, C, E; for D, CPU time per operation per thread.
+  F: writer_write_fd  G: fwrite_setvbuf of the same size  H: bw_printf
+Times: real time for A, B, C, E, F, G, H; for D, CPU time per operation per
+thread.
 
 Writes DIR/summary.csv (every row of every file) and, when gnuplot is
 installed and B rows exist, DIR/workload_b.png (time vs size, log-log, one
@@ -29,16 +32,18 @@ import sys
 
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 BASELINE = {"A": "limit_warm", "B": "limit_warm", "C": "raw_store", "D": "malloc_free",
-            "E": "raw_store", "F": "writer_write_fd"}
+            "E": "raw_store", "F": "writer_write_fd", "G": "fwrite_setvbuf", "H": "bw_printf"}
 # Display order of the methods (registration order of the bench).
 ORDER = ["limit_warm", "limit_cold", "limit_mmap", "exact_size", "realloc_double",
          "realloc_exact", "open_memstream", "std_string", "bufwriter", "bufwriter_steady",
          "bufwriter_fresh_pool", "bufwriter_big_pool", "bufwriter_reserved",
          "bw_chain", "bw_chain_flatten", "writer_write_fd", "chain_writev",
          "fopen_writer",
-         "raw_store", "bw_put_u32le", "bw_put_u32le_clear", "bw_patch", "bw_patch_records",
+         "raw_store", "raw_store_scalar", "bw_put_u32le", "bw_put_u32le_clear", "bw_put_u32le_chain",
+         "bw_put_u32le_fd", "bw_put_u32le_fixed", "bw_patch", "bw_patch_records",
          "open_memstream_unlocked", "bw_inline", "bw_inline_init",
-         "malloc_free", "pool_rent_return"]
+         "malloc_free", "pool_rent_return", "fwrite_setvbuf", "bw_fd", "bw_printf",
+         "bw_put_dec"]
 # Fixed colours, so that a method looks the same in every plot and panel.
 COLORS = {"limit_warm": "#000000", "limit_cold": "#888888", "limit_mmap": "#bbbbbb",
           "exact_size": "#d62728", "realloc_double": "#1f77b4", "realloc_exact": "#17becf",
@@ -80,6 +85,8 @@ def fmt_bytes(n):
 def fmt_size(n, workload):
     if workload == "C":
         return "%dM u32" % (n >> 20) if n >= 1 << 20 else str(n)
+    if workload == "H":
+        return "%dM lines" % (n >> 20) if n >= 1 << 20 else str(n)
     return fmt_bytes(n).replace(" ", "") if n else "-"
 
 
@@ -118,6 +125,7 @@ def load(path):
         if info is None:
             continue
         r = rows.setdefault(name, dict(info, name=name, times=[], allocs=[], bytes=[], pool=[], faults=[],
+                                       bps=[], peak_rss=[], rss_growth=[],
                                        error=None,
                                        order=-1 if info["method"] == BASELINE.get(info["workload"])
                                        else ORDER.index(info["method"]) if info["method"] in ORDER
@@ -135,6 +143,12 @@ def load(path):
             r["faults"].append(b["faults_per_op"])
         if "pool_backing_allocs" in b:
             r["pool"].append(b["pool_backing_allocs"])
+        if "bytes_per_second" in b:
+            r["bps"].append(b["bytes_per_second"])
+        if "peak_rss" in b:
+            r["peak_rss"].append(b["peak_rss"])
+        if "rss_growth" in b:
+            r["rss_growth"].append(b["rss_growth"])
     for r in rows.values():
         ts = r["times"]
         r["median"] = statistics.median(ts) if ts else None
@@ -145,6 +159,10 @@ def load(path):
         r["bytes_med"] = statistics.median(r["bytes"]) if r["bytes"] else None
         r["pool_med"] = statistics.median(r["pool"]) if r["pool"] else None
         r["faults_med"] = statistics.median(r["faults"]) if r["faults"] else None
+        r["bps_med"] = statistics.median(r["bps"]) if r["bps"] else None
+        # Peak RSS: the highest repetition (a high-water mark), not the median.
+        r["peak_rss_max"] = max(r["peak_rss"]) if r["peak_rss"] else None
+        r["rss_growth_max"] = max(r["rss_growth"]) if r["rss_growth"] else None
     # Ratios against the baseline of the same workload, same file.
     for r in rows.values():
         base_method = BASELINE.get(r["workload"])
@@ -156,7 +174,7 @@ def load(path):
                 continue
             if r["workload"] == "D" and (o["size"], o["threads"]) != (r["size"], r["threads"]):
                 continue
-            if r["workload"] == "E" and o["size"] != r["size"]:
+            if r["workload"] in ("E", "G") and o["size"] != r["size"]:
                 continue
             base = o
             break
@@ -184,9 +202,13 @@ def table(run, workload, markdown):
     has_pool = any(r["pool_med"] is not None for r in rows)
     head = ["Method", "Size", "Chunk", "Threads", "Median", "Min-Max", "Ratio",
             "Bytes/op", "Allocs/op"] + (["Pool allocs/op"] if has_pool else []) + ["Faults/op"]
+    if workload in ("G", "H"):
+        head.append("Throughput")
+    if workload == "G":
+        head += ["Peak RSS", "RSS growth"]
     if workload != "D":
         head.remove("Threads")
-    if workload in ("C", "E"):
+    if workload in ("C", "E", "H"):
         head.remove("Chunk")
     out = []
     for r in rows:
@@ -196,12 +218,17 @@ def table(run, workload, markdown):
             cells = {
                 "Median": fmt_time(r["median"]),
                 "Min-Max": "%s - %s" % (fmt_time(r["min"]), fmt_time(r["max"])),
-                "Ratio": ("%.2fx" % r["ratio"]) if r["ratio"] is not None and r["ratio"] < 100
-                else ("%.0fx" % r["ratio"]) if r["ratio"] is not None else "-",
+                "Ratio": "-" if r["ratio"] is None
+                else ("%.0fx" % r["ratio"]) if r["ratio"] >= 100
+                else ("%.2fx" % r["ratio"]) if r["ratio"] >= 0.1
+                else ("%.2gx" % r["ratio"]),
                 "Bytes/op": fmt_bytes(r["bytes_med"]),
                 "Allocs/op": fmt_count(r["allocs_med"]),
                 "Pool allocs/op": fmt_count(r["pool_med"]),
                 "Faults/op": fmt_count(r["faults_med"]),
+                "Throughput": (fmt_bytes(r["bps_med"]) + "/s") if r["bps_med"] is not None else "-",
+                "Peak RSS": fmt_bytes(r["peak_rss_max"]),
+                "RSS growth": fmt_bytes(r["rss_growth_max"]),
             }
         cells.update({
             "Method": r["method"],
@@ -211,7 +238,7 @@ def table(run, workload, markdown):
         })
         out.append([cells.get(h, "") for h in head])
     widths = [max(len(h), *(len(row[i]) for row in out)) for i, h in enumerate(head)]
-    right = {"Faults/op", "Median", "Min-Max", "Ratio", "Bytes/op", "Allocs/op", "Pool allocs/op", "Size", "Chunk", "Threads"}
+    right = {"Throughput", "Peak RSS", "RSS growth", "Faults/op", "Median", "Min-Max", "Ratio", "Bytes/op", "Allocs/op", "Pool allocs/op", "Size", "Chunk", "Threads"}
 
     def line(cells):
         parts = [(c.rjust(w) if h in right else c.ljust(w)) for c, w, h in zip(cells, widths, head)]
@@ -233,6 +260,8 @@ TITLES = {
     "D": "Workload D: rent+return vs malloc+free (baseline malloc_free, same size/threads; CPU time per op per thread)",
     "E": "Workload E: small messages, u32 length + payload (baseline raw_store, same size; real time per message)",
     "F": "Workload F: 10 MiB out to /dev/null or through a FILE* (baseline writer_write_fd: a contiguous writer built, then write(); real time)",
+    "G": "Workload G: streaming to /dev/null in 8 KiB writes, 64 KiB buffer (baseline fwrite_setvbuf; real time; peak RSS: the highest repetition)",
+    "H": "Workload H: 1M CSV lines \"%d,%d,%d\\n\" into a contiguous writer (baseline bw_printf; real time)",
 }
 
 
@@ -242,7 +271,7 @@ def write_csv(runs, path):
         w.writerow(["file", "allocator", "provider", "workload", "method", "size", "chunk",
                     "threads", "reps", "median_ns", "min_ns", "max_ns", "ratio",
                     "bytes_per_op", "allocs_per_op", "pool_backing_allocs_per_op", "minor_faults_per_op",
-                    "error"])
+                    "error", "bytes_per_second", "peak_rss_bytes", "rss_growth_bytes"])
         for run in runs:
             for r in run["rows"]:
                 w.writerow([os.path.basename(run["path"]), run["label"], run["provider"],
@@ -256,7 +285,10 @@ def write_csv(runs, path):
                             "" if r["allocs_med"] is None else "%.3f" % r["allocs_med"],
                             "" if r["pool_med"] is None else "%.3f" % r["pool_med"],
                             "" if r["faults_med"] is None else "%.2f" % r["faults_med"],
-                            r["error"] or ""])
+                            r["error"] or "",
+                            "" if r["bps_med"] is None else "%.0f" % r["bps_med"],
+                            "" if r["peak_rss_max"] is None else "%.0f" % r["peak_rss_max"],
+                            "" if r["rss_growth_max"] is None else "%.0f" % r["rss_growth_max"]])
 
 
 def plot(runs, outdir, xkey, fixed, png, xlabel, title):
@@ -330,7 +362,7 @@ def main(argv):
     os.makedirs(outdir, exist_ok=True)
     runs = [load(p) for p in files]
     for run in runs:
-        for wl in "ABCDEF":
+        for wl in "ABCDEFGH":
             t = table(run, wl, markdown)
             if not t:
                 continue

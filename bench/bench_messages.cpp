@@ -1,4 +1,4 @@
-// bench_e.cpp - Workload E (issue 6): small messages. Each message is a u32
+// bench_messages.cpp - Workload E (issue 6): small messages. Each message is a u32
 // little-endian length and `size` payload bytes (16, 64, 256), then read
 // (checksum of a few bytes) and dropped. Baseline: raw_store, a memcpy /
 // pointer bump into a stack array already big enough. Time per message.
@@ -142,7 +142,7 @@ void reg(const char *name, void (*fn)(benchmark::State &))
 
 } // namespace
 
-void register_e(const Options &)
+void register_messages(const Options &)
 {
     reg("E/raw_store", bm_raw_store);
     reg("E/bw_inline", bm_inline);

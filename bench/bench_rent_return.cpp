@@ -1,4 +1,4 @@
-// bench_d.cpp - Workload D: rent + return of one block of each class size
+// bench_rent_return.cpp - Workload D: rent + return of one block of each class size
 // (16 B .. 1 MiB) on the shared pool, against malloc + free of the same size
 // from the process allocator (glibc, or jemalloc / mimalloc when the run
 // preloads them). Single thread, and 2 threads (each thread on its own
@@ -52,7 +52,7 @@ void reg(const char *name, void (*fn)(benchmark::State &), int threads)
 
 } // namespace
 
-void register_d(const Options &o)
+void register_rent_return(const Options &o)
 {
     reg("D/malloc_free", bm_malloc, 1);
     reg("D/pool_rent_return", bm_pool, 1);
