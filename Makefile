@@ -63,8 +63,11 @@ $(B)/libbufwriter.a: $(OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+# -z nodelete: dlclose never unloads the library, since a thread that used
+# a pool runs the library's cache cleanup when it exits, whenever that is.
 $(B)/libbufwriter.so: $(OBJS)
-	$(CC) -shared -Wl,-soname,libbufwriter.so.$(SOMAJOR) -o $(B)/libbufwriter.so.$(VERSION) $^ $(LDLIBS_LIB)
+	$(CC) -shared -Wl,-soname,libbufwriter.so.$(SOMAJOR) -Wl,-z,nodelete \
+	  -o $(B)/libbufwriter.so.$(VERSION) $^ $(LDLIBS_LIB)
 	ln -sf libbufwriter.so.$(VERSION) $(B)/libbufwriter.so.$(SOMAJOR)
 	ln -sf libbufwriter.so.$(VERSION) $@
 
