@@ -1068,8 +1068,10 @@ static unsigned char *bw__contiguous(bw_writer *w, size_t extra)
 
 const unsigned char *bw_pullup(bw_writer *w)
 {
+    const unsigned char *d;
     if (w == NULL || w->err != BW_OK) return NULL;
-    if (w->data == NULL || w->mode != BW__CHAIN || w->head == NULL) return bw_data(w);
+    d = bw_data(w); /* already in one block: no copy */
+    if (d != NULL || w->data == NULL) return d;
     return bw__contiguous(w, 0);
 }
 
