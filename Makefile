@@ -1,12 +1,17 @@
 # bufwriter - Makefile
 #
 #   make                  libbufwriter.a, libbufwriter.so (gcc; make CC=clang)
-#   make test             install test deps (as root), then the Criterion suite:
-#                         normal, ASan+UBSan, TSan (thread tests), valgrind,
-#                         clang, -O0, -m32, -Wconversion, fuzz corpus replay
+#   make deps             install the Debian packages tests and benchmark need
+#                         (as root; elsewhere it names them)
+#   make test             make deps, then every test flavour (normal, ASan+UBSan,
+#                         TSan, valgrind, clang, -O0 gcc/clang, -m32, the single
+#                         header), the strict-warning build, seeded bugs, a TSan
+#                         stress, fuzz corpus replay, dlclose, packaging
+#   make test-normal      just the Criterion suite, with what the machine has
 #   make fuzz             differential fuzzing for FUZZ_TIME seconds (600)
 #   make stress           the full thread stress (and 10,000 short-lived threads)
-#   make bench            install bench deps (as root), run the benchmark
+#   make bench            make deps, then the benchmark (bench-full: all of it)
+#   make format-check     report files that differ from .clang-format
 #   make install          PREFIX=/usr/local DESTDIR= (headers, libs, bufwriter.pc)
 #   make single           regenerate single_include/bufwriter.h (check-single: CI)
 #   make examples         build examples/ from the single header and the library
@@ -31,9 +36,15 @@ VMAJOR   := $(word 1,$(subst ., ,$(VERSION)))
 VMINOR   := $(word 2,$(subst ., ,$(VERSION)))
 SOMAJOR  := $(if $(filter 0,$(VMAJOR)),$(VMAJOR).$(VMINOR),$(VMAJOR))
 
-WARN     := -Wall -Wextra -Wpedantic -Werror
+# The library's warning set (mpack's strict set); -Werror only where we test
+# (make test and CI set WERROR=-Werror), so a user's newer compiler with a
+# new warning still builds the library.
+WARN_STRICT := -Wall -Wextra -Wpedantic -Wshadow -Wcast-qual -Wundef -Wstrict-prototypes \
+               -Wmissing-prototypes -Wconversion -Wsign-conversion
+WERROR   ?=
 CSTD     := -std=c11
-CFLAGS_LIB = $(CSTD) $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread $(JE_CFLAGS) $(EXTRA_CFLAGS)
+CFLAGS_LIB = $(CSTD) $(WARN_STRICT) $(WERROR) $(OPT) -fPIC -fvisibility=hidden -pthread \
+             $(JE_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_LIB = -pthread $(JE_LIBS)
 
 ifeq ($(JEMALLOC),1)
@@ -46,12 +57,12 @@ HDRS     := bufwriter.h writer_internal.h pool/pool_internal.h pool/track.h
 B        := build
 OBJS     := $(SRCS:%.c=$(B)/%.o)
 
-TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_HDRS := $(wildcard tests/*.h)
 
-.PHONY: all test test-normal test-asan test-tsan test-valgrind test-clang test-matrix \
-        test-seeded test-fuzz fuzz stress test-stress-tsan \
-        bench bench-full deps-test deps-bench install uninstall clean
+.PHONY: all test test-strict test-seeded test-fuzz test-dlclose fuzz stress test-stress-tsan \
+        format-check bench bench-full deps install uninstall clean \
+        $(addprefix test-,$(TEST_FLAVOURS))
 
 all: $(B)/libbufwriter.a $(B)/libbufwriter.so
 
@@ -84,92 +95,99 @@ $(B)/bufwriter.pc: FORCE
 FORCE:
 
 # ---------------------------------------------------------------- tests --
-# One Criterion binary per flavour, built from the library sources directly
-# (so each flavour compiles the library with its own sanitizer flags).
-TEST_CFLAGS = $(CSTD) $(WARN) -pthread -I. $(EXTRA_CFLAGS)
-TEST_LIBS   = -lcriterion -pthread
+# The Criterion suite in several flavours, each built from the library
+# sources directly (so each compiles the library with its own flags). One
+# table: name, compiler, harness (criterion, or mini: tests/mini_criterion.h,
+# a fork-per-test shim for where Criterion cannot run: TSan, its issue #274;
+# valgrind, which does not follow Criterion's re-executed children; -m32,
+# which Debian's Criterion does not ship), then the flags. The single
+# flavour builds the whole suite against single_include/bufwriter.h.
+#
+#                 compiler harness   flags
+T_normal      := $(CC)     criterion -O2 -g
+T_asan        := $(CC)     criterion -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+T_tsan        := $(CC)     mini      -O1 -g -fsanitize=thread
+T_valgrind    := $(CC)     mini      -O1 -g -DBW_VALGRIND
+T_clang       := clang     criterion -O2 -g
+T_gcc-O0      := $(CC)     criterion -O0 -g
+T_clang-O0    := clang     criterion -O0 -g
+T_m32         := $(CC)     mini      -m32 -O2 -g -Wno-psabi
+T_single      := $(CC)     criterion -O2 -g
+TEST_FLAVOURS := normal asan tsan valgrind clang gcc-O0 clang-O0 m32 single
 
-$(B)/test-normal: $(SRCS) $(HDRS) $(TEST_SRCS) $(TEST_HDRS) tests/test_cpp.cpp
-	@mkdir -p $(B)
-	$(CXX) -std=c++11 -Wall -Wextra -Werror -I. -O2 -c tests/test_cpp.cpp -o $(B)/test_cpp.o
-	$(CC) $(TEST_CFLAGS) $(OPT) -o $@ $(SRCS) $(TEST_SRCS) $(B)/test_cpp.o $(TEST_LIBS) -lstdc++
-
-$(B)/test-asan: $(SRCS) $(HDRS) $(TEST_SRCS) $(TEST_HDRS)
-	@mkdir -p $(B)
-	$(CC) $(TEST_CFLAGS) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-	  -fno-omit-frame-pointer -o $@ $(SRCS) $(TEST_SRCS) $(TEST_LIBS)
-
-# Criterion cannot start under TSan (its issue #274), and valgrind does not
-# follow the children it re-executes; these two builds compile the same test
-# sources over tests/mini_criterion.h (plain fork per test, no exec).
-MINI_CFLAGS = $(CSTD) -Wall -Wextra -Werror -Wno-format-zero-length -pthread -I. -DBW_MINI_CRITERION
-TSAN_TESTS := tests/test_threads.c tests/test_pool.c
-$(B)/test-tsan: $(SRCS) $(HDRS) $(TSAN_TESTS) $(TEST_HDRS) tests/mini_main.c
-	@mkdir -p $(B)
-	$(CC) $(MINI_CFLAGS) -O1 -g -fsanitize=thread -o $@ $(SRCS) $(TSAN_TESTS) tests/mini_main.c
-
-$(B)/test-mini: $(SRCS) $(HDRS) $(TEST_SRCS) $(TEST_HDRS) tests/mini_main.c
-	@mkdir -p $(B)
-	$(CC) $(MINI_CFLAGS) -O1 -g -DBW_VALGRIND -o $@ $(SRCS) $(TEST_SRCS) tests/mini_main.c
-
-# Criterion forks a child per test; -j2 runs two at a time. The ASan run
-# uses -j1: Criterion's parallel runner itself sometimes leaks 48 bytes in
-# the parent (a calloc in libcriterion only), which LeakSanitizer reports.
+# How each runs. Criterion forks a child per test; -j2 runs two at a time.
+# ASan runs -j1: Criterion's parallel runner itself sometimes leaks 48 bytes
+# in the parent (a calloc in libcriterion), which LeakSanitizer reports.
+# valgrind: any leak, invalid access or use of a block the pool holds
+# (NOACCESS through client requests, -DBW_VALGRIND) fails.
 CRITERION_ARGS ?= -j2
+R_normal   = $< $(CRITERION_ARGS)
+R_asan     = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 $< -j1
+R_tsan     = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $<
+R_valgrind = valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+             --show-leak-kinds=definite,indirect --error-exitcode=99 $<
+R_clang    = $< $(CRITERION_ARGS)
+R_gcc-O0   = $< $(CRITERION_ARGS)
+R_clang-O0 = $< $(CRITERION_ARGS)
+R_m32      = $<; rc=$$?; [ $$rc != 126 ] || { rc=0; \
+             echo "m32: built; this kernel cannot run 32-bit programs, so not run"; }; exit $$rc
+R_single   = $< $(CRITERION_ARGS)
 
-test: deps-test
-	$(MAKE) test-normal test-asan test-tsan test-stress-tsan test-valgrind test-clang test-matrix \
-	  test-seeded test-fuzz \
+# What each builds: TSan the thread tests only; normal adds a C++ unit.
+TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c
+TEST_WARN     = $(CSTD) -Wall -Wextra -Werror -pthread $(EXTRA_CFLAGS)
+flavour_cc    = $(word 1,$(T_$(1)))
+flavour_mini  = $(filter mini,$(word 2,$(T_$(1))))
+flavour_tests = $(or $(TESTS_$(1)),$(TEST_SRCS))
+flavour_lib   = $(if $(filter single,$(1)),tests/single_impl.c,$(SRCS))
+flavour_inc   = $(if $(filter single,$(1)),-Isingle_include -Itests,-I.)
+
+define FLAVOUR
+$(B)/t-$(1): $(SRCS) $(HDRS) $(SINGLE) $(TEST_SRCS) $(TEST_HDRS) tests/mini_main.c \
+             tests/test_cpp.cpp tests/single_impl.c Makefile
+	@mkdir -p $(B)
+	$(if $(filter normal,$(1)),$(CXX) -std=c++11 -Wall -Wextra -Werror -I. -O2 -c tests/test_cpp.cpp -o $(B)/test_cpp.o)
+	$(call flavour_cc,$(1)) $(TEST_WARN) $(if $(call flavour_mini,$(1)),-Wno-format-zero-length -DBW_MINI_CRITERION) \
+	  $(call flavour_inc,$(1)) $(wordlist 3,99,$(T_$(1))) -o $$@ $(call flavour_lib,$(1)) \
+	  $(call flavour_tests,$(1)) $(if $(call flavour_mini,$(1)),tests/mini_main.c,-lcriterion) \
+	  $(if $(filter normal,$(1)),$(B)/test_cpp.o -lstdc++)
+test-$(1): $(B)/t-$(1)
+	$$(R_$(1))
+endef
+$(foreach f,$(TEST_FLAVOURS),$(eval $(call FLAVOUR,$(f))))
+
+# make test: the set-up (as root), then every flavour and every other check.
+# make test-normal alone runs what this machine has, with no set-up.
+test: deps
+	$(MAKE) --no-print-directory WERROR=-Werror all test-strict \
+	  $(addprefix test-,$(TEST_FLAVOURS)) test-stress-tsan test-seeded test-fuzz test-dlclose \
 	  check-single test-packaging
 
-test-normal: $(B)/test-normal
-	$(B)/test-normal $(CRITERION_ARGS)
-
-test-asan: $(B)/test-asan
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	  $(B)/test-asan -j1
-
-test-tsan: $(B)/test-tsan
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(B)/test-tsan
-
-# Any leak, invalid access or use of a block held by the pool (marked
-# no-access through valgrind client requests, -DBW_VALGRIND) fails the test.
-test-valgrind: $(B)/test-mini
-	valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
-	  --show-leak-kinds=definite,indirect --error-exitcode=99 $(B)/test-mini
-
-# The library and the suite build warning-free with clang too, and pass.
-test-clang:
-	$(MAKE) --no-print-directory B=build/clang CC=clang CXX=clang++ all test-normal
-
-# Build matrix: -O0 with gcc and clang; a 32-bit build (-m32, where size
-# arithmetic wraps sooner; over the shim, as Debian has no 32-bit Criterion);
-# the library clean under -Wconversion -Wsign-conversion.
-$(B)/test-m32: $(SRCS) $(HDRS) $(TEST_SRCS) $(TEST_HDRS) tests/mini_main.c
-	@mkdir -p $(B)
-	$(CC) -m32 $(MINI_CFLAGS) -Wno-psabi -O2 -g -o $@ $(SRCS) $(TEST_SRCS) tests/mini_main.c
-
-test-matrix: $(B)/test-m32
-	$(B)/test-m32 | tail -1
-	$(MAKE) --no-print-directory B=build/O0 OPT=-O0 test-normal
-	$(MAKE) --no-print-directory B=build/clang-O0 CC=clang CXX=clang++ OPT=-O0 test-normal
-	for f in $(SRCS); do $(CC) $(CSTD) $(WARN) -Wconversion -Wsign-conversion -fsyntax-only $$f || exit 1; done
+# The library under the strict warning set with -Werror, gcc and clang.
+test-strict:
+	for cc in $(CC) clang; do for f in $(SRCS); do \
+	  $$cc $(CSTD) $(WARN_STRICT) -Werror -fsyntax-only $$f || exit 1; done; done
 
 # Seeded bugs (write after return, read past the end, double return) under
-# ASan, pooled and in bypass mode: each must be caught and named.
+# ASan, pooled and in bypass mode: each must be caught and named; and
+# correct programs under every mix of instrumented program and library.
 test-seeded:
 	sh tests/seeded/run.sh $(CC) $(B)/seeded $(SRCS)
+
+# dlopen, use a pool on a thread, dlclose, let the thread exit.
+test-dlclose: $(B)/libbufwriter.so
+	sh tests/dl/run.sh $(CC) $(B)
 
 # Stress: make stress runs the full one (50 rounds of max(2 x cores, 32)
 # threads, then 10,000 short-lived threads under valgrind); make test runs a
 # short one under TSan.
 $(B)/stress: $(SRCS) $(HDRS) tests/stress.c
 	@mkdir -p $(B)
-	$(CC) $(CSTD) $(WARN) -O2 -g -pthread -I. -o $@ tests/stress.c $(SRCS)
+	$(CC) $(TEST_WARN) -O2 -g -I. -o $@ tests/stress.c $(SRCS)
 
 $(B)/stress-tsan: $(SRCS) $(HDRS) tests/stress.c
 	@mkdir -p $(B)
-	$(CC) $(CSTD) $(WARN) -O1 -g -pthread -I. -fsanitize=thread -o $@ tests/stress.c $(SRCS)
+	$(CC) $(TEST_WARN) -O1 -g -I. -fsanitize=thread -o $@ tests/stress.c $(SRCS)
 
 stress: $(B)/stress
 	$(B)/stress
@@ -178,6 +196,12 @@ stress: $(B)/stress
 
 test-stress-tsan: $(B)/stress-tsan
 	TSAN_OPTIONS=halt_on_error=1 $(B)/stress-tsan 2 8 2000
+
+# Formatting: .clang-format describes the house style; this reports files
+# that differ from it (it does not rewrite them).
+format-check:
+	@clang-format --dry-run $(SRCS) $(HDRS) 2>&1 | grep -c 'warning:' | \
+	  xargs -I{} echo "{} lines differ from .clang-format (clang-format -i FILE to apply)"
 
 # ----------------------------------------------------------------- fuzz --
 # Differential fuzzing (libFuzzer, clang). make test replays the committed
@@ -203,17 +227,16 @@ fuzz: $(B)/fuzz_ops
 	  -print_final_stats=1 $(B)/fuzz-corpus tests/fuzz/corpus
 
 # ---------------------------------------------------------------- bench --
-bench: deps-bench
+bench: deps
 	$(MAKE) -C bench run
 
-bench-full: deps-bench
+bench-full: deps
 	$(MAKE) -C bench run-full
 
-deps-test:
-	@sh scripts/deps.sh test
-
-deps-bench:
-	@sh scripts/deps.sh bench
+# The Debian packages the tests and the benchmark need: installed as root,
+# else one message naming them.
+deps:
+	@sh scripts/deps.sh all
 
 # -------------------------------------------------------------- install --
 install: all $(B)/bufwriter.pc

@@ -1,19 +1,32 @@
 #!/bin/sh
-# deps.sh - make sure the Debian packages a target needs are installed.
-# Usage: scripts/deps.sh test|bench|all
-# As root it installs what is missing with apt-get; otherwise it names the
-# missing packages and fails, so that `make test` / `make bench` stop with a
-# clear message instead of a compiler error.
+# deps.sh - make sure the Debian packages the tests and the benchmark need
+# are installed. Usage: scripts/deps.sh [test|bench|all]   (default all)
+#
+# As root on Debian it installs what is missing with apt-get. Elsewhere, or
+# without root, it names what is needed in one message and fails, so that
+# `make test` / `make bench` stop with that instead of a compiler error;
+# `make test-normal` then runs the suite with what the machine has.
 set -eu
 what=${1:-all}
+test_pkgs="gcc g++ clang libclang-rt-dev make python3 binutils pkg-config cmake valgrind gcc-multilib libcriterion-dev"
+bench_pkgs="g++ make python3 libbenchmark-dev libjemalloc-dev libmimalloc-dev gnuplot-nox"
 case "$what" in
-  test)  want="libcriterion-dev pkg-config clang libclang-rt-dev valgrind gcc g++ gcc-multilib make python3 binutils" ;;
-  bench) want="libbenchmark-dev libjemalloc-dev libmimalloc-dev gnuplot-nox g++ make python3" ;;
-  all)   want="libcriterion-dev pkg-config clang libclang-rt-dev valgrind gcc g++ gcc-multilib make python3 binutils libbenchmark-dev libjemalloc-dev libmimalloc-dev gnuplot-nox" ;;
+  test)  want=$test_pkgs ;;
+  bench) want=$bench_pkgs ;;
+  all)   want="$test_pkgs $bench_pkgs" ;;
   *) echo "usage: $0 test|bench|all" >&2; exit 2 ;;
 esac
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "deps: this is not a Debian system (no dpkg-query): install the equivalents of" >&2
+  echo "deps:   $want" >&2
+  echo "deps: then run the suite with 'make test-normal' (or 'make -k test')." >&2
+  exit 1
+fi
+
 missing=""
 for p in $want; do
+  case " $missing " in *" $p "*) continue ;; esac
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
     missing="$missing $p"
   fi
@@ -28,5 +41,6 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 else
   echo "deps: missing Debian packages:$missing" >&2
   echo "deps: install them with: sudo apt-get install$missing" >&2
+  echo "deps: or run what this machine has with 'make test-normal'." >&2
   exit 1
 fi
