@@ -91,8 +91,9 @@
  *                  exactly one .c file:
  *                      #define BUFWRITER_IMPLEMENTATION
  *                      #include "bufwriter.h"
- *   C standard:    the header needs C99 or later (or C++); the library and
- *                  the single header's implementation need C11 (atomics,
+ *   C standard:    the header (declarations and inline writes) compiles as
+ *                  C89 with -pedantic, C99 and later, and C++; the library
+ *                  and the single header's implementation need C11 (atomics,
  *                  _Thread_local).
  *
  *   bw_writer w = BW_WRITER_INIT;          // empty; allocates nothing yet
@@ -188,9 +189,12 @@
 #  define BW__PRINTF(f, a)
 #endif
 
-/* static inline needs C99; a C89 includer gets plain static functions. */
+/* static inline needs C99; a C89 includer (cJSON builds with -std=c89
+ * -pedantic) gets GCC's __inline__, else plain static functions. */
 #if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
 #  define BW__INLINE static inline
+#elif defined(__GNUC__) || defined(__clang__)
+#  define BW__INLINE static __inline__
 #else
 #  define BW__INLINE static
 #endif
