@@ -280,15 +280,29 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
 /* A bw_pool hands out blocks in power-of-two size classes from
  * min_block_size up to max_pooled_size (the threshold). Returned blocks are
  * kept (bounded) and handed out again. Blocks above the threshold come from
- * the backing allocator at exactly the size asked for and go back to it on
- * return (or are kept, with large retention). Every pool function is
- * thread-safe.
+ * the backing allocator at exactly the size asked for and are kept too
+ * (large retention, bounded by max_large_bytes / max_large_blocks). Every
+ * pool function is thread-safe, and a pool stays usable in the child of a
+ * fork (its locks are taken around fork).
  *
  * Retention works in two levels. Each thread keeps a small cache per pool of
- * at most BW_THREAD_CACHE_SLOTS blocks per class, used without locks; behind
- * them, each class has a shared, locked stack of at most
- * max_blocks_per_class blocks. max_retained_bytes bounds both levels
- * together. A thread's cache goes back to the pool when the thread exits. */
+ * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 32 KiB), used
+ * without locks; behind them, each class has a shared, locked stack of at
+ * most max_blocks_per_class blocks. max_retained_bytes bounds both levels
+ * together. A thread's cache goes back to the pool when the thread exits.
+ *
+ * Defaults need no tuning: a writer's first block is 256 B; a writer that
+ * outgrows the threshold jumps to the size recent big jobs ended at; what
+ * is retained and unused for decay_ms (10 s) goes back to the allocator. So
+ * a stream of similar 10 MiB jobs stops allocating after the first two, and
+ * an idle program gives the memory back on its next pool call.
+ *
+ *   bw_pool_options o = {0};            // zero what you do not set
+ *   o.flags = BW_POOL_LEARN_SIZE;       // one pool per stream of similar jobs:
+ *   bw_pool *p;                         // writers start at the usual size
+ *   if (bw_pool_create(&p, &o) != BW_OK) ...
+ *   bw_init(&w, p, 0); ...; bw_release(&w);
+ *   bw_pool_destroy(p); */
 typedef struct bw_pool bw_pool;
 
 /* Blocks a thread may keep per class in its own cache. */
