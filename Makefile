@@ -239,19 +239,141 @@ deps:
 	@sh scripts/deps.sh all
 
 # -------------------------------------------------------------- install --
-install: all $(B)/bufwriter.pc
-	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR)
+# Also a CMake package in $(CMAKEDIR): bufwriterConfig.cmake (imported targets
+# bufwriter::bufwriter, the .so, and bufwriter::bufwriter_static, the .a;
+# both with the include folder and Threads::Threads) and
+# bufwriterConfigVersion.cmake (compatible within one minor version before
+# 1.0, as the soname: every 0.x release may break the ABI). Written like
+# bufwriter.pc, by hand: the library's build needs no CMake.
+CMAKEDIR ?= $(LIBDIR)/cmake/bufwriter
+
+install: all $(B)/bufwriter.pc $(B)/bufwriterConfig.cmake $(B)/bufwriterConfigVersion.cmake
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR) $(DESTDIR)$(CMAKEDIR)
 	install -m 644 bufwriter.h $(DESTDIR)$(INCDIR)/bufwriter.h
+	install -m 644 bufwriter.hpp $(DESTDIR)$(INCDIR)/bufwriter.hpp
 	install -m 644 $(B)/libbufwriter.a $(DESTDIR)$(LIBDIR)/libbufwriter.a
 	install -m 755 $(B)/libbufwriter.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(VERSION)
 	ln -sf libbufwriter.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(SOMAJOR)
 	ln -sf libbufwriter.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libbufwriter.so
 	install -m 644 $(B)/bufwriter.pc $(DESTDIR)$(PCDIR)/bufwriter.pc
+	install -m 644 $(B)/bufwriterConfig.cmake $(B)/bufwriterConfigVersion.cmake $(DESTDIR)$(CMAKEDIR)
 
 uninstall:
-	rm -f $(DESTDIR)$(INCDIR)/bufwriter.h $(DESTDIR)$(LIBDIR)/libbufwriter.a \
+	rm -f $(DESTDIR)$(INCDIR)/bufwriter.h $(DESTDIR)$(INCDIR)/bufwriter.hpp \
+	  $(DESTDIR)$(LIBDIR)/libbufwriter.a \
 	  $(DESTDIR)$(LIBDIR)/libbufwriter.so $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(SOMAJOR) \
-	  $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(VERSION) $(DESTDIR)$(PCDIR)/bufwriter.pc
+	  $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(VERSION) $(DESTDIR)$(PCDIR)/bufwriter.pc \
+	  $(DESTDIR)$(CMAKEDIR)/bufwriterConfig.cmake $(DESTDIR)$(CMAKEDIR)/bufwriterConfigVersion.cmake
+	rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || true
+
+# The CMake files, written on every make and replaced only when their text
+# changes, as bufwriter.pc. Relocatable when CMAKEDIR, LIBDIR and INCDIR are
+# under PREFIX: the config finds the prefix from its own folder
+# (CMAKE_CURRENT_LIST_DIR), so a staged or moved tree works; else absolute.
+CM_RELOC  = $(and $(filter $(PREFIX)/%,$(CMAKEDIR)),$(filter $(PREFIX)/%,$(LIBDIR)),$(filter $(PREFIX)/%,$(INCDIR)))
+CM_EMPTY :=
+CM_UP     = $(subst $(CM_EMPTY) ,/,$(patsubst %,..,$(subst /, ,$(CMAKEDIR:$(PREFIX)/%=%))))
+CM_LIB    = $(if $(CM_RELOC),$${_bw_prefix}/$(LIBDIR:$(PREFIX)/%=%),$(LIBDIR))
+CM_INC    = $(if $(CM_RELOC),$${_bw_prefix}/$(INCDIR:$(PREFIX)/%=%),$(INCDIR))
+# The library's pointer size (32/64-bit check in the version file).
+CM_PTR    = $(shell echo __SIZEOF_POINTER__ | $(CC) $(CFLAGS_LIB) -E -P -x c - 2>/dev/null)
+# Compatibility as the soname: within major.minor before 1.0, else major.
+CM_MINOR  = $(filter 0,$(VMAJOR))
+CM_ABI    = $(if $(CM_MINOR),$(VMAJOR).$(VMINOR),$(VMAJOR))
+CM_VNEXT  = $(if $(CM_MINOR),$(VMAJOR).$(shell expr $(VMINOR) + 1),$(shell expr $(VMAJOR) + 1))
+
+define CM_PREFIX
+# The prefix, from where this file is (the tree may have moved), unless it
+# was reached through a link across prefixes (/lib -> /usr/lib).
+get_filename_component(_bw_prefix "$${CMAKE_CURRENT_LIST_DIR}/$(CM_UP)" ABSOLUTE)
+get_filename_component(_bw_here "$${CMAKE_CURRENT_LIST_DIR}" REALPATH)
+get_filename_component(_bw_orig "$(CMAKEDIR)" REALPATH)
+if(_bw_here STREQUAL _bw_orig)
+  set(_bw_prefix "$(PREFIX)")
+endif()
+endef
+
+define CM_CONFIG
+# bufwriterConfig.cmake - bufwriter $(VERSION), written by its Makefile.
+#   find_package(bufwriter $(VMAJOR).$(VMINOR) REQUIRED)
+#   target_link_libraries(app PRIVATE bufwriter::bufwriter)         # .so
+#   target_link_libraries(app PRIVATE bufwriter::bufwriter_static)  # .a
+# Both give bufwriter.h and bufwriter.hpp, and link Threads::Threads.
+include(CMakeFindDependencyMacro)
+find_dependency(Threads)
+$(if $(CM_RELOC),$(CM_PREFIX))
+foreach(_bw_f "$(CM_INC)/bufwriter.h" "$(CM_LIB)/libbufwriter.so.$(VERSION)")
+  if(NOT EXISTS "$${_bw_f}")
+    set(bufwriter_FOUND FALSE)
+    set(bufwriter_NOT_FOUND_MESSAGE "$${_bw_f} is missing")
+    return()
+  endif()
+endforeach()
+if(NOT TARGET bufwriter::bufwriter)
+  add_library(bufwriter::bufwriter SHARED IMPORTED)
+  set_target_properties(bufwriter::bufwriter PROPERTIES
+    IMPORTED_LOCATION "$(CM_LIB)/libbufwriter.so.$(VERSION)"
+    IMPORTED_SONAME "libbufwriter.so.$(SOMAJOR)"
+    INTERFACE_INCLUDE_DIRECTORIES "$(CM_INC)"$(if $(JE_CFLAGS),
+    INTERFACE_COMPILE_DEFINITIONS "BW_HAVE_JEMALLOC")
+    INTERFACE_LINK_LIBRARIES "Threads::Threads")
+endif()
+if(NOT TARGET bufwriter::bufwriter_static AND EXISTS "$(CM_LIB)/libbufwriter.a")
+  add_library(bufwriter::bufwriter_static STATIC IMPORTED)
+  set_target_properties(bufwriter::bufwriter_static PROPERTIES
+    IMPORTED_LOCATION "$(CM_LIB)/libbufwriter.a"
+    IMPORTED_LINK_INTERFACE_LANGUAGES "C"
+    INTERFACE_INCLUDE_DIRECTORIES "$(CM_INC)"$(if $(JE_CFLAGS),
+    INTERFACE_COMPILE_DEFINITIONS "BW_HAVE_JEMALLOC")
+    INTERFACE_LINK_LIBRARIES "Threads::Threads$(if $(JE_LIBS),;jemalloc)")
+endif()
+unset(_bw_f)
+unset(_bw_here)
+unset(_bw_orig)
+unset(_bw_prefix)
+endef
+
+define CM_VERSION
+# bufwriterConfigVersion.cmake - bufwriter $(VERSION), written by its Makefile.
+# Satisfies find_package(bufwriter V) for V from $(CM_ABI) up to $(VERSION), and a
+# version range within $(CM_ABI) (an excluded upper end may be $(CM_VNEXT)):
+# another $(if $(CM_MINOR),minor version before 1.0,major version) is another ABI.
+set(PACKAGE_VERSION "$(VERSION)")
+set(PACKAGE_VERSION_COMPATIBLE FALSE)
+if(PACKAGE_FIND_VERSION_RANGE)
+  if(PACKAGE_FIND_VERSION_MIN_MAJOR EQUAL $(VMAJOR)$(if $(CM_MINOR), AND PACKAGE_FIND_VERSION_MIN_MINOR EQUAL $(VMINOR))
+     AND PACKAGE_VERSION VERSION_GREATER_EQUAL PACKAGE_FIND_VERSION_MIN)
+    if(PACKAGE_FIND_VERSION_RANGE_MAX STREQUAL "INCLUDE")
+      if(PACKAGE_FIND_VERSION_MAX_MAJOR EQUAL $(VMAJOR)$(if $(CM_MINOR), AND PACKAGE_FIND_VERSION_MAX_MINOR EQUAL $(VMINOR))
+         AND PACKAGE_VERSION VERSION_LESS_EQUAL PACKAGE_FIND_VERSION_MAX)
+        set(PACKAGE_VERSION_COMPATIBLE TRUE)
+      endif()
+    elseif(PACKAGE_VERSION VERSION_LESS PACKAGE_FIND_VERSION_MAX
+           AND PACKAGE_FIND_VERSION_MAX VERSION_LESS_EQUAL $(CM_VNEXT))
+      set(PACKAGE_VERSION_COMPATIBLE TRUE)
+    endif()
+  endif()
+elseif(PACKAGE_FIND_VERSION_MAJOR EQUAL $(VMAJOR)$(if $(CM_MINOR), AND PACKAGE_FIND_VERSION_MINOR EQUAL $(VMINOR))
+       AND PACKAGE_VERSION VERSION_GREATER_EQUAL PACKAGE_FIND_VERSION)
+  set(PACKAGE_VERSION_COMPATIBLE TRUE)
+endif()
+if(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)
+  set(PACKAGE_VERSION_EXACT TRUE)
+endif()$(if $(CM_PTR),
+# Built with $(CM_PTR)-byte pointers: not for a project of another size.
+if(NOT "$${CMAKE_SIZEOF_VOID_P}" STREQUAL "" AND NOT CMAKE_SIZEOF_VOID_P EQUAL $(CM_PTR))
+  set(PACKAGE_VERSION "$${PACKAGE_VERSION} ($(CM_PTR)-byte pointers)")
+  set(PACKAGE_VERSION_UNSUITABLE TRUE)
+endif())
+endef
+
+$(B)/bufwriterConfig.cmake: FORCE
+	$(shell mkdir -p $(@D))$(file >$@.tmp,$(CM_CONFIG))
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(B)/bufwriterConfigVersion.cmake: FORCE
+	$(shell mkdir -p $(@D))$(file >$@.tmp,$(CM_VERSION))
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 clean:
 	rm -rf build bench/build

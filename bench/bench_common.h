@@ -85,6 +85,7 @@ struct Options {
 void register_append(const Options &o);        // bench_append.cpp: A, B
 void register_small_writes(const Options &o);  // bench_small_writes.cpp: C, H
 void register_rent_return(const Options &o);   // bench_rent_return.cpp: D
+void register_many_pools(const Options &o);    // bench_rent_return.cpp: I
 void register_messages(const Options &o);      // bench_messages.cpp: E
 void register_output(const Options &o);        // bench_output.cpp: F, G
 

@@ -6,7 +6,8 @@
 //   C     1M u32 puts in every writer mode    bench_small_writes.cpp
 //   H     1M CSV lines: decimal puts vs printf
 //   D     pool rent+return vs malloc+free     bench_rent_return.cpp
-//   E     small messages                      bench_messages.cpp
+//   I     rent+return over 10,000 pools vs 1 (bench_rent_return.cpp)
+//   E     small messages (and the min_first_block sweep) bench_messages.cpp
 //   F     10 MiB out to an fd or a FILE*      bench_output.cpp
 //   G     streaming 256 MiB / 1 GiB to /dev/null
 //
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
     bwbench::register_append(o);
     bwbench::register_small_writes(o);
     bwbench::register_rent_return(o);
+    bwbench::register_many_pools(o);
     bwbench::register_messages(o);
     bwbench::register_output(o);
 

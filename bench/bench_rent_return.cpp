@@ -4,9 +4,27 @@
 // preloads them). Single thread, and 2 threads (each thread on its own
 // blocks; time per operation per thread). Baseline: malloc_free of the same
 // size and thread count, same run.
+//
+// Workload I: many pools. One thread rents and returns one block (64 B or
+// 4 KiB: thread-cached classes) per op, the pool of each op taken from a
+// fixed shuffled 10,000-entry index array (every row walks the same array,
+// so the rows differ only in the pools):
+//   pools_1            1 pool (baseline, same size): the "last pool used"
+//                      fast path every time
+//   pools_16           16 pools, a different one nearly every op: the
+//                      thread's cache table is looked up each time, all hot
+//   pools_10000_use16  10,000 pools exist (this thread has a cache in each),
+//                      ops on 16 of them: does the lookup slow down with the
+//                      number of pools?
+//   pools_10000        10,000 pools, every op on another one in shuffled
+//                      order: the target row (within 2x of pools_1); the
+//                      10,000 pools' and caches' memory does not stay in L1/L2
+// The pools are created and warmed (each has this thread's cache and a block
+// of the class) before timing, destroyed after.
 #include "bench_common.h"
 
 #include <cstdlib>
+#include <vector>
 
 namespace bwbench {
 namespace {
@@ -42,6 +60,61 @@ void bm_malloc(benchmark::State &st)
     as.report(st);
 }
 
+constexpr size_t kManyPools = 10000;
+
+void bm_pools(benchmark::State &st, size_t npools, size_t nused)
+{
+    size_t size = static_cast<size_t>(st.range(0));
+    std::vector<bw_pool *> pools(npools, nullptr);
+    for (size_t i = 0; i < npools; i++)
+        if (bw_pool_create(&pools[i], nullptr) != BW_OK) {
+            for (size_t j = 0; j < i; j++) bw_pool_destroy(pools[j]);
+            st.SkipWithError("bw_pool_create failed");
+            return;
+        }
+    // The order: a fixed shuffle of 0..kManyPools-1 taken mod nused, each
+    // used pool spread over the created ones (all zeros for one pool).
+    std::vector<uint32_t> idx(kManyPools);
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    for (size_t i = 0; i < kManyPools; i++) idx[i] = static_cast<uint32_t>(i);
+    for (size_t i = kManyPools - 1; i > 0; i--) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        size_t j = static_cast<size_t>(x % (i + 1));
+        uint32_t t = idx[i]; idx[i] = idx[j]; idx[j] = t;
+    }
+    for (size_t i = 0; i < kManyPools; i++)
+        idx[i] = static_cast<uint32_t>((idx[i] % nused) * (npools / nused));
+    size_t cap = 0;
+    for (size_t i = 0; i < npools; i++) { // warm-up: every pool's cache for this thread
+        void *b = bw_pool_rent(pools[i], size, &cap);
+        bw_pool_return(pools[i], b, cap);
+    }
+    uint64_t backing0 = 0, backing1 = 0;
+    for (bw_pool *p : pools) {
+        bw_pool_stats s;
+        bw_pool_get_stats(p, &s);
+        backing0 += s.backing_allocs;
+    }
+    size_t k = 0;
+    AllocScope as;
+    for (auto _ : st) {
+        bw_pool *p = pools[idx[k]];
+        k = k + 1 == kManyPools ? 0 : k + 1;
+        void *b = bw_pool_rent(p, size, &cap);
+        benchmark::DoNotOptimize(b);
+        bw_pool_return(p, b, cap);
+    }
+    as.report(st);
+    for (bw_pool *p : pools) {
+        bw_pool_stats s;
+        bw_pool_get_stats(p, &s);
+        backing1 += s.backing_allocs;
+    }
+    st.counters["pool_backing_allocs"] = benchmark::Counter(
+        static_cast<double>(backing1 - backing0), benchmark::Counter::kAvgIterations);
+    for (bw_pool *p : pools) bw_pool_destroy(p);
+}
+
 void reg(const char *name, void (*fn)(benchmark::State &), int threads)
 {
     benchmark::internal::Benchmark *b = benchmark::RegisterBenchmark(name, fn);
@@ -60,6 +133,19 @@ void register_rent_return(const Options &o)
         reg("D/malloc_free", bm_malloc, 2);
         reg("D/pool_rent_return", bm_pool, 2);
     }
+}
+
+void register_many_pools(const Options &)
+{
+    struct { const char *name; size_t npools, nused; } rows[] = {
+        {"I/pools_1", 1, 1},
+        {"I/pools_16", 16, 16},
+        {"I/pools_10000_use16", kManyPools, 16},
+        {"I/pools_10000", kManyPools, kManyPools},
+    };
+    for (const auto &r : rows)
+        benchmark::RegisterBenchmark(r.name, bm_pools, r.npools, r.nused)
+            ->Arg(64)->Arg(4096)->ArgName("size")->Unit(benchmark::kNanosecond)->MinTime(0.05);
 }
 
 } // namespace bwbench

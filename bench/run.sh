@@ -1,8 +1,10 @@
 #!/bin/sh
-# run.sh default|full - run the bench binaries under each process allocator
-# and summarise. Called by `make run` / `make run-full` (REPS, PYTHON from
-# the Makefile). Times are only ever compared within one process (one JSON
-# file): every ratio is against a baseline row of the same run.
+# run.sh default|full|scenarios - run the bench binaries under each process
+# allocator and summarise. Called by `make run` / `make run-full` / `make
+# scenarios` (REPS, PYTHON, SCEN_ARGS from the Makefile). Times are only ever
+# compared within one process (one JSON file): every ratio is against a
+# baseline row of the same run. The scenarios (build/scenarios: process-level
+# targets) write their own CSV, folded into summary.csv by summarize.py.
 set -eu
 mode=${1:-default}
 REPS=${REPS:-5}
@@ -10,6 +12,7 @@ PYTHON=${PYTHON:-python3}
 cd "$(dirname "$0")"
 # The default run writes results/, the full run results/full/ (so that a
 # quick run never overwrites the record of the last full one).
+SCEN_ARGS=${SCEN_ARGS:-}
 R=results
 [ "$mode" = full ] && R=results/full
 mkdir -p "$R"
@@ -49,6 +52,31 @@ run() {
   echo "$(( $(date +%s) - start )) s  (log: $R/$name.log)"
 }
 
+# The scenarios: everything under glibc, then the first-use scenario (whose
+# baseline, a fresh realloc buffer, depends on the allocator) under
+# jemalloc and mimalloc. -> $R/scenarios.csv and $R/scenarios.log.
+# shellcheck disable=SC2086
+scenarios() {
+  out="$R/scenarios.csv"
+  start=$(date +%s)
+  build/scenarios --out "$out" --label glibc $SCEN_ARGS | tee "$R/scenarios.log"
+  if [ -n "$JE" ]; then
+    LD_PRELOAD="$JE" build/scenarios --append --out "$out" --label jemalloc $SCEN_ARGS first \
+      | tee -a "$R/scenarios.log"
+  fi
+  if [ -n "$MI" ]; then
+    LD_PRELOAD="$MI" build/scenarios --append --out "$out" --label mimalloc $SCEN_ARGS first \
+      | tee -a "$R/scenarios.log"
+  fi
+  echo "  scenarios: $(( $(date +%s) - start )) s  (results: $out, log: $R/scenarios.log)"
+}
+
+if [ "$mode" = scenarios ]; then
+  echo "bufwriter scenarios on $(nproc) CPUs"
+  scenarios
+  exit 0
+fi
+
 echo "bufwriter bench ($mode run, $REPS repetitions, random interleaving) on $(nproc) CPUs"
 [ -n "$JE" ] || echo "  jemalloc: libjemalloc.so.2 not found: jemalloc runs skipped (apt-get install libjemalloc2)"
 [ -n "$MI" ] || echo "  mimalloc: libmimalloc.so.2 not found: mimalloc runs skipped (apt-get install libmimalloc2.0)"
@@ -56,9 +84,9 @@ echo "bufwriter bench ($mode run, $REPS repetitions, random interleaving) on $(n
 if [ "$mode" = full ]; then
   # Everything, under each allocator: A; B at 1..256 MiB (8 KiB chunks) and
   # chunks 64 B..64 KiB (10 MiB), main policies; C; D with 1 and 2 threads;
-  # E; F; G at 1 GiB; H. Then D again in bench_nocount (no malloc
+  # E; F; G at 1 GiB; H; I. Then D again in bench_nocount (no malloc
   # interposition): the malloc_free timings without the counting wrappers.
-  ALL='^(A|B|C|D|E|F|G|H)/'
+  ALL='^(A|B|C|D|E|F|G|H|I)/'
   run glibc "" build/bench "$ALL" glibc-full --bw_full
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ALL" jemalloc-full --bw_full
   [ -n "$MI" ] && run mimalloc "$MI" build/bench "$ALL" mimalloc-full --bw_full
@@ -66,18 +94,29 @@ if [ "$mode" = full ]; then
   [ -n "$JE" ] && run jemalloc "$JE" build/bench_nocount '^D/' jemalloc-D-nocount --bw_full
   [ -n "$MI" ] && run mimalloc "$MI" build/bench_nocount '^D/' mimalloc-D-nocount --bw_full
 else
-  # The default run (~2 min): A, C, single-thread D, E, F, G (256 MiB) and H
-  # under glibc and jemalloc; a reduced B (sizes 1..64 MiB at 8 KiB, main
-  # policies) under glibc; A under mimalloc. (The files keep their old names,
-  # *-ACDE, so that earlier records stay comparable.)
-  ACDE='^(A|C|D|E|F|G|H)/'
+  # The default run (~4.5 min): A, C, single-thread D, E, F, G (256 MiB), H
+  # and I under glibc and jemalloc (the min_first_block sweep under glibc); a reduced B (sizes 1..64 MiB at 8 KiB,
+  # main policies) under glibc; A under mimalloc; the defaults' B rows
+  # (limit_warm, bufwriter, bufwriter_steady at 1..64 MiB) under jemalloc and
+  # mimalloc. (The files keep their old names, *-ACDE, so that earlier
+  # records stay comparable.)
+  ACDE='^(A|C|D|E|F|G|H|I)/'
+  # jemalloc: the same without the min_first_block sweep (E/mfb*: the pool's
+  # thread cache serves those rows, whatever the allocator; ~15 s saved).
+  ACDE_NO_MFB='^(A|C|D|F|G|H|I)/|^E/(raw_store|bw_inline|bufwriter)/'
   BRED='^B/(limit_warm|realloc_double|std_string|bufwriter|bufwriter_steady|exact_size)/size:[0-9]+/chunk:8192'
+  BDEF='^B/(limit_warm|bufwriter|bufwriter_steady)/size:[0-9]+/chunk:8192'
   run glibc "" build/bench "$ACDE" glibc-ACDE
   run glibc "" build/bench "$BRED" glibc-B --benchmark_repetitions=3
-  [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ACDE" jemalloc-ACDE
+  [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ACDE_NO_MFB" jemalloc-ACDE
+  [ -n "$JE" ] && run jemalloc "$JE" build/bench "$BDEF" jemalloc-B --benchmark_repetitions=3
   [ -n "$MI" ] && run mimalloc "$MI" build/bench '^A/' mimalloc-A --benchmark_repetitions=3
+  [ -n "$MI" ] && run mimalloc "$MI" build/bench "$BDEF" mimalloc-B --benchmark_repetitions=3
 fi
 
 echo
+scenarios
+
+echo
 # shellcheck disable=SC2086
-"$PYTHON" ./summarize.py --out "$R" $FILES
+"$PYTHON" ./summarize.py --out "$R" --scenarios "$R/scenarios.csv" $FILES

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """summarize.py - BenchmarkDotNet-like tables from google-benchmark JSON.
 
-Usage: summarize.py [--out DIR] [--markdown] FILE.json...
+Usage: summarize.py [--out DIR] [--markdown] [--scenarios FILE.csv] FILE.json...
 
 For every JSON file (one process, one allocator) and every workload in it,
 prints a table: Method | Size | Chunk | Median | Min-Max | Ratio | Bytes/op |
@@ -13,8 +13,15 @@ median over the median of its workload's baseline row in the SAME file:
   C: raw_store     D: malloc_free of the same size and thread count
   E: raw_store of the same message size
   F: writer_write_fd  G: fwrite_setvbuf of the same size  H: bw_printf
-Times: real time for A, B, C, E, F, G, H; for D, CPU time per operation per
-thread.
+  I: pools_1 of the same size
+Times: real time for A, B, C, E, F, G, H; for D and I, CPU time per
+operation per thread.
+
+Then the 0.2 targets (TARGETS below): met / MISSED per row and allocator,
+from the same files; and the scenarios' rows (--scenarios: the CSV that
+build/scenarios wrote), printed as they are. summary.csv gets the columns
+value, unit, target and verdict: filled on the rows that have a target, and
+on one row per scenario measurement (workload S, method "scenario: metric").
 
 Writes DIR/summary.csv (every row of every file) and, when gnuplot is
 installed and B rows exist, DIR/workload_b.png (time vs size, log-log, one
@@ -30,9 +37,11 @@ import statistics
 import subprocess
 import sys
 
+MFB = [1, 64, 128, 256, 512]  # the min_first_block values of the E/mfb rows
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 BASELINE = {"A": "limit_warm", "B": "limit_warm", "C": "raw_store", "D": "malloc_free",
-            "E": "raw_store", "F": "writer_write_fd", "G": "fwrite_setvbuf", "H": "bw_printf"}
+            "E": "raw_store", "F": "writer_write_fd", "G": "fwrite_setvbuf", "H": "bw_printf",
+            "I": "pools_1"}
 # Display order of the methods (registration order of the bench).
 ORDER = ["limit_warm", "limit_cold", "limit_mmap", "exact_size", "realloc_double",
          "realloc_exact", "open_memstream", "std_string", "bufwriter", "bufwriter_steady",
@@ -41,7 +50,9 @@ ORDER = ["limit_warm", "limit_cold", "limit_mmap", "exact_size", "realloc_double
          "fopen_writer",
          "raw_store", "raw_store_scalar", "bw_put_u32le", "bw_put_u32le_clear", "bw_put_u32le_chain",
          "bw_put_u32le_fd", "bw_put_u32le_fixed", "bw_patch", "bw_patch_records",
-         "open_memstream_unlocked", "bw_inline", "bw_inline_init",
+         "open_memstream_unlocked", "bw_inline", "bw_inline_init"] + \
+        ["mfb%d" % m for m in MFB] + ["mfb%d_fields" % m for m in MFB] + [
+         "pools_1", "pools_16", "pools_10000_use16", "pools_10000",
          "malloc_free", "pool_rent_return", "fwrite_setvbuf", "bw_fd", "bw_printf",
          "bw_put_dec"]
 # Fixed colours, so that a method looks the same in every plot and panel.
@@ -134,7 +145,7 @@ def load(path):
             r["error"] = b.get("error_message", "error")
             continue
         unit = UNIT_NS[b.get("time_unit", "ns")]
-        t = b["cpu_time"] if info["workload"] == "D" else b["real_time"]
+        t = b["cpu_time"] if info["workload"] in ("D", "I") else b["real_time"]
         r["times"].append(t * unit)
         if "allocs_per_op" in b:
             r["allocs"].append(b["allocs_per_op"])
@@ -174,7 +185,7 @@ def load(path):
                 continue
             if r["workload"] == "D" and (o["size"], o["threads"]) != (r["size"], r["threads"]):
                 continue
-            if r["workload"] in ("E", "G") and o["size"] != r["size"]:
+            if r["workload"] in ("E", "G", "I") and o["size"] != r["size"]:
                 continue
             base = o
             break
@@ -197,7 +208,7 @@ def table(run, workload, markdown):
         return ""
     if workload in ("A", "B"):
         rows.sort(key=lambda r: (r["chunk"] != 8192, r["size"], r["chunk"], r["order"]))
-    elif workload in ("D", "E"):
+    elif workload in ("D", "E", "I"):
         rows.sort(key=lambda r: (r["threads"], r["size"], r["order"]))
     has_pool = any(r["pool_med"] is not None for r in rows)
     head = ["Method", "Size", "Chunk", "Threads", "Median", "Min-Max", "Ratio",
@@ -208,7 +219,7 @@ def table(run, workload, markdown):
         head += ["Peak RSS", "RSS growth"]
     if workload != "D":
         head.remove("Threads")
-    if workload in ("C", "E", "H"):
+    if workload in ("C", "E", "H", "I"):
         head.remove("Chunk")
     out = []
     for r in rows:
@@ -262,18 +273,75 @@ TITLES = {
     "F": "Workload F: 10 MiB out to /dev/null or through a FILE* (baseline writer_write_fd: a contiguous writer built, then write(); real time)",
     "G": "Workload G: streaming to /dev/null in 8 KiB writes, 64 KiB buffer (baseline fwrite_setvbuf; real time; peak RSS: the highest repetition)",
     "H": "Workload H: 1M CSV lines \"%d,%d,%d\\n\" into a contiguous writer (baseline bw_printf; real time)",
+    "I": "Workload I: rent+return, one thread, pools in a shuffled order (baseline pools_1, same size; CPU time per op)",
 }
 
+# The 0.2 targets on benchmark rows: (workload, method, sizes or None, max
+# ratio, zero counters required, label). Ratios against the workload's
+# baseline in the same file, as in the tables.
+TARGETS = [
+    ("A", "bufwriter", None, 1.25, True, "defaults (BW_WRITER_INIT), 10 MiB"),
+    ("B", "bufwriter", {1 << 20, 4 << 20, 16 << 20, 64 << 20}, 1.3, False, "defaults, 1..64 MiB"),
+    ("A", "bufwriter_steady", None, 1.1, False, "BW_POOL_LEARN_SIZE pool, 10 MiB"),
+    ("E", "bufwriter", {16, 64, 256}, 2.0, False, "small messages, shared pool"),
+    ("I", "pools_10000", None, 2.0, False, "10,000 pools vs 1"),
+]
 
-def write_csv(runs, path):
+
+def check_targets(runs):
+    """One result per (file, row) with a target: a dict that main() prints
+    and write_csv() stores."""
+    out = {}
+    for run in runs:
+        for r in run["rows"]:
+            for wl, method, sizes, maxr, zero, what in TARGETS:
+                if r["workload"] != wl or r["method"] != method:
+                    continue
+                if wl == "B" and r["chunk"] != 8192:
+                    continue
+                if sizes is not None and r["size"] not in sizes:
+                    continue
+                target = "ratio <= %gx" % maxr
+                met = r["ratio"] is not None and r["ratio"] <= maxr
+                notes = []
+                if zero:
+                    # "0 per op after the first jobs": the median over the
+                    # repetitions, each an average over its iterations
+                    # (one fault in a repetition of ~300 jobs reads 0.003).
+                    target += "; 0 faults, 0 backing allocs per op"
+                    for key, name in (("faults_med", "faults/op"), ("pool_med", "backing allocs/op")):
+                        v = r[key]
+                        notes.append("%s %s" % (name, fmt_count(v)))
+                        if v is None or v >= 0.005:
+                            met = False
+                elif r["faults_med"] is not None:
+                    notes.append("faults/op %s" % fmt_count(r["faults_med"]))
+                    if r["pool_med"] is not None:
+                        notes.append("backing allocs/op %s" % fmt_count(r["pool_med"]))
+                out[(run["path"], r["name"])] = {
+                    "what": what, "value": r["ratio"], "unit": "x", "target": target,
+                    "verdict": "met" if met else "missed", "note": ", ".join(notes)}
+    return out
+
+
+def load_scenarios(path):
+    if not path or not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def write_csv(runs, path, verdicts, scen, scen_path):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["file", "allocator", "provider", "workload", "method", "size", "chunk",
                     "threads", "reps", "median_ns", "min_ns", "max_ns", "ratio",
                     "bytes_per_op", "allocs_per_op", "pool_backing_allocs_per_op", "minor_faults_per_op",
-                    "error", "bytes_per_second", "peak_rss_bytes", "rss_growth_bytes"])
+                    "error", "bytes_per_second", "peak_rss_bytes", "rss_growth_bytes",
+                    "value", "unit", "target", "verdict"])
         for run in runs:
             for r in run["rows"]:
+                v = verdicts.get((run["path"], r["name"]))
                 w.writerow([os.path.basename(run["path"]), run["label"], run["provider"],
                             r["workload"], r["method"], r["size"], r["chunk"], r["threads"],
                             r["reps"],
@@ -288,7 +356,14 @@ def write_csv(runs, path):
                             r["error"] or "",
                             "" if r["bps_med"] is None else "%.0f" % r["bps_med"],
                             "" if r["peak_rss_max"] is None else "%.0f" % r["peak_rss_max"],
-                            "" if r["rss_growth_max"] is None else "%.0f" % r["rss_growth_max"]])
+                            "" if r["rss_growth_max"] is None else "%.0f" % r["rss_growth_max"]] +
+                           (["" if v["value"] is None else "%.4f" % v["value"], v["unit"], v["target"],
+                             v["verdict"]] if v else ["", "", "", ""]))
+        # The scenarios: one row per measurement, workload S.
+        for x in scen:
+            w.writerow([os.path.basename(scen_path), x["allocator"], "", "S",
+                        "%s: %s" % (x["scenario"], x["metric"])] + [""] * 16 +
+                       [x["value"], x["unit"], x["target"], x["verdict"]])
 
 
 def plot(runs, outdir, xkey, fixed, png, xlabel, title):
@@ -347,11 +422,14 @@ def plot(runs, outdir, xkey, fixed, png, xlabel, title):
 def main(argv):
     outdir = "results"
     markdown = False
+    scen_path = None
     files = []
     it = iter(argv)
     for a in it:
         if a == "--out":
             outdir = next(it)
+        elif a == "--scenarios":
+            scen_path = next(it)
         elif a == "--markdown":
             markdown = True
         else:
@@ -362,7 +440,7 @@ def main(argv):
     os.makedirs(outdir, exist_ok=True)
     runs = [load(p) for p in files]
     for run in runs:
-        for wl in "ABCDEFGH":
+        for wl in "ABCDEFGHI":
             t = table(run, wl, markdown)
             if not t:
                 continue
@@ -372,7 +450,38 @@ def main(argv):
             print()
             print(t)
             print()
-    write_csv(runs, os.path.join(outdir, "summary.csv"))
+    verdicts = check_targets(runs)
+    scen = load_scenarios(scen_path)
+    print(("### " if markdown else "") + "Targets (0.2 defaults): benchmark rows, ratio to the baseline of the same file")
+    print()
+    nmet = nmiss = 0
+    for run in runs:
+        for r in run["rows"]:
+            v = verdicts.get((run["path"], r["name"]))
+            if not v:
+                continue
+            nmet += v["verdict"] == "met"
+            nmiss += v["verdict"] != "met"
+            print("  %-8s %-18s %-8s %-34s %8s  %-44s %s%s" % (
+                run["label"], r["workload"] + "/" + r["method"], fmt_size(r["size"], r["workload"]),
+                v["what"], "-" if v["value"] is None else "%.2fx" % v["value"], v["target"],
+                "met" if v["verdict"] == "met" else "MISSED", ("  (" + v["note"] + ")") if v["note"] else ""))
+    if scen:
+        print()
+        print(("### " if markdown else "") + "Scenarios (%s): build/scenarios, verdict rows" % scen_path)
+        print()
+        for x in scen:
+            if x["verdict"] == "info":
+                continue
+            nmet += x["verdict"] == "met"
+            nmiss += x["verdict"] != "met"
+            print("  %-8s %-6s %-42s %10s %-4s %-20s %s%s" % (
+                x["allocator"], x["scenario"], x["metric"], x["value"], x["unit"], x["target"],
+                "met" if x["verdict"] == "met" else "MISSED", ("  (" + x["note"] + ")") if x["note"] else ""))
+    print()
+    print("targets: %d met, %d missed" % (nmet, nmiss))
+    print()
+    write_csv(runs, os.path.join(outdir, "summary.csv"), verdicts, scen, scen_path)
     print("wrote %s" % os.path.join(outdir, "summary.csv"))
     for args in (("size", 8192, "workload_b.png", "total size (MiB), 8 KiB chunks",
                   "Workload B: time vs size (log-log), 8 KiB chunks"),

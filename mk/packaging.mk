@@ -9,7 +9,9 @@
 #                        the library in $(B) (into $(B)/examples/)
 #   make test-packaging  tests/packaging/run.sh: the single header (gcc, clang,
 #                        g++, clang++), two translation units, the examples,
-#                        a staged install through pkg-config, nm -D, uninstall
+#                        bufwriter.hpp (C++17, strict warnings), a staged
+#                        install through pkg-config and CMake (find_package,
+#                        pkg_check_modules), nm -D, uninstall
 
 PYTHON      ?= python3
 SINGLE      := single_include/bufwriter.h

@@ -3369,7 +3369,8 @@ BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size)
         }
     }
     pthread_mutex_unlock(&p->large_lock);
-    if (b != NULL) BW__TRACK_UNDEFINED(b, size);
+    if (b != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN)) BW__TRACK_DEFINED(b, size);
+    else if (b != NULL) BW__TRACK_UNDEFINED(b, size);
     return b;
 }
 

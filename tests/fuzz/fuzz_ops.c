@@ -1,31 +1,68 @@
-/* fuzz_ops.c - differential fuzzing of the writer and the pool (libFuzzer).
+/* fuzz_ops.c - differential fuzzing of the writer, in all four modes, and of
+ * the pool (libFuzzer).
  *
- * The input is decoded into a stream of API operations over two writers and
- * a pool, applied both to bufwriter and to a trivially correct reference
- * written here (a realloc'd byte array and a recorded status per writer).
- * After EVERY operation the lengths, the bytes and the statuses agree, and
- * every capacity is the growth rule's (a power of two, or the caller's
- * buffer). The input also picks the pool's options and which backing
- * allocation fails; a failure must surface as BW_ENOMEM with nothing
- * changed, and everything must balance to zero at the end.
+ * The input picks the pool's options and which backing allocation fails,
+ * then is decoded into at most 500 operations over three writers. Each writer
+ * is in a mode the input chooses (and re-chooses): contiguous (bw_init, or
+ * bw_init_buffer over a caller's buffer), segmented (bw_init_chain),
+ * streaming (bw_init_sink, into a sink scripted by the input: full takes,
+ * short counts, -1/EINTR, -1 with EPIPE or EAGAIN, broken returns 0, n + 1,
+ * -2) or fixed (bw_init_fixed over a buffer followed by guard bytes). Every
+ * operation is applied to the library and to a reference model written here
+ * (the held bytes, the position of the first one, the recorded status) that
+ * encodes the SPEC's rules: which status each call returns in each mode and
+ * state. Operations: write (also from the writer's own held bytes), every
+ * put, varints, decimal, hex, puts, printf (arguments that alias held bytes,
+ * long output, an encoding error), reserve, span + advance, patch and typed
+ * patch by position, truncate, consume, clear, clear_error, release, detach,
+ * pullup, cstr, copy_out, iovec, append_writer (dst == src too), flush,
+ * unrepresentable sizes, NULL sources. After EVERY operation:
+ *   - the status returned, bw_error, bw_len, bw_tell;
+ *   - the held bytes, through bw_copy_out of everything and through bw_iovec
+ *     (concatenated, no empty entry), and bw_data when they lie in one block;
+ *     bw_capacity == bw_len + bw_free_capacity;
+ *   - streaming: the bytes the sink took plus the held bytes are exactly the
+ *     reference stream; a call that fits never calls the sink; a failing sink
+ *     records BW_EIO with its errno and is not called again in that call; a
+ *     failed call accepts nothing, or (larger than the buffer) a prefix;
+ *   - contiguous: every block is a power of two or the caller's buffer, a
+ *     move at least doubles and goes no further than the growth rule, and a
+ *     call that fits never moves the block; segmented: held bytes never move;
+ *     fixed: guard bytes never change, nothing is allocated;
+ *   - zero-length calls allocate nothing and call no sink; an allocation
+ *     failure surfaces as BW_ENOMEM with nothing changed.
+ * At the end every writer is released, the pool destroyed, and the backing
+ * allocator balances to zero. The growth and fixed checks read the writer's
+ * private block fields (w.data, w.cap): the one white-box part.
  *
  *   make fuzz            run it (FUZZ_TIME seconds, default 600)
- *   make test            replays tests/fuzz/corpus and tests/fuzz/crashes
+ *   make test            (test-fuzz) replays tests/fuzz/corpus and
+ *                        tests/fuzz/crashes, then fuzzes FUZZ_SHORT seconds
+ *   build/fuzz_ops tests/fuzz/crashes/NAME     replay one reproducer
  *
- * Sizes are clamped per operation (4 KiB) and per writer (64 KiB), and an
- * input runs at most 500 operations, so that comparing every byte after
- * every operation stays cheap; the pool's thresholds are small to match
- * (256 B, 2 KiB, 16 KiB), so every path above and below them is crossed. */
+ * Sizes are clamped (4 KiB per call, 64 KiB held per writer) and the pool's
+ * thresholds are small (256 B, 2 KiB, 16 KiB), so that comparing every byte
+ * after every operation stays cheap and every path above and below them is
+ * crossed. Not run with BW_BYPASS=1 (exact-size rents break the growth
+ * checks). */
 #include "bufwriter.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <wchar.h>
 
-#define MAX_OP 4096
-#define MAX_LEN (64u << 10)
-#define NBLOCKS 8
+#define MAX_OP 4096            /* bytes per call                          */
+#define MAX_LEN (64u << 10)    /* bytes held per writer                   */
+#define NW 3                   /* writers                                 */
+#define NBLOCKS 8              /* raw pool blocks                         */
+#define FIX_MAX 512            /* fixed buffers: 0..FIX_MAX bytes         */
+#define GUARD 32               /* ... then at least GUARD guard bytes      */
+#define SCRIPT 8               /* sink behaviours, cycled                 */
 
 #define CHECK(c)                                                              \
     do {                                                                      \
@@ -35,7 +72,12 @@
             abort();                                                          \
         }                                                                     \
     } while (0)
+static size_t MIN(size_t a, size_t b) { return a < b ? a : b; }
+static size_t MAX(size_t a, size_t b) { return a > b ? a : b; }
 
+enum { CONTIG, CHAIN, STREAM, FIXED };
+
+/* ------------------------------------------------------------ input -- */
 /* The input, read front to back; zeros once it runs out. */
 typedef struct in {
     const uint8_t *p;
@@ -56,13 +98,24 @@ static uint64_t u64(in *s)
     for (i = 0; i < 8; i++) v |= (uint64_t)u8(s) << (8 * i);
     return v;
 }
+/* Sizes no call can satisfy next to any length. */
+static size_t huge(in *s)
+{
+    static const size_t h[] = {SIZE_MAX, SIZE_MAX - 1, (size_t)PTRDIFF_MAX,
+                               (size_t)PTRDIFF_MAX + 1, SIZE_MAX / 2 + 3};
+    return h[u8(s) % 5];
+}
 
-/* Counting allocator with one scheduled failure. */
-static long calls, fail_at, live_blocks, failed_now;
+/* ------------------------------------------------------- allocator -- */
+/* Counting, with one scheduled failure. Requests above 1 GiB fail too (and
+ * say so: big_now), where ASan would abort instead of returning NULL. */
+static long calls, fail_at, live_blocks;
+static int failed_now, big_now;
 static void *fa_alloc(void *ctx, size_t size)
 {
     (void)ctx;
     if (++calls == fail_at) { failed_now = 1; return NULL; }
+    if (size > (1u << 30)) { big_now = 1; return NULL; }
     live_blocks++;
     return malloc(size);
 }
@@ -71,6 +124,7 @@ static void *fa_realloc(void *ctx, void *b, size_t old, size_t size)
     (void)ctx;
     (void)old;
     if (++calls == fail_at) { failed_now = 1; return NULL; }
+    if (size > (1u << 30)) { big_now = 1; return NULL; }
     return realloc(b, size);
 }
 static void fa_free(void *ctx, void *b, size_t size)
@@ -81,289 +135,1020 @@ static void fa_free(void *ctx, void *b, size_t size)
     free(b);
 }
 
-/* The reference writer. */
-typedef struct model {
-    unsigned char *d;
-    size_t len, cap;
-    int err;
-} model;
+/* FUZZ_TRACE=1 in the environment prints every operation (stderr). */
+static int tracing = -1;
+#define TRACE(...) \
+    do { if (tracing) fprintf(stderr, __VA_ARGS__); } while (0)
 
-static void m_append(model *m, const void *src, size_t n)
+/* ------------------------------------------------------------ sink -- */
+/* Each call takes the next script byte b: < 128 take all; < 192 a short
+ * count (1..n); < 224 -1/EINTR (at most 3 in a row, then take all); < 240
+ * -1 with EPIPE or EAGAIN; else broken: 0, n + 1 or -2. What it took waits
+ * in rcv until the harness checks it, after the operation. */
+typedef struct sinkst {
+    unsigned char script[SCRIPT];
+    unsigned at, eintr;
+    unsigned char *rcv;
+    size_t n, cap;
+    long calls, fails, after_fail;
+    int err_no; /* the errno the failure must leave */
+} sinkst;
+
+static ptrdiff_t sink(void *ctx, const void *data, size_t n)
+{
+    sinkst *k = (sinkst *)ctx;
+    unsigned b = k->script[k->at++ % SCRIPT];
+    size_t take = n;
+
+    CHECK(n >= 1 && n <= 4 * MAX_LEN); /* an unrepresentable size never gets here */
+    CHECK(++k->calls < 100000);        /* never a loop */
+    if (k->fails) k->after_fail++;
+    if (b >= 192 && b < 224 && k->eintr < 3) {
+        k->eintr++;
+        errno = EINTR;
+        return -1;
+    }
+    k->eintr = 0;
+    if (b >= 224) TRACE("    sink(%zu) fails (script byte %u)\n", n, b);
+    if (b >= 224 && b < 240) {
+        k->fails++;
+        errno = k->err_no = b & 1 ? EPIPE : EAGAIN;
+        return -1;
+    }
+    if (b >= 240) {
+        k->fails++;
+        k->err_no = EIO;
+        errno = EAGAIN; /* the library must say EIO */
+        return b % 3 == 0 ? 0 : b % 3 == 1 ? (ptrdiff_t)n + 1 : -2;
+    }
+    if (b >= 128) take = n - (n - 1) * (b & 63) / 64;
+    TRACE("    sink(%zu) takes %zu\n", n, take);
+    if (k->n + take > k->cap) {
+        k->cap = MAX(k->cap * 2, k->n + take);
+        k->rcv = (unsigned char *)realloc(k->rcv, k->cap);
+        CHECK(k->rcv != NULL);
+    }
+    memcpy(k->rcv + k->n, data, take);
+    k->n += take;
+    return (ptrdiff_t)take;
+}
+
+/* ----------------------------------------------------------- model -- */
+typedef struct slot {
+    bw_writer w;
+    int mode, nosink;     /* nosink: streaming without a (known) sink      */
+    unsigned char *d;     /* the held bytes                                */
+    size_t len, dcap;
+    uint64_t base;        /* position of the first held byte              */
+    int err;              /* recorded status                              */
+    size_t sbuf;          /* streaming: the buffer size (0: unknown)      */
+    unsigned char *fbuf;  /* fixed: the buffer (or NULL) and its size     */
+    size_t fsize;
+    size_t isize;         /* contiguous: the caller's first buffer's size */
+    sinkst sk;
+    unsigned char ibuf[256];
+    unsigned char fmem[FIX_MAX + GUARD];
+} slot;
+
+static bw_pool *pool;
+static size_t minblk, threshold;
+static int learned_jump; /* a growth past the threshold may jump further (rule 25) */
+static slot *slots;
+static unsigned char scratch[MAX_OP + 16];
+static unsigned char expb[MAX_LEN + 2 * MAX_OP]; /* the bytes a call must append */
+static unsigned char tmp[MAX_LEN + 16];
+static struct iovec *iv;
+static size_t ivcap;
+
+static void m_append(slot *x, const void *src, size_t n)
 {
     if (n == 0) return;
-    if (m->len + n > m->cap) { /* doubling: keeps the reference cheap under ASan */
-        m->cap = m->cap ? m->cap : 256;
-        while (m->cap < m->len + n) m->cap *= 2;
-        m->d = (unsigned char *)realloc(m->d, m->cap);
-        CHECK(m->d != NULL);
+    if (x->len + n > x->dcap) {
+        x->dcap = MAX(x->dcap * 2, MAX(x->len + n, 256));
+        x->d = (unsigned char *)realloc(x->d, x->dcap);
+        CHECK(x->d != NULL);
     }
-    memcpy(m->d + m->len, src, n);
-    m->len += n;
+    memcpy(x->d + x->len, src, n);
+    x->len += n;
 }
-
-typedef struct pair {
-    bw_writer w;
-    model m;
-    unsigned char inline_buf[256];
-} pair;
-
-/* What the call returned against what the reference expects: BW_OK means
- * the model applies the change (done by the caller); ENOMEM is accepted
- * only when the injected failure happened during the call. */
-static int agree(pair *x, int rc, int expect)
+static void m_drop(slot *x, size_t n)
 {
-    if (x->m.err != BW_OK) {
-        CHECK(rc == x->m.err);
-        return 0;
-    }
-    if (rc == BW_ENOMEM && expect == BW_OK) {
-        CHECK(failed_now);
-        x->m.err = BW_ENOMEM;
-        return 0;
-    }
-    CHECK(rc == expect);
-    if (rc != BW_OK) x->m.err = rc;
-    return rc == BW_OK;
+    if (n) memmove(x->d, x->d + n, x->len - n);
+    x->len -= n;
+    x->base += n;
 }
+static void m_reset(slot *x) { x->len = 0; x->base = 0; x->err = BW_OK; }
 
+/* memcmp that allows NULL with n == 0 */
+static int same(const void *a, const void *b, size_t n) { return n == 0 || memcmp(a, b, n) == 0; }
 static int is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
-
-static void compare(pair *x)
-{
-    bw_writer *w = &x->w;
-    CHECK(bw_len(w) == x->m.len);
-    CHECK(bw_error(w) == x->m.err);
-    CHECK(bw_capacity(w) >= bw_len(w));
-    if (x->m.len) CHECK(memcmp(bw_data(w), x->m.d, x->m.len) == 0);
-    if (bw_capacity(w) != 0 && bw_data(w) != x->inline_buf) CHECK(is_pow2(bw_capacity(w)));
-}
-
+static size_t pow2_up(size_t n) { size_t c = 1; while (c < n) c *= 2; return c; }
+static size_t class_of(size_t n) { return pow2_up(MAX(n, minblk)); }
 static void fill(unsigned char *b, size_t n, unsigned seed)
 {
     size_t i;
     for (i = 0; i < n; i++) b[i] = (unsigned char)(i * 31u + seed);
 }
+static unsigned char guard_byte(size_t i) { return (unsigned char)(0xC3 ^ i); }
 
-static unsigned char scratch[MAX_OP + 16];
+/* ------------------------------------------------------ encodings -- */
+#define TYPES(X)                                                                   \
+    X(u8, uint8_t, 1, 0) X(u16le, uint16_t, 2, 0) X(u32le, uint32_t, 4, 0)         \
+    X(u64le, uint64_t, 8, 0) X(u16be, uint16_t, 2, 1) X(u32be, uint32_t, 4, 1)     \
+    X(u64be, uint64_t, 8, 1) X(i16le, int16_t, 2, 0) X(i32le, int32_t, 4, 0)       \
+    X(i64le, int64_t, 8, 0) X(i16be, int16_t, 2, 1) X(i32be, int32_t, 4, 1)        \
+    X(i64be, int64_t, 8, 1) X(f32le, float, 4, 0) X(f64le, double, 8, 0)           \
+    X(f32be, float, 4, 1) X(f64be, double, 8, 1)
+#define T_ENUM(name, type, size, be) T_##name,
+enum { TYPES(T_ENUM) NTYPES };
+#define T_INFO(name, type, size, be) {size, be},
+static const struct { unsigned char size, be; } tinfo[] = {TYPES(T_INFO)};
 
-/* Overflow-size candidates: always unrepresentable next to any length. */
-static size_t huge(in *s)
+/* The value of a size-byte type whose representation is bits' low bytes. */
+static void from_bits(void *dst, size_t size, uint64_t bits)
 {
-    static const size_t h[] = {SIZE_MAX, SIZE_MAX - 1, (size_t)PTRDIFF_MAX,
-                               (size_t)PTRDIFF_MAX + 1, SIZE_MAX / 2 + 1};
-    return h[u8(s) % 5];
+    uint8_t a = (uint8_t)bits;
+    uint16_t b = (uint16_t)bits;
+    uint32_t c = (uint32_t)bits;
+    memcpy(dst, size == 1 ? (void *)&a : size == 2 ? (void *)&b : size == 4 ? (void *)&c : (void *)&bits,
+           size);
+}
+#define T_PUT(name, type, size, be) \
+    case T_##name: { type v; from_bits(&v, size, bits); return bw_put_##name(w, v); }
+static int put_typed(bw_writer *w, unsigned t, uint64_t bits)
+{
+    switch (t) { TYPES(T_PUT) }
+    return BW_EINVAL;
+}
+#define T_PATCH(name, type, size, be) \
+    case T_##name: { type v; from_bits(&v, size, bits); return bw_patch_##name(w, pos, v); }
+static int patch_typed(bw_writer *w, unsigned t, uint64_t pos, uint64_t bits)
+{
+    switch (t) { TYPES(T_PATCH) }
+    return BW_EINVAL;
+}
+static size_t enc_typed(unsigned char *b, unsigned t, uint64_t bits)
+{
+    size_t i, n = tinfo[t].size;
+    for (i = 0; i < n; i++) b[i] = (unsigned char)(bits >> (8 * (tinfo[t].be ? n - 1 - i : i)));
+    return n;
+}
+static size_t leb(unsigned char *b, uint64_t u)
+{
+    size_t k = 0;
+    while (u >= 0x80) { b[k++] = (unsigned char)(u | 0x80); u >>= 7; }
+    b[k++] = (unsigned char)u;
+    return k;
+}
+static void hex(unsigned char *out, const unsigned char *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        out[2 * i] = (unsigned char)"0123456789abcdef"[src[i] >> 4];
+        out[2 * i + 1] = (unsigned char)"0123456789abcdef"[src[i] & 15];
+    }
+}
+static int vpf(bw_writer *w, const char *fmt, ...) BW__PRINTF(2, 3);
+static int vpf(bw_writer *w, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = bw_vprintf(w, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
-static void op_writer(in *s, pair *x, bw_pool *pool)
+/* --------------------------------------------------------- checking -- */
+/* What held what before the operation, and what the operation may do. */
+enum { GROW, KEEP, RESET }; /* may make room (grow, link, send) / may not / starts over */
+static struct {
+    int err0;
+    uint64_t tell0;
+    size_t free0, held0, req, cap0;
+    const unsigned char *blk0, *p0; /* contiguous block; segmented: first held byte */
+    uint64_t pos0, rents0;
+    long calls0;
+    int kind, zero, moves, big_ok;
+    int made_room; /* a span succeeded: what failed after it was the advance */
+    int consumed;  /* a consume emptied the writer */
+    int fresh;     /* release or init */
+} oc;
+
+static size_t pieces(slot *x)
+{
+    size_t n = bw_iovec(&x->w, NULL, 0);
+    if (n > ivcap) {
+        ivcap = 2 * n;
+        iv = (struct iovec *)realloc(iv, ivcap * sizeof *iv);
+        CHECK(iv != NULL);
+    }
+    CHECK(bw_iovec(&x->w, iv, n) == n);
+    return n;
+}
+
+/* A pointer into the writer's own held bytes (from bw_data, or from one
+ * bw_iovec entry) and how many held bytes follow it in that block. */
+static const unsigned char *alias(in *s, slot *x, size_t *avail)
+{
+    const unsigned char *d = bw_data(&x->w);
+    size_t i, at;
+    if (x->len == 0) return NULL;
+    if (d != NULL && (u8(s) & 1)) {
+        at = u16(s) % x->len;
+        *avail = x->len - at;
+        return d + at;
+    }
+    i = u8(s) % pieces(x);
+    at = u16(s) % iv[i].iov_len;
+    *avail = iv[i].iov_len - at;
+    return (const unsigned char *)iv[i].iov_base + at;
+}
+
+static void pre(slot *x)
+{
+    bw_pool_stats st;
+    int i;
+    memset(&oc, 0, sizeof oc);
+    failed_now = big_now = 0;
+    for (i = 0; i < NW; i++) {
+        sinkst *k = &slots[i].sk;
+        k->calls = k->fails = k->after_fail = 0;
+        k->eintr = 0;
+        CHECK(k->n == 0);
+    }
+    oc.err0 = x->err;
+    oc.tell0 = x->base + x->len;
+    oc.held0 = x->len;
+    oc.free0 = bw_free_capacity(&x->w);
+    oc.blk0 = x->w.data;
+    oc.cap0 = x->w.cap;
+    oc.pos0 = x->base;
+    if (x->mode == CHAIN && x->len) {
+        pieces(x);
+        oc.p0 = (const unsigned char *)iv[0].iov_base;
+    }
+    bw_pool_get_stats(pool, &st);
+    oc.rents0 = st.rents;
+    oc.calls0 = calls;
+    oc.kind = GROW;
+    errno = 0;
+}
+
+/* A status against the rules' `want`. Besides it a call may fail with
+ * BW_ENOMEM when an allocation failed inside it, BW_EIO when its sink
+ * failed, BW_EINVAL on a streaming writer without a sink. While an error is
+ * recorded, the call returns it. Records failures; true on success. */
+static int expect(slot *x, int rc, int want)
+{
+    if (x->err != BW_OK) {
+        CHECK(rc == x->err);
+        return 0;
+    }
+    if (rc != want) {
+        CHECK(rc != BW_OK);
+        CHECK((rc == BW_ENOMEM && (failed_now || (big_now && oc.big_ok))) ||
+              (rc == BW_EIO && x->sk.fails) || (rc == BW_EINVAL && x->nosink));
+    }
+    if (rc != BW_OK) x->err = rc;
+    return rc == BW_OK;
+}
+
+/* A call that appends the n bytes expb[0..n). Failed, it accepted nothing;
+ * only a streaming call larger than the buffer may have accepted a prefix. */
+static void wrote(slot *x, int rc, size_t n, int want)
+{
+    uint64_t got = bw_tell(&x->w) - oc.tell0;
+    int refused = x->err != BW_OK;
+    if (expect(x, rc, want)) {
+        CHECK(got == n);
+        m_append(x, expb, n);
+        return;
+    }
+    if (got) CHECK(!refused && rc != want && x->mode == STREAM && got < n && n > x->sbuf);
+    m_append(x, expb, (size_t)got);
+}
+/* A call that appends nothing (failing ones included). */
+static void none(slot *x, int rc, int want)
+{
+    expect(x, rc, want);
+    CHECK(bw_tell(&x->w) == oc.tell0);
+}
+/* What a call asking for n more bytes must return when nothing fails. */
+static int room(slot *x, size_t n)
+{
+    return x->mode == FIXED && n > x->fsize - x->len ? BW_EFULL : BW_OK;
+}
+/* A reserve or span of an unrepresentable size fails at once, before any
+ * send; PTRDIFF_MAX itself is representable: segmented and streaming
+ * writers may try to rent it (BW_ENOMEM), and streaming ones send what they
+ * hold first (rule 7). */
+static void big_size(slot *x, size_t n)
+{
+    int maybe = n == (size_t)PTRDIFF_MAX && x->mode != CONTIG && x->mode != FIXED;
+    oc.big_ok = maybe;
+    oc.kind = maybe && x->mode == STREAM ? GROW : KEEP;
+    oc.req = n;
+}
+static int too_big(slot *x) { return x->mode == FIXED ? BW_EFULL : BW_EOVERFLOW; }
+
+static void compare(slot *x)
 {
     bw_writer *w = &x->w;
-    unsigned op = u8(s) % 16;
-    int rc;
-    size_t n, room = x->m.len < MAX_LEN ? MAX_LEN - x->m.len : 0;
+    const unsigned char *p = bw_data(w);
+    size_t n, i, at = 0;
 
-    failed_now = 0;
-    switch (op) {
-    case 0: /* write */
-        n = u16(s) % (MAX_OP + 1);
-        if (n > room) n = room;
-        fill(scratch, n, u8(s));
-        rc = bw_write(w, scratch, n);
-        if (agree(x, rc, BW_OK)) m_append(&x->m, scratch, n);
-        break;
-    case 1: { /* fixed-width puts */
-        unsigned char b[8];
-        uint64_t v = u64(s);
-        unsigned k = u8(s) % 9;
-        size_t i, sz = k == 0 ? 1 : k <= 2 ? 2 : k <= 4 ? 4 : 8;
-        switch (k) {
-        case 0: rc = bw_put_u8(w, (uint8_t)v); break;
-        case 1: rc = bw_put_u16le(w, (uint16_t)v); break;
-        case 2: rc = bw_put_u16be(w, (uint16_t)v); break;
-        case 3: rc = bw_put_u32le(w, (uint32_t)v); break;
-        case 4: rc = bw_put_u32be(w, (uint32_t)v); break;
-        case 5: rc = bw_put_u64le(w, v); break;
-        case 6: rc = bw_put_u64be(w, v); break;
-        case 7: { double d; memcpy(&d, &v, 8); rc = bw_put_f64le(w, d); break; }
-        default: { double d; memcpy(&d, &v, 8); rc = bw_put_f64be(w, d); break; }
-        }
-        for (i = 0; i < sz; i++) {
-            int le = k == 1 || k == 3 || k == 5 || k == 7;
-            b[i] = (unsigned char)(v >> (8 * (le ? i : sz - 1 - i)));
-        }
-        if (agree(x, rc, BW_OK)) m_append(&x->m, b, sz);
-        break;
+    CHECK(bw_error(w) == x->err);
+    CHECK(bw_len(w) == x->len);
+    CHECK(bw_tell(w) == x->base + x->len);
+    CHECK(bw_capacity(w) == bw_len(w) + bw_free_capacity(w));
+    CHECK(bw_writer_pool(w) == (x->mode == FIXED ? NULL : pool));
+    CHECK(bw_copy_out(w, 0, tmp, x->len) == BW_OK);
+    CHECK(same(tmp, x->d, x->len));
+    CHECK(bw_copy_out(w, x->len, tmp, 0) == BW_OK);
+    CHECK(bw_copy_out(w, x->len + 1, tmp, 0) == BW_EINVAL);
+    CHECK(bw_copy_out(w, 0, tmp, x->len + 1) == BW_EINVAL);
+    n = pieces(x);
+    for (i = 0; i < n; i++) {
+        CHECK(iv[i].iov_len > 0 && iv[i].iov_len <= x->len - at);
+        CHECK(same(iv[i].iov_base, x->d + at, iv[i].iov_len));
+        at += iv[i].iov_len;
     }
-    case 2: { /* varints */
-        unsigned char b[10];
-        uint64_t v = u64(s) >> (u8(s) % 64), u;
-        size_t k = 0;
-        int sgn = (int)(u8(s) & 1);
-        rc = sgn ? bw_put_svarint(w, (int64_t)v) : bw_put_uvarint(w, v);
-        u = sgn ? ((v << 1) ^ (0 - (v >> 63))) : v;
-        while (u >= 0x80) { b[k++] = (unsigned char)(u | 0x80); u >>= 7; }
-        b[k++] = (unsigned char)u;
-        if (agree(x, rc, BW_OK)) m_append(&x->m, b, k);
-        break;
-    }
-    case 3: { /* puts, and NULL */
-        static const char *const strs[] = {"", "a", "hello, world", NULL};
-        const char *str = strs[u8(s) % 4];
-        rc = bw_puts(w, str);
-        if (agree(x, rc, str ? BW_OK : BW_EINVAL)) m_append(&x->m, str, strlen(str));
-        break;
-    }
-    case 4: { /* printf with safe formats */
-        char b[128];
-        int i = (int)u64(s), len;
-        unsigned width = u8(s) % 100;
-        len = snprintf(b, sizeof b, "[%*d|%x|%s]", (int)width, i, (unsigned)i, "str");
-        rc = bw_printf(w, "[%*d|%x|%s]", (int)width, i, (unsigned)i, "str");
-        if (agree(x, rc, BW_OK)) m_append(&x->m, b, (size_t)len);
-        break;
-    }
-    case 5: { /* get_span + fill + advance (sometimes too far) */
-        size_t hint = u16(s) % (MAX_OP + 1), avail = 0, k;
-        unsigned char *sp;
-        if (hint > room) hint = room;
-        sp = (unsigned char *)bw_get_span(w, hint, &avail);
-        if (!agree(x, sp ? BW_OK : bw_error(w), BW_OK)) {
-            CHECK(sp == NULL && avail == 0);
-            break;
-        }
-        CHECK(avail >= (hint ? hint : 1) && avail == bw_free_capacity(w));
-        CHECK(sp == bw_data(w) + bw_len(w));
-        k = u16(s);
-        if ((u8(s) & 3) == 0) k = avail + 1 + k % 4; /* past the free space */
-        else k %= avail + 1;
-        if (k <= avail) fill(sp, k, 7);
-        rc = bw_advance(w, k);
-        if (agree(x, rc, k <= avail ? BW_OK : BW_EINVAL)) m_append(&x->m, sp, k);
-        break;
-    }
-    case 6: /* reserve: fitting, growing, or unrepresentable */
-        if (u8(s) & 1) {
-            n = huge(s);
-            rc = bw_reserve(w, n);
-            agree(x, rc, BW_EOVERFLOW);
-        } else {
-            n = u16(s) * 16;
-            if (n > room) n = room;
-            rc = bw_reserve(w, n);
-            if (agree(x, rc, BW_OK)) CHECK(bw_free_capacity(w) >= n);
-        }
-        break;
-    case 7: /* clear */
-        bw_clear(w);
-        x->m.len = 0;
-        x->m.err = BW_OK;
-        break;
-    case 8: { /* detach + return */
-        size_t len, cap;
-        void *b = bw_detach(w, &len, &cap);
-        if (b == NULL && x->m.len != 0) { /* an inline writer's copy failed */
-            CHECK(failed_now && len == 0 && bw_len(w) == x->m.len);
-            if (x->m.err == BW_OK) x->m.err = BW_ENOMEM;
-            break;
-        }
-        CHECK(len == x->m.len);
-        if (len) CHECK(memcmp(b, x->m.d, len) == 0);
-        CHECK(bw_pool_return(bw_writer_pool(w), b, cap) == BW_OK);
-        x->m.len = 0;
-        x->m.err = BW_OK;
-        break;
-    }
-    case 9: /* release */
-        bw_release(w);
-        x->m.len = 0;
-        x->m.err = BW_OK;
-        break;
-    case 10: { /* back-patch, in range or not */
-        size_t off = u16(s), k = u8(s) % 9;
-        int ok = off <= x->m.len && k <= x->m.len - off;
-        fill(scratch, k, u8(s));
-        rc = bw_patch(w, off, scratch, k);
-        if (agree(x, rc, ok || k == 0 ? BW_OK : BW_EINVAL) && k) memcpy(x->m.d + off, scratch, k);
-        break;
-    }
-    case 11: /* write from the writer's own bytes (aliasing, maybe growing) */
-        if (x->m.len == 0) break;
-        {
-            size_t off = u16(s) % x->m.len, k = u16(s) % (x->m.len - off + 1);
-            if (k > room) k = room;
-            if (k > MAX_OP) k = MAX_OP;
-            memcpy(scratch, x->m.d + off, k);
-            rc = bw_write(w, bw_data(w) + off, k);
-            if (agree(x, rc, BW_OK)) m_append(&x->m, scratch, k);
-        }
-        break;
-    case 12: /* a write of an unrepresentable size */
-        rc = bw_write(w, scratch, huge(s));
-        agree(x, rc, BW_EOVERFLOW);
-        break;
-    case 13: /* restart in the inline buffer */
-        bw_release(w);
-        CHECK(bw_init_buffer(w, pool, x->inline_buf, 1 + u8(s) % sizeof x->inline_buf) == BW_OK);
-        x->m.len = 0;
-        x->m.err = BW_OK;
-        break;
-    case 14: /* restart with an initial capacity */
-        bw_release(w);
-        n = u16(s);
-        rc = bw_init(w, pool, n);
-        CHECK(rc == BW_OK || (rc == BW_ENOMEM && failed_now));
-        if (rc == BW_OK && n) CHECK(bw_capacity(w) >= n);
-        x->m.len = 0;
-        x->m.err = BW_OK;
-        break;
-    default: /* write from NULL: fine for 0 bytes, EINVAL for more */
-        n = u8(s) & 1;
-        rc = bw_write(w, NULL, n);
-        agree(x, rc, n ? BW_EINVAL : BW_OK);
-        break;
-    }
-    compare(x);
+    CHECK(at == x->len);
+    if (n > 1) CHECK(x->mode == CHAIN && p == NULL);
+    if (n == 1) CHECK(p == iv[0].iov_base);
+    if (x->mode != CHAIN && bw_capacity(w) > 0) CHECK(p != NULL);
+    CHECK(bw_error(w) == x->err); /* read-outs never record */
 }
 
+static void check_guards(void)
+{
+    int i;
+    size_t j;
+    for (i = 0; i < NW; i++) {
+        slot *x = &slots[i];
+        if (x->mode != FIXED || x->fbuf == NULL) continue;
+        for (j = x->fsize; j < sizeof x->fmem; j++) CHECK(x->fmem[j] == guard_byte(j));
+    }
+}
+
+static void post(slot *x)
+{
+    bw_writer *w = &x->w;
+    sinkst *k = &x->sk;
+    int e = errno, i;
+    bw_pool_stats st;
+
+    TRACE("    -> req %zu kind %d sink calls %ld | model len %zu base %" PRIu64 " err %d | lib len %zu tell %" PRIu64
+          " err %d free %zu\n", oc.req, oc.kind, k->calls, x->len, x->base, x->err, bw_len(w), bw_tell(w), bw_error(w),
+          bw_free_capacity(w));
+
+    for (i = 0; i < NW; i++)
+        if (&slots[i] != x) CHECK(slots[i].sk.calls == 0);
+    if (x->mode == STREAM) { /* what left the buffer went to the sink, in order */
+        uint64_t lb = bw_tell(w) - bw_len(w);
+        size_t sent;
+        CHECK(lb >= x->base && lb - x->base <= x->len);
+        sent = (size_t)(lb - x->base);
+        CHECK(k->n == sent && same(k->rcv, x->d, sent));
+        m_drop(x, sent);
+        k->n = 0;
+    }
+    CHECK(k->n == 0);
+    if (k->calls) CHECK(oc.err0 == BW_OK && oc.kind == GROW && oc.req > oc.free0);
+    if (k->fails) CHECK(x->err == BW_EIO && k->after_fail == 0 && e == k->err_no);
+    bw_pool_get_stats(pool, &st);
+    if (oc.zero || x->mode == FIXED) CHECK(st.rents == oc.rents0 && calls == oc.calls0);
+
+    /* Blocks (white-box: w.data, w.cap are the block and its size). */
+    if (x->mode == CONTIG && oc.kind != RESET) {
+        int moved = w->data != oc.blk0 || w->cap != oc.cap0;
+        int failed = oc.err0 == BW_OK && x->err != BW_OK && !oc.made_room;
+        if (oc.kind == KEEP || oc.err0 != BW_OK || failed || oc.req <= oc.free0) CHECK(!moved);
+        else if (moved && oc.cap0 != 0 && oc.req <= 4 * MAX_LEN) {
+            CHECK(w->cap >= 2 * oc.cap0);
+            if (!(learned_jump && oc.cap0 <= threshold && w->cap > threshold))
+                CHECK(w->cap <= class_of(MAX(2 * oc.cap0, oc.held0 + oc.req)));
+        }
+    }
+    if (x->mode == CONTIG) {
+        if (x->isize && w->data == x->ibuf) CHECK(w->cap == x->isize);
+        else if (w->cap) CHECK(is_pow2(w->cap) && w->cap >= minblk);
+    }
+    if (x->mode == STREAM && w->cap) CHECK(w->cap >= x->sbuf);
+    if (x->mode == FIXED) {
+        CHECK(bw_capacity(w) <= x->fsize);
+        if (x->len == 0 && (oc.consumed || oc.fresh)) CHECK(bw_free_capacity(w) == x->fsize);
+    }
+    /* When everything held was consumed the start is back at the block's
+     * beginning (rule 28). */
+    if (oc.consumed && x->mode != CHAIN && x->len == 0) CHECK(bw_free_capacity(w) == w->cap);
+
+    compare(x);
+    /* Segmented blocks never move: the first byte held before, if still
+     * held, is where it was (iv is x's, from compare). */
+    if (x->mode == CHAIN && oc.p0 && oc.kind != RESET && !oc.moves && oc.pos0 >= x->base &&
+        oc.pos0 < x->base + x->len) {
+        size_t off = (size_t)(oc.pos0 - x->base), j = 0;
+        while (off >= iv[j].iov_len) off -= iv[j++].iov_len;
+        CHECK((const unsigned char *)iv[j].iov_base + off == oc.p0);
+    }
+    check_guards();
+}
+
+/* A size for a call: often at an edge (the free capacity, or a fixed
+ * writer's room over consumed bytes, minus 1, exactly, plus 1), else
+ * 0..max. At most left. */
+static size_t pick_size(in *s, slot *x, size_t max, size_t left)
+{
+    unsigned how = u8(s);
+    size_t n;
+    if (how < 80) {
+        n = x->mode == FIXED && (how & 4) ? x->fsize - x->len : bw_free_capacity(&x->w);
+        n = n + (how & 3) - 1;   /* -1, 0, +1, +2 (wraps to SIZE_MAX for 0 - 1) */
+        if (n > max) n = u16(s) % (max + 1);
+    } else {
+        n = u16(s) % (max + 1);
+    }
+    return MIN(n, left);
+}
+
+/* A position near the held range: inside, before it (consumed or sent),
+ * past bw_tell, or where pos + n wraps. */
+static uint64_t pick_pos(in *s, slot *x)
+{
+    uint64_t tell = x->base + x->len;
+    size_t d = u16(s);
+    switch (u8(s) % 8) {
+    case 0: case 1: case 2: return x->base + d % (x->len + 1);
+    case 3: return tell - d % 16;
+    case 4: return x->base - 1 - d % 8;
+    case 5: return tell + 1 + d % 8;
+    case 6: return UINT64_MAX - d % 8;
+    default: return u64(s);
+    }
+}
+
+/* ------------------------------------------------------------- init -- */
+static void reinit(in *s, slot *x)
+{
+    bw_writer *w = &x->w;
+    unsigned how = u8(s) % 12, bad = u8(s) % 8 == 0;
+    size_t n;
+    int rc, i;
+
+    pre(x);
+    TRACE("w%d init how %u bad %u\n", (int)(x - slots), how, bad);
+    oc.kind = RESET;
+    oc.zero = oc.fresh = 1;
+    bw_release(w);
+    m_reset(x);
+    x->nosink = 0;
+    x->sbuf = x->fsize = x->isize = 0;
+    x->fbuf = NULL;
+    if (how < 3) { /* contiguous, maybe with an initial capacity */
+        x->mode = CONTIG;
+        n = bad ? huge(s) : (u8(s) & 1) ? u16(s) : 0;
+        oc.zero = n == 0;
+        rc = bw_init(w, pool, n);
+        expect(x, rc, bad ? BW_EOVERFLOW : BW_OK);
+        if (rc == BW_OK && n) CHECK(w->cap == class_of(n));
+    } else if (how < 5) { /* contiguous in a caller's buffer */
+        x->mode = CONTIG;
+        n = 1 + u8(s) % sizeof x->ibuf;
+        if (bad && (u8(s) & 1)) rc = bw_init_buffer(w, pool, NULL, n);
+        else rc = bw_init_buffer(w, pool, x->ibuf, bad ? 0 : n);
+        if (expect(x, rc, bad ? BW_EINVAL : BW_OK)) x->isize = n;
+    } else if (how < 7) {
+        x->mode = CHAIN;
+        expect(x, bw_init_chain(w, pool), BW_OK);
+    } else if (how < 10) { /* streaming into the scripted sink, or none */
+        unsigned sz = u8(s) % 8;
+        x->mode = STREAM;
+        n = sz == 0 ? 0 : sz == 1 ? huge(s) : 1 + u16(s) % 4096;
+        for (i = 0; i < SCRIPT; i++) x->sk.script[i] = (unsigned char)u8(s);
+        x->sk.at = 0;
+        if (bad) { /* no sink; with a huge size either error may come first */
+            rc = bw_init_sink(w, pool, n, NULL, NULL);
+            CHECK(rc == BW_EINVAL || (sz == 1 && rc == BW_EOVERFLOW));
+            x->err = rc;
+            x->nosink = 1;
+        } else {
+            rc = bw_init_sink(w, pool, n, sink, &x->sk);
+            if (expect(x, rc, sz == 1 ? BW_EOVERFLOW : BW_OK)) x->sbuf = n ? class_of(n) : 64u << 10;
+            else x->nosink = 1; /* a failed init: whether it kept the sink is not said */
+        }
+    } else { /* fixed, with guard bytes after it */
+        x->mode = FIXED;
+        for (n = 0; n < sizeof x->fmem; n++) x->fmem[n] = guard_byte(n);
+        n = u16(s) % (FIX_MAX + 1);
+        if (bad) {
+            rc = bw_init_fixed(w, NULL, n);
+            if (n) expect(x, rc, BW_EINVAL);
+            else expect(x, rc, BW_OK);
+        } else {
+            rc = bw_init_fixed(w, x->fmem, n);
+            if (expect(x, rc, BW_OK)) {
+                x->fbuf = x->fmem;
+                x->fsize = n;
+            }
+        }
+    }
+    post(x);
+}
+
+/* ------------------------------------------------------- operations -- */
+enum {
+    OP_WRITE, OP_ALIAS, OP_PUT, OP_VARINT, OP_DEC, OP_HEX, OP_PUTS, OP_PRINTF, OP_RESERVE,
+    OP_SPAN, OP_PATCH, OP_TRUNCATE, OP_CONSUME, OP_CLEAR, OP_CLEAR_ERROR, OP_RELEASE, OP_DETACH,
+    OP_PULLUP, OP_CSTR, OP_READ, OP_APPEND, OP_FLUSH, OP_ODD_WRITE, OP_REINIT, OP_SCRIPT, NOPS
+};
+
+static const char *const op_names[] = {
+    "write", "write-alias", "put", "varint", "dec", "hex", "puts", "printf", "reserve",
+    "span+advance", "patch", "truncate", "consume", "clear", "clear_error", "release", "detach",
+    "pullup", "cstr", "read", "append_writer", "flush", "odd-write", "reinit", "script"};
+static const char *const mode_names[] = {"contig", "chain", "stream", "fixed"};
+
+static void op_writer(in *s, slot *x, unsigned op)
+{
+    bw_writer *w = &x->w;
+    size_t left = MAX_LEN - x->len, n = 0, k, avail = 0;
+    const unsigned char *ap;
+    uint64_t v, pos;
+    int rc;
+
+    TRACE("w%d (%s) %s: len %zu base %" PRIu64 " err %d free %zu\n", (int)(x - slots),
+          mode_names[x->mode], op_names[op], x->len, x->base, x->err, bw_free_capacity(w));
+
+    if (op == OP_REINIT) {
+        reinit(s, x);
+        return;
+    }
+    pre(x);
+    if ((op == OP_PUT || op == OP_VARINT || op == OP_DEC) && left < 32) op = NOPS; /* size clamp */
+    switch (op) {
+    case OP_WRITE:
+        n = pick_size(s, x, MAX_OP, left);
+        fill(scratch, n, u8(s));
+        memcpy(expb, scratch, n);
+        oc.req = n;
+        oc.zero = n == 0;
+        wrote(x, bw_write(w, scratch, n), n, room(x, n));
+        break;
+    case OP_ALIAS: /* from the writer's own held bytes, maybe growing past them */
+        if ((ap = alias(s, x, &avail)) == NULL) break;
+        n = MIN(MIN(u16(s) % (avail + 1), left), 4 * MAX_OP);
+        memcpy(expb, ap, n);
+        oc.req = n;
+        oc.zero = n == 0;
+        wrote(x, bw_write(w, ap, n), n, room(x, n));
+        break;
+    case OP_PUT: {
+        unsigned t = u8(s) % NTYPES;
+        v = u64(s);
+        n = enc_typed(expb, t, v);
+        oc.req = n;
+        wrote(x, put_typed(w, t, v), n, room(x, n));
+        break;
+    }
+    case OP_VARINT: {
+        int sgn = (int)(u8(s) & 1);
+        v = u64(s);
+        v >>= u8(s) % 64;
+        n = leb(expb, sgn ? (v << 1) ^ (0 - (v >> 63)) : v);
+        oc.req = 10; /* a put may ask for room for the longest */
+        rc = sgn ? bw_put_svarint(w, (int64_t)v) : bw_put_uvarint(w, v);
+        wrote(x, rc, n, room(x, n));
+        break;
+    }
+    case OP_DEC: {
+        static const uint64_t edge[] = {0, 9, 10, UINT64_MAX, (uint64_t)INT64_MAX,
+                                        (uint64_t)INT64_MAX + 1, 99999, 100000};
+        int sgn = (int)(u8(s) & 1);
+        if (u8(s) & 1) {
+            v = edge[u8(s) % 8];
+        } else {
+            v = u64(s);
+            v >>= u8(s) % 64;
+        }
+        n = (size_t)(sgn ? snprintf((char *)expb, 32, "%" PRId64, (int64_t)v)
+                         : snprintf((char *)expb, 32, "%" PRIu64, v));
+        oc.req = 20;
+        rc = sgn ? bw_put_dec_i64(w, (int64_t)v) : bw_put_dec_u64(w, v);
+        wrote(x, rc, n, room(x, n));
+        break;
+    }
+    case OP_HEX: {
+        unsigned how = u8(s) % 8;
+        const unsigned char *src = scratch;
+        if (how == 0) { /* 2n is not representable: nothing is read */
+            static const size_t h[] = {SIZE_MAX, SIZE_MAX / 2 + 1, (size_t)PTRDIFF_MAX / 2 + 1};
+            oc.kind = KEEP;
+            none(x, bw_put_hex(w, scratch, h[u8(s) % 3]), too_big(x));
+            break;
+        }
+        if (how == 1) {
+            oc.kind = KEEP;
+            none(x, bw_put_hex(w, NULL, 1 + u8(s) % 4), BW_EINVAL);
+            break;
+        }
+        if (how < 5 && (ap = alias(s, x, &avail)) != NULL) {
+            src = ap;
+            n = MIN(u16(s) % (avail + 1), MIN(MAX_OP / 2, left / 2));
+        } else {
+            n = MIN(u16(s) % (MAX_OP / 2 + 1), left / 2);
+            fill(scratch, n, u8(s));
+        }
+        hex(expb, src, n);
+        oc.req = 2 * n;
+        oc.zero = n == 0;
+        wrote(x, bw_put_hex(w, src, n), 2 * n, room(x, 2 * n));
+        break;
+    }
+    case OP_PUTS: {
+        static const char *const strs[] = {"", "a", "hello, world", "%s%d\\n"};
+        unsigned how = u8(s) % 8;
+        const char *str = strs[u8(s) % 4];
+        if (how == 0) {
+            oc.kind = KEEP;
+            none(x, bw_puts(w, NULL), BW_EINVAL);
+            break;
+        }
+        if (how < 4 && (ap = alias(s, x, &avail)) != NULL && memchr(ap, 0, avail) != NULL)
+            str = (const char *)ap; /* a NUL-terminated run of held bytes */
+        n = strlen(str);
+        if (n > left) break;
+        memcpy(expb, str, n);
+        oc.req = n;
+        oc.zero = n == 0;
+        wrote(x, bw_puts(w, str), n, room(x, n));
+        break;
+    }
+    case OP_PRINTF: {
+        char *e = (char *)expb;
+        unsigned f = u8(s) % 7;
+        int len = 0, i = (int)u64(s);
+        if (left < 9000) break; /* every format below writes less */
+        switch (f) {
+        case 0: {
+            int width = (int)(u8(s) % 100);
+            len = snprintf(e, 256, "[%*d|%x|%s]", width, i, (unsigned)i, "str");
+            rc = bw_printf(w, "[%*d|%x|%s]", width, i, (unsigned)i, "str");
+            break;
+        }
+        case 1: case 2: { /* an argument in the held bytes, long output */
+            int pad = (int)(u16(s) % 4001), prec = 3, first = f == 1;
+            const char *arg = "abc";
+            if ((ap = alias(s, x, &avail)) != NULL) {
+                prec = (int)MIN(u16(s) % (avail + 1), 512);
+                arg = (const char *)ap;
+            }
+            memcpy(scratch, arg, (size_t)prec);
+            if (first) {
+                len = snprintf(e, 8192, "%.*s%*s", prec, (const char *)scratch, pad, "");
+                rc = bw_printf(w, "%.*s%*s", prec, arg, pad, "");
+            } else {
+                len = snprintf(e, 8192, "%*s%.*s", pad, "", prec, (const char *)scratch);
+                rc = bw_printf(w, "%*s%.*s", pad, "", prec, arg);
+            }
+            break;
+        }
+        case 3:
+            rc = bw_printf(w, "%s", "");
+            break;
+        case 4: { /* an encoding error */
+            wchar_t ws[2] = {(wchar_t)0xD800, 0};
+            len = snprintf(e, 16, "%ls", ws);
+            rc = bw_printf(w, "%ls", ws);
+            break;
+        }
+        case 5:
+            len = snprintf(e, 256, "%d-%s-%u", i, "v", (unsigned)i >> 3);
+            rc = vpf(w, "%d-%s-%u", i, "v", (unsigned)i >> 3);
+            break;
+        default: /* NUL bytes in the output */
+            len = snprintf(e, 256, "%c%s%c%c", 0, "nul", 0, (char)i);
+            rc = bw_printf(w, "%c%s%c%c", 0, "nul", 0, (char)i);
+            break;
+        }
+        if (len < 0) {
+            oc.kind = KEEP;
+            none(x, rc, BW_EINVAL);
+            break;
+        }
+        n = (size_t)len;
+        oc.req = n;
+        oc.zero = n == 0;
+        wrote(x, rc, n, room(x, n));
+        break;
+    }
+    case OP_RESERVE:
+        if ((u8(s) & 7) == 0) {
+            n = huge(s);
+            big_size(x, n);
+            none(x, bw_reserve(w, n), too_big(x));
+            break;
+        }
+        n = pick_size(s, x, MAX_LEN, MAX_LEN);
+        oc.req = n;
+        oc.zero = n == 0;
+        rc = bw_reserve(w, n);
+        none(x, rc, room(x, n));
+        if (rc == BW_OK) CHECK(bw_free_capacity(w) >= n);
+        break;
+    case OP_SPAN: {
+        unsigned char *sp;
+        size_t hint;
+        if ((u8(s) & 7) == 0) {
+            hint = huge(s);
+            big_size(x, hint);
+            avail = 12345;
+            sp = (unsigned char *)bw_get_span(w, hint, &avail);
+            CHECK(sp == NULL && avail == 0);
+            none(x, bw_error(w), too_big(x));
+            break;
+        }
+        hint = pick_size(s, x, MAX_OP, left);
+        oc.req = MAX(hint, 1);
+        avail = 12345;
+        sp = (unsigned char *)bw_get_span(w, hint, &avail);
+        k = u16(s);
+        if (sp == NULL) {
+            CHECK(avail == 0 && bw_error(w) != BW_OK);
+            none(x, bw_error(w), room(x, oc.req));
+            CHECK(bw_advance(w, k % 4) == x->err);
+            break;
+        }
+        CHECK(oc.err0 == BW_OK);
+        expect(x, BW_OK, room(x, oc.req));
+        oc.made_room = 1;
+        CHECK(avail == bw_free_capacity(w) && avail >= oc.req);
+        if (x->mode != CHAIN) CHECK(sp == bw_data(w) + bw_len(w));
+        if ((u8(s) & 3) == 0) k = avail + 1 + k % 4; /* past the free space */
+        else k = MIN(k % (avail + 1), left);
+        if (k <= avail) {
+            fill(sp, k, u8(s));
+            memcpy(expb, sp, k);
+        }
+        wrote(x, bw_advance(w, k), k <= avail ? k : 0, k <= avail ? BW_OK : BW_EINVAL);
+        break;
+    }
+    case OP_PATCH: {
+        int typed = (int)(u8(s) & 1);
+        const void *src = scratch;
+        int valid;
+        oc.kind = KEEP;
+        pos = pick_pos(s, x);
+        if (typed) {
+            unsigned t = u8(s) % NTYPES;
+            v = u64(s);
+            n = enc_typed(expb, t, v);
+            rc = patch_typed(w, t, pos, v);
+        } else {
+            n = u8(s) % 17;
+            if ((u8(s) & 1) && (ap = alias(s, x, &avail)) != NULL) {
+                src = ap; /* may overlap the bytes it replaces */
+                n = MIN(n, avail);
+            } else {
+                fill(scratch, n, u8(s));
+            }
+            memcpy(expb, src, n);
+            oc.zero = n == 0;
+            rc = bw_patch(w, pos, src, n);
+        }
+        valid = pos >= x->base && pos <= oc.tell0 && n <= oc.tell0 - pos;
+        if (expect(x, rc, n == 0 || valid ? BW_OK : BW_EINVAL) && n)
+            memcpy(x->d + (pos - x->base), expb, n);
+        CHECK(bw_tell(w) == oc.tell0);
+        break;
+    }
+    case OP_TRUNCATE:
+        oc.kind = KEEP;
+        pos = pick_pos(s, x);
+        oc.zero = pos == oc.tell0;
+        if (expect(x, bw_truncate(w, pos), pos >= x->base && pos <= oc.tell0 ? BW_OK : BW_EINVAL))
+            x->len = (size_t)(pos - x->base);
+        break;
+    case OP_CONSUME: /* works while an error is recorded */
+        oc.kind = KEEP;
+        n = (u8(s) & 3) == 0 ? x->len + 1 + u8(s) % 4 : u16(s) % (x->len + 1);
+        oc.zero = n == 0;
+        rc = bw_consume(w, n);
+        if (n <= x->len) {
+            CHECK(rc == BW_OK);
+            m_drop(x, n);
+            oc.consumed = n > 0;
+        } else {
+            CHECK(rc == BW_EINVAL || (x->err != BW_OK && rc == x->err));
+            if (x->err == BW_OK) x->err = BW_EINVAL;
+        }
+        break;
+    case OP_CLEAR:
+        oc.kind = KEEP;
+        bw_clear(w); /* bw_tell goes back to the first dropped byte */
+        x->len = 0;
+        x->err = BW_OK;
+        break;
+    case OP_CLEAR_ERROR: /* and often retry the output: clear_error + flush */
+        oc.kind = KEEP;
+        bw_clear_error(w);
+        x->err = oc.err0 = BW_OK;
+        if (u8(s) & 1) break;
+        /* fall through */
+    case OP_FLUSH:
+        oc.kind = x->mode == STREAM ? GROW : KEEP;
+        oc.req = SIZE_MAX;
+        oc.zero = x->len == 0;
+        rc = bw_flush(w);
+        if (x->mode != STREAM) CHECK(rc == x->err);
+        else if (expect(x, rc, BW_OK)) CHECK(bw_len(w) == 0);
+        break;
+    case OP_RELEASE:
+        oc.kind = RESET;
+        oc.fresh = 1;
+        bw_release(w);
+        m_reset(x);
+        if (x->mode == CONTIG) CHECK(w->data != x->ibuf || x->isize == 0);
+        break;
+    case OP_DETACH: {
+        size_t len = 7, cap = 7;
+        void *b;
+        oc.kind = RESET;
+        b = bw_detach(w, &len, &cap);
+        if (x->mode == FIXED) {
+            CHECK(b == NULL);
+            if (x->err == BW_OK) x->err = BW_EINVAL;
+        } else if (b == NULL && bw_error(w) != BW_OK) { /* a needed copy failed: nothing changed */
+            CHECK(failed_now);
+            if (x->err == BW_OK) x->err = BW_ENOMEM;
+        } else if (b == NULL) { /* no storage */
+            CHECK(x->len == 0 && len == 0 && cap == 0);
+            m_reset(x);
+        } else {
+            CHECK(len == x->len && cap >= len && same(b, x->d, len));
+            CHECK(b != x->ibuf && b != x->fmem);
+            if (x->mode == CONTIG) CHECK(is_pow2(cap));
+            CHECK(bw_pool_return(bw_writer_pool(w), b, cap) == BW_OK);
+            m_reset(x);
+        }
+        break;
+    }
+    case OP_PULLUP: {
+        const unsigned char *p;
+        oc.kind = x->mode == CHAIN ? GROW : KEEP;
+        oc.zero = x->mode != CHAIN; /* already contiguous: no allocation */
+        oc.moves = 1;
+        p = bw_pullup(w);
+        if (oc.err0 != BW_OK) {
+            CHECK(p == NULL);
+        } else if (p != NULL) {
+            CHECK(same(p, x->d, x->len) && p == bw_data(w));
+        } else if (bw_error(w) == BW_OK) {
+            CHECK(x->len == 0);
+        } else {
+            none(x, bw_error(w), BW_OK);
+        }
+        break;
+    }
+    case OP_CSTR: {
+        const char *c;
+        int ok; /* the rules' outcome; -1: either ("" or BW_EFULL) */
+        oc.kind = x->mode == CONTIG || x->mode == CHAIN ? GROW : KEEP;
+        oc.req = 1;
+        oc.moves = 1;
+        /* no storage: a static ""; streaming and fixed never allocate here */
+        oc.zero = (x->mode == CONTIG && oc.blk0 == NULL) || x->mode == STREAM || x->mode == FIXED;
+        if (x->mode == FIXED) ok = x->len < x->fsize ? 1 : x->fsize == 0 ? -1 : 0;
+        else if (x->mode == STREAM) ok = x->len < w->cap || (w->cap == 0 && x->len == 0);
+        else ok = 1;
+        c = bw_cstr(w);
+        if (oc.err0 != BW_OK) {
+            CHECK(c == NULL);
+        } else if (c != NULL) {
+            CHECK(ok != 0 && same(c, x->d, x->len) && c[x->len] == 0);
+            if (x->len) CHECK((const unsigned char *)c == bw_data(w));
+        } else {
+            CHECK(ok != 1 || x->mode == CONTIG || x->mode == CHAIN);
+            none(x, bw_error(w), ok == 1 ? BW_OK : BW_EFULL);
+        }
+        break;
+    }
+    case OP_READ: { /* copy_out of a range, in or out; iovec into a short array */
+        size_t off = u16(s) % (x->len + 3), m, total, i, at = 0;
+        oc.kind = KEEP;
+        n = u16(s) % (x->len + 3);
+        rc = bw_copy_out(w, off, tmp, n);
+        if (off <= x->len && n <= x->len - off) {
+            CHECK(rc == BW_OK && same(tmp, x->d + off, n));
+        } else {
+            CHECK(rc == BW_EINVAL);
+        }
+        total = pieces(x);
+        m = u8(s) % (total + 1);
+        if (total) memset(iv, 0, total * sizeof *iv);
+        CHECK(bw_iovec(w, iv, m) == total);
+        for (i = 0; i < total; i++) {
+            if (i >= m) {
+                CHECK(iv[i].iov_base == NULL && iv[i].iov_len == 0);
+                continue;
+            }
+            CHECK(iv[i].iov_len > 0 && same(iv[i].iov_base, x->d + at, iv[i].iov_len));
+            at += iv[i].iov_len;
+        }
+        break;
+    }
+    case OP_APPEND: { /* src's held bytes, any modes, src == dst too */
+        slot *y = &slots[u8(s) % NW];
+        n = y->len;
+        if (n > left) break;
+        memcpy(expb, y->d, n);
+        oc.req = n;
+        oc.zero = n == 0;
+        wrote(x, bw_append_writer(w, &y->w), n, room(x, n));
+        if (y != x) compare(y);
+        break;
+    }
+    case OP_ODD_WRITE:
+        oc.kind = KEEP;
+        if (u8(s) & 1) { /* NULL: fine for 0 bytes, BW_EINVAL for more */
+            n = u8(s) & 1;
+            oc.zero = n == 0;
+            none(x, bw_write(w, NULL, n), n ? BW_EINVAL : BW_OK);
+        } else { /* a size no writer can take: refused before anything is read */
+            n = huge(s);
+            if (x->mode == STREAM && n <= (size_t)PTRDIFF_MAX) n = SIZE_MAX;
+            oc.big_ok = n == (size_t)PTRDIFF_MAX && x->mode == CHAIN;
+            none(x, bw_write(w, scratch, n), too_big(x));
+        }
+        break;
+    case OP_SCRIPT: {
+        int i;
+        oc.kind = KEEP;
+        for (i = 0; i < SCRIPT; i++) x->sk.script[i] = (unsigned char)u8(s);
+        x->sk.at = 0;
+        break;
+    }
+    default:
+        break;
+    }
+    post(x);
+}
+
+/* ------------------------------------------------------------ main -- */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const size_t thresholds[] = {256, 2048, 16384};
     bw_allocator hook = {fa_alloc, fa_realloc, fa_free, NULL};
     struct { void *b; size_t cap; unsigned seed; } blocks[NBLOCKS];
     bw_pool_options o;
-    bw_pool *pool = NULL;
-    pair *x;
+    bw_pool_stats st;
     in s = {data, size};
-    unsigned cfg, i;
+    unsigned cfg, cfg2, i;
     int steps = 0;
 
-    calls = 0;
-    live_blocks = 0;
+    if (tracing < 0) tracing = getenv("FUZZ_TRACE") != NULL;
+    calls = live_blocks = 0;
+    failed_now = big_now = 0;
     memset(&o, 0, sizeof o);
     cfg = u8(&s);
+    cfg2 = u8(&s);
     o.max_pooled_size = thresholds[cfg % 3];
     o.flags = (cfg & 0x08 ? BW_POOL_NO_THREAD_CACHE : 0) | (cfg & 0x10 ? BW_POOL_ZERO_ON_RETURN : 0) |
-              (cfg & 0x20 ? BW_POOL_LEARN_SIZE : 0) | (cfg & 0x80 ? BW_POOL_CHECKED : 0);
+              (cfg & 0x20 ? BW_POOL_LEARN_SIZE : 0) |
+              (cfg & 0x80 ? BW_POOL_CHECKED | (cfg2 & 4 ? BW_POOL_FILL : 0) : 0);
     if (cfg & 0x40) o.max_large_bytes = 256u << 10;
-    if (u8(&s) & 1) hook.realloc = NULL;
+    o.min_block_size = cfg2 & 2 ? 64 : 0;
+    minblk = cfg2 & 2 ? 64 : 16;
+    threshold = o.max_pooled_size;
+    o.flags |= (cfg2 & 0x08 ? BW_POOL_NO_LEARNED_GROWTH : 0) |
+               (cfg2 & 0x20 ? BW_POOL_NO_LARGE_RETENTION : 0);
+    learned_jump = !(cfg2 & 0x08);
+    o.min_first_block = cfg2 & 0x10 ? 1 : 0; /* the class of the first write, or 256 B */
+    if (cfg2 & 0x40) o.decay_ms = BW_DECAY_NEVER;
+    if (cfg2 & 1) hook.realloc = NULL;
     o.allocator = &hook;
     fail_at = (long)u8(&s); /* 0: never */
     CHECK(bw_pool_create(&pool, &o) == BW_OK);
 
-    x = (pair *)calloc(2, sizeof *x);
-    CHECK(x != NULL);
-    bw_init(&x[0].w, pool, 0);
-    bw_init(&x[1].w, pool, 0);
+    slots = (slot *)calloc(NW, sizeof *slots); /* all-zero writers are valid */
+    CHECK(slots != NULL);
+    for (i = 0; i < NW; i++) {
+        slots[i].d = (unsigned char *)malloc(slots[i].dcap = 256); /* never NULL */
+        CHECK(slots[i].d != NULL);
+        reinit(&s, &slots[i]);
+    }
     memset(blocks, 0, sizeof blocks);
 
     while (s.n > 0 && steps++ < 500) {
         unsigned what = u8(&s);
-        if (what < 200) {
-            op_writer(&s, &x[what & 1], pool);
-        } else if (what < 230) { /* raw rent / return with a byte pattern */
+        if (what < 216) {
+            op_writer(&s, &slots[what % NW], u8(&s) % NOPS);
+        } else if (what < 240) { /* raw rent / return with a byte pattern */
             unsigned k = what % NBLOCKS;
             if (blocks[k].b == NULL) {
-                size_t want = u16(&s) << (u8(&s) % 8);
-                if (want > MAX_LEN) want = MAX_LEN;
+                size_t want = u16(&s);
+                want = MIN(want << (u8(&s) % 8), MAX_LEN);
                 failed_now = 0;
                 blocks[k].b = bw_pool_rent(pool, want, &blocks[k].cap);
                 if (blocks[k].b == NULL) {
@@ -372,38 +1157,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 }
                 CHECK(blocks[k].cap >= want && blocks[k].cap == bw_pool_class_size(pool, want));
                 blocks[k].seed = u8(&s);
-                fill((unsigned char *)blocks[k].b, blocks[k].cap < 4096 ? blocks[k].cap : 4096,
-                     blocks[k].seed);
+                fill((unsigned char *)blocks[k].b, MIN(blocks[k].cap, 4096), blocks[k].seed);
             } else {
-                size_t n = blocks[k].cap < 4096 ? blocks[k].cap : 4096, j;
+                size_t n = MIN(blocks[k].cap, 4096), j;
                 for (j = 0; j < n; j++)
                     CHECK(((unsigned char *)blocks[k].b)[j] == (unsigned char)(j * 31u + blocks[k].seed));
                 CHECK(bw_pool_return(pool, blocks[k].b, blocks[k].cap) == BW_OK);
                 blocks[k].b = NULL;
             }
-        } else if (what < 240) {
+        } else if (what < 248) {
             bw_pool_trim(pool);
         } else {
-            bw_pool_stats st;
             bw_pool_get_stats(pool, &st);
-            CHECK(st.returns <= st.rents);
-            CHECK(st.hits <= st.rents);
+            CHECK(st.returns <= st.rents && st.hits <= st.rents);
         }
     }
 
     for (i = 0; i < NBLOCKS; i++)
         if (blocks[i].b) CHECK(bw_pool_return(pool, blocks[i].b, blocks[i].cap) == BW_OK);
-    for (i = 0; i < 2; i++) {
-        bw_release(&x[i].w);
-        free(x[i].m.d);
+    for (i = 0; i < NW; i++) {
+        bw_release(&slots[i].w);
+        free(slots[i].d);
+        free(slots[i].sk.rcv);
     }
-    free(x);
-    {
-        bw_pool_stats st;
-        bw_pool_get_stats(pool, &st);
-        CHECK(st.outstanding_bytes == 0);
-        CHECK(st.rents == st.returns);
-    }
+    check_guards();
+    free(slots);
+    free(iv);
+    iv = NULL;
+    ivcap = 0;
+    bw_pool_get_stats(pool, &st);
+    CHECK(st.outstanding_bytes == 0 && st.rents == st.returns);
     bw_pool_destroy(pool);
     CHECK(live_blocks == 0);
     return 0;

@@ -7,17 +7,23 @@
 #      without the implementation, and as C++ (declarations only); the
 #      examples and a self-checking consumer build from it alone and run;
 #      two translation units link without duplicate symbols; private
-#      functions stay out of the symbol table.
+#      functions stay out of the symbol table. The C++ wrapper,
+#      bufwriter.hpp, beside it: bufwriter.h and a self-checking program
+#      (cpp_wrapper.cpp) compile under g++ and clang++ at C++17 with the
+#      strict set (CXXSTRICT), and the program runs.
 #   2. The installed library: `make install` into a staging folder (DESTDIR,
-#      PREFIX=/usr); the examples and the consumer (C and C++) are built
-#      through `pkg-config --cflags --libs bufwriter` and run against the
-#      staged libbufwriter.so; nm -D shows only bw_ symbols; the soname;
+#      PREFIX=/usr); the examples and the consumers (C, C++, the wrapper
+#      test) are built through `pkg-config --cflags --libs bufwriter` and run
+#      against the staged libbufwriter.so; CMake consumers through
+#      find_package(bufwriter) (the installed bufwriterConfig.cmake: shared,
+#      static and C++ targets; which versions it accepts) and through
+#      pkg_check_modules; nm -D shows only bw_ symbols; the soname;
 #      `make uninstall` removes everything install put there.
 #
 # Usage: sh tests/packaging/run.sh     (from anywhere; `make test-packaging`)
 # Env:   MAKE (default make); KEEP=1 keeps the work folder and prints it.
 # Prints one line per check, then "N passed, N failed"; exits 1 on any
-# failure. Needs gcc, clang, g++, clang++, pkg-config, nm, readelf, od.
+# failure. Needs gcc, clang, g++, clang++, pkg-config, cmake, nm, readelf, od.
 set -u
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,6 +40,10 @@ fi
 
 WARN="-Wall -Wextra -Wpedantic -Werror"
 CXXWARN="-Wall -Wextra -Werror"
+# The C++ wrapper's bar, which bufwriter.h must pass too. clang has no
+# -Wuseless-cast (an unknown warning is an error under -Werror), so
+# cxxstrict adds -Wno-unknown-warning-option for a compiler that lacks it.
+CXXSTRICT="-std=c++17 -Wall -Wextra -Wpedantic -Wold-style-cast -Wzero-as-null-pointer-constant -Wuseless-cast -Werror"
 EXAMPLES="message report records"
 passed=0
 failed=0
@@ -138,6 +148,38 @@ cxx_consumer_single() { # CXX CC: consumer.cpp (C++) + impl.c (C)
     "$work/cxx-$1"
 }
 
+cxxstrict() { # CXX: CXXSTRICT, as that compiler can take it
+    if echo 'int x;' | $1 $CXXSTRICT -fsyntax-only -x c++ - >/dev/null 2>&1; then
+        echo "$CXXSTRICT"
+    else
+        echo "$CXXSTRICT -Wno-unknown-warning-option"
+    fi
+}
+
+# The single header and bufwriter.hpp copied side by side, as a user who
+# drops them into a project has them (bufwriter.hpp includes "bufwriter.h").
+drop=$work/drop
+mkdir -p "$drop" && cp "$single/bufwriter.h" "$root/bufwriter.hpp" "$drop/"
+
+strict_decl() { # CXX: bufwriter.h (public and single) as C++17, strict set
+    f=$(cxxstrict $1)
+    $1 $f -O2 -I"$root" -c "$work/decl.cpp" -o "$work/scratch.o" &&
+    $1 $f -O2 -I"$single" -c "$work/decl.cpp" -o "$work/scratch.o"
+}
+
+wrapper_single() { # CXX CC: cpp_wrapper.cpp (strict C++17) + impl.c (C), run
+    f=$(cxxstrict $1)
+    $1 $f -O2 -I"$drop" -c "$here/cpp_wrapper.cpp" -o "$work/wrap-$1.o" &&
+    $2 -std=c11 $WARN -O2 -I"$drop" -c "$here/impl.c" -o "$work/wimpl-$1.o" &&
+    $1 "$work/wrap-$1.o" "$work/wimpl-$1.o" -pthread -o "$work/wrap-$1" &&
+    "$work/wrap-$1"
+}
+
+wrapper_no_exceptions() { # CXX: bufwriter.hpp needs neither exceptions nor RTTI
+    f=$(cxxstrict $1)
+    $1 $f -fno-exceptions -fno-rtti -O2 -I"$drop" -c "$here/cpp_wrapper.cpp" -o "$work/scratch.o"
+}
+
 impl_refused_in_cxx() { # CXX: a clear #error, not a page of template noise
     if $1 -std=c++11 -I"$single" -c "$work/impl.cpp" -o "$work/scratch.o" 2>"$work/cxxerr"; then
         echo "the implementation compiled as C++: drop the #error guard?"; return 1
@@ -175,6 +217,12 @@ for cxx in g++ clang++; do
         cxx_consumer_single $cxx gcc
     check "implementation in a C++ unit ($cxx): refused with a clear #error" \
         impl_refused_in_cxx $cxx
+    check "bufwriter.h (public, single) as C++17, declarations only: $cxx $(cxxstrict $cxx)" \
+        strict_decl $cxx
+    check "bufwriter.hpp + single header: cpp_wrapper.cpp ($cxx, C++17 strict) + impl.c (gcc), runs" \
+        wrapper_single $cxx gcc
+    check "bufwriter.hpp with -fno-exceptions -fno-rtti ($cxx, strict)" \
+        wrapper_no_exceptions $cxx
 done
 
 # ------------------------------------------------------ the staged install
@@ -191,9 +239,11 @@ install_staged() {
     # cached bufwriter.pc, other flags) leaks in.
     $MAKE -C "$root" --no-print-directory B="$build" PREFIX=/usr DESTDIR="$stage" install &&
     find "$stage" \( -type f -o -type l \) | sed "s|^$stage||" | sort >"$work/installed" &&
-    for f in /usr/include/bufwriter.h /usr/lib/libbufwriter.a /usr/lib/libbufwriter.so \
-             "/usr/lib/libbufwriter.so.$major" "/usr/lib/libbufwriter.so.$version" \
-             /usr/lib/pkgconfig/bufwriter.pc; do
+    for f in /usr/include/bufwriter.h /usr/include/bufwriter.hpp /usr/lib/libbufwriter.a \
+             /usr/lib/libbufwriter.so "/usr/lib/libbufwriter.so.$major" \
+             "/usr/lib/libbufwriter.so.$version" /usr/lib/pkgconfig/bufwriter.pc \
+             /usr/lib/cmake/bufwriter/bufwriterConfig.cmake \
+             /usr/lib/cmake/bufwriter/bufwriterConfigVersion.cmake; do
         grep -qxF "$f" "$work/installed" || { echo "not installed: $f"; return 1; }
     done
     cat "$work/installed"
@@ -240,11 +290,63 @@ soname_ok() {
 uninstall_clean() {
     $MAKE -C "$root" --no-print-directory B="$build" PREFIX=/usr DESTDIR="$stage" uninstall &&
     left=$(find "$stage" \( -type f -o -type l \)) &&
-    { [ -z "$left" ] || { echo "left behind:"; echo "$left"; return 1; }; }
+    { [ -z "$left" ] || { echo "left behind:"; echo "$left"; return 1; }; } &&
+    { [ ! -d "$libdir/cmake/bufwriter" ] || { echo "left behind: lib/cmake/bufwriter/"; return 1; }; }
+}
+
+# The CMake consumers: configured and built in the work folder, run against
+# the staged library.
+cmake_build() { # SOURCE-FOLDER BUILD-FOLDER CMAKE-ARGS...
+    src=$1 bld=$2
+    shift 2
+    if ! cmake -S "$src" -B "$bld" -DCMAKE_BUILD_TYPE=Release "$@" >"$bld.configure" 2>&1; then
+        cat "$bld.configure"; return 1
+    fi
+    if ! cmake --build "$bld" -j 2 >"$bld.build" 2>&1; then
+        cat "$bld.build"; return 1
+    fi
+}
+
+cmake_find_package() {
+    # find_package(bufwriter 0.2): the staged package, not some other one
+    cmake_build "$here/cmake" "$work/cm" -DCMAKE_PREFIX_PATH="$stage/usr" || return 1
+    grep -x "bufwriter_DIR:PATH=$libdir/cmake/bufwriter" "$work/cm/CMakeCache.txt" || {
+        grep bufwriter_DIR "$work/cm/CMakeCache.txt"; return 1; }
+    readelf -d "$work/cm/main_shared" | grep "NEEDED.*\[libbufwriter.so.$major\]" || return 1
+    if readelf -d "$work/cm/main_static" | grep -q 'NEEDED.*libbufwriter'; then
+        echo "main_static needs libbufwriter.so"; return 1
+    fi
+    LD_LIBRARY_PATH=$libdir "$work/cm/main_shared" &&
+    "$work/cm/main_static" &&
+    LD_LIBRARY_PATH=$libdir "$work/cm/cpp_wrapper"
+}
+
+cmake_versions() { # the version file, through find_package: what it accepts
+    # the ABI is $major (0.2: major.minor before 1.0, else the major): next
+    # and previous ABIs are refused, and so is a newer release of this one
+    M=${version%%.*} rest=${version#*.}
+    m=${rest%%.*}
+    if [ "$M" = 0 ]; then next=0.$((m + 1)) prev=0.$((m - 1)); else next=$((M + 1)) prev=$((M - 1)); fi
+    accept="$major;$version;$major...<$next;$major...$version"
+    refuse="$next;$next.0;$((M + 1)).0;$major.99;$major...$next;$next...<$next.9"
+    case $prev in *-1|0) ;; *) refuse="$refuse;$prev;$prev...<$next" ;; esac
+    cmake -S "$here/cmake-version" -B "$work/cm-version" -DCMAKE_PREFIX_PATH="$stage/usr" \
+        "-DBW_ACCEPT=$accept" "-DBW_REFUSE=$refuse" &&
+    echo "accepted: $accept" && echo "refused:  $refuse"
+}
+
+cmake_pkgconfig() {
+    # pkg_check_modules(BW REQUIRED IMPORTED_TARGET bufwriter), with the
+    # PKG_CONFIG_LIBDIR and PKG_CONFIG_SYSROOT_DIR set above
+    cmake_build "$here/cmake-pkgconfig" "$work/cm-pc" || return 1
+    grep "bufwriter $version: .*$libdir/libbufwriter.so" "$work/cm-pc.configure" || {
+        cat "$work/cm-pc.configure"; return 1; }
+    readelf -d "$work/cm-pc/main_pc" | grep "NEEDED.*\[libbufwriter.so.$major\]" &&
+    LD_LIBRARY_PATH=$libdir "$work/cm-pc/main_pc"
 }
 
 if have pkg-config; then
-    check "make install DESTDIR=<tmp> PREFIX=/usr (headers, .a, .so*, .pc)" install_staged
+    check "make install DESTDIR=<tmp> PREFIX=/usr (headers, .a, .so*, .pc, CMake package)" install_staged
     if [ -f "$libdir/pkgconfig/bufwriter.pc" ]; then
         check "pkg-config finds the staged bufwriter.pc (version $version, sysroot paths)" pkgconfig_sane
         for cc in gcc clang; do
@@ -260,7 +362,20 @@ if have pkg-config; then
             have $cxx || continue
             check "consumer.cpp via pkg-config ($cxx -std=c++11 $CXXWARN), runs" \
                 consumer_pkgconfig $cxx -std=c++11 "$CXXWARN" "$here/consumer.cpp" consumer-pc-$cxx
+            check "cpp_wrapper.cpp + installed bufwriter.hpp via pkg-config ($cxx $(cxxstrict $cxx)), runs" \
+                consumer_pkgconfig $cxx "$(cxxstrict $cxx)" "" "$here/cpp_wrapper.cpp" wrapper-pc-$cxx
         done
+        if have cmake; then
+            check "CMake find_package(bufwriter 0.2) (CMAKE_PREFIX_PATH=<stage>/usr): shared, static, C++ targets build and run" \
+                cmake_find_package
+            check "CMake bufwriterConfigVersion.cmake: accepts $major and ranges within it; refuses other ABIs, newer $major" \
+                cmake_versions
+            check "CMake pkg_check_modules(BW REQUIRED IMPORTED_TARGET bufwriter): builds, runs" \
+                cmake_pkgconfig
+        else
+            failed=$((failed + 1))
+            echo "FAIL cmake not found (apt-get install cmake): the CMake package is not tested"
+        fi
         check "nm -D libbufwriter.so exports only bw_ symbols" exports_only_bw
         check "soname is libbufwriter.so.$major" soname_ok
         check "make uninstall removes every file install put" uninstall_clean
