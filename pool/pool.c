@@ -503,6 +503,7 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
             if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
                 tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
                 bw__inc(&tc->n[ci].push); /* counts the return and the bytes */
+                if (now != 0) bw__tcache_seen(p, tc, now);
                 return BW_OK;
             }
         }

@@ -100,6 +100,9 @@ typedef struct bw__tcache {
     struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
     bw__counters ctr;                /* slow-path events                       */
     uint64_t last_decay;             /* when this cache last decayed (ms)      */
+    uint64_t ops_seen, seen_ms;      /* push + pop count as seen at seen_ms: if
+                                        unchanged decay_ms later, every block
+                                        held is at least that old            */
     unsigned char resv[BW__MAX_CLASSES];
     _Atomic unsigned char low[BW__MAX_CLASSES]; /* fewest blocks held since
                                         last_decay: the blocks below it are
@@ -271,6 +274,8 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p);
  * lock or owns tc. */
 BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f);
 BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now);
+/* Note the cache's operation count after a slow path changed it. */
+BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
 /* Sum every live thread cache's counters into s and the bytes its slots
  * hold into *held, under the registry lock (exact when no thread is in the

@@ -1130,6 +1130,9 @@ typedef struct bw__tcache {
     struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
     bw__counters ctr;                /* slow-path events                       */
     uint64_t last_decay;             /* when this cache last decayed (ms)      */
+    uint64_t ops_seen, seen_ms;      /* push + pop count as seen at seen_ms: if
+                                        unchanged decay_ms later, every block
+                                        held is at least that old            */
     unsigned char resv[BW__MAX_CLASSES];
     _Atomic unsigned char low[BW__MAX_CLASSES]; /* fewest blocks held since
                                         last_decay: the blocks below it are
@@ -1301,6 +1304,8 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p);
  * lock or owns tc. */
 BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f);
 BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now);
+/* Note the cache's operation count after a slow path changed it. */
+BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
 /* Sum every live thread cache's counters into s and the bytes its slots
  * hold into *held, under the registry lock (exact when no thread is in the
@@ -3999,6 +4004,7 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
             if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
                 tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
                 bw__inc(&tc->n[ci].push); /* counts the return and the bytes */
+                if (now != 0) bw__tcache_seen(p, tc, now);
                 return BW_OK;
             }
         }
@@ -4247,27 +4253,63 @@ BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
     }
 }
 
-/* Decay of the calling thread's own cache: the blocks below the low-water
- * mark have not been touched since the last decay, decay_ms or more ago. */
-BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now)
+static uint64_t bw__tc_ops(bw_pool *p, bw__tcache *tc)
 {
-    bw__frees f;
-    uint64_t bytes = 0;
+    uint64_t ops = 0;
     unsigned ci;
-    if (now - tc->last_decay < p->decay_ms) return;
-    f.n = 0;
+    for (ci = 0; ci < p->tc_classes; ci++)
+        ops += atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) +
+               atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+    return ops;
+}
+
+BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now)
+{
+    uint64_t ops = bw__tc_ops(p, tc);
+    if (ops != tc->ops_seen) {
+        tc->ops_seen = ops;
+        tc->seen_ms = now;
+    }
+}
+
+/* Decay of a thread's own cache, gathered into f. Two ways to know a block
+ * is old enough: the cache untouched since an observation decay_ms ago
+ * (then every block goes), or the blocks below the low-water mark, untouched
+ * since the last decay, decay_ms or more ago. */
+static uint64_t bw__tcache_decay_into(bw_pool *p, bw__tcache *tc, uint64_t now, bw__frees *f)
+{
+    uint64_t bytes = 0, ops = bw__tc_ops(p, tc);
+    unsigned ci;
+    bool all = false;
+    if (ops != tc->ops_seen) {
+        tc->ops_seen = ops;
+        tc->seen_ms = now;
+    } else if (now - tc->seen_ms >= p->decay_ms) {
+        all = true;
+    }
+    if (!all && now - tc->last_decay < p->decay_ms) return 0;
     for (ci = 0; ci < p->tc_classes; ci++) {
         size_t n = bw__tc_held(tc, ci);
-        size_t k = atomic_load_explicit(&tc->low[ci], memory_order_relaxed);
+        size_t k = all ? n : atomic_load_explicit(&tc->low[ci], memory_order_relaxed);
         if (k > n) k = n;
         if (k != 0) {
-            bw__tcache_take(tc, ci, k, &f);
+            bw__tcache_take(tc, ci, k, f);
             bytes += (uint64_t)k * (p->min_size << ci);
         }
         atomic_store_explicit(&tc->low[ci], (unsigned char)(n - k), memory_order_relaxed);
     }
     tc->last_decay = now;
+    tc->ops_seen = bw__tc_ops(p, tc);
+    tc->seen_ms = now;
     if (bytes) BW__TC_ADD(tc, decayed, bytes);
+    return bytes;
+}
+
+BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now)
+{
+    bw__frees f;
+    f.n = 0;
+    (void)bw__tcache_decay_into(p, tc, now, &f);
     bw__frees_flush(p, &f);
 }
 
@@ -4285,6 +4327,9 @@ static void bw__thread_exit(void *head)
             bw__sums s;
             p = tc->pool;
             memset(&s, 0, sizeof s);
+            /* What has been idle long enough goes back now, not to the
+             * shared level with a fresh age. */
+            if (p->decay_ms != BW_DECAY_NEVER) (void)bw__tcache_decay_into(p, tc, bw__now_ms(), &f);
             bw__tcache_flush(tc, true, &f);
             bw__tcache_totals(tc, &s, NULL);
             bw__counters_fold(&p->ctr, &s);
@@ -4383,6 +4428,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     }
     tc->pool = p;
     tc->last_decay = p->decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
+    tc->seen_ms = tc->last_decay;
     atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);
     bw__tl_head = tc;
     for (i = bw__id_hash(p->id, bw__tl_mask); bw__tl_map[i] != NULL; i = (i + 1) & bw__tl_mask) {}
