@@ -7,7 +7,9 @@
 #      without the implementation, and as C++ (declarations only); the
 #      examples and a self-checking consumer build from it alone and run;
 #      two translation units link without duplicate symbols; private
-#      functions stay out of the symbol table. The C++ wrapper,
+#      functions stay out of the symbol table; a C89 and a C99 includer
+#      build and run; <stdio.h> before a late _GNU_SOURCE still gives the
+#      FILE* adapter. The C++ wrapper,
 #      bufwriter.hpp, beside it: bufwriter.h and a self-checking program
 #      (cpp_wrapper.cpp) compile under g++ and clang++ at C++17 with the
 #      strict set (CXXSTRICT), and the program runs.
@@ -141,6 +143,17 @@ impl_symbols() { # CC: impl.o defines only bw_ globals; private ones static
     echo "$(wc -l <"$work/globals-$1") global symbols, all bw_"
 }
 
+old_includer() { # CC STD: c89_includer.c at -std=STD -pedantic + impl.o (C11), run
+    $1 -std=$2 -pedantic -Wall -Wextra -Werror -O2 -I"$single" "$here/c89_includer.c" "$work/impl-$1.o" \
+        -pthread -o "$work/c89-$1-$2" &&
+    "$work/c89-$1-$2"
+}
+
+gnu_source_late() { # CC: <stdio.h>, then _GNU_SOURCE, then the implementation
+    $1 -std=c11 $WARN -O2 -I"$single" "$here/gnu_source_late.c" -pthread -o "$work/gnu-$1" &&
+    "$work/gnu-$1"
+}
+
 cxx_consumer_single() { # CXX CC: consumer.cpp (C++) + impl.c (C)
     $1 -std=c++11 $CXXWARN -O2 -I"$single" -I"$here" -c "$here/consumer.cpp" -o "$work/cxx-$1.o" &&
     $2 -std=c11 $WARN -O2 -I"$single" -c "$here/impl.c" -o "$work/impl-for-$1.o" &&
@@ -207,6 +220,12 @@ for cc in gcc clang; do
         two_units $cc
     check "single-header program ($cc): only bw_ globals, private functions static" \
         impl_symbols $cc
+    for std in c89 c99; do
+        check "a $std includer ($cc -std=$std -pedantic -Werror) + impl.c: builds, right bytes" \
+            old_includer $cc $std
+    done
+    check "<stdio.h>, then _GNU_SOURCE, then the implementation ($cc): builds, bw_fopen works" \
+        gnu_source_late $cc
 done
 
 for cxx in g++ clang++; do
