@@ -12,13 +12,15 @@
 #   make stress           the full thread stress (and 10,000 short-lived threads)
 #   make bench            make deps, then the benchmark (bench-full: all of it)
 #   make format-check     report files that differ from .clang-format
-#   make install          PREFIX=/usr/local DESTDIR= (headers, libs, bufwriter.pc)
+#   make install          PREFIX=/usr/local DESTDIR= (bufwriter.h, bufwriter.hpp,
+#                         the libraries, bufwriter.pc, the CMake package in
+#                         CMAKEDIR, default LIBDIR/cmake/bufwriter)
 #   make single           regenerate single_include/bufwriter.h (check-single: CI)
 #   make examples         build examples/ from the single header and the library
 #   make uninstall / clean
 #   make JEMALLOC=1       also build the jemalloc backing allocator hook
 #
-# Variables: CC, CXX, OPT (default -O2 -g), PREFIX, DESTDIR, LIBDIR.
+# Variables: CC, CXX, OPT (default -O2 -g), PREFIX, DESTDIR, LIBDIR, CMAKEDIR.
 
 CC       ?= cc
 CXX      ?= c++
