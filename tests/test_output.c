@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -1275,6 +1276,98 @@ Test(output, write_fd_with_recorded_error_sends_nothing, .timeout = 60)
         close(sv[1]);
         by_free(&got);
         mw_done(&m);
+    }
+}
+
+/* A kernel write that returns 0 (no byte taken, no error) happens on some
+ * devices and FUSE files and cannot be provoked on a pipe or a socket, so
+ * this program supplies its own writev and sendmsg, which take precedence
+ * over libc's: for the fd in zero_fd they return 0, for every other fd they
+ * make the real system call. 0.1 looped forever on such a return. */
+static int zero_fd = -1;
+static long zero_calls;
+
+ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+    if (fd == zero_fd && zero_fd >= 0) {
+        zero_calls++;
+        return 0;
+    }
+    return (ssize_t)syscall(SYS_writev, fd, iov, cnt);
+}
+
+ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+{
+    if (fd == zero_fd && zero_fd >= 0) {
+        zero_calls++;
+        return 0;
+    }
+    return (ssize_t)syscall(SYS_sendmsg, fd, m, flags);
+}
+
+/* Rule 31: a write of 0 is BW_EIO (errno EIO) after one call, never a loop,
+ * and loses nothing: for bw_write_fd in every mode over a pipe and a socket,
+ * and for a streaming fd writer's flush. */
+Test(output, write_fd_kernel_returning_zero_is_eio_not_a_loop, .timeout = 30)
+{
+    int mode, kind;
+    for (kind = 0; kind < 2; kind++) {
+        for (mode = 0; mode < M_COUNT; mode++) {
+            mw m;
+            int sv[2];
+            size_t written = 99;
+            bytes got = {NULL, 0, 0};
+            const char *what = kind ? "socket" : "pipe";
+            if (kind) cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+            else {
+                cr_assert_eq(pipe(sv), 0);
+                int t = sv[0]; /* sv[0] is the end written to, as for the socket */
+                sv[0] = sv[1];
+                sv[1] = t;
+            }
+            set_nonblock(sv[1]);
+            mw_init(&m, mode, NULL, 4096);
+            cr_assert_eq(bw_puts(&m.w, "payload"), BW_OK);
+            zero_fd = sv[0];
+            zero_calls = 0;
+            errno = 0;
+            cr_expect_eq(bw_write_fd(&m.w, sv[0], &written), BW_EIO, "%s %s", what, mode_name[mode]);
+            cr_expect_eq(errno, EIO, "%s %s", what, mode_name[mode]);
+            cr_expect_eq(zero_calls, 1, "%s %s: one call, no loop", what, mode_name[mode]);
+            cr_expect_eq(written, 0);
+            cr_expect_eq(bw_error(&m.w), BW_OK, "%s %s: bw_write_fd records nothing", what,
+                         mode_name[mode]);
+            held_is(&m.w, (const unsigned char *)"payload", 7, mode_name[mode]);
+            zero_fd = -1; /* the fd works again: everything goes out once */
+            cr_expect_eq(bw_write_fd(&m.w, sv[0], &written), BW_OK, "%s %s", what, mode_name[mode]);
+            cr_expect_eq(written, 7);
+            drain(sv[1], &got);
+            cr_expect(got.len == 7 && memcmp(got.d, "payload", 7) == 0, "%s %s", what,
+                      mode_name[mode]);
+            mw_done(&m);
+
+            { /* a streaming writer over the fd: its flush fails the same way */
+                bw_writer w;
+                got.len = 0;
+                cr_assert_eq(bw_init_fd(&w, NULL, 64, sv[0]), BW_OK);
+                cr_assert_eq(bw_puts(&w, "held"), BW_OK);
+                zero_fd = sv[0];
+                zero_calls = 0;
+                cr_expect_eq(bw_flush(&w), BW_EIO, "%s: streaming flush", what);
+                cr_expect_eq(zero_calls, 1, "%s: streaming flush, one call", what);
+                cr_expect_eq(bw_error(&w), BW_EIO, "%s: a sink failure is recorded", what);
+                cr_expect_eq(bw_len(&w), 4, "%s: the bytes stay held", what);
+                zero_fd = -1;
+                bw_clear_error(&w);
+                cr_expect_eq(bw_flush(&w), BW_OK, "%s", what);
+                drain(sv[1], &got);
+                cr_expect(got.len == 4 && memcmp(got.d, "held", 4) == 0, "%s", what);
+                bw_release(&w);
+            }
+            close(sv[0]);
+            close(sv[1]);
+            by_free(&got);
+        }
     }
 }
 
