@@ -342,6 +342,60 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 
 /* Every slow path starts here: the thread's cache (NULL without one), and
  * decay when it is on. The clock is read on slow paths only. */
+/* The thread-cache fast paths, shared by bw_pool_rent / bw_pool_return and
+ * by the pool-switch path of their slow halves. */
+
+/* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
+ * and a limit of 0 sends every rent of a checked or cache-less pool to the
+ * slow path. */
+static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const size_t *capacity)
+{
+    return p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit;
+}
+
+/* A block of tc's class for min_size, or NULL when that class is empty. */
+static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
+{
+    unsigned ci = bw__class_index(p, min_size);
+    uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+    size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
+    size_t cap;
+    void *b;
+    if (BW__UNLIKELY(n == 0)) return NULL;
+    cap = p->min_size << ci;
+    b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
+    /* Decay's low-water mark: the blocks below it stay untouched. */
+    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
+        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    BW__TRACK_UNDEFINED(b, cap);
+    *capacity = cap;
+    return b;
+}
+
+/* A power of two with capacity - min_size < span: min_size <= capacity <=
+ * the largest thread-cached class in one compare (unsigned wrap); a span of
+ * 0 sends every return of a checked, zeroing or cache-less pool to the slow
+ * path. */
+static inline bool bw__return_fast_ok(const bw_pool *p, const void *block, size_t capacity)
+{
+    return p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
+           capacity - p->min_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
+}
+
+/* Keep block in tc; false when its class holds all the slots it reserved. */
+static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t capacity)
+{
+    unsigned ci = bw__log2(capacity) - p->min_shift;
+    uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
+    size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+    if (BW__UNLIKELY(n >= tc->resv[ci])) return false;
+    BW__TRACK_NOACCESS(block, capacity);
+    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
+    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+    return true;
+}
+
 static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
@@ -361,6 +415,15 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
     size_t cap;
     bool fresh = false;
 
+    /* A pool switch (the thread's last cache is another pool's): find this
+     * pool's cache in the thread's map and serve from it as the fast path
+     * would, with no clock read or decay pass, which are for calls that
+     * miss the cache. */
+    if (bw__rent_fast_ok(p, min_size, capacity) &&
+        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) != p->id &&
+        (tc = bw__tcache_find(p)) != NULL &&
+        (b = bw__tc_pop(p, tc, min_size, capacity)) != NULL)
+        return b;
     if (capacity == NULL) return NULL;
     *capacity = 0;
     if (p == NULL || min_size > (size_t)PTRDIFF_MAX) return NULL;
@@ -425,26 +488,10 @@ rented:
 
 void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 {
-    bw__tcache *tc = bw__tl_last;
-    /* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
-     * and a limit of 0 sends every rent of a checked or cache-less pool to
-     * the slow path. */
-    if (BW__LIKELY(p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit &&
-                   atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
-        unsigned ci = bw__class_index(p, min_size);
-        uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
-        size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
-        if (BW__LIKELY(n != 0)) {
-            size_t cap = p->min_size << ci;
-            void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-            atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
-            /* Decay's low-water mark: the blocks below it stay untouched. */
-            if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-                atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
-            BW__TRACK_UNDEFINED(b, cap);
-            *capacity = cap;
-            return b;
-        }
+    if (BW__LIKELY(bw__rent_fast_ok(p, min_size, capacity) &&
+                   atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id)) {
+        void *b = bw__tc_pop(p, bw__tl_last, min_size, capacity);
+        if (BW__LIKELY(b != NULL)) return b;
     }
     return bw__rent_slow(p, min_size, capacity);
 }
@@ -467,6 +514,12 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     bool pooled;
     unsigned ci = 0;
 
+    /* A pool switch: as in bw__rent_slow. */
+    if (bw__return_fast_ok(p, block, capacity) &&
+        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) != p->id &&
+        (tc = bw__tcache_find(p)) != NULL &&
+        bw__tc_push(p, tc, block, capacity))
+        return BW_OK;
     if (p == NULL) return BW_EINVAL;
     if (block == NULL) return BW_OK;
     if (!p->bypass && BW__TRACK_IS_NOACCESS(block)) {
@@ -521,25 +574,10 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
 
 int bw_pool_return(bw_pool *p, void *block, size_t capacity)
 {
-    bw__tcache *tc = bw__tl_last;
-    /* A power of two with capacity - min_size < span: min_size <= capacity
-     * <= the largest thread-cached class in one compare (unsigned wrap); a
-     * span of 0 sends every return of a checked, zeroing or cache-less pool
-     * to the slow path. */
-    if (BW__LIKELY(p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
-                   capacity - p->min_size < p->fast_return_span &&
-                   !BW__TRACK_IS_NOACCESS(block) &&
-                   atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
-        unsigned ci = bw__log2(capacity) - p->min_shift;
-        uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
-        size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
-        if (BW__LIKELY(n < tc->resv[ci])) {
-            BW__TRACK_NOACCESS(block, capacity);
-            tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-            atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
-            return BW_OK;
-        }
-    }
+    if (BW__LIKELY(bw__return_fast_ok(p, block, capacity) &&
+                   atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
+                   bw__tc_push(p, bw__tl_last, block, capacity)))
+        return BW_OK;
     return bw__return_slow(p, block, capacity);
 }
 

@@ -269,6 +269,9 @@ BW__INTERNAL void bw__budget_give(bw_pool *p, size_t n);
 
 /* Thread caches (tcache.c). */
 BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p);
+/* The calling thread's cache for p from its hash map, or NULL; it becomes
+ * bw__tl_last. Never creates one. */
+BW__INTERNAL bw__tcache *bw__tcache_find(bw_pool *p);
 /* Move every block of tc to the shared level (to_shared) or gather it in f
  * to be freed, and give back its reserved budget. Caller holds the registry
  * lock or owns tc. */

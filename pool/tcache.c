@@ -271,19 +271,26 @@ static bool bw__map_rebuild(void)
     return true;
 }
 
+BW__INTERNAL bw__tcache *bw__tcache_find(bw_pool *p)
+{
+    bw__tcache *tc;
+    size_t i;
+    if (bw__tl_map == NULL) return NULL;
+    for (i = bw__id_hash(p->id, bw__tl_mask); (tc = bw__tl_map[i]) != NULL;
+         i = (i + 1) & bw__tl_mask) {
+        if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
+            bw__tl_last = tc;
+            return tc;
+        }
+    }
+    return NULL;
+}
+
 BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
 {
     bw__tcache *tc;
     size_t i;
-    if (bw__tl_map != NULL) {
-        for (i = bw__id_hash(p->id, bw__tl_mask); (tc = bw__tl_map[i]) != NULL;
-             i = (i + 1) & bw__tl_mask) {
-            if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
-                bw__tl_last = tc;
-                return tc;
-            }
-        }
-    }
+    if ((tc = bw__tcache_find(p)) != NULL) return tc;
     pthread_once(&bw__exit_once, bw__exit_key_init);
     /* Without the exit hook a cache would leak its blocks at thread exit:
      * then this thread uses the shared level only. */
