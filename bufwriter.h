@@ -783,7 +783,7 @@ BW_API FILE *bw_fopen(bw_writer *w);
 /* The writer. One layout for every mode: the fast path looks only at data,
  * len and lim, so it is the same compare, store and add whatever the mode;
  * everything mode-specific lives behind the cold path. */
-struct bw_writer {
+struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     unsigned char *data; /* where the next byte goes is data + len: the block
                             (contiguous), the last block (segmented), the
                             buffer (streaming) or buf (fixed); NULL until

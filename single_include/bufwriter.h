@@ -835,7 +835,7 @@ BW_API FILE *bw_fopen(bw_writer *w);
 /* The writer. One layout for every mode: the fast path looks only at data,
  * len and lim, so it is the same compare, store and add whatever the mode;
  * everything mode-specific lives behind the cold path. */
-struct bw_writer {
+struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     unsigned char *data; /* where the next byte goes is data + len: the block
                             (contiguous), the last block (segmented), the
                             buffer (streaming) or buf (fixed); NULL until
@@ -1299,6 +1299,9 @@ BW__INTERNAL void bw__budget_give(bw_pool *p, size_t n);
 
 /* Thread caches (tcache.c). */
 BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p);
+/* The calling thread's cache for p from its hash map, or NULL; it becomes
+ * bw__tl_last. Never creates one. */
+BW__INTERNAL bw__tcache *bw__tcache_find(bw_pool *p);
 /* Move every block of tc to the shared level (to_shared) or gather it in f
  * to be freed, and give back its reserved budget. Caller holds the registry
  * lock or owns tc. */
@@ -1649,18 +1652,29 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
     size_t cap, got, want = n;
     int rc;
 
-    bw__move_down(w, &src);
-    if (w->cap - w->len >= n) goto copy;
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* A writer's first block: at least min_first_block, so a small message
      * does not climb through the smallest classes, and at the size recent
-     * writers ended at if the pool learns it (BW_POOL_LEARN_SIZE). */
+     * writers ended at if the pool learns it (BW_POOL_LEARN_SIZE). Up to
+     * the threshold it is simply the rent of that size (the rent rounds to
+     * the class, as the growth rule would): the short path every small
+     * message takes once. */
     if (w->cap == 0) {
         size_t first = p->learn ? bw__learned(p) : 0;
         if (first < p->min_first) first = p->min_first;
         if (first > want) want = first;
+        if (want <= p->threshold) {
+            nb = (unsigned char *)bw_pool_rent(p, want, &got);
+            if (nb == NULL) return bw__fail(w, BW_ENOMEM);
+            w->data = nb;
+            w->cap = got;
+            bw__set_lim(w);
+            goto copy;
+        }
     }
+    bw__move_down(w, &src);
+    if (w->cap - w->len >= n) goto copy;
     rc = bw__target(p, w->len, want, w->cap, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     /* Outgrowing the threshold: jump straight to the size recent big jobs
@@ -1944,10 +1958,22 @@ int bw__write_slow(bw_writer *w, const void *src, size_t n)
 /* Init, release, clear, flush                                              */
 /* ------------------------------------------------------------------------ */
 
+/* Every field set one by one, not memset: gcc turns a memset of the struct
+ * into rep stos, whose start-up costs more than the rest of a small
+ * message's bw_init. A new field of bw_writer must be set here too (the
+ * valgrind run reports one that is not). */
 static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
 {
     if (w == NULL) return BW_EINVAL;
-    memset(w, 0, sizeof *w);
+    w->data = NULL;
+    w->len = w->lim = w->cap = w->opt = 0;
+    w->pos = w->base = 0;
+    w->head = NULL;
+    w->sink = NULL;
+    w->ctx = NULL;
+    w->fd = 0;
+    w->err = BW_OK;
+    w->flags = 0;
     w->pool = pool;
     w->mode = mode;
     return BW_OK;
@@ -2039,7 +2065,12 @@ int bw_init_fixed(bw_writer *w, void *buf, size_t size)
 static void bw__job_done(bw_writer *w)
 {
     size_t len = bw_len(w);
-    if (w->mode == BW__CONTIG && len != 0 && w->pool != NULL) bw__learn_record(w->pool, len);
+    bw_pool *p = w->pool;
+    /* Only what the pool learns from (the checks of bw__learn_record, here
+     * so that a small message's release makes no call for nothing). */
+    if (w->mode == BW__CONTIG && len != 0 && p != NULL &&
+        (p->learn || (p->learn_growth && len > p->threshold)))
+        bw__learn_record(p, len);
 }
 
 /* Give back every segmented block but the last. */
@@ -3843,6 +3874,60 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 
 /* Every slow path starts here: the thread's cache (NULL without one), and
  * decay when it is on. The clock is read on slow paths only. */
+/* The thread-cache fast paths, shared by bw_pool_rent / bw_pool_return and
+ * by the pool-switch path of their slow halves. */
+
+/* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
+ * and a limit of 0 sends every rent of a checked or cache-less pool to the
+ * slow path. */
+static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const size_t *capacity)
+{
+    return p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit;
+}
+
+/* A block of tc's class for min_size, or NULL when that class is empty. */
+static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
+{
+    unsigned ci = bw__class_index(p, min_size);
+    uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+    size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
+    size_t cap;
+    void *b;
+    if (BW__UNLIKELY(n == 0)) return NULL;
+    cap = p->min_size << ci;
+    b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
+    /* Decay's low-water mark: the blocks below it stay untouched. */
+    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
+        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    BW__TRACK_UNDEFINED(b, cap);
+    *capacity = cap;
+    return b;
+}
+
+/* A power of two with capacity - min_size < span: min_size <= capacity <=
+ * the largest thread-cached class in one compare (unsigned wrap); a span of
+ * 0 sends every return of a checked, zeroing or cache-less pool to the slow
+ * path. */
+static inline bool bw__return_fast_ok(const bw_pool *p, const void *block, size_t capacity)
+{
+    return p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
+           capacity - p->min_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
+}
+
+/* Keep block in tc; false when its class holds all the slots it reserved. */
+static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t capacity)
+{
+    unsigned ci = bw__log2(capacity) - p->min_shift;
+    uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
+    size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+    if (BW__UNLIKELY(n >= tc->resv[ci])) return false;
+    BW__TRACK_NOACCESS(block, capacity);
+    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
+    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+    return true;
+}
+
 static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
@@ -3862,6 +3947,15 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
     size_t cap;
     bool fresh = false;
 
+    /* A pool switch (the thread's last cache is another pool's): find this
+     * pool's cache in the thread's map and serve from it as the fast path
+     * would, with no clock read or decay pass, which are for calls that
+     * miss the cache. */
+    if (bw__rent_fast_ok(p, min_size, capacity) &&
+        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) != p->id &&
+        (tc = bw__tcache_find(p)) != NULL &&
+        (b = bw__tc_pop(p, tc, min_size, capacity)) != NULL)
+        return b;
     if (capacity == NULL) return NULL;
     *capacity = 0;
     if (p == NULL || min_size > (size_t)PTRDIFF_MAX) return NULL;
@@ -3926,26 +4020,10 @@ rented:
 
 void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 {
-    bw__tcache *tc = bw__tl_last;
-    /* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
-     * and a limit of 0 sends every rent of a checked or cache-less pool to
-     * the slow path. */
-    if (BW__LIKELY(p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit &&
-                   atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
-        unsigned ci = bw__class_index(p, min_size);
-        uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
-        size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
-        if (BW__LIKELY(n != 0)) {
-            size_t cap = p->min_size << ci;
-            void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-            atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
-            /* Decay's low-water mark: the blocks below it stay untouched. */
-            if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-                atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
-            BW__TRACK_UNDEFINED(b, cap);
-            *capacity = cap;
-            return b;
-        }
+    if (BW__LIKELY(bw__rent_fast_ok(p, min_size, capacity) &&
+                   atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id)) {
+        void *b = bw__tc_pop(p, bw__tl_last, min_size, capacity);
+        if (BW__LIKELY(b != NULL)) return b;
     }
     return bw__rent_slow(p, min_size, capacity);
 }
@@ -3968,6 +4046,12 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     bool pooled;
     unsigned ci = 0;
 
+    /* A pool switch: as in bw__rent_slow. */
+    if (bw__return_fast_ok(p, block, capacity) &&
+        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) != p->id &&
+        (tc = bw__tcache_find(p)) != NULL &&
+        bw__tc_push(p, tc, block, capacity))
+        return BW_OK;
     if (p == NULL) return BW_EINVAL;
     if (block == NULL) return BW_OK;
     if (!p->bypass && BW__TRACK_IS_NOACCESS(block)) {
@@ -4022,25 +4106,10 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
 
 int bw_pool_return(bw_pool *p, void *block, size_t capacity)
 {
-    bw__tcache *tc = bw__tl_last;
-    /* A power of two with capacity - min_size < span: min_size <= capacity
-     * <= the largest thread-cached class in one compare (unsigned wrap); a
-     * span of 0 sends every return of a checked, zeroing or cache-less pool
-     * to the slow path. */
-    if (BW__LIKELY(p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
-                   capacity - p->min_size < p->fast_return_span &&
-                   !BW__TRACK_IS_NOACCESS(block) &&
-                   atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id)) {
-        unsigned ci = bw__log2(capacity) - p->min_shift;
-        uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
-        size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
-        if (BW__LIKELY(n < tc->resv[ci])) {
-            BW__TRACK_NOACCESS(block, capacity);
-            tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-            atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
-            return BW_OK;
-        }
-    }
+    if (BW__LIKELY(bw__return_fast_ok(p, block, capacity) &&
+                   atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
+                   bw__tc_push(p, bw__tl_last, block, capacity)))
+        return BW_OK;
     return bw__return_slow(p, block, capacity);
 }
 
@@ -4400,19 +4469,26 @@ static bool bw__map_rebuild(void)
     return true;
 }
 
+BW__INTERNAL bw__tcache *bw__tcache_find(bw_pool *p)
+{
+    bw__tcache *tc;
+    size_t i;
+    if (bw__tl_map == NULL) return NULL;
+    for (i = bw__id_hash(p->id, bw__tl_mask); (tc = bw__tl_map[i]) != NULL;
+         i = (i + 1) & bw__tl_mask) {
+        if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
+            bw__tl_last = tc;
+            return tc;
+        }
+    }
+    return NULL;
+}
+
 BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
 {
     bw__tcache *tc;
     size_t i;
-    if (bw__tl_map != NULL) {
-        for (i = bw__id_hash(p->id, bw__tl_mask); (tc = bw__tl_map[i]) != NULL;
-             i = (i + 1) & bw__tl_mask) {
-            if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) {
-                bw__tl_last = tc;
-                return tc;
-            }
-        }
-    }
+    if ((tc = bw__tcache_find(p)) != NULL) return tc;
     pthread_once(&bw__exit_once, bw__exit_key_init);
     /* Without the exit hook a cache would leak its blocks at thread exit:
      * then this thread uses the shared level only. */
