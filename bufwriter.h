@@ -239,7 +239,7 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * most max_blocks_per_class blocks. max_retained_bytes bounds both levels
  * together. A thread's cache goes back to the pool when the thread exits.
  *
- * Defaults need no tuning: a writer's first block is 256 B; a writer that
+ * Defaults need no tuning: a writer's first block is 512 B; a writer that
  * outgrows the threshold jumps to the size recent big jobs ended at; what
  * is retained and unused for decay_ms (10 s) goes back to the allocator. So
  * a stream of similar 10 MiB jobs stops allocating after the first two, and
@@ -341,7 +341,7 @@ typedef struct bw_pool_options {
      * small message does not climb 16 -> 32 -> 64 -> 128 B with a copy at
      * each step. An initial capacity or a caller's buffer is kept as given;
      * with BW_POOL_LEARN_SIZE the larger wins. Above the threshold: EINVAL. */
-    size_t min_first_block;      /* 0 = 256 B; 1 = the class of the first
+    size_t min_first_block;      /* 0 = 512 B; 1 = the class of the first
                                     write (0.1)                              */
 } bw_pool_options;
 

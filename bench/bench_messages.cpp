@@ -11,7 +11,7 @@
 //   bw_inline_init    per message: bw_init_buffer, the writes, bw_release
 //   bufwriter         per message: bw_init on the shared pool (no initial
 //                     capacity), the writes, bw_release (block back): the
-//                     0.2 defaults (min_first_block 256 B)
+//                     0.2 defaults (min_first_block 512 B)
 //
 // Choosing min_first_block's default (0.2): the same message on a pool of
 // its own, created once per benchmark with only min_first_block set

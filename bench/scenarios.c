@@ -738,7 +738,7 @@ static int scen_first(int nprocs)
     mrr = median(rr, nprocs);
     row("first", "bufwriter first job", median(fb, nprocs) / 1e6, "ms", "", -1, "");
     row("first", "  of which the first MiB", median(fm, nprocs) / 1e6, "ms", "", -1,
-        "the climb 256 B -> 1 MiB through the pooled classes (malloc, 4 KiB pages)");
+        "the climb 512 B -> 1 MiB through the pooled classes (malloc, 4 KiB pages)");
     row("first", "memcpy limit (warm, same process)", median(lb, nprocs) / 1e6, "ms", "", -1, "");
     snprintf(note, sizeof note, "median %.0f page faults, %.0f MiB in huge pages",
              median(flt, nprocs), mib((size_t)median(thp, nprocs)));

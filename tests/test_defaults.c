@@ -180,10 +180,10 @@ Test(defaults, rule23_zeroed_options_behave_as_null)
         cr_expect_eq(s.rents + s.returns + s.hits + s.backing_allocs + s.backing_frees, 0);
         cr_expect_eq(s.retained_bytes + s.outstanding_bytes + s.learned_size, 0);
         cr_expect_eq(s.learned_large_size + s.decayed_bytes + s.large_hits, 0);
-        /* The first block is min_first_block's default, 256. */
+        /* The first block is min_first_block's default, 512. */
         cr_assert_eq(bw_init(&w, p, 0), BW_OK);
         cr_assert_eq(bw_put_u32le(&w, 1), BW_OK);
-        cr_expect_eq(bw_capacity(&w), 256, "pool %zu: first block %zu", i, bw_capacity(&w));
+        cr_expect_eq(bw_capacity(&w), 512, "pool %zu: first block %zu", i, bw_capacity(&w));
         bw_release(&w);
         /* Large retention is on. */
         b = rent_ok(p, 2 * MiB, &cap);
@@ -916,18 +916,18 @@ static size_t first_block(bw_pool *p)
     return cap;
 }
 
-Test(defaults, rule26_min_first_block_defaults_to_256)
+Test(defaults, rule26_min_first_block_defaults_to_512)
 {
     test_alloc ta;
     bw_pool *p;
     bw_writer w = BW_WRITER_INIT;
     cr_assert_eq(bw_put_u32le(&w, 42), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 256);
+    cr_expect_eq(bw_capacity(&w), 512);
     cr_expect_eq(bw_len(&w), 4);
     bw_release(&w);
     ta_init(&ta, 1);
     p = ta_pool_defaults(&ta);
-    cr_expect_eq(first_block(p), 256);
+    cr_expect_eq(first_block(p), 512);
     ta_finish(&ta, p);
 }
 
@@ -1022,7 +1022,7 @@ Test(defaults, rule26_with_learn_size_the_larger_wins)
         bw_release(&w);
     }
     cr_expect_eq(stats_of(p).learned_size, 128);
-    cr_expect_eq(first_block(p), 256, "min_first_block beats a smaller learned size");
+    cr_expect_eq(first_block(p), 512, "min_first_block beats a smaller learned size");
     for (i = 0; i < 16; i++) {
         cr_assert_eq(bw_init(&w, p, 0), BW_OK);
         cr_assert_eq(bw_write(&w, chunk, 5000), BW_OK);

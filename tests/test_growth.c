@@ -191,16 +191,16 @@ Test(growth, aliasing_write_while_growing)
 {
     bw_writer w = BW_WRITER_INIT;
     size_t i;
-    for (i = 0; i < 256; i++) bw_put_u8(&w, (uint8_t)i);
-    cr_assert_eq(bw_capacity(&w), 256, "the default first block");
+    for (i = 0; i < 512; i++) bw_put_u8(&w, (uint8_t)i);
+    cr_assert_eq(bw_capacity(&w), 512, "the default first block");
     /* The source is the writer's own block, which must move. */
     cr_assert_eq(bw_write(&w, bw_data(&w) + 4, 12), BW_OK);
-    cr_expect_eq(bw_len(&w), 268);
-    for (i = 0; i < 12; i++) cr_expect_eq(bw_data(&w)[256 + i], 4 + i);
+    cr_expect_eq(bw_len(&w), 524);
+    for (i = 0; i < 12; i++) cr_expect_eq(bw_data(&w)[512 + i], 4 + i);
     /* Doubling itself, many times. */
     for (i = 0; i < 14; i++) cr_assert_eq(bw_write(&w, bw_data(&w), bw_len(&w)), BW_OK);
-    cr_expect_eq(bw_len(&w), (size_t)268 << 14);
-    cr_expect_eq(bw_data(&w)[(268u << 13) + 20], bw_data(&w)[20]);
+    cr_expect_eq(bw_len(&w), (size_t)524 << 14);
+    cr_expect_eq(bw_data(&w)[(524u << 13) + 20], bw_data(&w)[20]);
     bw_release(&w);
 }
 

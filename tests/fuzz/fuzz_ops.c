@@ -1124,7 +1124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.flags |= (cfg2 & 0x08 ? BW_POOL_NO_LEARNED_GROWTH : 0) |
                (cfg2 & 0x20 ? BW_POOL_NO_LARGE_RETENTION : 0);
     learned_jump = !(cfg2 & 0x08);
-    o.min_first_block = cfg2 & 0x10 ? 1 : 0; /* the class of the first write, or 256 B */
+    o.min_first_block = cfg2 & 0x10 ? 1 : 0; /* the class of the first write, or 512 B */
     if (cfg2 & 0x40) o.decay_ms = BW_DECAY_NEVER;
     if (cfg2 & 1) hook.realloc = NULL;
     o.allocator = &hook;
