@@ -405,7 +405,10 @@ BW_API int bw_pool_return(bw_pool *pool, void *block, size_t capacity);
 /* Give retained memory back to the backing allocator at once, whatever its
  * age: the shared level, the kept large blocks and the calling thread's
  * cache. Other live threads' caches go back when those threads exit, trim,
- * or decay. NULL is a no-op. */
+ * or decay. With the default allocator under glibc it then calls
+ * malloc_trim(0), so that the freed memory leaves the process (glibc would
+ * keep it in its heap); so does a decay that freed 1 MiB or more. NULL is a
+ * no-op. */
 BW_API void bw_pool_trim(bw_pool *pool);
 
 /* Fill *out with the pool's counters (zeros for a NULL pool). Changes

@@ -190,6 +190,10 @@ BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now)
     if (now >= p->decay_ms) {
         uint64_t bytes = bw__shared_release(p, now - p->decay_ms + 1);
         if (bytes) BW__POOL_ADD(p, decayed, bytes);
+        /* Freed into malloc is not yet given back (glibc keeps it in its
+         * heaps): worth a malloc_trim when it is at least a megabyte. At
+         * most once per sweep, that is every decay_ms / 8. */
+        if (bytes >= ((uint64_t)1 << 20)) bw__alloc_trim(&p->alloc);
         bw__large_decay(p, now);
     }
 }
@@ -634,6 +638,7 @@ void bw_pool_trim(bw_pool *pool)
     bw__tcache_trim_self(pool);
     (void)bw__shared_release(pool, UINT64_MAX);
     bw__large_free_all(pool);
+    bw__alloc_trim(&pool->alloc);
 }
 
 void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)

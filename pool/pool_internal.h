@@ -242,6 +242,9 @@ static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
  * one of the pool's locks held: a hook may use bufwriter itself. */
 BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size);
 BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t size);
+/* bw_pool_trim's last step: let the libc allocator give free memory back to
+ * the kernel (alloc.c). */
+BW__INTERNAL void bw__alloc_trim(const bw_allocator *a);
 
 /* Blocks on their way back to the allocator, gathered under a lock and
  * freed after it (bw__backing_free outside every lock). */

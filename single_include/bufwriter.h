@@ -457,7 +457,10 @@ BW_API int bw_pool_return(bw_pool *pool, void *block, size_t capacity);
 /* Give retained memory back to the backing allocator at once, whatever its
  * age: the shared level, the kept large blocks and the calling thread's
  * cache. Other live threads' caches go back when those threads exit, trim,
- * or decay. NULL is a no-op. */
+ * or decay. With the default allocator under glibc it then calls
+ * malloc_trim(0), so that the freed memory leaves the process (glibc would
+ * keep it in its heap); so does a decay that freed 1 MiB or more. NULL is a
+ * no-op. */
 BW_API void bw_pool_trim(bw_pool *pool);
 
 /* Fill *out with the pool's counters (zeros for a NULL pool). Changes
@@ -1272,6 +1275,9 @@ static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
  * one of the pool's locks held: a hook may use bufwriter itself. */
 BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size);
 BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t size);
+/* bw_pool_trim's last step: let the libc allocator give free memory back to
+ * the kernel (alloc.c). */
+BW__INTERNAL void bw__alloc_trim(const bw_allocator *a);
 
 /* Blocks on their way back to the allocator, gathered under a lock and
  * freed after it (bw__backing_free outside every lock). */
@@ -2960,6 +2966,9 @@ FILE *bw_fopen(bw_writer *w)
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#  include <malloc.h> /* malloc_trim */
+#endif
 #if defined(__linux__)
 #  include <sys/mman.h>
 #endif
@@ -3056,6 +3065,20 @@ static void bw__libc_free(void *ctx, void *block, size_t size)
 static const bw_allocator bw__libc = {bw__libc_alloc, bw__libc_realloc, bw__libc_free, NULL};
 
 const bw_allocator *bw_allocator_libc(void) { return &bw__libc; }
+
+/* After bw_pool_trim freed blocks into malloc: glibc keeps freed memory of
+ * its main heap below the top chunk, so the process's RSS stayed 4 MiB up
+ * after a trim of the pooled 256 KiB-1 MiB classes. malloc_trim gives the
+ * free pages back. Only for the libc allocator: a hook's memory is its
+ * own business. */
+BW__INTERNAL void bw__alloc_trim(const bw_allocator *a)
+{
+#if defined(__GLIBC__)
+    if (a->free == bw__libc_free) (void)malloc_trim(0);
+#else
+    (void)a;
+#endif
+}
 
 #ifdef BW_HAVE_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -3727,6 +3750,10 @@ BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now)
     if (now >= p->decay_ms) {
         uint64_t bytes = bw__shared_release(p, now - p->decay_ms + 1);
         if (bytes) BW__POOL_ADD(p, decayed, bytes);
+        /* Freed into malloc is not yet given back (glibc keeps it in its
+         * heaps): worth a malloc_trim when it is at least a megabyte. At
+         * most once per sweep, that is every decay_ms / 8. */
+        if (bytes >= ((uint64_t)1 << 20)) bw__alloc_trim(&p->alloc);
         bw__large_decay(p, now);
     }
 }
@@ -4171,6 +4198,7 @@ void bw_pool_trim(bw_pool *pool)
     bw__tcache_trim_self(pool);
     (void)bw__shared_release(pool, UINT64_MAX);
     bw__large_free_all(pool);
+    bw__alloc_trim(&pool->alloc);
 }
 
 void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
