@@ -18,7 +18,7 @@
  * threshold (1 MiB), kept and handed out again, with lock-free per-thread
  * caches. Growth is geometric at every size, so writing n bytes copies O(n)
  * bytes in all (a buffer that grows to the exact size asked for copies
- * O(n^2): 10 MiB in 8 KiB chunks is about 1,900x slower that way).
+ * O(n^2): 10 MiB in 8 KiB chunks is over 1,000x slower that way).
  *
  * CONTENTS
  *   1. Using it (library, single header, an example, C standard)
