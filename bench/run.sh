@@ -94,7 +94,7 @@ if [ "$mode" = full ]; then
   [ -n "$JE" ] && run jemalloc "$JE" build/bench_nocount '^D/' jemalloc-D-nocount --bw_full
   [ -n "$MI" ] && run mimalloc "$MI" build/bench_nocount '^D/' mimalloc-D-nocount --bw_full
 else
-  # The default run (~8 min): A, C, single-thread D, E, F, G (256 MiB), H
+  # The default run: A, C, single-thread D, E, F, G (256 MiB), H
   # and I under glibc and jemalloc (the min_first_block sweep under glibc); a reduced B (sizes 1..64 MiB at 8 KiB,
   # main policies) under glibc; A under mimalloc; the defaults' B rows
   # (limit_warm, bufwriter, bufwriter_steady at 1..64 MiB) under jemalloc and
