@@ -261,8 +261,10 @@ typedef struct bw_pool bw_pool;
                                         zeros (retained ones are zeroed on
                                         return with a store the compiler keeps,
                                         fresh ones on rent, kept large ones
-                                        too): one user's bytes never reach the
-                                        next renter */
+                                        too, and growth never hands a block
+                                        to the allocator's realloc): one
+                                        user's bytes never reach the next
+                                        renter */
 #define BW_POOL_NO_THREAD_CACHE 0x2u /* no per-thread caches: every rent and
                                         return goes to the shared level */
 #define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
@@ -492,7 +494,7 @@ BW_API int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size,
 BW_API int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd);
 
 /* Fixed: the caller's buffer of `size` bytes, never grown, never freed, no
- * allocation ever. A call that does not fit fails with BW_EFULL (recorded),
+ * allocation ever (printf, put_hex and append_writer included). A call that does not fit fails with BW_EFULL (recorded),
  * nothing of it written; output that fits exactly succeeds. buf NULL with
  * size 0 is a writer with no room; NULL with size > 0 is BW_EINVAL. This is
  * the "print into this buffer" mode (mpack's fixed writer, cJSON's
@@ -562,12 +564,20 @@ BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n);
 BW_API int bw_puts(bw_writer *w, const char *s);
 
 /* printf straight into the writer. Formats once when the output fits the
- * free space (or, with little free space, a 256-byte stack buffer); at most
- * twice otherwise, the second time into a temporary block from the writer's
- * pool (a fixed writer: the shared pool), so arguments that point into the
- * writer are never read after it moved. BW_EINVAL for a NULL fmt or an
- * encoding error; BW_EOVERFLOW for output longer than INT_MAX. Bytes past
- * bw_len are unspecified afterwards. */
+ * free space (or, with little free space, a 256-byte stack buffer); else a
+ * second time, once its length is known, where it will stay: a new block
+ * (contiguous: the old one goes back after; segmented: linked), so
+ * arguments that point into the held bytes, bw_cstr's string included, are
+ * read intact. A streaming writer formats output up to its buffer size in a
+ * block of that size at most, and sends longer output straight to the sink
+ * after the held bytes, in pieces, so its memory stays bounded (without the
+ * FILE adapter, see bw_fopen, the whole output is formatted first). A fixed
+ * writer never allocates: output that does not fit its free space with a
+ * byte to spare is formatted on the stack when shorter than 1 KiB; longer,
+ * it is formatted in the buffer after the held bytes move down, so it needs
+ * one byte more than its length and its arguments must not point into the
+ * held bytes. BW_EINVAL for a NULL fmt or an encoding error; BW_EOVERFLOW for
+ * output longer than INT_MAX. Bytes past bw_len are unspecified after. */
 BW_API int bw_printf(bw_writer *w, const char *fmt, ...) BW__PRINTF(2, 3);
 BW_API int bw_vprintf(bw_writer *w, const char *fmt, va_list ap) BW__PRINTF(2, 0);
 
@@ -767,7 +777,12 @@ BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
  * buffer filling). fclose neither releases the writer nor flushes it to its
  * sink. A writer failure makes the FILE write fail with errno ENOMEM, ENOSPC
  * (BW_EFULL), EIO or EFBIG (BW_EOVERFLOW); fseek and ftell fail with ESPIPE.
- * NULL with errno EINVAL for a NULL w. Not declared (and BW_HAVE_FILE_ADAPTER
+ * The FILE hands its bytes over in pieces, in the middle of an fprintf or
+ * fwrite: in a contiguous or segmented writer the arguments may still point
+ * into w's held bytes (the blocks w outgrows meanwhile are kept until
+ * fclose), in a streaming or fixed writer they must not (held bytes are sent
+ * or moved in place). NULL with errno EINVAL for a NULL w, ENOMEM when the
+ * FILE cannot be made. Not declared (and BW_HAVE_FILE_ADAPTER
  * not defined) where neither exists or with BW_NO_FILE_ADAPTER. */
 #if !defined(BW_NO_FILE_ADAPTER) && \
     (defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || \

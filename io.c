@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -28,6 +29,10 @@ extern int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 #  define SIG_BLOCK 0   /* <bits/sigaction.h>, the same on every Linux ABI */
 #  define SIG_SETMASK 2
 #endif
+
+/* bw__vprintf_sent's FILE buffer, on the stack: the size of the pieces
+ * printf output longer than a streaming buffer goes to the sink in. */
+#define BW__SENT_FILE_BUF 4096
 
 /* At most this many pieces per writev (and never more than IOV_MAX). */
 #define BW__IOV_BATCH 64
@@ -141,6 +146,91 @@ static int bw__errno_of(int rc)
     }
 }
 
+/* A FILE's state: its writer, and the blocks a contiguous writer outgrew
+ * while the FILE wrote into it. glibc hands a write to the cookie when the
+ * FILE's buffer fills, in the middle of an fprintf or fwrite whose
+ * argument may be the writer's own held bytes, and then goes on reading
+ * that argument: so the old block is kept until fclose (the blocks a writer
+ * outgrows add up to less than the one it has). Segmented writers never
+ * move their bytes; streaming and fixed writers send or move them in
+ * place (bufwriter.h says so). */
+typedef struct bw__kept_block {
+    bw_pool *pool;
+    void *block;
+    size_t size;
+} bw__kept_block;
+
+typedef struct bw__file {
+    bw_writer *w;
+    bw__kept_block *kept;
+    size_t n, cap;
+} bw__file;
+
+static int bw__file_write(bw__file *f, const char *buf, size_t n)
+{
+    bw_writer *w = f->w;
+    if (w->mode == BW__CONTIG && w->err == BW_OK && w->cap - w->len < n) {
+        void *old;
+        size_t old_cap;
+        int rc;
+        if (f->n == f->cap) { /* room to note the old block, before it moves */
+            size_t nc = f->cap ? 2 * f->cap : 8;
+            bw__kept_block *k = (bw__kept_block *)realloc(f->kept, nc * sizeof *k);
+            if (k == NULL) return bw__fail(w, BW_ENOMEM);
+            f->kept = k;
+            f->cap = nc;
+        }
+        rc = bw__room_keep(w, n, &old, &old_cap);
+        if (rc != BW_OK) return rc;
+        if (old != NULL) {
+            f->kept[f->n].pool = w->pool;
+            f->kept[f->n].block = old;
+            f->kept[f->n].size = old_cap;
+            f->n++;
+        }
+    }
+    return bw_write(w, buf, n);
+}
+
+static void bw__file_close(bw__file *f)
+{
+    size_t i;
+    for (i = 0; i < f->n; i++) (void)bw_pool_return(f->kept[i].pool, f->kept[i].block, f->kept[i].size);
+    free(f->kept);
+    free(f);
+}
+
+/* bw__vprintf_sent's FILE: the writer, and the errno its sink failed with
+ * (the FILE's own calls overwrite errno after it). */
+typedef struct bw__sent {
+    bw_writer *w;
+    int err_no;
+} bw__sent;
+
+static int bw__sent_piece(bw__sent *st, const char *buf, size_t n)
+{
+    if (st->w->err == BW_OK && bw__send_past(st->w, buf, n) == BW_OK) return 1;
+    if (st->err_no == 0) st->err_no = errno;
+    errno = EIO;
+    return 0;
+}
+
+static bw__file *bw__file_new(bw_writer *w)
+{
+    bw__file *f;
+    if (w == NULL) {
+        errno = EINVAL;
+        return NULL;
+    }
+    f = (bw__file *)calloc(1, sizeof *f);
+    if (f == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    f->w = w;
+    return f;
+}
+
 #if defined(__GLIBC__)
 /* fopencookie and its function table are declared by <stdio.h> only when
  * _GNU_SOURCE was defined before the first libc header (glibc's __USE_GNU
@@ -162,7 +252,7 @@ extern FILE *fopencookie(void *cookie, const char *mode, bw__cookie_io io);
  * is set; fprintf then returns a negative value). */
 static ssize_t bw__cookie_write(void *cookie, const char *buf, size_t n)
 {
-    int rc = bw_write((bw_writer *)cookie, buf, n);
+    int rc = bw__file_write((bw__file *)cookie, buf, n);
     if (rc == BW_OK) return (ssize_t)n;
     errno = bw__errno_of(rc);
     return 0;
@@ -178,22 +268,45 @@ static int bw__cookie_seek(void *cookie, long long *off, int whence)
     return -1;
 }
 
+static int bw__cookie_close(void *cookie)
+{
+    bw__file_close((bw__file *)cookie);
+    return 0;
+}
+
 FILE *bw_fopen(bw_writer *w)
 {
     bw__cookie_io io;
-    if (w == NULL) {
-        errno = EINVAL;
-        return NULL;
-    }
+    bw__file *f = bw__file_new(w);
+    FILE *fp;
+    if (f == NULL) return NULL;
     memset(&io, 0, sizeof io);
     io.write = bw__cookie_write;
     io.seek = bw__cookie_seek;
-    return fopencookie(w, "w", io);
+    io.close = bw__cookie_close;
+    fp = fopencookie(f, "w", io);
+    if (fp == NULL) bw__file_close(f);
+    return fp;
+}
+
+/* The FILE behind bw__vprintf_sent: what the FILE hands over goes to the
+ * sink at once, never into the buffer. */
+static ssize_t bw__sent_write(void *cookie, const char *buf, size_t n)
+{
+    return bw__sent_piece((bw__sent *)cookie, buf, n) ? (ssize_t)n : 0;
+}
+
+static FILE *bw__sent_open(bw__sent *st)
+{
+    bw__cookie_io io;
+    memset(&io, 0, sizeof io);
+    io.write = bw__sent_write;
+    return fopencookie(st, "w", io);
 }
 #else /* the BSDs and macOS: funopen */
 static int bw__funopen_write(void *cookie, const char *buf, int n)
 {
-    int rc = bw_write((bw_writer *)cookie, buf, (size_t)n);
+    int rc = bw__file_write((bw__file *)cookie, buf, (size_t)n);
     if (rc == BW_OK) return n;
     errno = bw__errno_of(rc);
     return -1;
@@ -208,13 +321,57 @@ static fpos_t bw__funopen_seek(void *cookie, fpos_t off, int whence)
     return -1;
 }
 
+static int bw__funopen_close(void *cookie)
+{
+    bw__file_close((bw__file *)cookie);
+    return 0;
+}
+
 FILE *bw_fopen(bw_writer *w)
 {
-    if (w == NULL) {
-        errno = EINVAL;
-        return NULL;
-    }
-    return funopen(w, NULL, bw__funopen_write, bw__funopen_seek, NULL);
+    bw__file *f = bw__file_new(w);
+    FILE *fp;
+    if (f == NULL) return NULL;
+    fp = funopen(f, NULL, bw__funopen_write, bw__funopen_seek, bw__funopen_close);
+    if (fp == NULL) bw__file_close(f);
+    return fp;
+}
+
+static int bw__sent_write(void *cookie, const char *buf, int n)
+{
+    return bw__sent_piece((bw__sent *)cookie, buf, (size_t)n) ? n : -1;
+}
+
+static FILE *bw__sent_open(bw__sent *st)
+{
+    return funopen(st, NULL, bw__sent_write, NULL, NULL);
 }
 #endif
+
+/* printf output longer than a streaming writer's buffer: the held bytes
+ * are sent, then the output goes to the sink in the pieces the FILE hands
+ * over (its buffer is on the stack), so memory stays bounded whatever the
+ * output's length, and the buffer, where arguments may point, is neither
+ * written nor reused. On a failure the bytes sent are a prefix (bw_tell
+ * says how many). */
+BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    char buf[BW__SENT_FILE_BUF];
+    bw__sent st;
+    FILE *f;
+    int r, rc = bw_len(w) != 0 ? bw__send_held(w) : BW_OK;
+    if (rc != BW_OK) return rc;
+    st.w = w;
+    st.err_no = 0;
+    f = bw__sent_open(&st);
+    if (f == NULL) return bw__fail(w, BW_ENOMEM);
+    (void)setvbuf(f, buf, _IOFBF, sizeof buf);
+    r = vfprintf(f, fmt, ap);
+    if (fclose(f) != 0 && w->err == BW_OK) (void)bw__fail(w, BW_EIO);
+    if (w->err != BW_OK) {
+        if (st.err_no != 0) errno = st.err_no; /* the sink's, as for any write */
+        return w->err;
+    }
+    return r >= 0 && (size_t)r == need ? BW_OK : bw__fail(w, BW_EINVAL);
+}
 #endif /* BW_HAVE_FILE_ADAPTER */

@@ -17,6 +17,8 @@
 #define BW__FD        0x2u /* streaming to w->fd rather than to a sink       */
 #define BW__FD_SOCK   0x4u /* that fd is a socket: send(MSG_NOSIGNAL)        */
 #define BW__FD_GUARD  0x8u /* that fd may raise SIGPIPE (a pipe, or unknown) */
+#define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
+                               string among printf's arguments may end at */
 
 /* A segmented writer's link, in the last BW__SEG_HDR bytes of each block (a
  * trailer, so the block's start holds data and a detached block starts with
@@ -28,6 +30,9 @@ typedef struct bw__seg {
     size_t start, end;    /* held bytes (not kept current for the last)     */
 } bw__seg;
 #define BW__SEG_HDR ((size_t)32)
+/* Segmented block sizes are multiples of this, so that the link (pointers
+ * and sizes) at a block's end is aligned. */
+#define BW__SEG_ALIGN ((size_t)16)
 
 /* The position-to-offset arithmetic: the first held byte is at
  * data + (base - pos) when all held bytes are in the current block. */
@@ -49,5 +54,18 @@ BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 struct iovec;
 BW__INTERNAL unsigned bw__fd_kind(int fd);
 BW__INTERNAL ptrdiff_t bw__fd_send(int fd, unsigned kind, const struct iovec *iov, int cnt);
+
+/* Cold paths io.c shares (bufwriter.c). Send every held byte (streaming;
+ * a failure is recorded, the rest stays held); send p[0, n) from memory
+ * other than the buffer with nothing held; room that leaves the held bytes'
+ * storage untouched until *old is given back (contiguous, segmented). */
+BW__INTERNAL int bw__fail(bw_writer *w, int rc);
+BW__INTERNAL int bw__send_held(bw_writer *w);
+BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n);
+BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap);
+/* printf output of need bytes, longer than the buffer, sent straight to a
+ * streaming writer's sink after the held bytes (io.c, with the FILE
+ * adapter). */
+BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap);
 
 #endif /* BW_WRITER_INTERNAL_H */

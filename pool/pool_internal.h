@@ -349,8 +349,16 @@ BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
  * block of new_cap bytes when there is one (copying len bytes: warm memory
  * beats fresh pages), else with the allocator's realloc hook (glibc moves
  * large blocks with mremap instead of copying). Returns the new block, or
- * NULL with b untouched. The caller checks that p->alloc.realloc exists. */
+ * NULL with b untouched. Only where bw__pool_can_regrow says so. */
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
                                    size_t new_cap);
+/* Whether bw__pool_regrow may be used: the hook has a realloc, and the pool
+ * does not zero what comes back (realloc gives the old bytes to the
+ * allocator as they are, so the next malloc in the process could read
+ * them). */
+static inline bool bw__pool_can_regrow(const bw_pool *p)
+{
+    return p->alloc.realloc != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN) == 0;
+}
 
 #endif /* BW_POOL_INTERNAL_H */

@@ -313,8 +313,10 @@ typedef struct bw_pool bw_pool;
                                         zeros (retained ones are zeroed on
                                         return with a store the compiler keeps,
                                         fresh ones on rent, kept large ones
-                                        too): one user's bytes never reach the
-                                        next renter */
+                                        too, and growth never hands a block
+                                        to the allocator's realloc): one
+                                        user's bytes never reach the next
+                                        renter */
 #define BW_POOL_NO_THREAD_CACHE 0x2u /* no per-thread caches: every rent and
                                         return goes to the shared level */
 #define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
@@ -544,7 +546,7 @@ BW_API int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size,
 BW_API int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd);
 
 /* Fixed: the caller's buffer of `size` bytes, never grown, never freed, no
- * allocation ever. A call that does not fit fails with BW_EFULL (recorded),
+ * allocation ever (printf, put_hex and append_writer included). A call that does not fit fails with BW_EFULL (recorded),
  * nothing of it written; output that fits exactly succeeds. buf NULL with
  * size 0 is a writer with no room; NULL with size > 0 is BW_EINVAL. This is
  * the "print into this buffer" mode (mpack's fixed writer, cJSON's
@@ -614,12 +616,20 @@ BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n);
 BW_API int bw_puts(bw_writer *w, const char *s);
 
 /* printf straight into the writer. Formats once when the output fits the
- * free space (or, with little free space, a 256-byte stack buffer); at most
- * twice otherwise, the second time into a temporary block from the writer's
- * pool (a fixed writer: the shared pool), so arguments that point into the
- * writer are never read after it moved. BW_EINVAL for a NULL fmt or an
- * encoding error; BW_EOVERFLOW for output longer than INT_MAX. Bytes past
- * bw_len are unspecified afterwards. */
+ * free space (or, with little free space, a 256-byte stack buffer); else a
+ * second time, once its length is known, where it will stay: a new block
+ * (contiguous: the old one goes back after; segmented: linked), so
+ * arguments that point into the held bytes, bw_cstr's string included, are
+ * read intact. A streaming writer formats output up to its buffer size in a
+ * block of that size at most, and sends longer output straight to the sink
+ * after the held bytes, in pieces, so its memory stays bounded (without the
+ * FILE adapter, see bw_fopen, the whole output is formatted first). A fixed
+ * writer never allocates: output that does not fit its free space with a
+ * byte to spare is formatted on the stack when shorter than 1 KiB; longer,
+ * it is formatted in the buffer after the held bytes move down, so it needs
+ * one byte more than its length and its arguments must not point into the
+ * held bytes. BW_EINVAL for a NULL fmt or an encoding error; BW_EOVERFLOW for
+ * output longer than INT_MAX. Bytes past bw_len are unspecified after. */
 BW_API int bw_printf(bw_writer *w, const char *fmt, ...) BW__PRINTF(2, 3);
 BW_API int bw_vprintf(bw_writer *w, const char *fmt, va_list ap) BW__PRINTF(2, 0);
 
@@ -819,7 +829,12 @@ BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
  * buffer filling). fclose neither releases the writer nor flushes it to its
  * sink. A writer failure makes the FILE write fail with errno ENOMEM, ENOSPC
  * (BW_EFULL), EIO or EFBIG (BW_EOVERFLOW); fseek and ftell fail with ESPIPE.
- * NULL with errno EINVAL for a NULL w. Not declared (and BW_HAVE_FILE_ADAPTER
+ * The FILE hands its bytes over in pieces, in the middle of an fprintf or
+ * fwrite: in a contiguous or segmented writer the arguments may still point
+ * into w's held bytes (the blocks w outgrows meanwhile are kept until
+ * fclose), in a streaming or fixed writer they must not (held bytes are sent
+ * or moved in place). NULL with errno EINVAL for a NULL w, ENOMEM when the
+ * FILE cannot be made. Not declared (and BW_HAVE_FILE_ADAPTER
  * not defined) where neither exists or with BW_NO_FILE_ADAPTER. */
 #if !defined(BW_NO_FILE_ADAPTER) && \
     (defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || \
@@ -1382,9 +1397,17 @@ BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
  * block of new_cap bytes when there is one (copying len bytes: warm memory
  * beats fresh pages), else with the allocator's realloc hook (glibc moves
  * large blocks with mremap instead of copying). Returns the new block, or
- * NULL with b untouched. The caller checks that p->alloc.realloc exists. */
+ * NULL with b untouched. Only where bw__pool_can_regrow says so. */
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
                                    size_t new_cap);
+/* Whether bw__pool_regrow may be used: the hook has a realloc, and the pool
+ * does not zero what comes back (realloc gives the old bytes to the
+ * allocator as they are, so the next malloc in the process could read
+ * them). */
+static inline bool bw__pool_can_regrow(const bw_pool *p)
+{
+    return p->alloc.realloc != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN) == 0;
+}
 
 #endif /* BW_POOL_INTERNAL_H */
 /*************** End file pool/pool_internal.h ******************************/
@@ -1464,6 +1487,8 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
 #define BW__FD        0x2u /* streaming to w->fd rather than to a sink       */
 #define BW__FD_SOCK   0x4u /* that fd is a socket: send(MSG_NOSIGNAL)        */
 #define BW__FD_GUARD  0x8u /* that fd may raise SIGPIPE (a pipe, or unknown) */
+#define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
+                               string among printf's arguments may end at */
 
 /* A segmented writer's link, in the last BW__SEG_HDR bytes of each block (a
  * trailer, so the block's start holds data and a detached block starts with
@@ -1475,6 +1500,9 @@ typedef struct bw__seg {
     size_t start, end;    /* held bytes (not kept current for the last)     */
 } bw__seg;
 #define BW__SEG_HDR ((size_t)32)
+/* Segmented block sizes are multiples of this, so that the link (pointers
+ * and sizes) at a block's end is aligned. */
+#define BW__SEG_ALIGN ((size_t)16)
 
 /* The position-to-offset arithmetic: the first held byte is at
  * data + (base - pos) when all held bytes are in the current block. */
@@ -1496,6 +1524,19 @@ BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 struct iovec;
 BW__INTERNAL unsigned bw__fd_kind(int fd);
 BW__INTERNAL ptrdiff_t bw__fd_send(int fd, unsigned kind, const struct iovec *iov, int cnt);
+
+/* Cold paths io.c shares (bufwriter.c). Send every held byte (streaming;
+ * a failure is recorded, the rest stays held); send p[0, n) from memory
+ * other than the buffer with nothing held; room that leaves the held bytes'
+ * storage untouched until *old is given back (contiguous, segmented). */
+BW__INTERNAL int bw__fail(bw_writer *w, int rc);
+BW__INTERNAL int bw__send_held(bw_writer *w);
+BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n);
+BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap);
+/* printf output of need bytes, longer than the buffer, sent straight to a
+ * streaming writer's sink after the held bytes (io.c, with the FILE
+ * adapter). */
+BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap);
 
 #endif /* BW_WRITER_INTERNAL_H */
 /*************** End file writer_internal.h *********************************/
@@ -1527,8 +1568,12 @@ BW__INTERNAL ptrdiff_t bw__fd_send(int fd, unsigned kind, const struct iovec *io
 #define BW__STREAM_DEFAULT ((size_t)64 << 10)
 /* printf formats short output here when the free space is smaller. */
 #define BW__PRINTF_STACK 256
+/* A fixed writer's printf formats output up to this long on the stack when
+ * it does not fit the free space with vsnprintf's NUL (exact fits). */
+#define BW__PRINTF_FIXED_STACK 1024
 
 typedef char bw__seg_fits[sizeof(bw__seg) <= BW__SEG_HDR ? 1 : -1];
+typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
 
 const char *bw_strerror(int status)
 {
@@ -1554,7 +1599,7 @@ const char *bw_version(void) { return BW_VERSION_STRING; }
 static void bw__set_lim(bw_writer *w) { w->lim = w->err != BW_OK ? w->len : w->cap; }
 
 /* Record the first error; later writes miss the fast path. */
-static int bw__fail(bw_writer *w, int rc)
+BW__INTERNAL int bw__fail(bw_writer *w, int rc)
 {
     if (w->err == BW_OK) w->err = rc;
     w->lim = w->len;
@@ -1654,81 +1699,104 @@ static void bw__move_down(bw_writer *w, const void **src)
  * appends src[0, n) and commits them. src may point into held bytes. On
  * failure the error is recorded and nothing held changes. */
 
-/* Contiguous: move to a block of the growth rule's size. The old block goes
- * back only after src was copied (src may point into it). */
-static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
+/* The size a contiguous writer moves to for n more bytes: a first block of
+ * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
+ * so a small message does not climb through the smallest classes (up to the
+ * threshold the rent rounds it to its class, as the growth rule would);
+ * then the growth rule for the held bytes and n, and past the threshold the
+ * size recent big jobs ended at (the learned jump), not every power of two
+ * on the way. */
+static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
 {
-    bw_pool *p;
-    unsigned char *nb;
-    size_t cap, got, want = n;
+    size_t want = n, cap;
     int rc;
-
-    p = bw__pool_of(w);
-    if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    /* A writer's first block: at least min_first_block, so a small message
-     * does not climb through the smallest classes, and at the size recent
-     * writers ended at if the pool learns it (BW_POOL_LEARN_SIZE). Up to
-     * the threshold it is simply the rent of that size (the rent rounds to
-     * the class, as the growth rule would): the short path every small
-     * message takes once. */
     if (w->cap == 0) {
         size_t first = p->learn ? bw__learned(p) : 0;
         if (first < p->min_first) first = p->min_first;
         if (first > want) want = first;
         if (want <= p->threshold) {
-            nb = (unsigned char *)bw_pool_rent(p, want, &got);
-            if (nb == NULL) return bw__fail(w, BW_ENOMEM);
-            w->data = nb;
-            w->cap = got;
-            bw__set_lim(w);
-            goto copy;
+            *out = want;
+            return BW_OK;
         }
     }
-    bw__move_down(w, &src);
-    if (w->cap - w->len >= n) goto copy;
-    rc = bw__target(p, w->len, want, w->cap, &cap);
-    if (rc != BW_OK) return bw__fail(w, rc);
-    /* Outgrowing the threshold: jump straight to the size recent big jobs
-     * ended at (the learned jump), not through every power of two. */
+    rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
+    if (rc != BW_OK) return rc;
     if (cap > p->threshold && w->cap <= p->threshold && p->learn_growth) {
         size_t jump = bw__grow_size(p, bw__learned_large(p));
         if (jump > p->max_learned) jump = p->max_learned;
         if (jump > cap) cap = jump;
     }
+    *out = cap;
+    return BW_OK;
+}
 
-    /* Above the threshold the old block is the allocator's own: let the
-     * pool resize it in place, remap it (glibc's mremap) or move it into a
-     * kept warm block, instead of copying into fresh memory. Not when src
-     * lies in the old block (realloc may free it), nor for the caller's
-     * buffer. */
-    if (w->cap > p->threshold && p->alloc.realloc != NULL && !(w->flags & BW__EXTERNAL) &&
-        !bw__overlaps(w, src, src != NULL ? n : 0)) {
-        nb = (unsigned char *)bw__pool_regrow(p, w->data, w->cap, w->len, cap);
-        if (nb == NULL) return bw__fail(w, BW_ENOMEM);
-        got = cap;
-    } else {
-        nb = (unsigned char *)bw_pool_rent(p, cap, &got);
-        if (nb == NULL) return bw__fail(w, BW_ENOMEM);
-        if (w->len != 0) memcpy(nb, w->data, w->len);
-        if (src != NULL) memcpy(nb + w->len, src, n);
-        if (w->flags & BW__EXTERNAL)
-            w->flags &= (unsigned char)~BW__EXTERNAL; /* not the pool's */
-        else if (w->data != NULL)
-            (void)bw_pool_return(p, w->data, w->cap);
-        w->data = nb;
-        w->cap = got;
-        bw__set_lim(w);
-        if (src != NULL) w->len += n;
-        return BW_OK;
+/* Move a contiguous writer's held bytes into a new block with room for n
+ * more, leaving the old storage as it is: *old and *old_cap get the block
+ * to give back once nothing reads from it (NULL for none, or for the
+ * caller's first buffer, which is not the pool's). */
+static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap, got, start = bw__start(w), held = w->len - start;
+    unsigned char *nb;
+    int rc;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    rc = bw__contig_size(w, p, n, &cap);
+    if (rc != BW_OK) return bw__fail(w, rc);
+    nb = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (nb == NULL) return bw__fail(w, BW_ENOMEM);
+    if (held != 0) memcpy(nb, w->data + start, held);
+    if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
+        *old = w->data;
+        *old_cap = w->cap;
     }
+    w->flags &= (unsigned char)~BW__EXTERNAL;
     w->data = nb;
     w->cap = got;
+    w->pos = w->base;
+    w->len = held;
     bw__set_lim(w);
+    return BW_OK;
+}
+
+/* Contiguous: move to a block of bw__contig_size. The old block goes back
+ * only after src was copied (src may point into it). Above the threshold
+ * the old block is the allocator's own: the pool resizes it in place,
+ * remaps it (glibc's mremap) or moves it into a kept warm block instead of
+ * copying into fresh memory; not when src lies in the old block (realloc
+ * may free it), nor for the caller's buffer, nor on a zeroing pool (realloc
+ * would hand the old bytes to the allocator unzeroed). */
+static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
+{
+    void *old = NULL;
+    size_t old_cap = 0;
+    int rc;
+
+    if (w->data != NULL) {
+        bw__move_down(w, &src);
+        if (w->cap - w->len >= n) goto copy;
+        if (!(w->flags & BW__EXTERNAL) && w->cap > w->pool->threshold &&
+            bw__pool_can_regrow(w->pool) && !bw__overlaps(w, src, src != NULL ? n : 0)) {
+            size_t cap;
+            unsigned char *nb;
+            rc = bw__contig_size(w, w->pool, n, &cap);
+            if (rc != BW_OK) return bw__fail(w, rc);
+            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, cap);
+            if (nb == NULL) return bw__fail(w, BW_ENOMEM);
+            w->data = nb;
+            w->cap = cap;
+            bw__set_lim(w);
+            goto copy;
+        }
+    }
+    rc = bw__contig_move(w, n, &old, &old_cap);
+    if (rc != BW_OK) return rc;
 copy:
     if (src != NULL) {
         memmove(w->data + w->len, src, n);
         w->len += n;
     }
+    if (old != NULL) (void)bw_pool_return(w->pool, old, old_cap);
     return BW_OK;
 }
 
@@ -1741,6 +1809,20 @@ static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
         memmove(w->data + w->len, src, n);
         w->len += n;
     }
+    return BW_OK;
+}
+
+/* A segmented block's size for `want` bytes, link included: the growth
+ * rule's, rounded up to BW__SEG_ALIGN. A pool's classes already are; an
+ * exact-size rent (BW_POOL_BYPASS, or above the threshold) may not be, and
+ * the link at the block's end must be aligned. */
+static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
+{
+    size_t n;
+    int rc = bw__target(p, 0, want, 0, &n);
+    if (rc != BW_OK) return rc;
+    if (n > BW__MAX_BLOCK - (BW__SEG_ALIGN - 1)) return BW_EOVERFLOW;
+    *out = (n + (BW__SEG_ALIGN - 1)) & ~(size_t)(BW__SEG_ALIGN - 1);
     return BW_OK;
 }
 
@@ -1769,7 +1851,7 @@ static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
     if (want < p->min_first) want = p->min_first;
     if (want > p->threshold) want = p->threshold;
     if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
-    rc = bw__target(p, 0, want, 0, &want);
+    rc = bw__seg_size(p, want, &want);
     if (rc != BW_OK) {
         bw__fail(w, rc);
         return NULL;
@@ -1787,14 +1869,15 @@ static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
 }
 
 /* Make s the last block. The old last block stays where it is (its rest
- * is skipped); an old block that is the only one and holds nothing goes
- * back instead. */
-static void bw__seg_link(bw_writer *w, bw__seg *s)
+ * is skipped); an old block that is the only one and holds nothing is
+ * unlinked and returned, for the caller to give back (bw__seg_return). */
+static bw__seg *bw__seg_link(bw_writer *w, bw__seg *s)
 {
+    bw__seg *gone = NULL;
     if (w->data != NULL) {
         bw__seg *old = bw__tail_seg(w);
         if (w->head == NULL && w->len == bw__start(w)) {
-            bw__seg_return(w, old);
+            gone = old;
         } else {
             old->end = w->len;
             if (w->head == NULL) {
@@ -1809,12 +1892,13 @@ static void bw__seg_link(bw_writer *w, bw__seg *s)
     w->cap = bw__seg_cap(s);
     w->len = 0;
     bw__set_lim(w);
+    return gone;
 }
 
 static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
 {
     size_t first = 0;
-    bw__seg *s;
+    bw__seg *s, *gone;
     /* A write fills the rest of the last block first; room (src NULL) must
      * be contiguous and skips it. */
     if (src != NULL && w->data != NULL) first = w->cap - w->len;
@@ -1824,7 +1908,8 @@ static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
         memcpy(w->data + w->len, src, first);
         w->len += first;
     }
-    bw__seg_link(w, s);
+    gone = bw__seg_link(w, s); /* it held nothing, so src is not in it */
+    if (gone != NULL) bw__seg_return(w, gone);
     if (src != NULL) {
         memcpy(w->data, (const unsigned char *)src + first, n - first);
         w->len = n - first;
@@ -1868,7 +1953,7 @@ static int bw__send(bw_writer *w, const unsigned char *p, size_t n, size_t *sent
 
 /* Send every held byte; on failure the rest stays held and BW_EIO is
  * recorded. Afterwards the buffer is empty and restarts at its beginning. */
-static int bw__send_held(bw_writer *w)
+BW__INTERNAL int bw__send_held(bw_writer *w)
 {
     size_t start = bw__start(w), sent;
     int rc = bw__send(w, w->data + start, w->len - start, &sent);
@@ -1904,6 +1989,18 @@ static int bw__stream_buffer(bw_writer *w, size_t n)
     return BW_OK;
 }
 
+/* Send p[0, n) straight from memory that is not the buffer (nothing is
+ * held then), the positions following what was taken; a failure is
+ * recorded. */
+BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
+{
+    size_t sent;
+    int rc = bw__send(w, (const unsigned char *)p, n, &sent);
+    w->pos += sent;
+    w->base += sent;
+    return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
+}
+
 static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
 {
     int rc;
@@ -1920,11 +2017,7 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
     if (src != NULL && (w->data == NULL || n > w->cap)) {
         /* Larger than the buffer: straight from the caller's memory (it
          * cannot be among the held bytes, which fit the buffer). */
-        size_t sent;
-        rc = bw__send(w, (const unsigned char *)src, n, &sent);
-        w->pos += sent;
-        w->base += sent;
-        return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
+        return bw__send_past(w, src, n);
     }
     if (w->data == NULL || n > w->cap) {
         rc = bw__stream_buffer(w, n);
@@ -1949,6 +2042,30 @@ static int bw__room(bw_writer *w, size_t n, const void *src)
     case BW__STREAM: return bw__room_stream(w, n, src);
     default:         return bw__room_contig(w, n, src);
     }
+}
+
+/* Room for n contiguous bytes at data + len that leaves every byte the held
+ * bytes are in where it is and as it is, so that a source among them (a
+ * printf argument, the rest of a FILE's write) stays readable until the
+ * caller gives *old back (bw_pool_return with *old_cap; NULL for nothing).
+ * Contiguous: a new block; segmented: a new block linked after the last.
+ * Not for streaming and fixed writers, which have nowhere else to go. */
+BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    *old = NULL;
+    *old_cap = 0;
+    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    if (w->mode == BW__CHAIN) {
+        bw__seg *s = bw__seg_rent(w, n), *gone;
+        if (s == NULL) return w->err;
+        gone = bw__seg_link(w, s);
+        if (gone != NULL) { /* held nothing, but bw_cstr's "" may be in it */
+            *old = gone->data;
+            *old_cap = bw__seg_cap(gone) + BW__SEG_HDR;
+        }
+        return BW_OK;
+    }
+    return bw__contig_move(w, n, old, old_cap);
 }
 
 int bw__write_slow(bw_writer *w, const void *src, size_t n)
@@ -2107,7 +2224,7 @@ static void bw__reset(bw_writer *w)
     w->pos = w->base = 0;
     w->err = BW_OK;
     w->head = NULL;
-    w->flags &= (unsigned char)~BW__EXTERNAL;
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
     bw__set_lim(w);
 }
 
@@ -2212,52 +2329,124 @@ static const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void
     return memcpy(*tmp, src, n);
 }
 
+/* The output did not fit in pass one. A fixed writer has only its own
+ * buffer and never allocates: output below BW__PRINTF_FIXED_STACK is
+ * formatted on the stack and written like any source (moving the held bytes
+ * down over consumed room when needed); longer output is formatted in the
+ * buffer after the held bytes are moved down, so it needs one byte more
+ * than its length (vsnprintf's NUL) and its arguments must not point into
+ * the held bytes (bufwriter.h says so). */
+static int bw__printf_fixed(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    char buf[BW__PRINTF_FIXED_STACK];
+    int r;
+    if (need < sizeof buf) {
+        if (need > w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
+        r = vsnprintf(buf, sizeof buf, fmt, ap);
+        return r >= 0 && (size_t)r == need ? bw_write(w, buf, need) : bw__fail(w, BW_EINVAL);
+    }
+    if (need >= w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
+    bw__move_down(w, NULL);
+    r = vsnprintf((char *)w->data + w->len, need + 1, fmt, ap);
+    if (r < 0 || (size_t)r != need) return bw__fail(w, BW_EINVAL);
+    w->len += need;
+    return BW_OK;
+}
+
+/* Output formatted into a block of its own, then written from there (all
+ * or nothing): the writer may then move, link or send as it likes. */
+static int bw__printf_apart(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    bw_pool *p;
+    void *tmp;
+    size_t tmp_cap;
+    int r, rc;
+    p = bw__pool_of(w);
+    if (p == NULL || (tmp = bw_pool_rent(p, need + 1, &tmp_cap)) == NULL)
+        return bw__fail(w, BW_ENOMEM);
+    r = vsnprintf((char *)tmp, need + 1, fmt, ap);
+    rc = r >= 0 && (size_t)r == need ? bw_write(w, tmp, need) : bw__fail(w, BW_EINVAL);
+    (void)bw_pool_return(p, tmp, tmp_cap);
+    return rc;
+}
+
+/* Streaming: output up to the buffer size is formatted apart into a block
+ * of that size at most and written all or nothing; longer output goes
+ * straight to the sink through a FILE (bw__vprintf_sent, io.c) after the
+ * held bytes, so memory stays bounded and the buffer (where arguments may
+ * point) is not touched. Without the FILE adapter it too is formatted
+ * apart. */
+static int bw__printf_stream(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+#ifdef BW_HAVE_FILE_ADAPTER
+    if (need > w->opt) return bw__vprintf_sent(w, need, fmt, ap);
+#endif
+    return bw__printf_apart(w, need, fmt, ap);
+}
+
+/* A contiguous writer's growth that the output would fill to the last byte:
+ * formatting in place would take the next size up for vsnprintf's NUL, so
+ * it is formatted apart and written instead (the NUL never costs room). */
+static int bw__apart(bw_writer *w, size_t need)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap;
+    if (w->mode != BW__CONTIG || p == NULL || bw__contig_size(w, p, need, &cap) != BW_OK)
+        return 0;
+    if (cap <= p->threshold) cap = bw_pool_class_size(p, cap);
+    return cap - (w->len - bw__start(w)) == need;
+}
+
 int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
 {
     char stack[BW__PRINTF_STACK], *dst;
-    size_t avail, need, tmp_cap;
-    void *tmp;
+    size_t avail, size, shift = 0, need, old_cap;
+    void *old;
     va_list cp;
     int r, rc;
 
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (fmt == NULL) return bw__fail(w, BW_EINVAL);
-    /* Pass one: into the free space when there is a useful amount of it
-     * (the NUL lands past len), else into a stack buffer. Either way short
-     * output is formatted once, also on a writer with no storage yet. */
+    /* Pass one: into the free space when there is a useful amount of it,
+     * else into a stack buffer, so short output is formatted once, also on
+     * a writer with no storage yet. After bw_cstr the free space starts
+     * with the NUL of a string an argument may be: then one byte further. */
     avail = w->data != NULL ? w->cap - w->len : 0;
-    if (avail >= sizeof stack) {
-        dst = (char *)w->data + w->len;
+    if (w->flags & BW__CSTR) {
+        shift = avail != 0;
+        w->flags &= (unsigned char)~BW__CSTR;
+    }
+    if (avail - shift >= sizeof stack) {
+        dst = (char *)w->data + w->len + shift;
+        size = avail - shift;
     } else {
         dst = stack;
-        avail = sizeof stack;
+        size = sizeof stack;
     }
     va_copy(cp, ap);
     errno = 0;
-    r = vsnprintf(dst, avail, fmt, cp);
+    r = vsnprintf(dst, size, fmt, cp);
     va_end(cp);
     if (r < 0) return bw__fail(w, errno == EOVERFLOW ? BW_EOVERFLOW : BW_EINVAL);
     need = (size_t)r;
-    if (need < avail) {
+    if (need < size) {
         if (dst == stack) return bw_write(w, stack, need);
+        if (shift) memmove(w->data + w->len, dst, need);
         w->len += need;
         return BW_OK;
     }
-    /* Pass two: the whole output into a temporary block, then one write.
-     * Arguments may point into the writer; formatting them before the
-     * writer moves, links or sends keeps them valid. A fixed writer that
-     * cannot take it fails here without formatting again. */
-    if (w->mode == BW__FIXED && w->cap - (w->len - bw__start(w)) < need)
-        return bw__fail(w, BW_EFULL);
-    {
-        bw_pool *p = w->mode == BW__FIXED ? bw_pool_shared() : bw__pool_of(w);
-        if (p == NULL || (tmp = bw_pool_rent(p, need + 1, &tmp_cap)) == NULL)
-            return bw__fail(w, BW_ENOMEM);
-        r = vsnprintf((char *)tmp, need + 1, fmt, ap);
-        rc = (r >= 0 && (size_t)r == need) ? bw_write(w, tmp, need) : bw__fail(w, BW_EINVAL);
-        (void)bw_pool_return(p, tmp, tmp_cap);
-    }
+    /* Pass two, the length known: formatted again where it will stay, while
+     * everything the arguments may point into stays as it is. */
+    if (w->mode == BW__FIXED) return bw__printf_fixed(w, need, fmt, ap);
+    if (w->mode == BW__STREAM) return bw__printf_stream(w, need, fmt, ap);
+    if (bw__apart(w, need)) return bw__printf_apart(w, need, fmt, ap);
+    rc = bw__room_keep(w, need + 1, &old, &old_cap);
+    if (rc != BW_OK) return rc;
+    r = vsnprintf((char *)w->data + w->len, need + 1, fmt, ap);
+    if (r >= 0 && (size_t)r == need) w->len += need;
+    else rc = bw__fail(w, BW_EINVAL);
+    if (old != NULL) (void)bw_pool_return(w->pool, old, old_cap);
     return rc;
 }
 
@@ -2334,7 +2523,14 @@ int bw_put_hex(bw_writer *w, const void *src, size_t n)
     if (n == 0) return BW_OK;
     if (src == NULL) return bw__fail(w, BW_EINVAL);
     if (n > BW__MAX_BLOCK / 2) return bw__fail(w, w->mode == BW__FIXED ? BW_EFULL : BW_EOVERFLOW);
-    if (w->cap - w->len < 2 * n) {
+    if (w->cap - w->len < 2 * n && w->mode == BW__FIXED) {
+        /* The held bytes move down over consumed room, and in with them
+         * (never allocates, unlike a copy). */
+        const void *at = in;
+        if (w->cap - (w->len - bw__start(w)) < 2 * n) return bw__fail(w, BW_EFULL);
+        bw__move_down(w, &at);
+        in = (const unsigned char *)at;
+    } else if (w->cap - w->len < 2 * n) {
         /* The cold path may move, link or send the bytes src points into. */
         if (bw__overlaps(w, src, n)) {
             in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
@@ -2566,7 +2762,7 @@ static unsigned char *bw__contiguous(bw_writer *w, size_t extra)
         bw__seg *s;
         int rc;
         if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
-        rc = bw__target(p, 0, held + extra + BW__SEG_HDR, 0, &want);
+        rc = bw__seg_size(p, held + extra + BW__SEG_HDR, &want);
         if (rc != BW_OK) return bw__fail(w, rc), NULL;
         b = (unsigned char *)bw_pool_rent(p, want, &got);
         if (b == NULL) return bw__fail(w, BW_ENOMEM), NULL;
@@ -2614,6 +2810,7 @@ const char *bw_cstr(bw_writer *w)
     p = bw__contiguous(w, 1);
     if (p == NULL) return NULL;
     w->data[w->len] = 0;
+    w->flags |= BW__CSTR; /* printf must not write over it first */
     return (const char *)p;
 }
 
@@ -2630,6 +2827,11 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     if (src == NULL) return bw__fail(dst, BW_EINVAL);
     len = bw_len(src);
     if (len == 0) return BW_OK;
+    if (dst == src && dst->mode == BW__FIXED) {
+        /* One block, and a write from its own held bytes moves the source
+         * with them: no copy, so nothing is allocated. */
+        return bw_write(dst, dst->data + bw__start(dst), len);
+    }
     if (dst == src) {
         /* A second copy of itself: copy out first (writing may move, link
          * or send what is being read). */
@@ -2637,7 +2839,7 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
         void *tmp = NULL;
         size_t tmp_cap = 0;
         const void *copy;
-        bw_pool *pool = dst->mode == BW__FIXED ? bw_pool_shared() : bw__pool_of(dst);
+        bw_pool *pool = bw__pool_of(dst);
         if (len <= sizeof buf) {
             copy = buf;
         } else if (pool == NULL || (tmp = bw_pool_rent(pool, len, &tmp_cap)) == NULL) {
@@ -2736,6 +2938,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -2757,6 +2960,10 @@ extern int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 #  define SIG_BLOCK 0   /* <bits/sigaction.h>, the same on every Linux ABI */
 #  define SIG_SETMASK 2
 #endif
+
+/* bw__vprintf_sent's FILE buffer, on the stack: the size of the pieces
+ * printf output longer than a streaming buffer goes to the sink in. */
+#define BW__SENT_FILE_BUF 4096
 
 /* At most this many pieces per writev (and never more than IOV_MAX). */
 #define BW__IOV_BATCH 64
@@ -2870,6 +3077,91 @@ static int bw__errno_of(int rc)
     }
 }
 
+/* A FILE's state: its writer, and the blocks a contiguous writer outgrew
+ * while the FILE wrote into it. glibc hands a write to the cookie when the
+ * FILE's buffer fills, in the middle of an fprintf or fwrite whose
+ * argument may be the writer's own held bytes, and then goes on reading
+ * that argument: so the old block is kept until fclose (the blocks a writer
+ * outgrows add up to less than the one it has). Segmented writers never
+ * move their bytes; streaming and fixed writers send or move them in
+ * place (bufwriter.h says so). */
+typedef struct bw__kept_block {
+    bw_pool *pool;
+    void *block;
+    size_t size;
+} bw__kept_block;
+
+typedef struct bw__file {
+    bw_writer *w;
+    bw__kept_block *kept;
+    size_t n, cap;
+} bw__file;
+
+static int bw__file_write(bw__file *f, const char *buf, size_t n)
+{
+    bw_writer *w = f->w;
+    if (w->mode == BW__CONTIG && w->err == BW_OK && w->cap - w->len < n) {
+        void *old;
+        size_t old_cap;
+        int rc;
+        if (f->n == f->cap) { /* room to note the old block, before it moves */
+            size_t nc = f->cap ? 2 * f->cap : 8;
+            bw__kept_block *k = (bw__kept_block *)realloc(f->kept, nc * sizeof *k);
+            if (k == NULL) return bw__fail(w, BW_ENOMEM);
+            f->kept = k;
+            f->cap = nc;
+        }
+        rc = bw__room_keep(w, n, &old, &old_cap);
+        if (rc != BW_OK) return rc;
+        if (old != NULL) {
+            f->kept[f->n].pool = w->pool;
+            f->kept[f->n].block = old;
+            f->kept[f->n].size = old_cap;
+            f->n++;
+        }
+    }
+    return bw_write(w, buf, n);
+}
+
+static void bw__file_close(bw__file *f)
+{
+    size_t i;
+    for (i = 0; i < f->n; i++) (void)bw_pool_return(f->kept[i].pool, f->kept[i].block, f->kept[i].size);
+    free(f->kept);
+    free(f);
+}
+
+/* bw__vprintf_sent's FILE: the writer, and the errno its sink failed with
+ * (the FILE's own calls overwrite errno after it). */
+typedef struct bw__sent {
+    bw_writer *w;
+    int err_no;
+} bw__sent;
+
+static int bw__sent_piece(bw__sent *st, const char *buf, size_t n)
+{
+    if (st->w->err == BW_OK && bw__send_past(st->w, buf, n) == BW_OK) return 1;
+    if (st->err_no == 0) st->err_no = errno;
+    errno = EIO;
+    return 0;
+}
+
+static bw__file *bw__file_new(bw_writer *w)
+{
+    bw__file *f;
+    if (w == NULL) {
+        errno = EINVAL;
+        return NULL;
+    }
+    f = (bw__file *)calloc(1, sizeof *f);
+    if (f == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    f->w = w;
+    return f;
+}
+
 #if defined(__GLIBC__)
 /* fopencookie and its function table are declared by <stdio.h> only when
  * _GNU_SOURCE was defined before the first libc header (glibc's __USE_GNU
@@ -2891,7 +3183,7 @@ extern FILE *fopencookie(void *cookie, const char *mode, bw__cookie_io io);
  * is set; fprintf then returns a negative value). */
 static ssize_t bw__cookie_write(void *cookie, const char *buf, size_t n)
 {
-    int rc = bw_write((bw_writer *)cookie, buf, n);
+    int rc = bw__file_write((bw__file *)cookie, buf, n);
     if (rc == BW_OK) return (ssize_t)n;
     errno = bw__errno_of(rc);
     return 0;
@@ -2907,22 +3199,45 @@ static int bw__cookie_seek(void *cookie, long long *off, int whence)
     return -1;
 }
 
+static int bw__cookie_close(void *cookie)
+{
+    bw__file_close((bw__file *)cookie);
+    return 0;
+}
+
 FILE *bw_fopen(bw_writer *w)
 {
     bw__cookie_io io;
-    if (w == NULL) {
-        errno = EINVAL;
-        return NULL;
-    }
+    bw__file *f = bw__file_new(w);
+    FILE *fp;
+    if (f == NULL) return NULL;
     memset(&io, 0, sizeof io);
     io.write = bw__cookie_write;
     io.seek = bw__cookie_seek;
-    return fopencookie(w, "w", io);
+    io.close = bw__cookie_close;
+    fp = fopencookie(f, "w", io);
+    if (fp == NULL) bw__file_close(f);
+    return fp;
+}
+
+/* The FILE behind bw__vprintf_sent: what the FILE hands over goes to the
+ * sink at once, never into the buffer. */
+static ssize_t bw__sent_write(void *cookie, const char *buf, size_t n)
+{
+    return bw__sent_piece((bw__sent *)cookie, buf, n) ? (ssize_t)n : 0;
+}
+
+static FILE *bw__sent_open(bw__sent *st)
+{
+    bw__cookie_io io;
+    memset(&io, 0, sizeof io);
+    io.write = bw__sent_write;
+    return fopencookie(st, "w", io);
 }
 #else /* the BSDs and macOS: funopen */
 static int bw__funopen_write(void *cookie, const char *buf, int n)
 {
-    int rc = bw_write((bw_writer *)cookie, buf, (size_t)n);
+    int rc = bw__file_write((bw__file *)cookie, buf, (size_t)n);
     if (rc == BW_OK) return n;
     errno = bw__errno_of(rc);
     return -1;
@@ -2937,15 +3252,59 @@ static fpos_t bw__funopen_seek(void *cookie, fpos_t off, int whence)
     return -1;
 }
 
+static int bw__funopen_close(void *cookie)
+{
+    bw__file_close((bw__file *)cookie);
+    return 0;
+}
+
 FILE *bw_fopen(bw_writer *w)
 {
-    if (w == NULL) {
-        errno = EINVAL;
-        return NULL;
-    }
-    return funopen(w, NULL, bw__funopen_write, bw__funopen_seek, NULL);
+    bw__file *f = bw__file_new(w);
+    FILE *fp;
+    if (f == NULL) return NULL;
+    fp = funopen(f, NULL, bw__funopen_write, bw__funopen_seek, bw__funopen_close);
+    if (fp == NULL) bw__file_close(f);
+    return fp;
+}
+
+static int bw__sent_write(void *cookie, const char *buf, int n)
+{
+    return bw__sent_piece((bw__sent *)cookie, buf, (size_t)n) ? n : -1;
+}
+
+static FILE *bw__sent_open(bw__sent *st)
+{
+    return funopen(st, NULL, bw__sent_write, NULL, NULL);
 }
 #endif
+
+/* printf output longer than a streaming writer's buffer: the held bytes
+ * are sent, then the output goes to the sink in the pieces the FILE hands
+ * over (its buffer is on the stack), so memory stays bounded whatever the
+ * output's length, and the buffer, where arguments may point, is neither
+ * written nor reused. On a failure the bytes sent are a prefix (bw_tell
+ * says how many). */
+BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    char buf[BW__SENT_FILE_BUF];
+    bw__sent st;
+    FILE *f;
+    int r, rc = bw_len(w) != 0 ? bw__send_held(w) : BW_OK;
+    if (rc != BW_OK) return rc;
+    st.w = w;
+    st.err_no = 0;
+    f = bw__sent_open(&st);
+    if (f == NULL) return bw__fail(w, BW_ENOMEM);
+    (void)setvbuf(f, buf, _IOFBF, sizeof buf);
+    r = vfprintf(f, fmt, ap);
+    if (fclose(f) != 0 && w->err == BW_OK) (void)bw__fail(w, BW_EIO);
+    if (w->err != BW_OK) {
+        if (st.err_no != 0) errno = st.err_no; /* the sink's, as for any write */
+        return w->err;
+    }
+    return r >= 0 && (size_t)r == need ? BW_OK : bw__fail(w, BW_EINVAL);
+}
 #endif /* BW_HAVE_FILE_ADAPTER */
 /*************** End file io.c **********************************************/
 
