@@ -2384,13 +2384,15 @@ static int bw__printf_stream(bw_writer *w, size_t need, const char *fmt, va_list
     return bw__printf_apart(w, need, fmt, ap);
 }
 
-/* A contiguous writer's growth that the output would fill to the last byte:
- * formatting in place would take the next size up for vsnprintf's NUL, so
- * it is formatted apart and written instead (the NUL never costs room). */
+/* Output that fills the free space, or a contiguous writer's growth, to
+ * the last byte: formatting in place would take a byte more for vsnprintf's
+ * NUL (a move, a link, the next size up), so it is formatted apart and
+ * written instead (the NUL never costs room). */
 static int bw__apart(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
     size_t cap;
+    if (w->data != NULL && need <= w->cap - w->len) return 1;
     if (w->mode != BW__CONTIG || p == NULL || bw__contig_size(w, p, need, &cap) != BW_OK)
         return 0;
     if (cap <= p->threshold) cap = bw_pool_class_size(p, cap);
