@@ -176,8 +176,9 @@ test-strict:
 test-seeded:
 	sh tests/seeded/run.sh $(CC) $(B)/seeded $(SRCS)
 
-# dlopen, use a pool on a thread, dlclose, let the thread exit.
-test-dlclose: $(B)/libbufwriter.so
+# dlopen, use a pool on a thread, dlclose, let the thread exit: the shared
+# library, and plugins that embed the single header or libbufwriter.a.
+test-dlclose: $(B)/libbufwriter.so $(B)/libbufwriter.a single_include/bufwriter.h
 	sh tests/dl/run.sh $(CC) $(B)
 
 # Stress: make stress runs the full one (50 rounds of max(2 x cores, 32)

@@ -237,7 +237,11 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 32 KiB), used
  * without locks; behind them, each class has a shared, locked stack of at
  * most max_blocks_per_class blocks. max_retained_bytes bounds both levels
- * together. A thread's cache goes back to the pool when the thread exits.
+ * together. A thread's cache goes back to the pool when the thread exits;
+ * the caches of threads still alive when a plugin that embeds bufwriter (the
+ * single header, or libbufwriter.a) is unloaded with dlclose leak instead,
+ * since the thread-exit hook is removed at unload so no thread runs unmapped
+ * code (libbufwriter.so is never unloaded).
  *
  * Defaults need no tuning: a writer's first block is 512 B; a writer that
  * outgrows the threshold jumps to the size recent big jobs ended at; what

@@ -12,6 +12,9 @@
  * Lifetimes, the part that is easy to get wrong:
  *   - thread exit: a pthread key destructor flushes every cache of the
  *     thread into its pool (shared level, or freed) and frees the caches;
+ *   - unload (dlclose of a plugin that embeds the library, or exit): the
+ *     key is deleted, so that destructor never runs in unmapped code; the
+ *     caches of live threads then leak (bw__unload);
  *   - pool destroy: takes the blocks of every registered cache and marks
  *     each cache orphaned (pool_id = 0) under the lock, so a later thread
  *     exit never touches the destroyed pool. An orphaned cache is freed by
@@ -43,7 +46,9 @@ static _Thread_local size_t bw__tl_mask BW__TLS_MODEL, bw__tl_used BW__TLS_MODEL
 static pthread_mutex_t bw__reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t bw__exit_key;
 static pthread_once_t bw__exit_once = PTHREAD_ONCE_INIT;
-static bool bw__exit_key_ok;
+/* The key exists and is ours: set once it is created, cleared when the
+ * library is unloaded (bw__unload). Without it no cache is created. */
+static _Atomic bool bw__exit_key_ok;
 static _Atomic uint64_t bw__pool_ids;
 /* Every live pool, for the fork handlers. */
 static pthread_mutex_t bw__all_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -228,8 +233,31 @@ static void bw__thread_exit(void *head)
 
 static void bw__exit_key_init(void)
 {
-    bw__exit_key_ok = pthread_key_create(&bw__exit_key, bw__thread_exit) == 0;
+    atomic_store_explicit(&bw__exit_key_ok,
+                          pthread_key_create(&bw__exit_key, bw__thread_exit) == 0,
+                          memory_order_release);
 }
+
+/* Unload. A copy of the library inside a plugin (the single header, or
+ * libbufwriter.a linked into a shared object) is unmapped by dlclose, but
+ * the key's destructor would still point into it and run whenever a thread
+ * that used a pool exits: the process would crash. So the key goes with the
+ * library (at dlclose, or at exit): no destructor into unmapped code is
+ * left. The price: the caches of the threads still alive then (the calling
+ * one too) are never given back; their blocks and the caches themselves
+ * leak at unload (they cannot be taken from here: their owners may be using
+ * them, and the pools may be gone). From then on, a thread that has no
+ * cache for a pool uses the shared level. The shared library is linked
+ * -z nodelete and never unmapped, so for it this runs at exit only, where
+ * nothing is lost. Compilers without destructor functions keep the key:
+ * there a plugin must not be unloaded while threads that used it live. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((destructor)) static void bw__unload(void)
+{
+    if (atomic_exchange_explicit(&bw__exit_key_ok, false, memory_order_acq_rel))
+        (void)pthread_key_delete(bw__exit_key);
+}
+#endif
 
 static size_t bw__id_hash(uint64_t id, size_t mask)
 {
@@ -294,7 +322,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     pthread_once(&bw__exit_once, bw__exit_key_init);
     /* Without the exit hook a cache would leak its blocks at thread exit:
      * then this thread uses the shared level only. */
-    if (!bw__exit_key_ok) return NULL;
+    if (!atomic_load_explicit(&bw__exit_key_ok, memory_order_acquire)) return NULL;
     if ((bw__tl_used + 1) * 4 > (bw__tl_mask + 1) * 3 && !bw__map_rebuild()) return NULL;
     tc = (bw__tcache *)calloc(1, sizeof *tc +
                               (size_t)p->tc_classes * BW_THREAD_CACHE_SLOTS * sizeof(void *));
