@@ -136,7 +136,7 @@ R_m32      = $<; rc=$$?; [ $$rc != 126 ] || { rc=0; \
 R_single   = $< $(CRITERION_ARGS)
 
 # What each builds: TSan the thread tests only; normal adds a C++ unit.
-TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c
+TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c tests/test_pool_defects.c
 TEST_WARN     = $(CSTD) -Wall -Wextra -Werror -pthread $(EXTRA_CFLAGS)
 flavour_cc    = $(word 1,$(T_$(1)))
 flavour_mini  = $(filter mini,$(word 2,$(T_$(1))))

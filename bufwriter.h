@@ -231,7 +231,10 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * the backing allocator at exactly the size asked for and are kept too
  * (large retention, bounded by max_large_bytes / max_large_blocks). Every
  * pool function is thread-safe, and a pool stays usable in the child of a
- * fork (its locks are taken around fork).
+ * fork (its locks are taken around fork, by pthread_atfork handlers that
+ * bufwriter registers when it is loaded, with GCC or Clang, so fork
+ * handlers registered after that may use bufwriter in prepare, parent and
+ * child; other compilers register them at the first pool).
  *
  * Retention works in two levels. Each thread keeps a small cache per pool of
  * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 32 KiB), used

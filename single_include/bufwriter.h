@@ -283,7 +283,10 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * the backing allocator at exactly the size asked for and are kept too
  * (large retention, bounded by max_large_bytes / max_large_blocks). Every
  * pool function is thread-safe, and a pool stays usable in the child of a
- * fork (its locks are taken around fork).
+ * fork (its locks are taken around fork, by pthread_atfork handlers that
+ * bufwriter registers when it is loaded, with GCC or Clang, so fork
+ * handlers registered after that may use bufwriter in prepare, parent and
+ * child; other compilers register them at the first pool).
  *
  * Retention works in two levels. Each thread keeps a small cache per pool of
  * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 32 KiB), used
@@ -4260,6 +4263,8 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
  *   - fork: every pool lock is taken before fork and released in both
  *     processes, and the child drops the caches of the threads it does not
  *     have (their blocks are left alone: one may have been mid-update).
+ *     The handlers are registered at load time (bw__load), so that fork
+ *     handlers registered later may use bufwriter.
  * Pool ids are never reused, so a new pool at a destroyed pool's address
  * never matches an old cache. */
 /* #include "pool_internal.h": amalgamated above */
@@ -4702,6 +4707,24 @@ static void bw__fork_init(void)
 {
     (void)pthread_atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
 }
+
+/* The handlers are registered when the library is loaded (a constructor:
+ * at program start, or at dlopen), not at the first pool. POSIX runs
+ * prepare handlers in reverse order of registration and the others in
+ * order, so every handler registered after the library is loaded has its
+ * prepare run before bufwriter's takes the pool locks, and its parent and
+ * child after bufwriter's released them: such handlers may use bufwriter
+ * (a logger that writes a line in its fork handlers). Registered lazily,
+ * a handler registered before the program's first pool had its prepare
+ * run with every pool lock held, and fork deadlocked. Compilers without
+ * constructor functions fall back to the first pool (bw__pool_register);
+ * the pthread_once makes the two one registration. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((constructor)) static void bw__load(void)
+{
+    pthread_once(&bw__fork_once, bw__fork_init);
+}
+#endif
 
 BW__INTERNAL void bw__pool_register(bw_pool *p)
 {
