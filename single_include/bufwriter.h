@@ -4250,6 +4250,8 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
  * Lifetimes, the part that is easy to get wrong:
  *   - thread exit: a pthread key destructor flushes every cache of the
  *     thread into its pool (shared level, or freed) and frees the caches;
+ *     the thread has no cache from the start of that cleanup, so a hook
+ *     it calls that uses a pool goes to the shared level;
  *   - unload (dlclose of a plugin that embeds the library, or exit): the
  *     key is deleted, so that destructor never runs in unmapped code; the
  *     caches of live threads then leak (bw__unload);
@@ -4282,6 +4284,8 @@ static _Thread_local bw__tcache *bw__tl_head BW__TLS_MODEL;
 /* This thread's caches by pool id: open addressing, linear probing. */
 static _Thread_local bw__tcache **bw__tl_map BW__TLS_MODEL;
 static _Thread_local size_t bw__tl_mask BW__TLS_MODEL, bw__tl_used BW__TLS_MODEL;
+/* Set while this thread's exit cleanup runs: the thread has no cache then. */
+static _Thread_local bool bw__tl_exiting BW__TLS_MODEL;
 
 static pthread_mutex_t bw__reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t bw__exit_key;
@@ -4430,10 +4434,25 @@ BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now)
 }
 
 /* Thread exit: every cache of this thread goes back to its pool, one at a
- * time; blocks the shared level does not take are freed outside the lock. */
+ * time; blocks the shared level does not take are freed outside the lock.
+ *
+ * Those frees call the allocator hooks, and a hook may use bufwriter (a
+ * free hook that logs a line through a writer on another pool). Such a
+ * call must never reach one of the caches being given back: a block it
+ * returned would be parked in a cache that is then freed, lost with its
+ * retention budget and its counts. So the thread forgets its caches before
+ * the first one goes back (its map, its list, its last cache), and until
+ * the cleanup ends it creates none: every call from a hook uses the shared
+ * level. Nothing is created during the cleanup, so nothing can be lost. */
 static void bw__thread_exit(void *head)
 {
     bw__tcache *tc, *next;
+    free(bw__tl_map);
+    bw__tl_map = NULL;
+    bw__tl_mask = bw__tl_used = 0;
+    bw__tl_head = NULL;
+    bw__tl_last = &bw__no_cache;
+    bw__tl_exiting = true;
     for (tc = (bw__tcache *)head; tc != NULL; tc = tc->thread_next) {
         bw_pool *p = NULL;
         bw__frees f;
@@ -4462,13 +4481,9 @@ static void bw__thread_exit(void *head)
         next = tc->thread_next;
         free(tc);
     }
-    free(bw__tl_map);
-    bw__tl_map = NULL;
-    bw__tl_mask = bw__tl_used = 0;
     /* A later destructor of another library may use a pool again: it then
      * starts a fresh cache and sets the key again. */
-    bw__tl_head = NULL;
-    bw__tl_last = &bw__no_cache;
+    bw__tl_exiting = false;
 }
 
 static void bw__exit_key_init(void)
@@ -4559,6 +4574,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     bw__tcache *tc;
     size_t i;
     if ((tc = bw__tcache_find(p)) != NULL) return tc;
+    if (bw__tl_exiting) return NULL; /* the exit cleanup: the shared level */
     pthread_once(&bw__exit_once, bw__exit_key_init);
     /* Without the exit hook a cache would leak its blocks at thread exit:
      * then this thread uses the shared level only. */

@@ -11,6 +11,16 @@
  *     loaded, so handlers registered after that may use it in prepare,
  *     parent and child.
  *
+ *   thread_exit_with_a_free_hook_that_writes_loses_nothing: pool P's free
+ *     hook writes a line through a writer on pool L. A thread's exit
+ *     cleanup gives its caches back one pool at a time; when it freed P's
+ *     blocks, the hook's rent and return on L went through the thread's
+ *     cache for L, already given back but still the thread's current
+ *     cache: the returned block was parked there and freed with it, one
+ *     block of L (and its retention budget, and its counts) lost per
+ *     thread exit. Once the cleanup starts the thread now has no cache, so
+ *     such calls use L's shared level.
+ *
  * Unloading a plugin that embeds bufwriter (the single header, or
  * libbufwriter.a) while threads that used it live is tested by
  * tests/dl/run.sh (make test-dlclose): it needs a separately built plugin
@@ -102,4 +112,96 @@ Test(pool_defects, fork_handlers_registered_first_use_the_pool, .timeout = 30)
     cr_expect_eq(atomic_load(&fork_ok[1]), 1, "the parent handler could not write");
     fork_pool = NULL;
     ta_finish(&ta, p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Thread exit with a free hook that writes through bufwriter           */
+/* ------------------------------------------------------------------ */
+
+#define EXIT_THREADS 200
+
+static bw_pool *log_pool;         /* L: the hook's lines go there */
+static _Atomic long log_lines;    /* lines written on L           */
+static _Atomic long hook_lines;   /* of which by P's free hook    */
+
+static int log_line(const char *what)
+{
+    bw_writer w;
+    bw_pool *l = log_pool;
+    int ok;
+    if (l == NULL || bw_init(&w, l, 0) != BW_OK) return 0;
+    ok = bw_printf(&w, "%s\n", what) == BW_OK && bw_len(&w) == strlen(what) + 1;
+    bw_release(&w);
+    if (ok) atomic_fetch_add(&log_lines, 1);
+    return ok;
+}
+
+/* P's free hook: the counting allocator's free, then a line on L. */
+static void logging_free(void *ctx, void *block, size_t size)
+{
+    ta_free(ctx, block, size);
+    if (log_line("P freed a block")) atomic_fetch_add(&hook_lines, 1);
+}
+
+static bw_pool *exit_pool_p;
+
+/* P first, then L: the thread's cache for L is the newer one, and the exit
+ * cleanup gives it back before P's, whose freed blocks then call the hook. */
+static void *exit_worker(void *arg)
+{
+    void *b[2];
+    size_t cap[2];
+    int i, ok = 1;
+    for (i = 0; i < 2; i++) ok &= (b[i] = bw_pool_rent(exit_pool_p, 64, &cap[i])) != NULL;
+    for (i = 0; i < 2; i++)
+        if (b[i] != NULL) ok &= bw_pool_return(exit_pool_p, b[i], cap[i]) == BW_OK;
+    ok &= log_line("thread done");
+    return ok ? arg : NULL;
+}
+
+Test(pool_defects, thread_exit_with_a_free_hook_that_writes_loses_nothing, .timeout = 120)
+{
+    test_alloc ta_p, ta_l;
+    bw_allocator hook;
+    bw_pool_options o;
+    bw_pool *p = NULL, *l;
+    bw_pool_stats st;
+    int i;
+    ta_init(&ta_p, 1);
+    ta_init(&ta_l, 1);
+    hook = ta_p.hook;
+    hook.free = logging_free;
+    l = ta_pool(&ta_l, 0, 0);
+    /* P keeps little: one block per class in the shared level, so of the
+     * two blocks in an exiting thread's cache one is freed (the hook). */
+    memset(&o, 0, sizeof o);
+    o.allocator = &hook;
+    o.max_blocks_per_class = 1;
+    o.max_retained_bytes = 1024;
+    o.decay_ms = BW_DECAY_NEVER;
+    o.flags = BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH;
+    o.min_first_block = 1;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    log_pool = l;
+    exit_pool_p = p;
+    /* One thread after another: each exit frees a block of P. */
+    for (i = 0; i < EXIT_THREADS; i++) {
+        pthread_t th;
+        void *ret = NULL;
+        cr_assert_eq(pthread_create(&th, NULL, exit_worker, &ta_p), 0);
+        cr_assert_eq(pthread_join(th, &ret), 0);
+        cr_assert_eq(ret, (void *)&ta_p, "thread %d: the pools did not work", i);
+    }
+    cr_expect_geq(atomic_load(&hook_lines), EXIT_THREADS,
+                  "the free hook ran %ld times", atomic_load(&hook_lines));
+    ta_finish(&ta_p, p); /* the hook writes on L again (P's last block) */
+    log_pool = NULL;
+    /* Every line was one rent and one return of L, all counted. */
+    bw_pool_get_stats(l, &st);
+    cr_expect_eq(st.rents, (uint64_t)atomic_load(&log_lines), "L: %llu rents for %ld lines",
+                 (unsigned long long)st.rents, atomic_load(&log_lines));
+    cr_expect_eq(st.returns, st.rents, "L: %llu returns, %llu rents",
+                 (unsigned long long)st.returns, (unsigned long long)st.rents);
+    cr_expect_eq(st.outstanding_bytes, 0, "L: %zu bytes outstanding", st.outstanding_bytes);
+    ta_finish(&ta_l, l); /* L's allocator balances: no block was lost */
 }
