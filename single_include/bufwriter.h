@@ -302,7 +302,11 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * outgrows the threshold jumps to the size recent big jobs ended at; what
  * is retained and unused for decay_ms (10 s) goes back to the allocator. So
  * a stream of similar 10 MiB jobs stops allocating after the first two, and
- * an idle program gives the memory back on its next pool call.
+ * a program gives that memory back on its first slow-path call once it is
+ * due: a call the thread's cache does not serve, or at the latest the
+ * 1024th rent of one class that it serves (one in 1024 takes the slow
+ * path), so even a thread whose later calls are all small gives back what
+ * its big jobs left. A program that makes no pool call gives back nothing.
  *
  *   bw_pool_options o = {0};            // zero what you do not set
  *   o.flags = BW_POOL_LEARN_SIZE;       // one pool per stream of similar jobs:
@@ -391,9 +395,10 @@ typedef struct bw_pool_options {
      * of a writer that outgrows the threshold, are at most this.           */
     size_t max_learned_size;     /* 0 = 64 MiB                                */
     /* Decay: a retained block (pooled or large) that no rent has used for
-     * decay_ms goes back to the allocator, at the first slow-path rent,
-     * return or trim after that. No background thread: a fully idle
-     * process keeps up to the bounds until its next pool call.            */
+     * decay_ms goes back to the allocator, at the first slow-path rent or
+     * return after that: one the thread's cache does not serve, or one in
+     * 1024 rents of each class that it does serve. No background thread: a
+     * fully idle process keeps up to the bounds until it calls again.     */
     uint32_t decay_ms;           /* 0 = 10000 (10 s, jemalloc's dirty decay);
                                     BW_DECAY_NEVER keeps everything          */
     /* A writer's first block is at least this (rounded up to a class), so a
@@ -3901,9 +3906,10 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
  * atomic read-modify-write, no call. They cost about 20 instructions each
  * (a TLS load, the pool-id compare, one bit scan for the class, a slot pop
  * or push, two single-writer counter updates). Everything else (an empty
- * or full slot, the shared level, the backing allocator, above-threshold
- * blocks, checked mode, zeroing, bad arguments) goes to the slow path,
- * kept out of line so the fast path needs no stack frame. */
+ * or full slot, one pop in BW__DECAY_POPS of a class, the shared level, the
+ * backing allocator, above-threshold blocks, checked mode, zeroing, bad
+ * arguments) goes to the slow path, kept out of line so the fast path
+ * needs no stack frame. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define BW__NOINLINE __attribute__((noinline))
@@ -3924,7 +3930,15 @@ static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const siz
     return p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit;
 }
 
-/* A block of tc's class for min_size, or NULL when that class is empty. */
+/* Decay runs on slow paths only, where the clock is read. So that a thread
+ * whose calls are all served by its cache still gives back what bigger jobs
+ * left retained (the shared level, the large blocks, its own idle blocks),
+ * one pop of a class in BW__DECAY_POPS goes to the slow path anyway: a mask
+ * test of the pop counter the fast path has loaded already. */
+#define BW__DECAY_POPS 1024u
+
+/* A block of tc's class for min_size, or NULL when that class is empty, or
+ * when this pop is the class's BW__DECAY_POPS-th (the slow path pops it). */
 static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
 {
     unsigned ci = bw__class_index(p, min_size);
@@ -3932,7 +3946,8 @@ static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size
     size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
     size_t cap;
     void *b;
-    if (BW__UNLIKELY(n == 0)) return NULL;
+    /* pop + 1 is the counter's next value, stored below: one test more. */
+    if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
     cap = p->min_size << ci;
     b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
     atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);

@@ -21,6 +21,14 @@
  *     thread exit. Once the cleanup starts the thread now has no cache, so
  *     such calls use L's shared level.
  *
+ *   decay_when_the_thread_cache_serves_every_call: decay ran only on slow
+ *     paths (where the clock is read), so a program whose later calls were
+ *     all served by the thread cache (small messages) never gave back what
+ *     its bigger jobs left retained (a kept large block, mid-size blocks in
+ *     the shared level), however long ago. One rent in 1024 of a class now
+ *     takes the slow path, which decays: the test makes only small calls
+ *     after those returns and expects the memory back soon after decay_ms.
+ *
  * Unloading a plugin that embeds bufwriter (the single header, or
  * libbufwriter.a) while threads that used it live is tested by
  * tests/dl/run.sh (make test-dlclose): it needs a separately built plugin
@@ -29,6 +37,7 @@
 
 #include <pthread.h>
 #include <sys/types.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -204,4 +213,75 @@ Test(pool_defects, thread_exit_with_a_free_hook_that_writes_loses_nothing, .time
                  (unsigned long long)st.returns, (unsigned long long)st.rents);
     cr_expect_eq(st.outstanding_bytes, 0, "L: %zu bytes outstanding", st.outstanding_bytes);
     ta_finish(&ta_l, l); /* L's allocator balances: no block was lost */
+}
+
+/* ------------------------------------------------------------------ */
+/* Decay when every call is served by the thread cache                  */
+/* ------------------------------------------------------------------ */
+
+static uint64_t test_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+Test(pool_defects, decay_when_the_thread_cache_serves_every_call, .timeout = 60)
+{
+    enum { DECAY_MS = 100, MID = 64 << 10, NMID = 4, LARGE = 4 << 20 };
+    test_alloc ta;
+    bw_pool_options o;
+    bw_pool *p = NULL;
+    bw_pool_stats st;
+    void *mid[NMID], *b;
+    size_t cap, mid_cap[NMID];
+    uint64_t start, now, deadline;
+    long pairs = 0;
+    int i;
+    ta_init(&ta, 1);
+    memset(&o, 0, sizeof o);
+    o.allocator = &ta.hook;
+    o.decay_ms = DECAY_MS;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    /* A small block: its class is in the thread cache from now on. */
+    b = bw_pool_rent(p, 100, &cap);
+    cr_assert_not_null(b);
+    cr_assert_eq(bw_pool_return(p, b, cap), BW_OK);
+    start = test_now_ms();
+    /* What a bigger job leaves: a kept large block (above the threshold)
+     * and mid-size blocks in the shared level (above the thread cache). */
+    b = bw_pool_rent(p, LARGE, &cap);
+    cr_assert_not_null(b);
+    memset(b, 1, 4096);
+    cr_assert_eq(bw_pool_return(p, b, cap), BW_OK);
+    for (i = 0; i < NMID; i++) cr_assert_not_null(mid[i] = bw_pool_rent(p, MID, &mid_cap[i]));
+    for (i = 0; i < NMID; i++) cr_assert_eq(bw_pool_return(p, mid[i], mid_cap[i]), BW_OK);
+    bw_pool_get_stats(p, &st);
+    cr_assert_eq(st.large_retained_bytes, (size_t)LARGE);
+    cr_assert_geq(st.retained_bytes, (size_t)LARGE + NMID * MID);
+    /* From now on only small rents and returns, all served by the thread
+     * cache, until the memory is back (decay_ms after the returns, give or
+     * take a clock tick) or a deadline far beyond that. */
+    deadline = start + 5000;
+    do {
+        for (i = 0; i < 1000; i++, pairs++) {
+            b = bw_pool_rent(p, 100, &cap);
+            cr_assert_not_null(b);
+            cr_assert_eq(bw_pool_return(p, b, cap), BW_OK);
+        }
+        bw_pool_get_stats(p, &st); /* changes nothing: no decay here */
+        now = test_now_ms();
+        if (st.large_retained_bytes == 0 && st.retained_bytes < (size_t)MID) break;
+    } while (now < deadline);
+    cr_expect_eq(st.large_retained_bytes, 0,
+                 "%zu large bytes still kept %llu ms after their return (%ld small pairs)",
+                 st.large_retained_bytes, (unsigned long long)(now - start), pairs);
+    cr_expect_lt(st.retained_bytes, (size_t)MID,
+                 "%zu bytes still retained %llu ms after their return (%ld small pairs)",
+                 st.retained_bytes, (unsigned long long)(now - start), pairs);
+    cr_expect_geq(st.decayed_bytes, (uint64_t)LARGE + NMID * MID);
+    /* Not before they were unused for decay_ms (half of it: clock ticks). */
+    cr_expect_geq(now - start, (uint64_t)DECAY_MS / 2, "given back after %llu ms",
+                  (unsigned long long)(now - start));
+    ta_finish(&ta, p);
 }
