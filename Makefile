@@ -136,7 +136,7 @@ R_m32      = $<; rc=$$?; [ $$rc != 126 ] || { rc=0; \
 R_single   = $< $(CRITERION_ARGS)
 
 # What each builds: TSan the thread tests only; normal adds a C++ unit.
-TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c
+TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c tests/test_pool_defects.c
 TEST_WARN     = $(CSTD) -Wall -Wextra -Werror -pthread $(EXTRA_CFLAGS)
 flavour_cc    = $(word 1,$(T_$(1)))
 flavour_mini  = $(filter mini,$(word 2,$(T_$(1))))
@@ -176,8 +176,9 @@ test-strict:
 test-seeded:
 	sh tests/seeded/run.sh $(CC) $(B)/seeded $(SRCS)
 
-# dlopen, use a pool on a thread, dlclose, let the thread exit.
-test-dlclose: $(B)/libbufwriter.so
+# dlopen, use a pool on a thread, dlclose, let the thread exit: the shared
+# library, and plugins that embed the single header or libbufwriter.a.
+test-dlclose: $(B)/libbufwriter.so $(B)/libbufwriter.a single_include/bufwriter.h
 	sh tests/dl/run.sh $(CC) $(B)
 
 # Stress: make stress runs the full one (50 rounds of max(2 x cores, 32)

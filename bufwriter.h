@@ -231,19 +231,30 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * the backing allocator at exactly the size asked for and are kept too
  * (large retention, bounded by max_large_bytes / max_large_blocks). Every
  * pool function is thread-safe, and a pool stays usable in the child of a
- * fork (its locks are taken around fork).
+ * fork (its locks are taken around fork, by pthread_atfork handlers that
+ * bufwriter registers when it is loaded, with GCC or Clang, so fork
+ * handlers registered after that may use bufwriter in prepare, parent and
+ * child; other compilers register them at the first pool).
  *
  * Retention works in two levels. Each thread keeps a small cache per pool of
  * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 32 KiB), used
  * without locks; behind them, each class has a shared, locked stack of at
  * most max_blocks_per_class blocks. max_retained_bytes bounds both levels
- * together. A thread's cache goes back to the pool when the thread exits.
+ * together. A thread's cache goes back to the pool when the thread exits;
+ * the caches of threads still alive when a plugin that embeds bufwriter (the
+ * single header, or libbufwriter.a) is unloaded with dlclose leak instead,
+ * since the thread-exit hook is removed at unload so no thread runs unmapped
+ * code (libbufwriter.so is never unloaded).
  *
  * Defaults need no tuning: a writer's first block is 512 B; a writer that
  * outgrows the threshold jumps to the size recent big jobs ended at; what
  * is retained and unused for decay_ms (10 s) goes back to the allocator. So
  * a stream of similar 10 MiB jobs stops allocating after the first two, and
- * an idle program gives the memory back on its next pool call.
+ * a program gives that memory back on its first slow-path call once it is
+ * due: a call the thread's cache does not serve, or at the latest the
+ * 1024th rent of one class that it serves (one in 1024 takes the slow
+ * path), so even a thread whose later calls are all small gives back what
+ * its big jobs left. A program that makes no pool call gives back nothing.
  *
  *   bw_pool_options o = {0};            // zero what you do not set
  *   o.flags = BW_POOL_LEARN_SIZE;       // one pool per stream of similar jobs:
@@ -334,9 +345,10 @@ typedef struct bw_pool_options {
      * of a writer that outgrows the threshold, are at most this.           */
     size_t max_learned_size;     /* 0 = 64 MiB                                */
     /* Decay: a retained block (pooled or large) that no rent has used for
-     * decay_ms goes back to the allocator, at the first slow-path rent,
-     * return or trim after that. No background thread: a fully idle
-     * process keeps up to the bounds until its next pool call.            */
+     * decay_ms goes back to the allocator, at the first slow-path rent or
+     * return after that: one the thread's cache does not serve, or one in
+     * 1024 rents of each class that it does serve. No background thread: a
+     * fully idle process keeps up to the bounds until it calls again.     */
     uint32_t decay_ms;           /* 0 = 10000 (10 s, jemalloc's dirty decay);
                                     BW_DECAY_NEVER keeps everything          */
     /* A writer's first block is at least this (rounded up to a class), so a

@@ -334,9 +334,10 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
  * atomic read-modify-write, no call. They cost about 20 instructions each
  * (a TLS load, the pool-id compare, one bit scan for the class, a slot pop
  * or push, two single-writer counter updates). Everything else (an empty
- * or full slot, the shared level, the backing allocator, above-threshold
- * blocks, checked mode, zeroing, bad arguments) goes to the slow path,
- * kept out of line so the fast path needs no stack frame. */
+ * or full slot, one pop in BW__DECAY_POPS of a class, the shared level, the
+ * backing allocator, above-threshold blocks, checked mode, zeroing, bad
+ * arguments) goes to the slow path, kept out of line so the fast path
+ * needs no stack frame. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define BW__NOINLINE __attribute__((noinline))
@@ -357,7 +358,15 @@ static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const siz
     return p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit;
 }
 
-/* A block of tc's class for min_size, or NULL when that class is empty. */
+/* Decay runs on slow paths only, where the clock is read. So that a thread
+ * whose calls are all served by its cache still gives back what bigger jobs
+ * left retained (the shared level, the large blocks, its own idle blocks),
+ * one pop of a class in BW__DECAY_POPS goes to the slow path anyway: a mask
+ * test of the pop counter the fast path has loaded already. */
+#define BW__DECAY_POPS 1024u
+
+/* A block of tc's class for min_size, or NULL when that class is empty, or
+ * when this pop is the class's BW__DECAY_POPS-th (the slow path pops it). */
 static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
 {
     unsigned ci = bw__class_index(p, min_size);
@@ -365,7 +374,8 @@ static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size
     size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
     size_t cap;
     void *b;
-    if (BW__UNLIKELY(n == 0)) return NULL;
+    /* pop + 1 is the counter's next value, stored below: one test more. */
+    if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
     cap = p->min_size << ci;
     b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
     atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);

@@ -283,19 +283,30 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * the backing allocator at exactly the size asked for and are kept too
  * (large retention, bounded by max_large_bytes / max_large_blocks). Every
  * pool function is thread-safe, and a pool stays usable in the child of a
- * fork (its locks are taken around fork).
+ * fork (its locks are taken around fork, by pthread_atfork handlers that
+ * bufwriter registers when it is loaded, with GCC or Clang, so fork
+ * handlers registered after that may use bufwriter in prepare, parent and
+ * child; other compilers register them at the first pool).
  *
  * Retention works in two levels. Each thread keeps a small cache per pool of
  * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 32 KiB), used
  * without locks; behind them, each class has a shared, locked stack of at
  * most max_blocks_per_class blocks. max_retained_bytes bounds both levels
- * together. A thread's cache goes back to the pool when the thread exits.
+ * together. A thread's cache goes back to the pool when the thread exits;
+ * the caches of threads still alive when a plugin that embeds bufwriter (the
+ * single header, or libbufwriter.a) is unloaded with dlclose leak instead,
+ * since the thread-exit hook is removed at unload so no thread runs unmapped
+ * code (libbufwriter.so is never unloaded).
  *
  * Defaults need no tuning: a writer's first block is 512 B; a writer that
  * outgrows the threshold jumps to the size recent big jobs ended at; what
  * is retained and unused for decay_ms (10 s) goes back to the allocator. So
  * a stream of similar 10 MiB jobs stops allocating after the first two, and
- * an idle program gives the memory back on its next pool call.
+ * a program gives that memory back on its first slow-path call once it is
+ * due: a call the thread's cache does not serve, or at the latest the
+ * 1024th rent of one class that it serves (one in 1024 takes the slow
+ * path), so even a thread whose later calls are all small gives back what
+ * its big jobs left. A program that makes no pool call gives back nothing.
  *
  *   bw_pool_options o = {0};            // zero what you do not set
  *   o.flags = BW_POOL_LEARN_SIZE;       // one pool per stream of similar jobs:
@@ -386,9 +397,10 @@ typedef struct bw_pool_options {
      * of a writer that outgrows the threshold, are at most this.           */
     size_t max_learned_size;     /* 0 = 64 MiB                                */
     /* Decay: a retained block (pooled or large) that no rent has used for
-     * decay_ms goes back to the allocator, at the first slow-path rent,
-     * return or trim after that. No background thread: a fully idle
-     * process keeps up to the bounds until its next pool call.            */
+     * decay_ms goes back to the allocator, at the first slow-path rent or
+     * return after that: one the thread's cache does not serve, or one in
+     * 1024 rents of each class that it does serve. No background thread: a
+     * fully idle process keeps up to the bounds until it calls again.     */
     uint32_t decay_ms;           /* 0 = 10000 (10 s, jemalloc's dirty decay);
                                     BW_DECAY_NEVER keeps everything          */
     /* A writer's first block is at least this (rounded up to a class), so a
@@ -4255,9 +4267,10 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
  * atomic read-modify-write, no call. They cost about 20 instructions each
  * (a TLS load, the pool-id compare, one bit scan for the class, a slot pop
  * or push, two single-writer counter updates). Everything else (an empty
- * or full slot, the shared level, the backing allocator, above-threshold
- * blocks, checked mode, zeroing, bad arguments) goes to the slow path,
- * kept out of line so the fast path needs no stack frame. */
+ * or full slot, one pop in BW__DECAY_POPS of a class, the shared level, the
+ * backing allocator, above-threshold blocks, checked mode, zeroing, bad
+ * arguments) goes to the slow path, kept out of line so the fast path
+ * needs no stack frame. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define BW__NOINLINE __attribute__((noinline))
@@ -4278,7 +4291,15 @@ static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const siz
     return p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit;
 }
 
-/* A block of tc's class for min_size, or NULL when that class is empty. */
+/* Decay runs on slow paths only, where the clock is read. So that a thread
+ * whose calls are all served by its cache still gives back what bigger jobs
+ * left retained (the shared level, the large blocks, its own idle blocks),
+ * one pop of a class in BW__DECAY_POPS goes to the slow path anyway: a mask
+ * test of the pop counter the fast path has loaded already. */
+#define BW__DECAY_POPS 1024u
+
+/* A block of tc's class for min_size, or NULL when that class is empty, or
+ * when this pop is the class's BW__DECAY_POPS-th (the slow path pops it). */
 static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
 {
     unsigned ci = bw__class_index(p, min_size);
@@ -4286,7 +4307,8 @@ static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size
     size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
     size_t cap;
     void *b;
-    if (BW__UNLIKELY(n == 0)) return NULL;
+    /* pop + 1 is the counter's next value, stored below: one test more. */
+    if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
     cap = p->min_size << ci;
     b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
     atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
@@ -4604,6 +4626,11 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
  * Lifetimes, the part that is easy to get wrong:
  *   - thread exit: a pthread key destructor flushes every cache of the
  *     thread into its pool (shared level, or freed) and frees the caches;
+ *     the thread has no cache from the start of that cleanup, so a hook
+ *     it calls that uses a pool goes to the shared level;
+ *   - unload (dlclose of a plugin that embeds the library, or exit): the
+ *     key is deleted, so that destructor never runs in unmapped code; the
+ *     caches of live threads then leak (bw__unload);
  *   - pool destroy: takes the blocks of every registered cache and marks
  *     each cache orphaned (pool_id = 0) under the lock, so a later thread
  *     exit never touches the destroyed pool. An orphaned cache is freed by
@@ -4614,6 +4641,8 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
  *   - fork: every pool lock is taken before fork and released in both
  *     processes, and the child drops the caches of the threads it does not
  *     have (their blocks are left alone: one may have been mid-update).
+ *     The handlers are registered at load time (bw__load), so that fork
+ *     handlers registered later may use bufwriter.
  * Pool ids are never reused, so a new pool at a destroyed pool's address
  * never matches an old cache. */
 /* #include "pool_internal.h": amalgamated above */
@@ -4631,11 +4660,15 @@ static _Thread_local bw__tcache *bw__tl_head BW__TLS_MODEL;
 /* This thread's caches by pool id: open addressing, linear probing. */
 static _Thread_local bw__tcache **bw__tl_map BW__TLS_MODEL;
 static _Thread_local size_t bw__tl_mask BW__TLS_MODEL, bw__tl_used BW__TLS_MODEL;
+/* Set while this thread's exit cleanup runs: the thread has no cache then. */
+static _Thread_local bool bw__tl_exiting BW__TLS_MODEL;
 
 static pthread_mutex_t bw__reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t bw__exit_key;
 static pthread_once_t bw__exit_once = PTHREAD_ONCE_INIT;
-static bool bw__exit_key_ok;
+/* The key exists and is ours: set once it is created, cleared when the
+ * library is unloaded (bw__unload). Without it no cache is created. */
+static _Atomic bool bw__exit_key_ok;
 static _Atomic uint64_t bw__pool_ids;
 /* Every live pool, for the fork handlers. */
 static pthread_mutex_t bw__all_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -4777,10 +4810,25 @@ BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now)
 }
 
 /* Thread exit: every cache of this thread goes back to its pool, one at a
- * time; blocks the shared level does not take are freed outside the lock. */
+ * time; blocks the shared level does not take are freed outside the lock.
+ *
+ * Those frees call the allocator hooks, and a hook may use bufwriter (a
+ * free hook that logs a line through a writer on another pool). Such a
+ * call must never reach one of the caches being given back: a block it
+ * returned would be parked in a cache that is then freed, lost with its
+ * retention budget and its counts. So the thread forgets its caches before
+ * the first one goes back (its map, its list, its last cache), and until
+ * the cleanup ends it creates none: every call from a hook uses the shared
+ * level. Nothing is created during the cleanup, so nothing can be lost. */
 static void bw__thread_exit(void *head)
 {
     bw__tcache *tc, *next;
+    free(bw__tl_map);
+    bw__tl_map = NULL;
+    bw__tl_mask = bw__tl_used = 0;
+    bw__tl_head = NULL;
+    bw__tl_last = &bw__no_cache;
+    bw__tl_exiting = true;
     for (tc = (bw__tcache *)head; tc != NULL; tc = tc->thread_next) {
         bw_pool *p = NULL;
         bw__frees f;
@@ -4809,19 +4857,38 @@ static void bw__thread_exit(void *head)
         next = tc->thread_next;
         free(tc);
     }
-    free(bw__tl_map);
-    bw__tl_map = NULL;
-    bw__tl_mask = bw__tl_used = 0;
     /* A later destructor of another library may use a pool again: it then
      * starts a fresh cache and sets the key again. */
-    bw__tl_head = NULL;
-    bw__tl_last = &bw__no_cache;
+    bw__tl_exiting = false;
 }
 
 static void bw__exit_key_init(void)
 {
-    bw__exit_key_ok = pthread_key_create(&bw__exit_key, bw__thread_exit) == 0;
+    atomic_store_explicit(&bw__exit_key_ok,
+                          pthread_key_create(&bw__exit_key, bw__thread_exit) == 0,
+                          memory_order_release);
 }
+
+/* Unload. A copy of the library inside a plugin (the single header, or
+ * libbufwriter.a linked into a shared object) is unmapped by dlclose, but
+ * the key's destructor would still point into it and run whenever a thread
+ * that used a pool exits: the process would crash. So the key goes with the
+ * library (at dlclose, or at exit): no destructor into unmapped code is
+ * left. The price: the caches of the threads still alive then (the calling
+ * one too) are never given back; their blocks and the caches themselves
+ * leak at unload (they cannot be taken from here: their owners may be using
+ * them, and the pools may be gone). From then on, a thread that has no
+ * cache for a pool uses the shared level. The shared library is linked
+ * -z nodelete and never unmapped, so for it this runs at exit only, where
+ * nothing is lost. Compilers without destructor functions keep the key:
+ * there a plugin must not be unloaded while threads that used it live. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((destructor)) static void bw__unload(void)
+{
+    if (atomic_exchange_explicit(&bw__exit_key_ok, false, memory_order_acq_rel))
+        (void)pthread_key_delete(bw__exit_key);
+}
+#endif
 
 static size_t bw__id_hash(uint64_t id, size_t mask)
 {
@@ -4883,10 +4950,11 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     bw__tcache *tc;
     size_t i;
     if ((tc = bw__tcache_find(p)) != NULL) return tc;
+    if (bw__tl_exiting) return NULL; /* the exit cleanup: the shared level */
     pthread_once(&bw__exit_once, bw__exit_key_init);
     /* Without the exit hook a cache would leak its blocks at thread exit:
      * then this thread uses the shared level only. */
-    if (!bw__exit_key_ok) return NULL;
+    if (!atomic_load_explicit(&bw__exit_key_ok, memory_order_acquire)) return NULL;
     if ((bw__tl_used + 1) * 4 > (bw__tl_mask + 1) * 3 && !bw__map_rebuild()) return NULL;
     tc = (bw__tcache *)calloc(1, sizeof *tc +
                               (size_t)p->tc_classes * BW_THREAD_CACHE_SLOTS * sizeof(void *));
@@ -5031,6 +5099,24 @@ static void bw__fork_init(void)
 {
     (void)pthread_atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
 }
+
+/* The handlers are registered when the library is loaded (a constructor:
+ * at program start, or at dlopen), not at the first pool. POSIX runs
+ * prepare handlers in reverse order of registration and the others in
+ * order, so every handler registered after the library is loaded has its
+ * prepare run before bufwriter's takes the pool locks, and its parent and
+ * child after bufwriter's released them: such handlers may use bufwriter
+ * (a logger that writes a line in its fork handlers). Registered lazily,
+ * a handler registered before the program's first pool had its prepare
+ * run with every pool lock held, and fork deadlocked. Compilers without
+ * constructor functions fall back to the first pool (bw__pool_register);
+ * the pthread_once makes the two one registration. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((constructor)) static void bw__load(void)
+{
+    pthread_once(&bw__fork_once, bw__fork_init);
+}
+#endif
 
 BW__INTERNAL void bw__pool_register(bw_pool *p)
 {
