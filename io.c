@@ -58,21 +58,25 @@ unsigned bw__fd_kind(int fd)
 /* writev with SIGPIPE blocked for this thread; a SIGPIPE that this write
  * raised is taken off the pending set before the old mask comes back, so
  * the process neither dies nor sees it later (as libcurl and OpenSSL do).
- * One that was pending before is left alone. */
+ * One that was pending before is left alone. A write raises it when it
+ * fails with EPIPE, and also when it wrote part of its bytes before the
+ * reader went: Linux returns the partial count and raises SIGPIPE anyway. */
 static ptrdiff_t bw__writev_guarded(int fd, const struct iovec *iov, int cnt)
 {
     sigset_t pipe_set, old, pending;
-    int was_pending, saved;
+    int was_pending, saved, i;
+    size_t total = 0;
     ssize_t r;
 
+    for (i = 0; i < cnt; i++) total += iov[i].iov_len;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old) != 0) return writev(fd, iov, cnt);
     was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
     r = writev(fd, iov, cnt);
     saved = errno;
-    if (r < 0 && saved == EPIPE && !was_pending && sigpending(&pending) == 0 &&
-        sigismember(&pending, SIGPIPE) == 1) {
+    if ((r < 0 ? saved == EPIPE : (size_t)r < total) && !was_pending &&
+        sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
         int sig;
         (void)sigwait(&pipe_set, &sig);
     }
