@@ -486,9 +486,10 @@ BW_API int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size,
 
 /* Streaming to a file descriptor (sockets with send(MSG_NOSIGNAL), pipes with
  * SIGPIPE held off: a reader that has gone is BW_EIO with errno EPIPE, never
- * a signal). fd < 0 is BW_EINVAL. The library never closes fd. EAGAIN on a
- * non-blocking fd records BW_EIO like any failure: for non-blocking output,
- * use a segmented writer and bw_write_fd instead. */
+ * a signal). What fd is gets looked up at each send, so dup2 may point it
+ * elsewhere at any time. fd < 0 is BW_EINVAL. The library never closes fd.
+ * EAGAIN on a non-blocking fd records BW_EIO like any failure: for
+ * non-blocking output, use a segmented writer and bw_write_fd instead. */
 BW_API int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd);
 
 /* Fixed: the caller's buffer of `size` bytes, never grown, never freed, no
@@ -808,7 +809,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     int err;             /* sticky status, BW_OK if none                      */
     unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
     unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
-                            BW__FD_*: what kind of fd (how to avoid SIGPIPE) */
+                            BW__FD: streaming to fd rather than to a sink     */
 };
 
 #ifdef __cplusplus

@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -35,25 +34,6 @@ extern int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 #  undef BW__IOV_BATCH
 #  define BW__IOV_BATCH IOV_MAX
 #endif
-
-/* Sockets get MSG_NOSIGNAL; pipes and anything unknown get SIGPIPE held off
- * around the write; regular files and devices cannot raise it. */
-unsigned bw__fd_kind(int fd)
-{
-    struct stat st;
-    int type;
-    socklen_t len = sizeof type;
-    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0) {
-#ifdef MSG_NOSIGNAL
-        return BW__FD_SOCK;
-#else
-        return BW__FD_GUARD;
-#endif
-    }
-    if (fstat(fd, &st) != 0) return BW__FD_GUARD;
-    if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return 0;
-    return BW__FD_GUARD;
-}
 
 /* writev with SIGPIPE blocked for this thread; a SIGPIPE that this write
  * raised is taken off the pending set before the old mask comes back, so
@@ -85,39 +65,52 @@ static ptrdiff_t bw__writev_guarded(int fd, const struct iovec *iov, int cnt)
     return r;
 }
 
-ptrdiff_t bw__fd_send(int fd, unsigned kind, const struct iovec *iov, int cnt)
+/* The kind of fd is looked up at every send, never kept: dup2 can make a
+ * file a pipe between two sends (a program that starts a pager on its
+ * stdout). Only pipes, FIFOs and sockets raise SIGPIPE, and lseek fails with
+ * ESPIPE on exactly those (POSIX; some systems add terminals, which then
+ * just get the guard) at half the cost of an fstat: a file or a device
+ * costs one lseek besides the writev. After ESPIPE, sendmsg with
+ * MSG_NOSIGNAL: a socket takes it, anything else refuses with ENOTSOCK and
+ * gets the guarded writev. */
+ptrdiff_t bw__fd_send(int fd, const struct iovec *iov, int cnt)
 {
+    int saved = errno;
+    if (lseek(fd, 0, SEEK_CUR) != -1 || errno != ESPIPE) {
+        errno = saved;
+        return writev(fd, iov, cnt);
+    }
 #ifdef MSG_NOSIGNAL
-    if (kind & BW__FD_SOCK) {
+    {
         struct msghdr m;
+        ssize_t r;
         memset(&m, 0, sizeof m);
         m.msg_iov = (struct iovec *)(uintptr_t)iov;
         m.msg_iovlen = (size_t)cnt;
-        return sendmsg(fd, &m, MSG_NOSIGNAL);
+        r = sendmsg(fd, &m, MSG_NOSIGNAL);
+        if (r >= 0 || errno != ENOTSOCK) return r;
     }
 #endif
-    if (kind & BW__FD_GUARD) return bw__writev_guarded(fd, iov, cnt);
-    return writev(fd, iov, cnt);
+    errno = saved;
+    return bw__writev_guarded(fd, iov, cnt);
 }
 
 int bw_write_fd(bw_writer *w, int fd, size_t *written)
 {
     struct iovec iov[BW__IOV_BATCH];
     size_t done = 0;
-    unsigned kind;
     int rc = BW_OK;
 
     if (written != NULL) *written = 0;
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (bw_len(w) == 0) return BW_OK;
-    kind = bw__fd_kind(fd);
     for (;;) {
         size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
         ptrdiff_t k;
         if (n == 0) break;
         if (n > BW__IOV_BATCH) n = BW__IOV_BATCH;
-        k = bw__fd_send(fd, kind, iov, (int)n);
+        k = bw__fd_send(fd, iov, (int)n);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             if (k == 0) errno = EIO; /* no progress and no reason: never loop */

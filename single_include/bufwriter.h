@@ -538,9 +538,10 @@ BW_API int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size,
 
 /* Streaming to a file descriptor (sockets with send(MSG_NOSIGNAL), pipes with
  * SIGPIPE held off: a reader that has gone is BW_EIO with errno EPIPE, never
- * a signal). fd < 0 is BW_EINVAL. The library never closes fd. EAGAIN on a
- * non-blocking fd records BW_EIO like any failure: for non-blocking output,
- * use a segmented writer and bw_write_fd instead. */
+ * a signal). What fd is gets looked up at each send, so dup2 may point it
+ * elsewhere at any time. fd < 0 is BW_EINVAL. The library never closes fd.
+ * EAGAIN on a non-blocking fd records BW_EIO like any failure: for
+ * non-blocking output, use a segmented writer and bw_write_fd instead. */
 BW_API int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd);
 
 /* Fixed: the caller's buffer of `size` bytes, never grown, never freed, no
@@ -860,7 +861,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     int err;             /* sticky status, BW_OK if none                      */
     unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
     unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
-                            BW__FD_*: what kind of fd (how to avoid SIGPIPE) */
+                            BW__FD: streaming to fd rather than to a sink     */
 };
 
 #ifdef __cplusplus
@@ -1462,8 +1463,6 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
 #define BW__FD        0x2u /* streaming to w->fd rather than to a sink       */
-#define BW__FD_SOCK   0x4u /* that fd is a socket: send(MSG_NOSIGNAL)        */
-#define BW__FD_GUARD  0x8u /* that fd may raise SIGPIPE (a pipe, or unknown) */
 
 /* A segmented writer's link, in the last BW__SEG_HDR bytes of each block (a
  * trailer, so the block's start holds data and a detached block starts with
@@ -1491,11 +1490,11 @@ BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned cha
 /* Drop n <= bw_len held bytes from the front; never records. */
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 
-/* I/O (io.c). What kind of fd this is (BW__FD_SOCK / BW__FD_GUARD bits), and
- * one send of iov that never raises SIGPIPE: bytes sent, or -1 with errno. */
+/* I/O (io.c). One send of iov to fd that never raises SIGPIPE, whatever fd
+ * is at that moment (bw_write_fd and a bw_init_fd writer both send through
+ * it): bytes sent, or -1 with errno. */
 struct iovec;
-BW__INTERNAL unsigned bw__fd_kind(int fd);
-BW__INTERNAL ptrdiff_t bw__fd_send(int fd, unsigned kind, const struct iovec *iov, int cnt);
+BW__INTERNAL ptrdiff_t bw__fd_send(int fd, const struct iovec *iov, int cnt);
 
 #endif /* BW_WRITER_INTERNAL_H */
 /*************** End file writer_internal.h *********************************/
@@ -1845,7 +1844,7 @@ static int bw__send(bw_writer *w, const unsigned char *p, size_t n, size_t *sent
             struct iovec one;
             one.iov_base = (void *)(uintptr_t)(p + done);
             one.iov_len = n - done;
-            r = bw__fd_send(w->fd, w->flags, &one, 1);
+            r = bw__fd_send(w->fd, &one, 1);
         } else if (w->sink != NULL) {
             r = w->sink(w->ctx, p + done, n - done);
         } else {
@@ -2058,7 +2057,6 @@ int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
     w->flags = BW__FD;
     w->fd = fd;
     if (rc == BW_OK && fd < 0) rc = bw__fail(w, BW_EINVAL);
-    if (fd >= 0) w->flags = (unsigned char)(w->flags | bw__fd_kind(fd));
     return rc;
 }
 
@@ -2737,7 +2735,6 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -2764,25 +2761,6 @@ extern int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 #  undef BW__IOV_BATCH
 #  define BW__IOV_BATCH IOV_MAX
 #endif
-
-/* Sockets get MSG_NOSIGNAL; pipes and anything unknown get SIGPIPE held off
- * around the write; regular files and devices cannot raise it. */
-unsigned bw__fd_kind(int fd)
-{
-    struct stat st;
-    int type;
-    socklen_t len = sizeof type;
-    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0) {
-#ifdef MSG_NOSIGNAL
-        return BW__FD_SOCK;
-#else
-        return BW__FD_GUARD;
-#endif
-    }
-    if (fstat(fd, &st) != 0) return BW__FD_GUARD;
-    if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return 0;
-    return BW__FD_GUARD;
-}
 
 /* writev with SIGPIPE blocked for this thread; a SIGPIPE that this write
  * raised is taken off the pending set before the old mask comes back, so
@@ -2814,39 +2792,52 @@ static ptrdiff_t bw__writev_guarded(int fd, const struct iovec *iov, int cnt)
     return r;
 }
 
-ptrdiff_t bw__fd_send(int fd, unsigned kind, const struct iovec *iov, int cnt)
+/* The kind of fd is looked up at every send, never kept: dup2 can make a
+ * file a pipe between two sends (a program that starts a pager on its
+ * stdout). Only pipes, FIFOs and sockets raise SIGPIPE, and lseek fails with
+ * ESPIPE on exactly those (POSIX; some systems add terminals, which then
+ * just get the guard) at half the cost of an fstat: a file or a device
+ * costs one lseek besides the writev. After ESPIPE, sendmsg with
+ * MSG_NOSIGNAL: a socket takes it, anything else refuses with ENOTSOCK and
+ * gets the guarded writev. */
+ptrdiff_t bw__fd_send(int fd, const struct iovec *iov, int cnt)
 {
+    int saved = errno;
+    if (lseek(fd, 0, SEEK_CUR) != -1 || errno != ESPIPE) {
+        errno = saved;
+        return writev(fd, iov, cnt);
+    }
 #ifdef MSG_NOSIGNAL
-    if (kind & BW__FD_SOCK) {
+    {
         struct msghdr m;
+        ssize_t r;
         memset(&m, 0, sizeof m);
         m.msg_iov = (struct iovec *)(uintptr_t)iov;
         m.msg_iovlen = (size_t)cnt;
-        return sendmsg(fd, &m, MSG_NOSIGNAL);
+        r = sendmsg(fd, &m, MSG_NOSIGNAL);
+        if (r >= 0 || errno != ENOTSOCK) return r;
     }
 #endif
-    if (kind & BW__FD_GUARD) return bw__writev_guarded(fd, iov, cnt);
-    return writev(fd, iov, cnt);
+    errno = saved;
+    return bw__writev_guarded(fd, iov, cnt);
 }
 
 int bw_write_fd(bw_writer *w, int fd, size_t *written)
 {
     struct iovec iov[BW__IOV_BATCH];
     size_t done = 0;
-    unsigned kind;
     int rc = BW_OK;
 
     if (written != NULL) *written = 0;
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (bw_len(w) == 0) return BW_OK;
-    kind = bw__fd_kind(fd);
     for (;;) {
         size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
         ptrdiff_t k;
         if (n == 0) break;
         if (n > BW__IOV_BATCH) n = BW__IOV_BATCH;
-        k = bw__fd_send(fd, kind, iov, (int)n);
+        k = bw__fd_send(fd, iov, (int)n);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             if (k == 0) errno = EIO; /* no progress and no reason: never loop */

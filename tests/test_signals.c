@@ -1,4 +1,4 @@
-#define _GNU_SOURCE 1 /* pthread_sigmask and friends under -std=c11 */
+#define _GNU_SOURCE 1 /* fileno under -std=c11 */
 /* test_signals.c - output to a file descriptor never lets a SIGPIPE of the
  * library's own through, and never leaves one behind, in the cases that are
  * easy to get wrong:
@@ -6,7 +6,10 @@
  *   - a blocking pipe write that was part done when the reader went away
  *     (the kernel returns the partial count and raises SIGPIPE anyway), for
  *     bw_write_fd of a contiguous and of a segmented writer and for the
- *     flush of a bw_init_fd writer.
+ *     flush of a bw_init_fd writer;
+ *   - a bw_init_fd writer whose descriptor was a regular file at init and is
+ *     a pipe by the time it sends (dup2, as a program that starts a pager on
+ *     its stdout does).
  *
  * Each case runs in a forked child with SIGPIPE's default disposition, so a
  * signal that got through kills the child and the parent sees it. */
@@ -169,5 +172,47 @@ Test(signals, reader_leaving_during_a_partial_pipe_write_kills_nobody, .timeout 
     int kind;
     for (kind = W_CONTIG; kind <= W_STREAM; kind++)
         in_child(wname[kind], partial_write_child, kind);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A bw_init_fd descriptor that becomes a pipe after init                   */
+/* ------------------------------------------------------------------------ */
+
+static void dup2_pipe_child(int unused)
+{
+    FILE *f = tmpfile();
+    int fd, p[2], rc, e;
+    bw_writer w;
+    (void)unused;
+
+    CHILD_CHECK(f != NULL, "tmpfile: %s", strerror(errno));
+    fd = fileno(f);
+    CHILD_CHECK(bw_init_fd(&w, NULL, 0, fd) == BW_OK, "init"); /* a regular file now */
+    CHILD_CHECK(bw_puts(&w, "to the file\n") == BW_OK && bw_flush(&w) == BW_OK, "file flush");
+    CHILD_CHECK(lseek(fd, 0, SEEK_CUR) == 12, "the file got %ld bytes", (long)lseek(fd, 0, SEEK_CUR));
+
+    /* Now a pipe whose reader is gone (a pager that quit) */
+    CHILD_CHECK(pipe(p) == 0, "pipe: %s", strerror(errno));
+    close(p[0]);
+    CHILD_CHECK(dup2(p[1], fd) == fd, "dup2: %s", strerror(errno));
+    close(p[1]);
+
+    CHILD_CHECK(bw_puts(&w, "to the pager\n") == BW_OK, "puts");
+    errno = 0;
+    rc = bw_flush(&w);
+    e = errno;
+    CHILD_CHECK(rc == BW_EIO, "flush %d", rc);
+    CHILD_CHECK(e == EPIPE, "errno %d (%s)", e, strerror(e));
+    CHILD_CHECK(bw_len(&w) == 13, "held %zu", bw_len(&w));
+    CHILD_CHECK(!sigpipe_blocked(), "SIGPIPE left blocked");
+    CHILD_CHECK(!sigpipe_pending(), "a SIGPIPE left pending");
+    bw_release(&w);
+    fclose(f);
+}
+
+Test(signals, fd_writer_whose_file_becomes_a_pipe_gets_epipe_not_a_signal, .timeout = 60)
+{
+    in_child("bw_init_fd on a file, then dup2 a pipe without reader onto it",
+             dup2_pipe_child, 0);
 }
 
