@@ -747,8 +747,9 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
 /* 10. Output: file descriptors and FILE*                                   */
 /* ======================================================================== */
 /* Send the held bytes to fd with writev (sockets: sendmsg with MSG_NOSIGNAL;
- * pipes: SIGPIPE held off and drained, so EPIPE is BW_EIO, never a signal),
- * consuming what went out. *written (may be NULL) gets the count sent by
+ * pipes: SIGPIPE held off and the one a write raised taken back, so EPIPE is
+ * BW_EIO, never a signal; a SIGPIPE the caller had pending stays pending, and
+ * no second one joins it), consuming what went out. *written (may be NULL) gets the count sent by
  * this call. On a streaming writer the sink is not called. BW_OK when all
  * went out; BW_EIO with errno set (EAGAIN, EPIPE, ...; a write of 0 gives
  * EIO) *without* recording it: the rest stays held and calling again

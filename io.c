@@ -4,6 +4,7 @@
 #include "writer_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -35,16 +36,96 @@ extern int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 #  define BW__IOV_BATCH IOV_MAX
 #endif
 
+/* O_CLOEXEC is hidden from a strict -std=c11 build; glibc's own name is not. */
+#if defined(O_CLOEXEC)
+#  define BW__O_CLOEXEC O_CLOEXEC
+#elif defined(__O_CLOEXEC)
+#  define BW__O_CLOEXEC __O_CLOEXEC
+#else
+#  define BW__O_CLOEXEC 0
+#endif
+
+/* Whether a SIGPIPE is pending in this thread's own set: 1 or 0, or -1 when
+ * that cannot be told. Linux keeps a pending set per thread (where the
+ * SIGPIPE of a write goes) and one for the process (kill), and sigpending
+ * shows only their union; /proc/thread-self/status shows the thread's own
+ * as SigPnd, a hex mask with the highest signal first. Read into the stack
+ * with open and read: no allocation, for a path that is rare anyway (a
+ * SIGPIPE pending around a write that may have raised one). */
+static int bw__sigpipe_in_thread_set(void)
+{
+#ifdef __linux__
+    static const char key[] = "\nSigPnd:";
+    char buf[1024];
+    size_t k = 1; /* key chars matched: the file's start counts as a '\n' */
+    int fd, digits = 0, found = 0, done = 0;
+    uint64_t mask = 0;
+
+    fd = open("/proc/thread-self/status", O_RDONLY | BW__O_CLOEXEC);
+    if (fd < 0) return -1;
+    while (!done) {
+        ssize_t i, n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        for (i = 0; i < n && !done; i++) {
+            char c = buf[i];
+            if (!found) {
+                if (c == key[k]) {
+                    found = key[++k] == '\0';
+                } else {
+                    k = c == '\n' ? 1 : 0;
+                }
+            } else {
+                unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                             : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                                                    : 16u;
+                if (d < 16) {
+                    mask = (mask << 4) | d; /* the low 64 bits: signals 1 to 64 */
+                    digits++;
+                } else if (digits > 0 || (c != ' ' && c != '\t')) {
+                    done = 1;
+                }
+            }
+        }
+    }
+    (void)close(fd);
+    if (!done || digits == 0) return -1;
+    return (int)((mask >> (SIGPIPE - 1)) & 1u);
+#else
+    return -1;
+#endif
+}
+
+/* SIGPIPE pending for this thread, told apart: 0 none at all, 1 one in the
+ * thread's own set, and when one is pending elsewhere only: 0 if the
+ * thread's own set is known to be empty, -1 if that cannot be told. */
+static int bw__sigpipe_mine(void)
+{
+    sigset_t pending;
+    if (sigpending(&pending) != 0) return -1;
+    if (sigismember(&pending, SIGPIPE) != 1) return 0;
+    return bw__sigpipe_in_thread_set();
+}
+
 /* writev with SIGPIPE blocked for this thread; a SIGPIPE that this write
  * raised is taken off the pending set before the old mask comes back, so
- * the process neither dies nor sees it later (as libcurl and OpenSSL do).
- * One that was pending before is left alone. A write raises it when it
- * fails with EPIPE, and also when it wrote part of its bytes before the
- * reader went: Linux returns the partial count and raises SIGPIPE anyway. */
+ * the process neither dies nor sees it later (as libcurl and OpenSSL do),
+ * and any SIGPIPE of the caller's is left as it was: the library adds none.
+ *
+ * A write raises SIGPIPE when it fails with EPIPE, and also when it wrote
+ * part of its bytes before the reader went (Linux returns the partial count
+ * and raises it anyway). That SIGPIPE goes to the writing thread's own
+ * pending set, where standard signals coalesce, and sigwait takes from that
+ * set before the process's. So one is taken exactly when the thread's set
+ * held none before the write and holds one now: then it is ours, and
+ * sigwait takes it and not one of the caller's. A caller's one in the
+ * thread's set already absorbed ours; one in the process's set is not
+ * touched. Where the thread's set cannot be read (no /proc), a SIGPIPE
+ * pending before the write counts as the caller's and nothing is taken. */
 static ptrdiff_t bw__writev_guarded(int fd, const struct iovec *iov, int cnt)
 {
-    sigset_t pipe_set, old, pending;
-    int was_pending, saved, i;
+    sigset_t pipe_set, old;
+    int before, saved, i;
     size_t total = 0;
     ssize_t r;
 
@@ -52,11 +133,11 @@ static ptrdiff_t bw__writev_guarded(int fd, const struct iovec *iov, int cnt)
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old) != 0) return writev(fd, iov, cnt);
-    was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+    before = bw__sigpipe_mine();
     r = writev(fd, iov, cnt);
     saved = errno;
-    if ((r < 0 ? saved == EPIPE : (size_t)r < total) && !was_pending &&
-        sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+    if ((r < 0 ? saved == EPIPE : (size_t)r < total) && before == 0 &&
+        bw__sigpipe_mine() != 0) {
         int sig;
         (void)sigwait(&pipe_set, &sig);
     }

@@ -1,4 +1,4 @@
-#define _GNU_SOURCE 1 /* fileno under -std=c11 */
+#define _GNU_SOURCE 1 /* pthread_kill, sigtimedwait, fileno under -std=c11 */
 /* test_signals.c - output to a file descriptor never lets a SIGPIPE of the
  * library's own through, and never leaves one behind, in the cases that are
  * easy to get wrong:
@@ -9,7 +9,10 @@
  *     flush of a bw_init_fd writer;
  *   - a bw_init_fd writer whose descriptor was a regular file at init and is
  *     a pipe by the time it sends (dup2, as a program that starts a pager on
- *     its stdout does).
+ *     its stdout does);
+ *   - a SIGPIPE of the caller's already pending and blocked, directed at the
+ *     process or at the thread: afterwards exactly the caller's one is
+ *     pending, not one more.
  *
  * Each case runs in a forked child with SIGPIPE's default disposition, so a
  * signal that got through kills the child and the parent sees it. */
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* In the child: report a failed check on stderr and exit with code 1 (no
@@ -216,3 +220,61 @@ Test(signals, fd_writer_whose_file_becomes_a_pipe_gets_epipe_not_a_signal, .time
              dup2_pipe_child, 0);
 }
 
+/* ------------------------------------------------------------------------ */
+/* A SIGPIPE of the caller's pending before the write                       */
+/* ------------------------------------------------------------------------ */
+
+/* case: bit 0 = directed at the thread (else the process), bit 1 = through a
+ * bw_init_fd writer's flush (else bw_write_fd of a segmented writer). */
+static void callers_pending_child(int c)
+{
+    const char *whose = (c & 1) ? "thread-directed" : "process-directed";
+    struct timespec zero = {0, 0};
+    sigset_t set;
+    int fds[2], rc, e, n = 0;
+    bw_writer w;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    CHILD_CHECK(pthread_sigmask(SIG_BLOCK, &set, NULL) == 0, "block");
+    if (c & 1) CHILD_CHECK(pthread_kill(pthread_self(), SIGPIPE) == 0, "pthread_kill");
+    else CHILD_CHECK(kill(getpid(), SIGPIPE) == 0, "kill");
+    CHILD_CHECK(sigpipe_pending(), "%s: the caller's SIGPIPE is not pending", whose);
+
+    CHILD_CHECK(pipe(fds) == 0, "pipe: %s", strerror(errno));
+    close(fds[0]);
+    if (c & 2) {
+        CHILD_CHECK(bw_init_fd(&w, NULL, 0, fds[1]) == BW_OK, "init");
+        CHILD_CHECK(bw_puts(&w, "abc") == BW_OK, "puts");
+        errno = 0;
+        rc = bw_flush(&w);
+    } else {
+        CHILD_CHECK(bw_init_chain(&w, NULL) == BW_OK, "init");
+        CHILD_CHECK(bw_puts(&w, "abc") == BW_OK, "puts");
+        errno = 0;
+        rc = bw_write_fd(&w, fds[1], NULL);
+    }
+    e = errno;
+    CHILD_CHECK(rc == BW_EIO, "%s: rc %d", whose, rc);
+    CHILD_CHECK(e == EPIPE, "%s: errno %d (%s)", whose, e, strerror(e));
+    CHILD_CHECK(sigpipe_blocked(), "%s: the caller's mask changed", whose);
+
+    /* Take every SIGPIPE pending: the caller's one, and nothing else. */
+    while (sigtimedwait(&set, NULL, &zero) == SIGPIPE) n++;
+    CHILD_CHECK(n == 1, "%s, %s: %d SIGPIPEs pending, the caller had 1", whose,
+                (c & 2) ? "bw_init_fd flush" : "bw_write_fd", n);
+    bw_release(&w);
+    close(fds[1]);
+}
+
+Test(signals, callers_pending_sigpipe_stays_the_only_one, .timeout = 60)
+{
+    static const char *const what[] = {
+        "process-directed SIGPIPE pending, bw_write_fd",
+        "thread-directed SIGPIPE pending, bw_write_fd",
+        "process-directed SIGPIPE pending, bw_init_fd flush",
+        "thread-directed SIGPIPE pending, bw_init_fd flush",
+    };
+    int c;
+    for (c = 0; c < 4; c++) in_child(what[c], callers_pending_child, c);
+}
