@@ -223,14 +223,16 @@ static int bw__errno_of(int rc)
 /* fopencookie and its function table are declared by <stdio.h> only when
  * _GNU_SOURCE was defined before the first libc header (glibc's __USE_GNU
  * says whether it was). Otherwise they are declared here: the table is four
- * function pointers in every glibc since 2.2, the same to the ABI. */
+ * function pointers in every glibc since 2.2, the same to the ABI. The seek
+ * position is glibc's __off64_t in both (long on 64-bit ABIs, long long on
+ * 32-bit ones), which <stdio.h> always declares. */
 #  ifdef __USE_GNU
 typedef cookie_io_functions_t bw__cookie_io;
 #  else
 typedef struct bw__cookie_io {
     ssize_t (*read)(void *, char *, size_t);
     ssize_t (*write)(void *, const char *, size_t);
-    int (*seek)(void *, long long *, int);
+    int (*seek)(void *, __off64_t *, int);
     int (*close)(void *);
 } bw__cookie_io;
 extern FILE *fopencookie(void *cookie, const char *mode, bw__cookie_io io);
@@ -247,7 +249,7 @@ static ssize_t bw__cookie_write(void *cookie, const char *buf, size_t n)
 }
 
 /* A writer is not seekable: fseek and ftell fail with ESPIPE. */
-static int bw__cookie_seek(void *cookie, long long *off, int whence)
+static int bw__cookie_seek(void *cookie, __off64_t *off, int whence)
 {
     (void)cookie;
     (void)off;
