@@ -386,7 +386,7 @@ static int bw__send(bw_writer *w, const unsigned char *p, size_t n, size_t *sent
             struct iovec one;
             one.iov_base = (void *)(uintptr_t)(p + done);
             one.iov_len = n - done;
-            r = bw__fd_send(w->fd, w->flags, &one, 1);
+            r = bw__fd_send(w->fd, &one, 1);
         } else if (w->sink != NULL) {
             r = w->sink(w->ctx, p + done, n - done);
         } else {
@@ -631,7 +631,6 @@ int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
     w->flags = BW__FD;
     w->fd = fd;
     if (rc == BW_OK && fd < 0) rc = bw__fail(w, BW_EINVAL);
-    if (fd >= 0) w->flags = (unsigned char)(w->flags | bw__fd_kind(fd));
     return rc;
 }
 

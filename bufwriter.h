@@ -500,9 +500,10 @@ BW_API int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size,
 
 /* Streaming to a file descriptor (sockets with send(MSG_NOSIGNAL), pipes with
  * SIGPIPE held off: a reader that has gone is BW_EIO with errno EPIPE, never
- * a signal). fd < 0 is BW_EINVAL. The library never closes fd. EAGAIN on a
- * non-blocking fd records BW_EIO like any failure: for non-blocking output,
- * use a segmented writer and bw_write_fd instead. */
+ * a signal). What fd is gets looked up at each send, so dup2 may point it
+ * elsewhere at any time. fd < 0 is BW_EINVAL. The library never closes fd.
+ * EAGAIN on a non-blocking fd records BW_EIO like any failure: for
+ * non-blocking output, use a segmented writer and bw_write_fd instead. */
 BW_API int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd);
 
 /* Fixed: the caller's buffer of `size` bytes, never grown, never freed, no
@@ -768,8 +769,9 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
 /* 10. Output: file descriptors and FILE*                                   */
 /* ======================================================================== */
 /* Send the held bytes to fd with writev (sockets: sendmsg with MSG_NOSIGNAL;
- * pipes: SIGPIPE held off and drained, so EPIPE is BW_EIO, never a signal),
- * consuming what went out. *written (may be NULL) gets the count sent by
+ * pipes: SIGPIPE held off and the one a write raised taken back, so EPIPE is
+ * BW_EIO, never a signal; a SIGPIPE the caller had pending stays pending, and
+ * no second one joins it), consuming what went out. *written (may be NULL) gets the count sent by
  * this call. On a streaming writer the sink is not called. BW_OK when all
  * went out; BW_EIO with errno set (EAGAIN, EPIPE, ...; a write of 0 gives
  * EIO) *without* recording it: the rest stays held and calling again
@@ -835,7 +837,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     int err;             /* sticky status, BW_OK if none                      */
     unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
     unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
-                            BW__FD_*: what kind of fd (how to avoid SIGPIPE) */
+                            BW__FD: streaming to fd rather than to a sink     */
 };
 
 #ifdef __cplusplus

@@ -4,12 +4,12 @@
 #include "writer_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -41,43 +41,108 @@ extern int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 #  define BW__IOV_BATCH IOV_MAX
 #endif
 
-/* Sockets get MSG_NOSIGNAL; pipes and anything unknown get SIGPIPE held off
- * around the write; regular files and devices cannot raise it. */
-unsigned bw__fd_kind(int fd)
-{
-    struct stat st;
-    int type;
-    socklen_t len = sizeof type;
-    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0) {
-#ifdef MSG_NOSIGNAL
-        return BW__FD_SOCK;
+/* O_CLOEXEC is hidden from a strict -std=c11 build; glibc's own name is not. */
+#if defined(O_CLOEXEC)
+#  define BW__O_CLOEXEC O_CLOEXEC
+#elif defined(__O_CLOEXEC)
+#  define BW__O_CLOEXEC __O_CLOEXEC
 #else
-        return BW__FD_GUARD;
+#  define BW__O_CLOEXEC 0
 #endif
+
+/* Whether a SIGPIPE is pending in this thread's own set: 1 or 0, or -1 when
+ * that cannot be told. Linux keeps a pending set per thread (where the
+ * SIGPIPE of a write goes) and one for the process (kill), and sigpending
+ * shows only their union; /proc/thread-self/status shows the thread's own
+ * as SigPnd, a hex mask with the highest signal first. Read into the stack
+ * with open and read: no allocation, for a path that is rare anyway (a
+ * SIGPIPE pending around a write that may have raised one). */
+static int bw__sigpipe_in_thread_set(void)
+{
+#ifdef __linux__
+    static const char key[] = "\nSigPnd:";
+    char buf[1024];
+    size_t k = 1; /* key chars matched: the file's start counts as a '\n' */
+    int fd, digits = 0, found = 0, done = 0;
+    uint64_t mask = 0;
+
+    fd = open("/proc/thread-self/status", O_RDONLY | BW__O_CLOEXEC);
+    if (fd < 0) return -1;
+    while (!done) {
+        ssize_t i, n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        for (i = 0; i < n && !done; i++) {
+            char c = buf[i];
+            if (!found) {
+                if (c == key[k]) {
+                    found = key[++k] == '\0';
+                } else {
+                    k = c == '\n' ? 1 : 0;
+                }
+            } else {
+                unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                             : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                                                    : 16u;
+                if (d < 16) {
+                    mask = (mask << 4) | d; /* the low 64 bits: signals 1 to 64 */
+                    digits++;
+                } else if (digits > 0 || (c != ' ' && c != '\t')) {
+                    done = 1;
+                }
+            }
+        }
     }
-    if (fstat(fd, &st) != 0) return BW__FD_GUARD;
-    if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return 0;
-    return BW__FD_GUARD;
+    (void)close(fd);
+    if (!done || digits == 0) return -1;
+    return (int)((mask >> (SIGPIPE - 1)) & 1u);
+#else
+    return -1;
+#endif
+}
+
+/* SIGPIPE pending for this thread, told apart: 0 none at all, 1 one in the
+ * thread's own set, and when one is pending elsewhere only: 0 if the
+ * thread's own set is known to be empty, -1 if that cannot be told. */
+static int bw__sigpipe_mine(void)
+{
+    sigset_t pending;
+    if (sigpending(&pending) != 0) return -1;
+    if (sigismember(&pending, SIGPIPE) != 1) return 0;
+    return bw__sigpipe_in_thread_set();
 }
 
 /* writev with SIGPIPE blocked for this thread; a SIGPIPE that this write
  * raised is taken off the pending set before the old mask comes back, so
- * the process neither dies nor sees it later (as libcurl and OpenSSL do).
- * One that was pending before is left alone. */
+ * the process neither dies nor sees it later (as libcurl and OpenSSL do),
+ * and any SIGPIPE of the caller's is left as it was: the library adds none.
+ *
+ * A write raises SIGPIPE when it fails with EPIPE, and also when it wrote
+ * part of its bytes before the reader went (Linux returns the partial count
+ * and raises it anyway). That SIGPIPE goes to the writing thread's own
+ * pending set, where standard signals coalesce, and sigwait takes from that
+ * set before the process's. So one is taken exactly when the thread's set
+ * held none before the write and holds one now: then it is ours, and
+ * sigwait takes it and not one of the caller's. A caller's one in the
+ * thread's set already absorbed ours; one in the process's set is not
+ * touched. Where the thread's set cannot be read (no /proc), a SIGPIPE
+ * pending before the write counts as the caller's and nothing is taken. */
 static ptrdiff_t bw__writev_guarded(int fd, const struct iovec *iov, int cnt)
 {
-    sigset_t pipe_set, old, pending;
-    int was_pending, saved;
+    sigset_t pipe_set, old;
+    int before, saved, i;
+    size_t total = 0;
     ssize_t r;
 
+    for (i = 0; i < cnt; i++) total += iov[i].iov_len;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old) != 0) return writev(fd, iov, cnt);
-    was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+    before = bw__sigpipe_mine();
     r = writev(fd, iov, cnt);
     saved = errno;
-    if (r < 0 && saved == EPIPE && !was_pending && sigpending(&pending) == 0 &&
-        sigismember(&pending, SIGPIPE) == 1) {
+    if ((r < 0 ? saved == EPIPE : (size_t)r < total) && before == 0 &&
+        bw__sigpipe_mine() != 0) {
         int sig;
         (void)sigwait(&pipe_set, &sig);
     }
@@ -86,39 +151,52 @@ static ptrdiff_t bw__writev_guarded(int fd, const struct iovec *iov, int cnt)
     return r;
 }
 
-ptrdiff_t bw__fd_send(int fd, unsigned kind, const struct iovec *iov, int cnt)
+/* The kind of fd is looked up at every send, never kept: dup2 can make a
+ * file a pipe between two sends (a program that starts a pager on its
+ * stdout). Only pipes, FIFOs and sockets raise SIGPIPE, and lseek fails with
+ * ESPIPE on exactly those (POSIX; some systems add terminals, which then
+ * just get the guard) at half the cost of an fstat: a file or a device
+ * costs one lseek besides the writev. After ESPIPE, sendmsg with
+ * MSG_NOSIGNAL: a socket takes it, anything else refuses with ENOTSOCK and
+ * gets the guarded writev. */
+ptrdiff_t bw__fd_send(int fd, const struct iovec *iov, int cnt)
 {
+    int saved = errno;
+    if (lseek(fd, 0, SEEK_CUR) != -1 || errno != ESPIPE) {
+        errno = saved;
+        return writev(fd, iov, cnt);
+    }
 #ifdef MSG_NOSIGNAL
-    if (kind & BW__FD_SOCK) {
+    {
         struct msghdr m;
+        ssize_t r;
         memset(&m, 0, sizeof m);
         m.msg_iov = (struct iovec *)(uintptr_t)iov;
         m.msg_iovlen = (size_t)cnt;
-        return sendmsg(fd, &m, MSG_NOSIGNAL);
+        r = sendmsg(fd, &m, MSG_NOSIGNAL);
+        if (r >= 0 || errno != ENOTSOCK) return r;
     }
 #endif
-    if (kind & BW__FD_GUARD) return bw__writev_guarded(fd, iov, cnt);
-    return writev(fd, iov, cnt);
+    errno = saved;
+    return bw__writev_guarded(fd, iov, cnt);
 }
 
 int bw_write_fd(bw_writer *w, int fd, size_t *written)
 {
     struct iovec iov[BW__IOV_BATCH];
     size_t done = 0;
-    unsigned kind;
     int rc = BW_OK;
 
     if (written != NULL) *written = 0;
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (bw_len(w) == 0) return BW_OK;
-    kind = bw__fd_kind(fd);
     for (;;) {
         size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
         ptrdiff_t k;
         if (n == 0) break;
         if (n > BW__IOV_BATCH) n = BW__IOV_BATCH;
-        k = bw__fd_send(fd, kind, iov, (int)n);
+        k = bw__fd_send(fd, iov, (int)n);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             if (k == 0) errno = EIO; /* no progress and no reason: never loop */
@@ -235,14 +313,16 @@ static bw__file *bw__file_new(bw_writer *w)
 /* fopencookie and its function table are declared by <stdio.h> only when
  * _GNU_SOURCE was defined before the first libc header (glibc's __USE_GNU
  * says whether it was). Otherwise they are declared here: the table is four
- * function pointers in every glibc since 2.2, the same to the ABI. */
+ * function pointers in every glibc since 2.2, the same to the ABI. The seek
+ * position is glibc's __off64_t in both (long on 64-bit ABIs, long long on
+ * 32-bit ones), which <stdio.h> always declares. */
 #  ifdef __USE_GNU
 typedef cookie_io_functions_t bw__cookie_io;
 #  else
 typedef struct bw__cookie_io {
     ssize_t (*read)(void *, char *, size_t);
     ssize_t (*write)(void *, const char *, size_t);
-    int (*seek)(void *, long long *, int);
+    int (*seek)(void *, __off64_t *, int);
     int (*close)(void *);
 } bw__cookie_io;
 extern FILE *fopencookie(void *cookie, const char *mode, bw__cookie_io io);
@@ -259,7 +339,7 @@ static ssize_t bw__cookie_write(void *cookie, const char *buf, size_t n)
 }
 
 /* A writer is not seekable: fseek and ftell fail with ESPIPE. */
-static int bw__cookie_seek(void *cookie, long long *off, int whence)
+static int bw__cookie_seek(void *cookie, __off64_t *off, int whence)
 {
     (void)cookie;
     (void)off;

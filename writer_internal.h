@@ -15,8 +15,6 @@
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
 #define BW__FD        0x2u /* streaming to w->fd rather than to a sink       */
-#define BW__FD_SOCK   0x4u /* that fd is a socket: send(MSG_NOSIGNAL)        */
-#define BW__FD_GUARD  0x8u /* that fd may raise SIGPIPE (a pipe, or unknown) */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 
@@ -49,16 +47,17 @@ BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned cha
 /* Drop n <= bw_len held bytes from the front; never records. */
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 
-/* I/O (io.c). What kind of fd this is (BW__FD_SOCK / BW__FD_GUARD bits), and
- * one send of iov that never raises SIGPIPE: bytes sent, or -1 with errno. */
+/* I/O (io.c). One send of iov to fd that never raises SIGPIPE, whatever fd
+ * is at that moment (bw_write_fd and a bw_init_fd writer both send through
+ * it): bytes sent, or -1 with errno. */
 struct iovec;
-BW__INTERNAL unsigned bw__fd_kind(int fd);
-BW__INTERNAL ptrdiff_t bw__fd_send(int fd, unsigned kind, const struct iovec *iov, int cnt);
+BW__INTERNAL ptrdiff_t bw__fd_send(int fd, const struct iovec *iov, int cnt);
 
-/* Cold paths io.c shares (bufwriter.c). Send every held byte (streaming;
- * a failure is recorded, the rest stays held); send p[0, n) from memory
- * other than the buffer with nothing held; room that leaves the held bytes'
- * storage untouched until *old is given back (contiguous, segmented). */
+/* Cold paths io.c shares (bufwriter.c). Record the first error; send every
+ * held byte (streaming; a failure is recorded, the rest stays held); send
+ * p[0, n) from memory other than the buffer with nothing held; room that
+ * leaves the held bytes' storage untouched until *old is given back
+ * (contiguous, segmented). */
 BW__INTERNAL int bw__fail(bw_writer *w, int rc);
 BW__INTERNAL int bw__send_held(bw_writer *w);
 BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n);

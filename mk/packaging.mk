@@ -1,5 +1,6 @@
 # mk/packaging.mk - the single header, the examples, the packaging tests.
-# Included by the top-level Makefile (uses its CC, B, SRCS, HDRS, VERSION).
+# Included by the top-level Makefile (uses its CC, B, SRCS, HDRS, VERSION,
+# CSTD, WARN_STRICT).
 #
 #   make single          regenerate single_include/bufwriter.h from bufwriter.h,
 #                        pool/ and bufwriter.c (scripts/amalgamate.py)
@@ -9,6 +10,8 @@
 #                        the library in $(B) (into $(B)/examples/)
 #   make test-packaging  tests/packaging/run.sh: the single header (gcc, clang,
 #                        g++, clang++), two translation units, the examples,
+#                        _GNU_SOURCE before <stdio.h> (single header, and the
+#                        library's sources with their strict set),
 #                        bufwriter.hpp (C++17, strict warnings), a staged
 #                        install through pkg-config and CMake (find_package,
 #                        pkg_check_modules), nm -D, uninstall
@@ -45,4 +48,4 @@ $(B)/examples/%-lib: examples/%.c bufwriter.h $(B)/libbufwriter.a
 	$(CC) $(EX_CFLAGS) -I. $< $(B)/libbufwriter.a -pthread -o $@
 
 test-packaging:
-	@MAKE="$(MAKE)" sh tests/packaging/run.sh
+	@MAKE="$(MAKE)" LIB_SRCS="$(SRCS)" LIB_WARN="$(CSTD) $(WARN_STRICT)" sh tests/packaging/run.sh

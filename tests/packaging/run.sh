@@ -9,7 +9,10 @@
 #      two translation units link without duplicate symbols; private
 #      functions stay out of the symbol table; a C89 and a C99 includer
 #      build and run; <stdio.h> before a late _GNU_SOURCE still gives the
-#      FILE* adapter. The C++ wrapper,
+#      FILE* adapter; _GNU_SOURCE before <stdio.h> (glibc's own fopencookie
+#      declarations) builds under -Werror, the single header and the
+#      library's sources (LIB_SRCS, with the library's LIB_WARN set) alike.
+#      The C++ wrapper,
 #      bufwriter.hpp, beside it: bufwriter.h and a self-checking program
 #      (cpp_wrapper.cpp) compile under g++ and clang++ at C++17 with the
 #      strict set (CXXSTRICT), and the program runs.
@@ -23,7 +26,10 @@
 #      `make uninstall` removes everything install put there.
 #
 # Usage: sh tests/packaging/run.sh     (from anywhere; `make test-packaging`)
-# Env:   MAKE (default make); KEEP=1 keeps the work folder and prints it.
+# Env:   MAKE (default make); KEEP=1 keeps the work folder and prints it;
+#        LIB_SRCS, LIB_WARN: the library's sources and warning flags (the
+#        Makefile's SRCS and strict set; without them, every .c file at the
+#        top and in pool/, and -std=c11 $WARN).
 # Prints one line per check, then "N passed, N failed"; exits 1 on any
 # failure. Needs gcc, clang, g++, clang++, pkg-config, cmake, nm, readelf, od.
 set -u
@@ -47,6 +53,8 @@ CXXWARN="-Wall -Wextra -Werror"
 # cxxstrict adds -Wno-unknown-warning-option for a compiler that lacks it.
 CXXSTRICT="-std=c++17 -Wall -Wextra -Wpedantic -Wold-style-cast -Wzero-as-null-pointer-constant -Wuseless-cast -Werror"
 EXAMPLES="message report records"
+LIB_SRCS=${LIB_SRCS:-$(cd "$root" && echo *.c pool/*.c)}
+LIB_WARN=${LIB_WARN:-"-std=c11 $WARN"}
 passed=0
 failed=0
 log=$work/log
@@ -154,6 +162,18 @@ gnu_source_late() { # CC: <stdio.h>, then _GNU_SOURCE, then the implementation
     "$work/gnu-$1"
 }
 
+gnu_source_first() { # CC: _GNU_SOURCE before <stdio.h>, then the implementation; runs
+    $1 -std=c11 $WARN -O2 -I"$single" "$here/gnu_source_first.c" -pthread -o "$work/gnu-first-$1" &&
+    "$work/gnu-first-$1" &&
+    $1 -std=c11 $WARN -D_GNU_SOURCE -O2 -I"$single" -c "$here/impl.c" -o "$work/scratch.o"
+}
+
+library_gnu_source() { # CC: each library source with -D_GNU_SOURCE -Werror
+    for f in $LIB_SRCS; do
+        $1 $LIB_WARN -Werror -D_GNU_SOURCE -fsyntax-only "$root/$f" || return 1
+    done
+}
+
 cxx_consumer_single() { # CXX CC: consumer.cpp (C++) + impl.c (C)
     $1 -std=c++11 $CXXWARN -O2 -I"$single" -I"$here" -c "$here/consumer.cpp" -o "$work/cxx-$1.o" &&
     $2 -std=c11 $WARN -O2 -I"$single" -c "$here/impl.c" -o "$work/impl-for-$1.o" &&
@@ -226,6 +246,10 @@ for cc in gcc clang; do
     done
     check "<stdio.h>, then _GNU_SOURCE, then the implementation ($cc): builds, bw_fopen works" \
         gnu_source_late $cc
+    check "_GNU_SOURCE, then <stdio.h> and the implementation ($cc -Werror): builds, bw_fopen works" \
+        gnu_source_first $cc
+    check "the library's sources with -D_GNU_SOURCE ($cc, its strict set, -Werror)" \
+        library_gnu_source $cc
 done
 
 for cxx in g++ clang++; do
