@@ -13,7 +13,9 @@
  * encodes the SPEC's rules: which status each call returns in each mode and
  * state. Operations: write (also from the writer's own held bytes), every
  * put, varints, decimal, hex, puts, printf (arguments that alias held bytes,
- * long output, an encoding error), reserve, span + advance, patch and typed
+ * long output, bw_cstr's string, an encoding error), fwrite, fputs and
+ * fprintf through bw_fopen (of the held bytes themselves in contiguous and
+ * segmented writers), reserve, span + advance, patch and typed
  * patch by position, truncate, consume, clear, clear_error, release, detach,
  * pullup, cstr, copy_out, iovec, append_writer (dst == src too), flush,
  * unrepresentable sizes, NULL sources. After EVERY operation:
@@ -43,8 +45,10 @@
  * Sizes are clamped (4 KiB per call, 64 KiB held per writer) and the pool's
  * thresholds are small (256 B, 2 KiB, 16 KiB), so that comparing every byte
  * after every operation stays cheap and every path above and below them is
- * crossed. Not run with BW_BYPASS=1 (exact-size rents break the growth
- * checks). */
+ * crossed. The input may also make the pool BW_POOL_BYPASS (exact-size
+ * rents below the threshold): the growth checks then bound instead of
+ * match. */
+#define _GNU_SOURCE 1 /* bw_fopen is fopencookie-based */
 #include "bufwriter.h"
 
 #include <errno.h>
@@ -212,6 +216,7 @@ typedef struct slot {
 
 static bw_pool *pool;
 static size_t minblk, threshold;
+static int bypass; /* BW_POOL_BYPASS: rents are exact-size below the threshold */
 static int learned_jump; /* a growth past the threshold may jump further (rule 25) */
 static slot *slots;
 static unsigned char scratch[MAX_OP + 16];
@@ -243,7 +248,10 @@ static void m_reset(slot *x) { x->len = 0; x->base = 0; x->err = BW_OK; }
 static int same(const void *a, const void *b, size_t n) { return n == 0 || memcmp(a, b, n) == 0; }
 static int is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 static size_t pow2_up(size_t n) { size_t c = 1; while (c < n) c *= 2; return c; }
+/* What a rent of n gives: the class, or (bypass) n itself up to the
+ * threshold; as an upper bound class_of holds in both. */
 static size_t class_of(size_t n) { return pow2_up(MAX(n, minblk)); }
+static size_t rent_of(size_t n) { return bypass && n <= threshold ? MAX(n, 1) : class_of(n); }
 static void fill(unsigned char *b, size_t n, unsigned seed)
 {
     size_t i;
@@ -533,7 +541,7 @@ static void post(slot *x)
     }
     if (x->mode == CONTIG) {
         if (x->isize && w->data == x->ibuf) CHECK(w->cap == x->isize);
-        else if (w->cap) CHECK(is_pow2(w->cap) && w->cap >= minblk);
+        else if (w->cap && !bypass) CHECK(is_pow2(w->cap) && w->cap >= minblk);
     }
     if (x->mode == STREAM && w->cap) CHECK(w->cap >= x->sbuf);
     if (x->mode == FIXED) {
@@ -612,7 +620,7 @@ static void reinit(in *s, slot *x)
         oc.zero = n == 0;
         rc = bw_init(w, pool, n);
         expect(x, rc, bad ? BW_EOVERFLOW : BW_OK);
-        if (rc == BW_OK && n) CHECK(w->cap == class_of(n));
+        if (rc == BW_OK && n) CHECK(w->cap == rent_of(n));
     } else if (how < 5) { /* contiguous in a caller's buffer */
         x->mode = CONTIG;
         n = 1 + u8(s) % sizeof x->ibuf;
@@ -635,7 +643,8 @@ static void reinit(in *s, slot *x)
             x->nosink = 1;
         } else {
             rc = bw_init_sink(w, pool, n, sink, &x->sk);
-            if (expect(x, rc, sz == 1 ? BW_EOVERFLOW : BW_OK)) x->sbuf = n ? class_of(n) : 64u << 10;
+            if (expect(x, rc, sz == 1 ? BW_EOVERFLOW : BW_OK))
+                x->sbuf = n ? (bypass && n <= threshold ? n : class_of(n)) : 64u << 10;
             else x->nosink = 1; /* a failed init: whether it kept the sink is not said */
         }
     } else { /* fixed, with guard bytes after it */
@@ -661,14 +670,108 @@ static void reinit(in *s, slot *x)
 enum {
     OP_WRITE, OP_ALIAS, OP_PUT, OP_VARINT, OP_DEC, OP_HEX, OP_PUTS, OP_PRINTF, OP_RESERVE,
     OP_SPAN, OP_PATCH, OP_TRUNCATE, OP_CONSUME, OP_CLEAR, OP_CLEAR_ERROR, OP_RELEASE, OP_DETACH,
-    OP_PULLUP, OP_CSTR, OP_READ, OP_APPEND, OP_FLUSH, OP_ODD_WRITE, OP_REINIT, OP_SCRIPT, NOPS
+    OP_PULLUP, OP_CSTR, OP_READ, OP_APPEND, OP_FLUSH, OP_ODD_WRITE, OP_REINIT, OP_SCRIPT,
+    OP_FILE, NOPS
 };
 
 static const char *const op_names[] = {
     "write", "write-alias", "put", "varint", "dec", "hex", "puts", "printf", "reserve",
     "span+advance", "patch", "truncate", "consume", "clear", "clear_error", "release", "detach",
-    "pullup", "cstr", "read", "append_writer", "flush", "odd-write", "reinit", "script"};
+    "pullup", "cstr", "read", "append_writer", "flush", "odd-write", "reinit", "script",
+    "fopen-write"};
 static const char *const mode_names[] = {"contig", "chain", "stream", "fixed"};
+
+/* bw_cstr when the rules say it succeeds (NULL held bytes are fine: the
+ * caller's printf stops at the first NUL); on the ways it may fail instead
+ * (an allocation, a streaming or fixed buffer without a byte to spare) the
+ * outcome is checked and false returned. */
+static int cstr_first(slot *x, const char **c)
+{
+    bw_writer *w = &x->w;
+    int ok = x->err == BW_OK && (x->mode == CONTIG || x->mode == CHAIN ||
+                                 (x->mode == STREAM && x->len < w->cap) ||
+                                 (x->mode == FIXED && x->len < x->fsize));
+    oc.kind = GROW;
+    oc.req = 1;
+    oc.moves = 1;
+    if (!ok) {
+        post(x);
+        return 0;
+    }
+    *c = bw_cstr(w);
+    if (*c == NULL) {
+        CHECK(failed_now && (x->mode == CONTIG || x->mode == CHAIN));
+        none(x, bw_error(w), BW_OK);
+        post(x);
+        return 0;
+    }
+    CHECK(same(*c, x->d, x->len) && (*c)[x->len] == 0);
+    compare(x);
+    return 1;
+}
+
+#ifdef BW_HAVE_FILE_ADAPTER
+/* fwrite, fputs or fprintf through bw_fopen, of the writer's own held bytes
+ * in a contiguous or segmented writer (the FILE writes into the writer in
+ * pieces while it reads them), of scratch bytes otherwise (bufwriter.h: a
+ * streaming or fixed writer sends or moves them in place). The FILE hands
+ * its bytes over in pieces, so a failure may leave any prefix. */
+static void op_file(in *s, slot *x)
+{
+    bw_writer *w = &x->w;
+    size_t left = MAX_LEN - x->len, n = 0, avail = 0, got;
+    unsigned how = u8(s) % 3;
+    const unsigned char *src = scratch;
+    FILE *f;
+    int ok = 1;
+    if (x->mode == CONTIG || x->mode == CHAIN) {
+        const char *c;
+        if (how == 1) { /* fputs(bw_cstr(w)) */
+            if (x->len == 0 || memchr(x->d, 0, x->len) != NULL || x->len > left) return;
+            if (!cstr_first(x, &c)) return;
+            pre(x);
+            src = (const unsigned char *)c;
+            n = x->len;
+        } else if ((src = alias(s, x, &avail)) != NULL) {
+            n = MIN(u16(s) % (avail + 1), MIN(left, 4 * MAX_OP));
+        } else {
+            src = scratch;
+        }
+    }
+    if (src == scratch) {
+        n = MIN(u16(s) % (MAX_OP + 1), left);
+        fill(scratch, n, u8(s));
+        scratch[n] = 0;
+        if (how == 1) n = strlen((const char *)scratch);
+    }
+    if (how == 2) { /* "%.*s" stops at a NUL */
+        const unsigned char *z = (const unsigned char *)memchr(src, 0, n);
+        if (z != NULL) n = (size_t)(z - src);
+    }
+    memcpy(expb, src, n);
+    oc.req = n;
+    oc.moves = 1;
+    errno = 0;
+    f = bw_fopen(w);
+    CHECK(f != NULL);
+    if (how == 1) ok = fputs((const char *)src, f) >= 0;
+    else if (how == 2) ok = fprintf(f, "%.*s", (int)n, (const char *)src) == (int)n;
+    else ok = fwrite(src, 1, n, f) == n;
+    TRACE("    fopen: how %u, %zu bytes%s\n", how, n, src == scratch ? "" : " (own)");
+    ok = fclose(f) == 0 && ok;
+    got = (size_t)(bw_tell(w) - oc.tell0);
+    CHECK(got <= n);
+    if (ok) CHECK(got == n);
+    else CHECK(bw_error(w) != BW_OK);
+    expect(x, bw_error(w), ok ? BW_OK : room(x, n));
+    m_append(x, expb, got); /* what was accepted is checked against the writer */
+    if (x->sk.fails) { /* the FILE reports a failed sink as EIO (bufwriter.h) */
+        CHECK(errno == EIO);
+        errno = x->sk.err_no;
+    }
+    post(x);
+}
+#endif
 
 static void op_writer(in *s, slot *x, unsigned op)
 {
@@ -685,6 +788,13 @@ static void op_writer(in *s, slot *x, unsigned op)
         reinit(s, x);
         return;
     }
+#ifdef BW_HAVE_FILE_ADAPTER
+    if (op == OP_FILE) {
+        pre(x);
+        op_file(s, x);
+        return;
+    }
+#endif
     pre(x);
     if ((op == OP_PUT || op == OP_VARINT || op == OP_DEC) && left < 32) op = NOPS; /* size clamp */
     switch (op) {
@@ -787,7 +897,7 @@ static void op_writer(in *s, slot *x, unsigned op)
     }
     case OP_PRINTF: {
         char *e = (char *)expb;
-        unsigned f = u8(s) % 7;
+        unsigned f = u8(s) % 8;
         int len = 0, i = (int)u64(s);
         if (left < 9000) break; /* every format below writes less */
         switch (f) {
@@ -827,10 +937,23 @@ static void op_writer(in *s, slot *x, unsigned op)
             len = snprintf(e, 256, "%d-%s-%u", i, "v", (unsigned)i >> 3);
             rc = vpf(w, "%d-%s-%u", i, "v", (unsigned)i >> 3);
             break;
-        default: /* NUL bytes in the output */
+        case 6: /* NUL bytes in the output */
             len = snprintf(e, 256, "%c%s%c%c", 0, "nul", 0, (char)i);
             rc = bw_printf(w, "%c%s%c%c", 0, "nul", 0, (char)i);
             break;
+        default: { /* bw_cstr's string as the arguments: its NUL is where the
+                      output starts */
+            int pad = (int)(u16(s) % 3001);
+            const char *c;
+            if (!cstr_first(x, &c)) return;
+            pre(x); /* the printf alone from here */
+            memcpy(scratch, c, MIN(x->len, 512));
+            scratch[MIN(x->len, 512)] = 0;
+            len = snprintf(e, 8192, "%.512s|%*s|%.3s", (const char *)scratch, pad, "",
+                           (const char *)scratch);
+            rc = bw_printf(w, "%.512s|%*s|%.3s", c, pad, "", c);
+            break;
+        }
         }
         if (len < 0) {
             oc.kind = KEEP;
@@ -988,7 +1111,8 @@ static void op_writer(in *s, slot *x, unsigned op)
         } else {
             CHECK(len == x->len && cap >= len && same(b, x->d, len));
             CHECK(b != x->ibuf && b != x->fmem);
-            if (x->mode == CONTIG) CHECK(is_pow2(cap));
+            if (x->mode == CONTIG && !bypass) CHECK(is_pow2(cap));
+            if (x->mode == CHAIN) CHECK(cap % 16 == 0); /* its link stays aligned */
             CHECK(bw_pool_return(bw_writer_pool(w), b, cap) == BW_OK);
             m_reset(x);
         }
@@ -1126,6 +1250,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     learned_jump = !(cfg2 & 0x08);
     o.min_first_block = cfg2 & 0x10 ? 1 : 0; /* the class of the first write, or 512 B */
     if (cfg2 & 0x40) o.decay_ms = BW_DECAY_NEVER;
+    bypass = (cfg2 & 0x80) != 0;
+    if (bypass) o.flags |= BW_POOL_BYPASS;
     if (cfg2 & 1) hook.realloc = NULL;
     o.allocator = &hook;
     fail_at = (long)u8(&s); /* 0: never */
