@@ -62,7 +62,7 @@ OBJS     := $(SRCS:%.c=$(B)/%.o)
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_HDRS := $(wildcard tests/*.h)
 
-.PHONY: all test test-strict test-seeded test-fuzz test-dlclose fuzz stress test-stress-tsan \
+.PHONY: all test test-strict check-copies test-seeded test-fuzz test-dlclose fuzz stress test-stress-tsan \
         format-check bench bench-full deps install uninstall clean \
         $(addprefix test-,$(TEST_FLAVOURS))
 
@@ -163,12 +163,21 @@ $(foreach f,$(TEST_FLAVOURS),$(eval $(call FLAVOUR,$(f))))
 test: deps
 	$(MAKE) --no-print-directory WERROR=-Werror all test-strict \
 	  $(addprefix test-,$(TEST_FLAVOURS)) test-stress-tsan test-seeded test-fuzz test-dlclose \
-	  check-single test-packaging
+	  check-single check-copies test-packaging
 
 # The library under the strict warning set with -Werror, gcc and clang.
 test-strict:
 	for cc in $(CC) clang; do for f in $(SRCS); do \
 	  $$cc $(CSTD) $(WARN_STRICT) -Werror -fsyntax-only $$f || exit 1; done; done
+
+# No bulk copy compiled as a byte loop: rep movsb (what gcc makes of memcpy
+# in a function it optimises for size) copies a byte per cycle on CPUs
+# without ERMS. The release library must have none, and the room functions,
+# which copy every held byte when a writer grows, no rep movs at all.
+check-copies: $(B)/libbufwriter.a
+	@objdump -d $< | awk '/>:$$/ { f = $$0 } /rep movsb/ || (/rep movs/ && f ~ /bw__room/) \
+	  { print "string copy in " f ": " $$0; bad = 1 } END { exit bad }' && \
+	  echo "check-copies: no rep movsb, no rep movs in a room function"
 
 # Seeded bugs (write after return, read past the end, double return) under
 # ASan, pooled and in bypass mode: each must be caught and named; and

@@ -1567,8 +1567,12 @@ BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va
 #include <stdlib.h>
 #include <sys/uio.h>
 
+/* The room functions stay out of line (the fast paths' callers stay
+ * small), but not `cold`: gcc compiles a cold function for size and turns
+ * its memcpy into rep movsb, a byte loop on CPUs without ERMS, and these
+ * copy every held byte when a writer grows (make check-copies). */
 #if defined(__GNUC__) || defined(__clang__)
-#  define BW__COLD __attribute__((cold, noinline))
+#  define BW__COLD __attribute__((noinline))
 #else
 #  define BW__COLD
 #endif
