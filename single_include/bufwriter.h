@@ -2950,6 +2950,14 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
 /* io.c - getting bytes out of any writer: to a file descriptor (writev or
  * sendmsg, short writes and EINTR handled, never a SIGPIPE), and a FILE*
  * adapter (fopencookie on glibc, funopen on the BSDs) for fprintf code. */
+/* The library's own build asks for POSIX's signal masks and glibc's
+ * fopencookie here, before the first libc header, so both come from libc's
+ * headers. In the single header it is too late to ask (the includer's
+ * headers came first): see the fallbacks below. */
+#if !defined(_GNU_SOURCE) && !defined(BUFWRITER_IMPLEMENTATION)
+#  define _GNU_SOURCE 1
+#endif
+
 /* #include "writer_internal.h": amalgamated above */
 
 #include <errno.h>
@@ -2962,12 +2970,15 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* The signal-mask calls are POSIX, and glibc hides them from a strict
- * -std=c11 translation unit without feature-test macros (the library's own
- * build, or the single header included after other headers). They are
- * declared here then, as fopencookie is below: same names, same types. */
+/* The single header's implementation in a strict -std=c11 file whose
+ * <stdio.h> came before any feature-test macro: glibc then hides the POSIX
+ * signal-mask calls. Their prototypes are POSIX's; the values of SIG_BLOCK
+ * and SIG_SETMASK differ by architecture (MIPS, Alpha and SPARC are not
+ * x86's 0 and 2), so they come from glibc's own per-architecture
+ * <bits/sigaction.h>, which <signal.h> includes only in POSIX mode. */
 #if defined(__GLIBC__) && !defined(__USE_POSIX199506)
 #  include <bits/types/__sigset_t.h>
+#  include <bits/sigaction.h>
 typedef __sigset_t sigset_t;
 extern int sigemptyset(sigset_t *set);
 extern int sigaddset(sigset_t *set, int signo);
@@ -2975,8 +2986,6 @@ extern int sigismember(const sigset_t *set, int signo);
 extern int sigpending(sigset_t *set);
 extern int sigwait(const sigset_t *set, int *sig);
 extern int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
-#  define SIG_BLOCK 0   /* <bits/sigaction.h>, the same on every Linux ABI */
-#  define SIG_SETMASK 2
 #endif
 
 /* bw__vprintf_sent's FILE buffer, on the stack: the size of the pieces
@@ -3261,7 +3270,8 @@ static bw__file *bw__file_new(bw_writer *w)
 #if defined(__GLIBC__)
 /* fopencookie and its function table are declared by <stdio.h> only when
  * _GNU_SOURCE was defined before the first libc header (glibc's __USE_GNU
- * says whether it was). Otherwise they are declared here: the table is four
+ * says whether it was): always in the library's own build. In the single
+ * header after a strict <stdio.h> they are declared here: the table is four
  * function pointers in every glibc since 2.2, the same to the ABI. The seek
  * position is glibc's __off64_t in both (long on 64-bit ABIs, long long on
  * 32-bit ones), which <stdio.h> always declares. */
