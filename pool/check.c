@@ -4,8 +4,7 @@
  * corrupting the pool, and a canary after every block catches writes past
  * its end when it comes back. On with BW_POOL_CHECKED, in BW_DEBUG builds,
  * or with BW_CHECKED=1 in the environment. It costs a hash lookup under a
- * lock and a 16-byte compare on every rent and return (measured in
- * bench/RESULTS.md). */
+ * lock and a 16-byte compare on every rent and return. */
 #include "pool_internal.h"
 
 #include <stdio.h>

@@ -159,7 +159,7 @@ static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
         size_t cap = p->min_size << ci, k;
         do {
             pthread_mutex_lock(&c->lock);
-            for (k = 0; k < c->count && k < 64 && c->stack[k].since < before; k++) {
+            for (k = 0; k < c->count && k < BW__FREES_MAX && c->stack[k].since < before; k++) {
                 f.e[f.n].block = c->stack[k].block;
                 f.e[f.n].size = cap;
                 f.n++;
@@ -173,7 +173,7 @@ static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
             pthread_mutex_unlock(&c->lock);
             bytes += (uint64_t)k * cap;
             bw__frees_flush(p, &f);
-        } while (k == 64);
+        } while (k == BW__FREES_MAX);
     }
     return bytes;
 }
@@ -230,7 +230,7 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     if (out == NULL) return BW_EINVAL;
     *out = NULL;
     /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
-    if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < 16 ||
+    if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < BW__MIN_CLASS ||
         min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
         return BW_EINVAL;
     if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;

@@ -247,11 +247,19 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
 BW__INTERNAL void bw__alloc_trim(const bw_allocator *a);
 
 /* Blocks on their way back to the allocator, gathered under a lock and
- * freed after it (bw__backing_free outside every lock). */
+ * freed after it (bw__backing_free outside every lock). A shared-level
+ * release fills it BW__FREES_MAX at a time; a thread cache's whole flush
+ * must fit at once: its classes run from the smallest class a pool may have
+ * (BW__MIN_CLASS) to BW__TCACHE_MAX, each with BW_THREAD_CACHE_SLOTS blocks. */
+#define BW__MIN_CLASS ((size_t)16)
+#define BW__FREES_MAX 64
 typedef struct bw__frees {
     size_t n;
-    struct { void *block; size_t size; } e[64];
+    struct { void *block; size_t size; } e[BW__FREES_MAX];
 } bw__frees;
+_Static_assert(BW__MIN_CLASS == (size_t)1 << 4 && BW__TCACHE_MAX == (size_t)1 << 15 &&
+                   (15 - 4 + 1) * BW_THREAD_CACHE_SLOTS <= BW__FREES_MAX,
+               "a thread cache's whole flush must fit in one bw__frees");
 BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 
 /* The growth rule's size for n bytes (0 for 0 or unrepresentable). */

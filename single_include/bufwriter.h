@@ -1309,11 +1309,19 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
 BW__INTERNAL void bw__alloc_trim(const bw_allocator *a);
 
 /* Blocks on their way back to the allocator, gathered under a lock and
- * freed after it (bw__backing_free outside every lock). */
+ * freed after it (bw__backing_free outside every lock). A shared-level
+ * release fills it BW__FREES_MAX at a time; a thread cache's whole flush
+ * must fit at once: its classes run from the smallest class a pool may have
+ * (BW__MIN_CLASS) to BW__TCACHE_MAX, each with BW_THREAD_CACHE_SLOTS blocks. */
+#define BW__MIN_CLASS ((size_t)16)
+#define BW__FREES_MAX 64
 typedef struct bw__frees {
     size_t n;
-    struct { void *block; size_t size; } e[64];
+    struct { void *block; size_t size; } e[BW__FREES_MAX];
 } bw__frees;
+_Static_assert(BW__MIN_CLASS == (size_t)1 << 4 && BW__TCACHE_MAX == (size_t)1 << 15 &&
+                   (15 - 4 + 1) * BW_THREAD_CACHE_SLOTS <= BW__FREES_MAX,
+               "a thread cache's whole flush must fit in one bw__frees");
 BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 
 /* The growth rule's size for n bytes (0 for 0 or unrepresentable). */
@@ -3587,8 +3595,7 @@ const bw_allocator *bw_allocator_jemalloc(void) { return NULL; }
  * corrupting the pool, and a canary after every block catches writes past
  * its end when it comes back. On with BW_POOL_CHECKED, in BW_DEBUG builds,
  * or with BW_CHECKED=1 in the environment. It costs a hash lookup under a
- * lock and a 16-byte compare on every rent and return (measured in
- * bench/RESULTS.md). */
+ * lock and a 16-byte compare on every rent and return. */
 /* #include "pool_internal.h": amalgamated above */
 
 #include <stdio.h>
@@ -4186,7 +4193,7 @@ static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
         size_t cap = p->min_size << ci, k;
         do {
             pthread_mutex_lock(&c->lock);
-            for (k = 0; k < c->count && k < 64 && c->stack[k].since < before; k++) {
+            for (k = 0; k < c->count && k < BW__FREES_MAX && c->stack[k].since < before; k++) {
                 f.e[f.n].block = c->stack[k].block;
                 f.e[f.n].size = cap;
                 f.n++;
@@ -4200,7 +4207,7 @@ static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
             pthread_mutex_unlock(&c->lock);
             bytes += (uint64_t)k * cap;
             bw__frees_flush(p, &f);
-        } while (k == 64);
+        } while (k == BW__FREES_MAX);
     }
     return bytes;
 }
@@ -4257,7 +4264,7 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     if (out == NULL) return BW_EINVAL;
     *out = NULL;
     /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
-    if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < 16 ||
+    if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < BW__MIN_CLASS ||
         min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
         return BW_EINVAL;
     if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
