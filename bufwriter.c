@@ -163,9 +163,10 @@ static void bw__move_down(bw_writer *w, const void **src)
  * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
  * so a small message does not climb through the smallest classes (up to the
  * threshold the rent rounds it to its class, as the growth rule would);
- * then the growth rule for the held bytes and n, and past the threshold the
- * size recent big jobs ended at (the learned jump), not every power of two
- * on the way. */
+ * then the growth rule for the held bytes and n. A move that crosses the
+ * jump floor goes to the size recent jobs past the floor ended at (the
+ * learned jump), not through every power of two on the way: a stream of
+ * similar 256 KiB .. 64 MiB jobs then copies at most 64 KiB per job. */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
 {
     size_t want = n, cap;
@@ -174,14 +175,14 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
         size_t first = p->learn ? bw__learned(p) : 0;
         if (first < p->min_first) first = p->min_first;
         if (first > want) want = first;
-        if (want <= p->threshold) {
-            *out = want;
-            return BW_OK;
-        }
     }
-    rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
-    if (rc != BW_OK) return rc;
-    if (cap > p->threshold && w->cap <= p->threshold && p->learn_growth) {
+    if (w->cap == 0 && want <= p->threshold) {
+        cap = want;
+    } else {
+        rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
+        if (rc != BW_OK) return rc;
+    }
+    if (cap > p->jump_floor && w->cap <= p->jump_floor && p->learn_growth) {
         size_t jump = bw__grow_size(p, bw__learned_large(p));
         if (jump > p->max_learned) jump = p->max_learned;
         if (jump > cap) cap = jump;
@@ -656,7 +657,7 @@ static void bw__job_done(bw_writer *w)
     /* Only what the pool learns from (the checks of bw__learn_record, here
      * so that a small message's release makes no call for nothing). */
     if (w->mode == BW__CONTIG && len != 0 && p != NULL &&
-        (p->learn || (p->learn_growth && len > p->threshold)))
+        (p->learn || (p->learn_growth && len > p->jump_floor)))
         bw__learn_record(p, len);
 }
 

@@ -299,9 +299,10 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * code (libbufwriter.so is never unloaded).
  *
  * Defaults need no tuning: a writer's first block is 512 B; a writer that
- * outgrows the threshold jumps to the size recent big jobs ended at; what
- * is retained and unused for decay_ms (10 s) goes back to the allocator. So
- * a stream of similar 10 MiB jobs stops allocating after the first two, and
+ * outgrows 64 KiB (jump_floor) jumps to the size recent jobs past 64 KiB
+ * ended at; what is retained and unused for decay_ms (10 s) goes back to
+ * the allocator. So a stream of similar 256 KiB .. 64 MiB jobs stops
+ * allocating and climbing after the first two, and
  * a program gives that memory back on its first slow-path call once it is
  * due: a call the thread's cache does not serve, or at the latest the
  * 1024th rent of one class that it serves (one in 1024 takes the slow
@@ -365,9 +366,10 @@ typedef struct bw_pool bw_pool;
                                         back to the allocator at once (0.1's
                                         default) instead of keeping them */
 #define BW_POOL_NO_LEARNED_GROWTH  0x80u /* a writer that outgrows the
-                                        threshold steps through the powers of
-                                        two instead of jumping to the learned
-                                        large size */
+                                        jump floor steps through the growth
+                                        rule's sizes instead of jumping to
+                                        the learned jump size, and no job is
+                                        recorded for it */
 #define BW_FILL_RENTED   0xA5
 #define BW_FILL_RETURNED 0xDD
 
@@ -394,7 +396,7 @@ typedef struct bw_pool_options {
     size_t max_large_bytes;      /* bound on kept large bytes; 0 = 64 MiB     */
     size_t max_large_blocks;     /* bound on kept large blocks; 0 = 8         */
     /* The learned sizes: BW_POOL_LEARN_SIZE's starting size, and the jump
-     * of a writer that outgrows the threshold, are at most this.           */
+     * of a writer that outgrows the jump floor, are at most this.          */
     size_t max_learned_size;     /* 0 = 64 MiB                                */
     /* Decay: a retained block (pooled or large) that no rent has used for
      * decay_ms goes back to the allocator, at the first slow-path rent or
@@ -409,6 +411,21 @@ typedef struct bw_pool_options {
      * with BW_POOL_LEARN_SIZE the larger wins. Above the threshold: EINVAL. */
     size_t min_first_block;      /* 0 = 512 B; 1 = the class of the first
                                     write (0.1)                              */
+    /* The learned jump (on unless BW_POOL_NO_LEARNED_GROWTH). Every
+     * bw_release, bw_clear or bw_detach of a contiguous writer holding more
+     * than jump_floor bytes records its length; the pool keeps the last 16.
+     * A contiguous writer whose growth takes it from at most jump_floor to
+     * more (its first block included) moves to max(growth rule, the learned
+     * jump size): the growth rule's size for the second largest of those 16
+     * (so one outlier job never decides it alone), nothing until two are
+     * recorded, at most max_learned_size. A writer that never outgrows
+     * jump_floor is never affected; an initial capacity or a caller's buffer
+     * is kept as given (it may jump when it is outgrown); segmented,
+     * streaming and fixed writers neither record nor jump. 64 KiB: a 256 KiB
+     * job copies 64 KiB on its way instead of 256 KiB, and small messages
+     * stay far below it. */
+    size_t jump_floor;           /* 0 = 64 KiB (the threshold when that is
+                                    smaller)                                 */
 } bw_pool_options;
 
 /* Counters. Exact whenever no other thread is inside the pool. */
@@ -425,7 +442,7 @@ typedef struct bw_pool_stats {
     size_t learned_size;      /* the first block writers now get (BW_POOL_LEARN_SIZE),
                                  by the growth rule; 0 when off or nothing learned    */
     uint64_t decayed_bytes;   /* bytes given back by decay (not trim), cumulative     */
-    size_t learned_large_size; /* where a writer that outgrows the threshold jumps;
+    size_t learned_large_size; /* where a writer that outgrows the jump floor jumps;
                                  0 until learned (two writers) or when off            */
     uint64_t large_hits;      /* of hits, rents served from kept large blocks         */
 } bw_pool_stats;
@@ -513,7 +530,9 @@ typedef struct bw_writer bw_writer;
  * rented. BW_EOVERFLOW when that size cannot be represented; BW_ENOMEM.
  * Growth rule: a call that needs room moves to max(class(len + n), 2 x the
  * old capacity), where class() is the pool's power-of-two class at or below
- * its threshold and the next power of two above it. */
+ * its threshold and the next power of two above it; a move past the pool's
+ * jump_floor (64 KiB) goes at least to the learned jump size (see
+ * bw_pool_options). */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a
@@ -1096,6 +1115,12 @@ BW__QUIET_END
 #define BW__DEFAULT_LARGE_BYTES  ((size_t)64 << 20)   /* 64 MiB */
 #define BW__DEFAULT_LARGE_BLOCKS ((size_t)8)
 #define BW__DEFAULT_MAX_LEARNED  ((size_t)64 << 20)   /* 64 MiB */
+/* The learned jump's floor: a contiguous writer whose growth crosses it
+ * jumps to the learned size. 64 KiB is 128 times the largest small message
+ * the first block is sized for, and low enough that a 256 KiB job copies
+ * at most 64 KiB on its way there (512 B .. 32 KiB, then one jump) instead
+ * of 256 KiB (every doubling up to 128 KiB). */
+#define BW__DEFAULT_JUMP_FLOOR   ((size_t)64 << 10)   /* 64 KiB */
 #define BW__DEFAULT_DECAY_MS     10000u               /* jemalloc's dirty decay */
 /* A writer's first block: 512 B holds a 256-byte payload with its header in
  * one rent; with 256 B such a message rented twice and copied (45 ns
@@ -1253,8 +1278,9 @@ struct bw_pool {
     size_t max_learned;
     _Atomic size_t recent[BW__RECENT];
     _Atomic unsigned recent_next;
-    /* The learned jump: final lengths of writers that passed the threshold. */
+    /* The learned jump: final lengths of writers that passed jump_floor. */
     bool learn_growth;
+    size_t jump_floor;
     _Atomic size_t big[BW__RECENT];
     _Atomic unsigned big_next;
     bw__class cls[];           /* nclasses                                   */
@@ -1396,7 +1422,7 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
 /* A writer's final length: BW_POOL_LEARN_SIZE's samples, and the learned
- * jump's when it passed the threshold. */
+ * jump's when it passed the jump floor. */
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
@@ -1720,9 +1746,10 @@ static void bw__move_down(bw_writer *w, const void **src)
  * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
  * so a small message does not climb through the smallest classes (up to the
  * threshold the rent rounds it to its class, as the growth rule would);
- * then the growth rule for the held bytes and n, and past the threshold the
- * size recent big jobs ended at (the learned jump), not every power of two
- * on the way. */
+ * then the growth rule for the held bytes and n. A move that crosses the
+ * jump floor goes to the size recent jobs past the floor ended at (the
+ * learned jump), not through every power of two on the way: a stream of
+ * similar 256 KiB .. 64 MiB jobs then copies at most 64 KiB per job. */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
 {
     size_t want = n, cap;
@@ -1731,14 +1758,14 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
         size_t first = p->learn ? bw__learned(p) : 0;
         if (first < p->min_first) first = p->min_first;
         if (first > want) want = first;
-        if (want <= p->threshold) {
-            *out = want;
-            return BW_OK;
-        }
     }
-    rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
-    if (rc != BW_OK) return rc;
-    if (cap > p->threshold && w->cap <= p->threshold && p->learn_growth) {
+    if (w->cap == 0 && want <= p->threshold) {
+        cap = want;
+    } else {
+        rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
+        if (rc != BW_OK) return rc;
+    }
+    if (cap > p->jump_floor && w->cap <= p->jump_floor && p->learn_growth) {
         size_t jump = bw__grow_size(p, bw__learned_large(p));
         if (jump > p->max_learned) jump = p->max_learned;
         if (jump > cap) cap = jump;
@@ -2213,7 +2240,7 @@ static void bw__job_done(bw_writer *w)
     /* Only what the pool learns from (the checks of bw__learn_record, here
      * so that a small message's release makes no call for nothing). */
     if (w->mode == BW__CONTIG && len != 0 && p != NULL &&
-        (p->learn || (p->learn_growth && len > p->threshold)))
+        (p->learn || (p->learn_growth && len > p->jump_floor)))
         bw__learn_record(p, len);
 }
 
@@ -3840,10 +3867,14 @@ BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
  *
  * Kept blocks decay: one unused for decay_ms goes back to the allocator.
  *
- * The learned jump (on by default): contiguous writers that passed the
- * threshold record the length they ended at; a writer that outgrows the
- * threshold jumps straight to the size for the second largest of the last
- * 16, instead of stepping through every power of two (and copying at each).
+ * The learned jump (on by default): contiguous writers that passed the jump
+ * floor (64 KiB) record the length they ended at; a writer whose growth
+ * crosses the floor jumps straight to the size for the second largest of
+ * the last 16, instead of stepping through every power of two (and copying
+ * at each). The floor, not the threshold: a stream of 256 KiB .. 1 MiB jobs
+ * climbed 512 B -> 1 MiB a doubling at a time and never taught the jump.
+ * The second largest of 16, needing 2: one outlier job (the 256 MiB export
+ * among 1 MiB responses) never decides the jump alone.
  *
  * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
  * ended at; a new writer starts at about the 90th percentile of the last 16,
@@ -3860,6 +3891,10 @@ BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
 {
     p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
     p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
+    /* A threshold below the default floor keeps the floor at the threshold
+     * (where 0.2 jumped). */
+    p->jump_floor = o->jump_floor ? o->jump_floor : BW__DEFAULT_JUMP_FLOOR;
+    if (!o->jump_floor && p->jump_floor > p->threshold) p->jump_floor = p->threshold;
     p->max_learned = o->max_learned_size ? o->max_learned_size : BW__DEFAULT_MAX_LEARNED;
     p->max_large_bytes = o->max_large_bytes ? o->max_large_bytes : BW__DEFAULT_LARGE_BYTES;
     p->max_large_blocks = o->max_large_blocks ? o->max_large_blocks : BW__DEFAULT_LARGE_BLOCKS;
@@ -3976,7 +4011,7 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
         i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
         atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
     }
-    if (p->learn_growth && len > p->threshold) {
+    if (p->learn_growth && len > p->jump_floor) {
         i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
         atomic_store_explicit(&p->big[i % BW__RECENT], len, memory_order_relaxed);
     }
@@ -4007,7 +4042,8 @@ BW__INTERNAL size_t bw__learned(bw_pool *p)
     return p->learn ? bw__second_largest(p, p->recent, false) : 0;
 }
 
-/* The learned jump: the second largest of the last 16 big jobs (needs 2). */
+/* The learned jump: the second largest of the last 16 jobs that passed the
+ * floor (needs 2). */
 BW__INTERNAL size_t bw__learned_large(bw_pool *p)
 {
     return p->learn_growth ? bw__second_largest(p, p->big, true) : 0;
