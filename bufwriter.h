@@ -493,8 +493,14 @@ BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
 
 /* Segmented: blocks rented from `pool` (NULL = shared) and linked; a full
  * block is never copied, it stays where it is and a new one follows it. New
- * blocks are max(class of the need, 2 x the previous block), from 4 KiB, at
- * most the pool's threshold unless one request needs more. Read the bytes
+ * blocks are max(class of the need, 2 x the previous block), from 4 KiB.
+ * Past the pool's threshold they keep doubling while the writer's blocks
+ * above the threshold fit the pool's large retention bounds
+ * (max_large_bytes, max_large_blocks; then the largest power of two that
+ * still fits), so they all come back to the next job: a stream of similar
+ * jobs up to those bounds (a 64 MiB chain by default) allocates nothing in
+ * steady state. Beyond the bounds, or without large retention, new blocks
+ * are at most the threshold unless one request needs more. Read the bytes
  * out with bw_iovec / bw_copy_out / bw_write_fd, or bw_pullup for one
  * contiguous view. Allocates nothing until the first write. */
 BW_API int bw_init_chain(bw_writer *w, bw_pool *pool);

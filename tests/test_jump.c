@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE 1 /* nanosleep */
 /* test_jump.c - the learned jump from the jump floor (64 KiB by default,
  * below the threshold), and segmented writers that stay allocation-free in
  * steady state at large sizes (their blocks past the threshold are kept as
@@ -5,6 +6,8 @@
 #include "helpers.h"
 
 #include <stdio.h>
+#include <sys/uio.h>
+#include <time.h>
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
@@ -206,5 +209,145 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     for (k = 0; k < 2; k++) job(p, 600 * KiB, caps, &n);
     cr_expect_eq(job(p, 600 * KiB, caps, &n), MiB);
     cr_expect_eq(n, 4, "8, 16, 32 KiB, then 1 MiB (%zu)", n);
+    ta_finish(&ta, p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Segmented writers: allocation-free in steady state                   */
+/* ------------------------------------------------------------------ */
+
+/* A segmented writer on p writes `total` bytes in 8 KiB chunks; with
+ * `check`, its bytes are read back; then it is released. Returns its
+ * largest full block's capacity (a write fills the rest of the last block
+ * first, so every block but the last holds exactly its capacity). */
+static size_t chain_job(bw_pool *p, size_t total, int check)
+{
+    bw_writer w;
+    struct iovec iov[64];
+    size_t i, n, top = 0;
+    cr_assert_eq(bw_init_chain(&w, p), BW_OK);
+    for (i = 0; i < total; i += sizeof chunk)
+        cr_assert_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
+    cr_assert_eq(bw_len(&w), total);
+    n = bw_iovec(&w, iov, 64);
+    cr_assert_leq(n, 64, "%zu blocks", n);
+    for (i = 0; i + 1 < n; i++)
+        if (iov[i].iov_len > top) top = iov[i].iov_len;
+    if (check) {
+        static unsigned char back[8192];
+        for (i = 0; i < total; i += (total / 7) & ~(size_t)8191) {
+            cr_assert_eq(bw_copy_out(&w, i, back, sizeof back), BW_OK);
+            cr_assert(memcmp(back, chunk, sizeof back) == 0, "bytes at %zu", i);
+        }
+    }
+    bw_release(&w);
+    return top;
+}
+
+static bw_pool *chain_pool(test_alloc *ta, size_t large_bytes, size_t large_blocks, uint32_t decay)
+{
+    bw_pool_options o;
+    bw_pool *p = NULL;
+    memset(&o, 0, sizeof o);
+    o.allocator = &ta->hook;
+    o.decay_ms = decay;
+    o.max_large_bytes = large_bytes;
+    o.max_large_blocks = large_blocks;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    return p;
+}
+
+Test(chain_steady, repeated_16_and_64_mib_jobs_allocate_nothing_after_the_first)
+{
+    static const size_t sizes[] = { 16 * MiB, 64 * MiB };
+    size_t i, k;
+    fill_chunk();
+    for (i = 0; i < 2; i++) {
+        test_alloc ta;
+        bw_pool *p;
+        bw_pool_stats s0, s;
+        size_t top;
+        ta_init(&ta, 1);
+        p = chain_pool(&ta, 0, 0, BW_DECAY_NEVER);
+        top = chain_job(p, sizes[i], 1);
+        /* Past the 1 MiB threshold the blocks keep doubling. */
+        cr_expect_geq(top, sizes[i] / 2 - 64, "%zu MiB: largest block %zu", sizes[i] / MiB, top);
+        s0 = stats_of(p);
+        for (k = 0; k < 3; k++) {
+            chain_job(p, sizes[i], k == 2);
+            s = stats_of(p);
+            cr_expect_eq(s.backing_allocs, s0.backing_allocs, "%zu MiB job %zu: %llu new",
+                         sizes[i] / MiB, k + 1,
+                         (unsigned long long)(s.backing_allocs - s0.backing_allocs));
+            cr_expect_eq(s.backing_frees, s0.backing_frees);
+            /* The same blocks as the first job, every one a retained one. */
+            cr_expect_eq(s.rents - s0.rents, (k + 1) * s0.rents);
+            cr_expect_eq(s.hits - s0.hits, s.rents - s0.rents);
+            cr_expect_leq(s.large_retained_bytes, 64 * MiB);
+            cr_expect_leq(s.retained_bytes - s.large_retained_bytes, 64 * MiB);
+        }
+        ta_finish(&ta, p);
+    }
+}
+
+Test(chain_steady, large_chain_blocks_stay_within_the_large_bounds)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats s;
+    size_t k, top;
+    fill_chunk();
+    /* 8 MiB and 3 blocks kept above the threshold: a 16 MiB chain takes 2
+     * and 4 MiB, then the 2 MiB that still fit, then 1 MiB blocks. */
+    ta_init(&ta, 1);
+    p = chain_pool(&ta, 8 * MiB, 3, BW_DECAY_NEVER);
+    for (k = 0; k < 3; k++) {
+        top = chain_job(p, 16 * MiB, k == 2);
+        cr_expect_eq(top, 4 * MiB - 32, "largest block %zu", top);
+        s = stats_of(p);
+        cr_expect_eq(s.large_retained_bytes, 8 * MiB);
+        cr_expect_leq(s.retained_bytes - s.large_retained_bytes, 64 * MiB);
+    }
+    ta_finish(&ta, p);
+    /* Without large retention, threshold-sized blocks as before. */
+    ta_init(&ta, 1);
+    {
+        bw_pool_options o;
+        memset(&o, 0, sizeof o);
+        o.allocator = &ta.hook;
+        o.flags = BW_POOL_NO_LARGE_RETENTION;
+        p = NULL;
+        cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    }
+    top = chain_job(p, 4 * MiB, 1);
+    cr_expect_leq(top, MiB, "largest block %zu", top);
+    cr_expect_eq(stats_of(p).large_retained_bytes, 0);
+    ta_finish(&ta, p);
+}
+
+Test(chain_steady, kept_chain_blocks_decay)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats s;
+    void *b;
+    size_t cap;
+    fill_chunk();
+    ta_init(&ta, 1);
+    p = chain_pool(&ta, 0, 0, 50);
+    chain_job(p, 16 * MiB, 0);
+    s = stats_of(p);
+    cr_expect_eq(s.large_retained_bytes, 30 * MiB, "2 + 4 + 8 + 16 MiB kept");
+    /* Well past decay_ms, a slow-path rent gives them back. */
+    {
+        struct timespec ts = { 0, 300 * 1000000L };
+        while (nanosleep(&ts, &ts) != 0) {}
+    }
+    b = bw_pool_rent(p, 3 * MiB, &cap);
+    cr_assert_not_null(b);
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    s = stats_of(p);
+    cr_expect_geq(s.decayed_bytes, 30 * MiB);
+    cr_expect_eq(s.large_retained_bytes, 3 * MiB, "only the block just returned");
     ta_finish(&ta, p);
 }
