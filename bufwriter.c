@@ -166,7 +166,8 @@ static void bw__move_down(bw_writer *w, const void **src)
  * then the growth rule for the held bytes and n. A move that crosses the
  * jump floor goes to the size recent jobs past the floor ended at (the
  * learned jump), not through every power of two on the way: a stream of
- * similar 256 KiB .. 64 MiB jobs then copies at most 64 KiB per job. */
+ * similar 256 KiB .. 64 MiB jobs then copies less than 2 x jump_floor
+ * (32 KiB) per job. */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
 {
     size_t want = n, cap;

@@ -12,7 +12,7 @@
  * Kept blocks decay: one unused for decay_ms goes back to the allocator.
  *
  * The learned jump (on by default): contiguous writers that passed the jump
- * floor (64 KiB) record the length they ended at; a writer whose growth
+ * floor (16 KiB) record the length they ended at; a writer whose growth
  * crosses the floor jumps straight to the size for the second largest of
  * the last 16, instead of stepping through every power of two (and copying
  * at each). The floor, not the threshold: a stream of 256 KiB .. 1 MiB jobs

@@ -122,11 +122,14 @@ static size_t big_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
     return cross;
 }
 
-/* A pool over ta with threshold TH, no decay, everything else default. */
+/* A pool over ta with threshold TH, no decay, the jump floor at the
+ * threshold (where 0.2 jumped: these tests pin that rule's mechanics;
+ * test_jump.c tests the default floor), everything else default. */
 static bw_pool *learn_pool(test_alloc *ta, unsigned flags, size_t max_learned)
 {
     bw_pool_options o = opts_for(ta);
     o.max_pooled_size = TH;
+    o.jump_floor = TH;
     o.decay_ms = BW_DECAY_NEVER;
     o.flags = flags;
     o.max_learned_size = max_learned;

@@ -1,5 +1,5 @@
 #define _DEFAULT_SOURCE 1 /* nanosleep */
-/* test_jump.c - the learned jump from the jump floor (64 KiB by default,
+/* test_jump.c - the learned jump from the jump floor (16 KiB by default,
  * below the threshold), and segmented writers that stay allocation-free in
  * steady state at large sizes (their blocks past the threshold are kept as
  * large blocks, within the pool's bounds). */
@@ -93,13 +93,13 @@ Test(jump, similar_jobs_reach_their_size_in_one_jump_after_two)
         for (k = 0; k < 3; k++) {
             rents = stats_of(p).rents;
             cr_expect_eq(job(p, sizes[i], caps, &n), sizes[i]);
-            cr_expect_eq(n, 5, "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k + 2, n);
-            if (n == 5) {
+            cr_expect_eq(n, 3, "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k + 2, n);
+            if (n == 3) {
                 cr_expect_eq(caps[0], 8 * KiB);
-                cr_expect_eq(caps[3], 64 * KiB);
-                cr_expect_eq(caps[4], sizes[i], "jumped to %zu", caps[4]);
+                cr_expect_eq(caps[1], 16 * KiB);
+                cr_expect_eq(caps[2], sizes[i], "jumped to %zu", caps[2]);
             }
-            cr_expect_eq(stats_of(p).rents - rents, 5, "one rent per capacity");
+            cr_expect_eq(stats_of(p).rents - rents, 3, "one rent per capacity");
         }
         ta_finish(&ta, p);
     }
@@ -107,7 +107,7 @@ Test(jump, similar_jobs_reach_their_size_in_one_jump_after_two)
 
 Test(jump, writers_that_stay_below_the_floor_never_get_a_large_block)
 {
-    static const size_t small[] = { 1, 100, 512, 4000, 8 * KiB, 40 * KiB, 64 * KiB };
+    static const size_t small[] = { 1, 100, 512, 4000, 8 * KiB, 12 * KiB, 16 * KiB };
     test_alloc ta;
     bw_pool *p;
     size_t i, k, caps[32], n;
@@ -119,7 +119,7 @@ Test(jump, writers_that_stay_below_the_floor_never_get_a_large_block)
     for (k = 0; k < 20; k++) {
         for (i = 0; i < sizeof small / sizeof small[0]; i++) {
             size_t top = job(p, small[i], caps, &n);
-            cr_expect_leq(top, 64 * KiB, "a %zu-byte writer got %zu", small[i], top);
+            cr_expect_leq(top, 16 * KiB, "a %zu-byte writer got %zu", small[i], top);
         }
     }
     /* They teach nothing either: the jump still goes to 4 MiB. */
@@ -155,8 +155,8 @@ Test(jump, one_outlier_job_does_not_make_later_jobs_jump_to_its_size)
             /* One: the next 1 MiB job still jumps to 1 MiB. */
             cr_expect_eq(stats_of(p).learned_large_size, MiB);
             cr_expect_eq(job(p, MiB, caps, &n), MiB);
-            cr_expect_eq(n, 5);
-            if (n == 5) cr_expect_eq(caps[4], MiB);
+            cr_expect_eq(n, 3);
+            if (n == 3) cr_expect_eq(caps[2], MiB);
         }
     }
     /* Two of the last 16 are no outlier: the jump follows them. */
@@ -198,17 +198,17 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     cr_expect_eq(n, 7, "8 KiB .. 256 KiB, then 1 MiB (%zu)", n);
     if (n == 7) cr_expect_eq(caps[5], 256 * KiB);
     ta_finish(&ta, p);
-    /* A 32 KiB threshold: the default floor is the threshold. */
+    /* An 8 KiB threshold: the default floor is the threshold. */
     ta_init(&ta, 1);
     memset(&o, 0, sizeof o);
     o.allocator = &ta.hook;
     o.decay_ms = BW_DECAY_NEVER;
-    o.max_pooled_size = 32 * KiB;
+    o.max_pooled_size = 8 * KiB;
     p = NULL;
     cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
     for (k = 0; k < 2; k++) job(p, 600 * KiB, caps, &n);
     cr_expect_eq(job(p, 600 * KiB, caps, &n), MiB);
-    cr_expect_eq(n, 4, "8, 16, 32 KiB, then 1 MiB (%zu)", n);
+    cr_expect_eq(n, 2, "8 KiB, then 1 MiB (%zu)", n);
     ta_finish(&ta, p);
 }
 
