@@ -164,6 +164,31 @@ Test(jump, one_outlier_job_does_not_make_later_jobs_jump_to_its_size)
     ta_finish(&ta, p);
 }
 
+Test(jump, a_first_block_past_the_floor_jumps_one_at_it_does_not)
+{
+    static unsigned char big[20 * 1024];
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    size_t k, caps[32], n;
+    ta_init(&ta, 1);
+    p = jump_pool(&ta, 0, 0, 0);
+    fill_chunk();
+    for (k = 0; k < 2; k++) job(p, MiB, caps, &n);
+    cr_assert_eq(stats_of(p).learned_large_size, MiB);
+    /* A first block of exactly the floor is not past it. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, big, 16 * KiB), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 16 * KiB);
+    bw_release(&w);
+    /* One past it is: the first block is the learned size. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, big, sizeof big), BW_OK);
+    cr_expect_eq(bw_capacity(&w), MiB);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
 Test(jump, no_learned_growth_climbs_and_records_nothing)
 {
     test_alloc ta;
