@@ -163,9 +163,11 @@ static void bw__move_down(bw_writer *w, const void **src)
  * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
  * so a small message does not climb through the smallest classes (up to the
  * threshold the rent rounds it to its class, as the growth rule would);
- * then the growth rule for the held bytes and n, and past the threshold the
- * size recent big jobs ended at (the learned jump), not every power of two
- * on the way. */
+ * then the growth rule for the held bytes and n. A move that crosses the
+ * jump floor goes to the size recent jobs past the floor ended at (the
+ * learned jump), not through every power of two on the way: a stream of
+ * similar 256 KiB .. 64 MiB jobs then copies less than 2 x jump_floor
+ * (32 KiB) per job. */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
 {
     size_t want = n, cap;
@@ -174,14 +176,14 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
         size_t first = p->learn ? bw__learned(p) : 0;
         if (first < p->min_first) first = p->min_first;
         if (first > want) want = first;
-        if (want <= p->threshold) {
-            *out = want;
-            return BW_OK;
-        }
     }
-    rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
-    if (rc != BW_OK) return rc;
-    if (cap > p->threshold && w->cap <= p->threshold && p->learn_growth) {
+    if (w->cap == 0 && want <= p->threshold) {
+        cap = want;
+    } else {
+        rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
+        if (rc != BW_OK) return rc;
+    }
+    if (cap > p->jump_floor && w->cap <= p->jump_floor && p->learn_growth) {
         size_t jump = bw__grow_size(p, bw__learned_large(p));
         if (jump > p->max_learned) jump = p->max_learned;
         if (jump > cap) cap = jump;
@@ -286,9 +288,39 @@ static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
     return BW_OK;
 }
 
+/* The size of a segmented writer's next block past the threshold, `want`
+ * (2 x the previous one) at most: blocks there are kept as large blocks
+ * when they come back, so a chain keeps doubling while its blocks above the
+ * threshold still fit the pool's large retention bounds (max_large_bytes,
+ * max_large_blocks), then takes the largest power of two that fits, then
+ * threshold-sized blocks (the shared level's). So a 64 MiB chain is ten
+ * pooled blocks and six large ones that all come back to the next job:
+ * with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class) and
+ * every job paid for 32 MiB of fresh pages. Without large retention,
+ * threshold-sized blocks, as before. */
+static size_t bw__seg_large(const bw_writer *w, const bw_pool *p, size_t want)
+{
+    size_t held = 0, count = 0, room;
+    const bw__seg *s = (const bw__seg *)w->head;
+    if (!p->keep_large) return p->threshold;
+    if (s == NULL && w->data != NULL) s = bw__tail_seg(w);
+    for (; s != NULL; s = s->next) {
+        size_t sz = bw__seg_cap(s) + BW__SEG_HDR;
+        if (sz > p->threshold) {
+            held += sz;
+            count++;
+        }
+    }
+    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return p->threshold;
+    room = p->max_large_bytes - held;
+    if (want <= room) return want;
+    room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
+    return room > p->threshold ? room : p->threshold;
+}
+
 /* Segmented: rent a block after the current one with at least `need` usable
- * bytes: max(class of the need, 2 x the previous block, 4 KiB), at most the
- * threshold unless the need is larger. One request, however large: an
+ * bytes: max(class of the need, 2 x the previous block, 4 KiB), past the
+ * threshold as bw__seg_large allows. One request, however large: an
  * impossible size is one failed backing call. */
 static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
 {
@@ -309,7 +341,7 @@ static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
     want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
     if (want < BW__CHAIN_FIRST) want = BW__CHAIN_FIRST;
     if (want < p->min_first) want = p->min_first;
-    if (want > p->threshold) want = p->threshold;
+    if (want > p->threshold) want = bw__seg_large(w, p, want);
     if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
     rc = bw__seg_size(p, want, &want);
     if (rc != BW_OK) {
@@ -656,7 +688,7 @@ static void bw__job_done(bw_writer *w)
     /* Only what the pool learns from (the checks of bw__learn_record, here
      * so that a small message's release makes no call for nothing). */
     if (w->mode == BW__CONTIG && len != 0 && p != NULL &&
-        (p->learn || (p->learn_growth && len > p->threshold)))
+        (p->learn || (p->learn_growth && len > p->jump_floor)))
         bw__learn_record(p, len);
 }
 

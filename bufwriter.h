@@ -247,9 +247,10 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * code (libbufwriter.so is never unloaded).
  *
  * Defaults need no tuning: a writer's first block is 512 B; a writer that
- * outgrows the threshold jumps to the size recent big jobs ended at; what
- * is retained and unused for decay_ms (10 s) goes back to the allocator. So
- * a stream of similar 10 MiB jobs stops allocating after the first two, and
+ * outgrows 16 KiB (jump_floor) jumps to the size recent jobs past 16 KiB
+ * ended at; what is retained and unused for decay_ms (10 s) goes back to
+ * the allocator. So a stream of similar 256 KiB .. 64 MiB jobs stops
+ * allocating and climbing after the first two, and
  * a program gives that memory back on its first slow-path call once it is
  * due: a call the thread's cache does not serve, or at the latest the
  * 1024th rent of one class that it serves (one in 1024 takes the slow
@@ -313,9 +314,10 @@ typedef struct bw_pool bw_pool;
                                         back to the allocator at once (0.1's
                                         default) instead of keeping them */
 #define BW_POOL_NO_LEARNED_GROWTH  0x80u /* a writer that outgrows the
-                                        threshold steps through the powers of
-                                        two instead of jumping to the learned
-                                        large size */
+                                        jump floor steps through the growth
+                                        rule's sizes instead of jumping to
+                                        the learned jump size, and no job is
+                                        recorded for it */
 #define BW_FILL_RENTED   0xA5
 #define BW_FILL_RETURNED 0xDD
 
@@ -337,12 +339,13 @@ typedef struct bw_pool_options {
      * from the backing allocator; a rent above the threshold is served from
      * a kept block of exactly that size. On unless BW_POOL_NO_LARGE_RETENTION
      * or BW_POOL_BYPASS. The defaults keep a 10 MiB job's 16 MiB block for
-     * each of four threads: .NET's ArrayPool.Shared keeps up to 32 arrays
-     * per size per core; jemalloc keeps freed pages for 10 s (decay). */
+     * each of four threads, or one 64 MiB segmented job's blocks past the
+     * threshold: .NET's ArrayPool.Shared keeps up to 32 arrays per size per
+     * core; jemalloc keeps freed pages for 10 s (decay). */
     size_t max_large_bytes;      /* bound on kept large bytes; 0 = 64 MiB     */
     size_t max_large_blocks;     /* bound on kept large blocks; 0 = 8         */
     /* The learned sizes: BW_POOL_LEARN_SIZE's starting size, and the jump
-     * of a writer that outgrows the threshold, are at most this.           */
+     * of a writer that outgrows the jump floor, are at most this.          */
     size_t max_learned_size;     /* 0 = 64 MiB                                */
     /* Decay: a retained block (pooled or large) that no rent has used for
      * decay_ms goes back to the allocator, at the first slow-path rent or
@@ -357,6 +360,22 @@ typedef struct bw_pool_options {
      * with BW_POOL_LEARN_SIZE the larger wins. Above the threshold: EINVAL. */
     size_t min_first_block;      /* 0 = 512 B; 1 = the class of the first
                                     write (0.1)                              */
+    /* The learned jump (on unless BW_POOL_NO_LEARNED_GROWTH). Every
+     * bw_release, bw_clear or bw_detach of a contiguous writer holding more
+     * than jump_floor bytes records its length; the pool keeps the last 16.
+     * A contiguous writer whose growth takes it from at most jump_floor to
+     * more (its first block included) moves to max(growth rule, the learned
+     * jump size): the growth rule's size for the second largest of those 16
+     * (so one outlier job never decides it alone), nothing until two are
+     * recorded, at most max_learned_size. A writer that never outgrows
+     * jump_floor is never affected; an initial capacity or a caller's buffer
+     * is kept as given (it may jump when it is outgrown); segmented,
+     * streaming and fixed writers neither record nor jump. 16 KiB: a 256 KiB
+     * job in 8 KiB writes copies 24 KiB on its way (1.17x of a memcpy, where
+     * a 64 KiB floor costs 1.58x and 128 KiB 2.16x), and small messages (up
+     * to a few hundred bytes) stay far below it. */
+    size_t jump_floor;           /* 0 = 16 KiB (the threshold when that is
+                                    smaller)                                 */
 } bw_pool_options;
 
 /* Counters. Exact whenever no other thread is inside the pool. */
@@ -373,7 +392,7 @@ typedef struct bw_pool_stats {
     size_t learned_size;      /* the first block writers now get (BW_POOL_LEARN_SIZE),
                                  by the growth rule; 0 when off or nothing learned    */
     uint64_t decayed_bytes;   /* bytes given back by decay (not trim), cumulative     */
-    size_t learned_large_size; /* where a writer that outgrows the threshold jumps;
+    size_t learned_large_size; /* where a writer that outgrows the jump floor jumps;
                                  0 until learned (two writers) or when off            */
     uint64_t large_hits;      /* of hits, rents served from kept large blocks         */
 } bw_pool_stats;
@@ -461,7 +480,9 @@ typedef struct bw_writer bw_writer;
  * rented. BW_EOVERFLOW when that size cannot be represented; BW_ENOMEM.
  * Growth rule: a call that needs room moves to max(class(len + n), 2 x the
  * old capacity), where class() is the pool's power-of-two class at or below
- * its threshold and the next power of two above it. */
+ * its threshold and the next power of two above it; a move past the pool's
+ * jump_floor (16 KiB) goes at least to the learned jump size (see
+ * bw_pool_options). */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a
@@ -474,8 +495,14 @@ BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
 
 /* Segmented: blocks rented from `pool` (NULL = shared) and linked; a full
  * block is never copied, it stays where it is and a new one follows it. New
- * blocks are max(class of the need, 2 x the previous block), from 4 KiB, at
- * most the pool's threshold unless one request needs more. Read the bytes
+ * blocks are max(class of the need, 2 x the previous block), from 4 KiB.
+ * Past the pool's threshold they keep doubling while the writer's blocks
+ * above the threshold fit the pool's large retention bounds
+ * (max_large_bytes, max_large_blocks; then the largest power of two that
+ * still fits), so they all come back to the next job: a stream of similar
+ * jobs up to those bounds (a 64 MiB chain by default) allocates nothing in
+ * steady state. Beyond the bounds, or without large retention, new blocks
+ * are at most the threshold unless one request needs more. Read the bytes
  * out with bw_iovec / bw_copy_out / bw_write_fd, or bw_pullup for one
  * contiguous view. Allocates nothing until the first write. */
 BW_API int bw_init_chain(bw_writer *w, bw_pool *pool);

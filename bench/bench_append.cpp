@@ -6,6 +6,10 @@
 //   B: the same over sizes 1..256 MiB (8 KiB chunks) and chunk sizes
 //      64 B..64 KiB at 10 MiB; quadratic policies only where one run stays
 //      under a few seconds.
+//   J: the 0.3 sweep: 64 KiB .. 256 MiB in 8 KiB chunks, repeated jobs of
+//      one size: the defaults (BW_WRITER_INIT on the shared pool), the
+//      segmented writer, realloc doubling, against both limits (limit_warm
+//      and limit_warm_huge), with page faults per job.
 //
 // Every benchmark runs one untimed warm-up iteration first (steady state:
 // the heap, the pool and the page tables have seen the workload once),
@@ -29,7 +33,7 @@ namespace {
 struct Ctx {
     size_t size, chunk;
     const unsigned char *src;
-    unsigned char *warm;   // limit_warm's buffer
+    unsigned char *warm;   // limit_warm's (and limit_warm_huge's) buffer
     bw_pool *pool;         // bufwriter rows
     bool failed;
 };
@@ -46,6 +50,12 @@ uint64_t run_limit_warm(Ctx &c)
     benchmark::ClobberMemory();
     return checksum(c.warm, c.size);
 }
+
+// The same into warm memory backed by transparent huge pages (a 2 MiB
+// aligned mapping with MADV_HUGEPAGE, touched before timing): the honest
+// limit, since bufwriter's large blocks come from mmap and are huge-page
+// backed too (fewer TLB misses than the 4 KiB pages of limit_warm).
+uint64_t run_limit_warm_huge(Ctx &c) { return run_limit_warm(c); }
 
 uint64_t run_limit_cold(Ctx &c)
 {
@@ -254,7 +264,7 @@ uint64_t run_bw_chain_flatten(Ctx &c)
     return s;
 }
 
-enum Kind { NONE, WARM_BUFFER, BIG_POOL, SHARED_POOL, FRESH_POOL, STEADY_POOL };
+enum Kind { NONE, WARM_BUFFER, WARM_HUGE, BIG_POOL, SHARED_POOL, FRESH_POOL, STEADY_POOL };
 
 struct Policy {
     const char *name;
@@ -262,24 +272,52 @@ struct Policy {
     Kind kind;
     bool quadratic;
     bool sweep; // also in B's size and chunk sweeps (the main policies only)
+    bool jsweep; // in J, the 0.3 size sweep
 };
 
 const Policy kPolicies[] = {
-    {"limit_warm", run_limit_warm, WARM_BUFFER, false, true},
-    {"limit_cold", run_limit_cold, NONE, false, true},
-    {"limit_mmap", run_limit_mmap, NONE, false, false},
-    {"exact_size", run_exact_size, NONE, true, true},
-    {"realloc_double", run_realloc_double, NONE, false, true},
-    {"realloc_exact", run_realloc_exact, NONE, true, false},
-    {"open_memstream", run_open_memstream, NONE, false, false},
-    {"std_string", run_std_string, NONE, false, true},
-    {"bufwriter", run_bufwriter, SHARED_POOL, false, true},
-    {"bufwriter_steady", run_bufwriter_steady, STEADY_POOL, false, true},
-    {"bufwriter_fresh_pool", run_bufwriter_fresh_pool, FRESH_POOL, false, false},
-    {"bufwriter_big_pool", run_bufwriter_big_pool, BIG_POOL, false, false},
-    {"bufwriter_reserved", run_bufwriter_reserved, SHARED_POOL, false, false},
-    {"bw_chain", run_bw_chain, SHARED_POOL, false, false},
-    {"bw_chain_flatten", run_bw_chain_flatten, SHARED_POOL, false, false},
+    {"limit_warm", run_limit_warm, WARM_BUFFER, false, true, true},
+    {"limit_warm_huge", run_limit_warm_huge, WARM_HUGE, false, true, true},
+    {"limit_cold", run_limit_cold, NONE, false, true, false},
+    {"limit_mmap", run_limit_mmap, NONE, false, false, false},
+    {"exact_size", run_exact_size, NONE, true, true, false},
+    {"realloc_double", run_realloc_double, NONE, false, true, true},
+    {"realloc_exact", run_realloc_exact, NONE, true, false, false},
+    {"open_memstream", run_open_memstream, NONE, false, false, false},
+    {"std_string", run_std_string, NONE, false, true, false},
+    {"bufwriter", run_bufwriter, SHARED_POOL, false, true, true},
+    {"bufwriter_steady", run_bufwriter_steady, STEADY_POOL, false, true, false},
+    {"bufwriter_fresh_pool", run_bufwriter_fresh_pool, FRESH_POOL, false, false, false},
+    {"bufwriter_big_pool", run_bufwriter_big_pool, BIG_POOL, false, false, false},
+    {"bufwriter_reserved", run_bufwriter_reserved, SHARED_POOL, false, false, false},
+    {"bw_chain", run_bw_chain, SHARED_POOL, false, false, true},
+    {"bw_chain_flatten", run_bw_chain_flatten, SHARED_POOL, false, false, false},
+};
+
+// A warm buffer of `size` bytes backed by transparent huge pages: an
+// anonymous mapping rounded to 2 MiB, aligned to 2 MiB, MADV_HUGEPAGE,
+// every byte touched. Whether the kernel really used huge pages shows in
+// /proc/self/smaps (AnonHugePages); with THP "never" this is limit_warm.
+struct HugeBuf {
+    void *map = nullptr;
+    size_t len = 0;
+    unsigned char *p = nullptr;
+    bool make(size_t size)
+    {
+        const size_t huge = 2 * MiB;
+        size_t body = (size + huge - 1) & ~(huge - 1);
+        len = body + huge;
+        map = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map == MAP_FAILED) { map = nullptr; return false; }
+        uintptr_t a = (reinterpret_cast<uintptr_t>(map) + huge - 1) & ~(uintptr_t)(huge - 1);
+        p = reinterpret_cast<unsigned char *>(a);
+#ifdef MADV_HUGEPAGE
+        (void)madvise(p, body, MADV_HUGEPAGE);
+#endif
+        memset(p, 1, body);
+        return true;
+    }
+    ~HugeBuf() { if (map) munmap(map, len); }
 };
 
 size_t pow2_ceil(size_t x)
@@ -289,16 +327,25 @@ size_t pow2_ceil(size_t x)
     return p;
 }
 
-void bm_policy(benchmark::State &st, const Policy *pol)
+// repeated: J's rows (repeated jobs of one size, more warm-up).
+void bm_policy(benchmark::State &st, const Policy *pol, bool repeated)
 {
     Ctx c{};
     c.size = static_cast<size_t>(st.range(0));
     c.chunk = static_cast<size_t>(st.range(1));
     c.src = source_bytes();
     std::vector<unsigned char> warm;
+    HugeBuf huge;
     if (pol->kind == WARM_BUFFER) {
         warm.assign(c.size, 1); // allocated and touched before timing
         c.warm = warm.data();
+    }
+    if (pol->kind == WARM_HUGE) {
+        if (!huge.make(c.size)) {
+            st.SkipWithError("mmap failed");
+            return;
+        }
+        c.warm = huge.p;
     }
     if (pol->kind == BIG_POOL) {
         bw_pool_options o{};
@@ -324,6 +371,13 @@ void bm_policy(benchmark::State &st, const Policy *pol)
         // Warm-up: the first job grows and teaches the pool its size; the
         // next ones run as every later job will.
         for (int i = 0; i < 3; i++) benchmark::DoNotOptimize(pol->fn(c));
+    } else if (repeated) {
+        // J: repeated jobs of one size. Enough warm-up jobs that the shared
+        // pool's learned jump (the last 16 jobs) has seen this size, not
+        // the row run before: 16 up to 16 MiB, 3 above (there the largest
+        // size decides the jump anyway).
+        int n = c.size <= 16 * MiB ? 16 : 3;
+        for (int i = 0; i < n; i++) benchmark::DoNotOptimize(pol->fn(c));
     } else if (!pol->quadratic) {
         benchmark::DoNotOptimize(pol->fn(c)); // warm-up
     }
@@ -368,13 +422,15 @@ void add(const char *workload, const Policy &p, size_t size, size_t chunk, const
 {
     std::string name = std::string(workload) + "/" + p.name;
     benchmark::internal::Benchmark *b =
-        benchmark::RegisterBenchmark(name.c_str(), bm_policy, &p);
+        benchmark::RegisterBenchmark(name.c_str(), bm_policy, &p, workload[0] == 'J');
     b->Args({static_cast<int64_t>(size), static_cast<int64_t>(chunk)})
         ->ArgNames({"size", "chunk"})
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
     if (p.quadratic)
         b->Iterations(1)->Repetitions(o.slow_reps);
+    else if (o.min_time > 0)
+        b->MinTime(o.min_time);
     else if (workload[0] == 'A')
         b->MinTime(0.1);
     else
@@ -405,6 +461,12 @@ void register_append(const Options &o)
         for (size_t ch : chunks)
             if (!p.quadratic || quadratic_ok(10 * MiB, ch)) add("B", p, 10 * MiB, ch, o);
     }
+
+    // J: the 0.3 sweep, every size in every run (the targets' rows).
+    const size_t jsizes[] = {64 * KiB, 256 * KiB, 1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB};
+    for (const Policy &p : kPolicies)
+        if (p.jsweep)
+            for (size_t sz : jsizes) add("J", p, sz, 8 * KiB, o);
 }
 
 } // namespace bwbench

@@ -80,9 +80,10 @@ struct Options {
     bool full = false;        // run-full sizes (B up to 256 MiB, D with 2 threads,
                               // G 1 GiB instead of 256 MiB)
     int slow_reps = 3;        // repetitions of the quadratic rows (1 iteration each)
+    double min_time = 0;      // A, B, J rows' min time per repetition (s); 0 = their own
 };
 
-void register_append(const Options &o);        // bench_append.cpp: A, B
+void register_append(const Options &o);        // bench_append.cpp: A, B, J
 void register_small_writes(const Options &o);  // bench_small_writes.cpp: C, H
 void register_rent_return(const Options &o);   // bench_rent_return.cpp: D
 void register_many_pools(const Options &o);    // bench_rent_return.cpp: I

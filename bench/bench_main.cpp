@@ -2,6 +2,7 @@
 // workloads, records which allocator really serves malloc, runs
 // google-benchmark. Row names start with their workload's letter:
 //   A, B  appending (10 MiB in 8 KiB chunks; size and chunk sweeps)
+//   J     the 0.3 size sweep, 64 KiB .. 256 MiB, against both limits
 //                                            bench_append.cpp
 //   C     1M u32 puts in every writer mode    bench_small_writes.cpp
 //   H     1M CSV lines: decimal puts vs printf
@@ -15,6 +16,8 @@
 //   --bw_full          run-full sizes (B up to 256 MiB, D with 2 threads,
 //                      G 1 GiB)
 //   --bw_slow_reps=N   repetitions of the quadratic rows (default 3)
+//   --bw_min_time=S    min time per repetition of the A, B and J rows (a
+//                      quick look; default: each row's own)
 // Select workloads with --benchmark_filter (e.g. '^(A|C)/').
 #include "bench_common.h"
 
@@ -68,6 +71,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--bw_full") == 0) o.full = true;
         else if (strncmp(argv[i], "--bw_slow_reps=", 15) == 0) o.slow_reps = atoi(argv[i] + 15);
+        else if (strncmp(argv[i], "--bw_min_time=", 14) == 0) o.min_time = atof(argv[i] + 14);
         else rest.push_back(argv[i]);
     }
     if (o.slow_reps < 1) o.slow_reps = 1;

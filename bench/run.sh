@@ -86,7 +86,7 @@ if [ "$mode" = full ]; then
   # chunks 64 B..64 KiB (10 MiB), main policies; C; D with 1 and 2 threads;
   # E; F; G at 1 GiB; H; I. Then D again in bench_nocount (no malloc
   # interposition): the malloc_free timings without the counting wrappers.
-  ALL='^(A|B|C|D|E|F|G|H|I)/'
+  ALL='^(A|B|C|D|E|F|G|H|I|J)/'
   run glibc "" build/bench "$ALL" glibc-full --bw_full
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ALL" jemalloc-full --bw_full
   [ -n "$MI" ] && run mimalloc "$MI" build/bench "$ALL" mimalloc-full --bw_full
@@ -98,7 +98,8 @@ else
   # and I under glibc and jemalloc (the min_first_block sweep under glibc); a reduced B (sizes 1..64 MiB at 8 KiB,
   # main policies) under glibc; A under mimalloc; the defaults' B rows
   # (limit_warm, bufwriter, bufwriter_steady at 1..64 MiB) under jemalloc and
-  # mimalloc. (The files keep their old names, *-ACDE, so that earlier
+  # mimalloc; J (the 0.3 sweep) under all three. (The files keep their old
+  # names, *-ACDE, so that earlier
   # records stay comparable.)
   ACDE='^(A|C|D|E|F|G|H|I)/'
   # jemalloc: the same without the min_first_block sweep (E/mfb*: the pool's
@@ -106,12 +107,18 @@ else
   ACDE_NO_MFB='^(A|C|D|F|G|H|I)/|^E/(raw_store|bw_inline|bufwriter)/'
   BRED='^B/(limit_warm|realloc_double|std_string|bufwriter|bufwriter_steady|exact_size)/size:[0-9]+/chunk:8192'
   BDEF='^B/(limit_warm|bufwriter|bufwriter_steady)/size:[0-9]+/chunk:8192'
+  # J: the 0.3 sweep (64 KiB .. 256 MiB; defaults, segmented, realloc
+  # doubling, both limits) under every allocator.
+  J='^J/'
   run glibc "" build/bench "$ACDE" glibc-ACDE
   run glibc "" build/bench "$BRED" glibc-B --benchmark_repetitions=3
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ACDE_NO_MFB" jemalloc-ACDE
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$BDEF" jemalloc-B --benchmark_repetitions=3
   [ -n "$MI" ] && run mimalloc "$MI" build/bench '^A/' mimalloc-A --benchmark_repetitions=3
   [ -n "$MI" ] && run mimalloc "$MI" build/bench "$BDEF" mimalloc-B --benchmark_repetitions=3
+  run glibc "" build/bench "$J" glibc-J --benchmark_repetitions=3
+  [ -n "$JE" ] && run jemalloc "$JE" build/bench "$J" jemalloc-J --benchmark_repetitions=3
+  [ -n "$MI" ] && run mimalloc "$MI" build/bench "$J" mimalloc-J --benchmark_repetitions=3
 fi
 
 echo

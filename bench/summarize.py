@@ -14,7 +14,12 @@ median over the median of its workload's baseline row in the SAME file:
   E: raw_store of the same message size
   F: writer_write_fd  G: fwrite_setvbuf of the same size  H: bw_printf
   I: pools_1 of the same size
-Times: real time for A, B, C, E, F, G, H; for D and I, CPU time per
+  J: limit_warm of the same size (the 0.3 sweep, 8 KiB chunks)
+and, for A, B and J, also "Ratio huge": over limit_warm_huge of the same
+size and chunk (warm memory backed by transparent huge pages, the honest
+limit for bufwriter's huge-page backed large blocks), so every ratio is
+quoted against both limits.
+Times: real time for A, B, C, E, F, G, H, J; for D and I, CPU time per
 operation per thread.
 
 Then the 0.2 targets (TARGETS below): met / MISSED per row and allocator,
@@ -41,9 +46,11 @@ MFB = [1, 64, 128, 256, 512]  # the min_first_block values of the E/mfb rows
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 BASELINE = {"A": "limit_warm", "B": "limit_warm", "C": "raw_store", "D": "malloc_free",
             "E": "raw_store", "F": "writer_write_fd", "G": "fwrite_setvbuf", "H": "bw_printf",
-            "I": "pools_1"}
+            "I": "pools_1", "J": "limit_warm"}
+# The second limit of the append workloads (same size and chunk).
+HUGE = "limit_warm_huge"
 # Display order of the methods (registration order of the bench).
-ORDER = ["limit_warm", "limit_cold", "limit_mmap", "exact_size", "realloc_double",
+ORDER = ["limit_warm", "limit_warm_huge", "limit_cold", "limit_mmap", "exact_size", "realloc_double",
          "realloc_exact", "open_memstream", "std_string", "bufwriter", "bufwriter_steady",
          "bufwriter_fresh_pool", "bufwriter_big_pool", "bufwriter_reserved",
          "bw_chain", "bw_chain_flatten", "writer_write_fd", "chain_writev",
@@ -56,7 +63,7 @@ ORDER = ["limit_warm", "limit_cold", "limit_mmap", "exact_size", "realloc_double
          "malloc_free", "pool_rent_return", "fwrite_setvbuf", "bw_fd", "bw_printf",
          "bw_put_dec"]
 # Fixed colours, so that a method looks the same in every plot and panel.
-COLORS = {"limit_warm": "#000000", "limit_cold": "#888888", "limit_mmap": "#bbbbbb",
+COLORS = {"limit_warm": "#000000", "limit_warm_huge": "#444444", "limit_cold": "#888888", "limit_mmap": "#bbbbbb",
           "exact_size": "#d62728", "realloc_double": "#1f77b4", "realloc_exact": "#17becf",
           "open_memstream": "#8c564b", "std_string": "#ff7f0e", "bufwriter": "#9467bd",
           "bufwriter_steady": "#2ca02c", "bufwriter_fresh_pool": "#e377c2",
@@ -181,7 +188,7 @@ def load(path):
         for o in rows.values():
             if o["workload"] != r["workload"] or o["method"] != base_method:
                 continue
-            if r["workload"] == "B" and (o["size"], o["chunk"]) != (r["size"], r["chunk"]):
+            if r["workload"] in ("B", "J") and (o["size"], o["chunk"]) != (r["size"], r["chunk"]):
                 continue
             if r["workload"] == "D" and (o["size"], o["threads"]) != (r["size"], r["threads"]):
                 continue
@@ -190,6 +197,21 @@ def load(path):
             base = o
             break
         r["ratio"] = (r["median"] / base["median"]) if (base and base["median"] and r["median"]) else None
+    # Ratios against the huge-page limit (A, B, J), and J's against
+    # realloc doubling (a target: never slower than it).
+    for r in rows.values():
+        r["ratio_huge"] = r["ratio_realloc"] = None
+        if r["workload"] not in ("A", "B", "J"):
+            continue
+        for o in rows.values():
+            if o["workload"] != r["workload"] or (o["size"], o["chunk"]) != (r["size"], r["chunk"]):
+                continue
+            if not (o["median"] and r["median"]):
+                continue
+            if o["method"] == HUGE:
+                r["ratio_huge"] = r["median"] / o["median"]
+            elif o["method"] == "realloc_double":
+                r["ratio_realloc"] = r["median"] / o["median"]
     return {
         "path": path,
         "label": label,
@@ -206,12 +228,14 @@ def table(run, workload, markdown):
     rows = [r for r in run["rows"] if r["workload"] == workload]
     if not rows:
         return ""
-    if workload in ("A", "B"):
+    if workload in ("A", "B", "J"):
         rows.sort(key=lambda r: (r["chunk"] != 8192, r["size"], r["chunk"], r["order"]))
     elif workload in ("D", "E", "I"):
         rows.sort(key=lambda r: (r["threads"], r["size"], r["order"]))
     has_pool = any(r["pool_med"] is not None for r in rows)
-    head = ["Method", "Size", "Chunk", "Threads", "Median", "Min-Max", "Ratio",
+    has_huge = any(r.get("ratio_huge") is not None for r in rows)
+    head = ["Method", "Size", "Chunk", "Threads", "Median", "Min-Max", "Ratio"] + \
+           (["Ratio huge"] if has_huge else []) + [
             "Bytes/op", "Allocs/op"] + (["Pool allocs/op"] if has_pool else []) + ["Faults/op"]
     if workload in ("G", "H"):
         head.append("Throughput")
@@ -226,7 +250,11 @@ def table(run, workload, markdown):
         if r["error"] and not r["times"]:
             cells = {"Median": "ERROR: " + r["error"]}
         else:
+            def fmt_ratio(x):
+                return "-" if x is None else ("%.0fx" % x) if x >= 100 \
+                    else ("%.2fx" % x) if x >= 0.1 else ("%.2gx" % x)
             cells = {
+                "Ratio huge": fmt_ratio(r.get("ratio_huge")),
                 "Median": fmt_time(r["median"]),
                 "Min-Max": "%s - %s" % (fmt_time(r["min"]), fmt_time(r["max"])),
                 "Ratio": "-" if r["ratio"] is None
@@ -249,7 +277,7 @@ def table(run, workload, markdown):
         })
         out.append([cells.get(h, "") for h in head])
     widths = [max(len(h), *(len(row[i]) for row in out)) for i, h in enumerate(head)]
-    right = {"Throughput", "Peak RSS", "RSS growth", "Faults/op", "Median", "Min-Max", "Ratio", "Bytes/op", "Allocs/op", "Pool allocs/op", "Size", "Chunk", "Threads"}
+    right = {"Ratio huge", "Throughput", "Peak RSS", "RSS growth", "Faults/op", "Median", "Min-Max", "Ratio", "Bytes/op", "Allocs/op", "Pool allocs/op", "Size", "Chunk", "Threads"}
 
     def line(cells):
         parts = [(c.rjust(w) if h in right else c.ljust(w)) for c, w, h in zip(cells, widths, head)]
@@ -274,13 +302,19 @@ TITLES = {
     "G": "Workload G: streaming to /dev/null in 8 KiB writes, 64 KiB buffer (baseline fwrite_setvbuf; real time; peak RSS: the highest repetition)",
     "H": "Workload H: 1M CSV lines \"%d,%d,%d\\n\" into a contiguous writer (baseline bw_printf; real time)",
     "I": "Workload I: rent+return, one thread, pools in a shuffled order (baseline pools_1, same size; CPU time per op)",
+    "J": "Workload J: the 0.3 sweep, repeated jobs of one size in 8 KiB chunks (Ratio: over limit_warm, Ratio huge: over limit_warm_huge, same size; real time)",
 }
 
 # The 0.2 targets on benchmark rows: (workload, method, sizes or None, max
 # ratio, zero counters required, label). Ratios against the workload's
 # baseline in the same file, as in the tables.
+# J's rows (the 0.3 targets) are against the huge-page limit instead, and
+# the defaults' also against realloc doubling (never slower).
+J_SIZES = {256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20}
 TARGETS = [
     ("A", "bufwriter", None, 1.25, True, "defaults (BW_WRITER_INIT), 10 MiB"),
+    ("J", "bufwriter", J_SIZES, 1.15, True, "0.3 defaults vs huge-page limit"),
+    ("J", "bw_chain", J_SIZES, 1.15, True, "0.3 segmented vs huge-page limit"),
     ("B", "bufwriter", {1 << 20, 4 << 20, 16 << 20, 64 << 20}, 1.3, False, "defaults, 1..64 MiB"),
     ("A", "bufwriter_steady", None, 1.1, False, "BW_POOL_LEARN_SIZE pool, 10 MiB"),
     ("E", "bufwriter", {16, 64, 256}, 2.0, False, "small messages, shared pool"),
@@ -301,9 +335,18 @@ def check_targets(runs):
                     continue
                 if sizes is not None and r["size"] not in sizes:
                     continue
-                target = "ratio <= %gx" % maxr
-                met = r["ratio"] is not None and r["ratio"] <= maxr
+                ratio = r["ratio_huge"] if wl == "J" else r["ratio"]
+                target = ("ratio huge <= %gx" if wl == "J" else "ratio <= %gx") % maxr
+                met = ratio is not None and ratio <= maxr
                 notes = []
+                if wl == "J":
+                    notes.append("vs limit_warm %s" % ("-" if r["ratio"] is None else "%.2fx" % r["ratio"]))
+                if wl == "J" and method == "bufwriter":
+                    target += "; <= realloc_double"
+                    rr = r["ratio_realloc"]
+                    notes.append("vs realloc_double %s" % ("-" if rr is None else "%.2fx" % rr))
+                    if rr is None or rr > 1.0:
+                        met = False
                 if zero:
                     # "0 per op after the first jobs": the median over the
                     # repetitions, each an average over its iterations
@@ -319,7 +362,7 @@ def check_targets(runs):
                     if r["pool_med"] is not None:
                         notes.append("backing allocs/op %s" % fmt_count(r["pool_med"]))
                 out[(run["path"], r["name"])] = {
-                    "what": what, "value": r["ratio"], "unit": "x", "target": target,
+                    "what": what, "value": ratio, "unit": "x", "target": target,
                     "verdict": "met" if met else "missed", "note": ", ".join(notes)}
     return out
 
@@ -335,7 +378,7 @@ def write_csv(runs, path, verdicts, scen, scen_path):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["file", "allocator", "provider", "workload", "method", "size", "chunk",
-                    "threads", "reps", "median_ns", "min_ns", "max_ns", "ratio",
+                    "threads", "reps", "median_ns", "min_ns", "max_ns", "ratio", "ratio_huge",
                     "bytes_per_op", "allocs_per_op", "pool_backing_allocs_per_op", "minor_faults_per_op",
                     "error", "bytes_per_second", "peak_rss_bytes", "rss_growth_bytes",
                     "value", "unit", "target", "verdict"])
@@ -349,6 +392,7 @@ def write_csv(runs, path, verdicts, scen, scen_path):
                             "" if r["min"] is None else "%.1f" % r["min"],
                             "" if r["max"] is None else "%.1f" % r["max"],
                             "" if r["ratio"] is None else "%.4f" % r["ratio"],
+                            "" if r["ratio_huge"] is None else "%.4f" % r["ratio_huge"],
                             "" if r["bytes_med"] is None else "%.0f" % r["bytes_med"],
                             "" if r["allocs_med"] is None else "%.3f" % r["allocs_med"],
                             "" if r["pool_med"] is None else "%.3f" % r["pool_med"],
@@ -362,7 +406,7 @@ def write_csv(runs, path, verdicts, scen, scen_path):
         # The scenarios: one row per measurement, workload S.
         for x in scen:
             w.writerow([os.path.basename(scen_path), x["allocator"], "", "S",
-                        "%s: %s" % (x["scenario"], x["metric"])] + [""] * 16 +
+                        "%s: %s" % (x["scenario"], x["metric"])] + [""] * 17 +
                        [x["value"], x["unit"], x["target"], x["verdict"]])
 
 
@@ -440,7 +484,7 @@ def main(argv):
     os.makedirs(outdir, exist_ok=True)
     runs = [load(p) for p in files]
     for run in runs:
-        for wl in "ABCDEFGHI":
+        for wl in "ABCDEFGHIJ":
             t = table(run, wl, markdown)
             if not t:
                 continue
@@ -452,7 +496,7 @@ def main(argv):
             print()
     verdicts = check_targets(runs)
     scen = load_scenarios(scen_path)
-    print(("### " if markdown else "") + "Targets (0.2 defaults): benchmark rows, ratio to the baseline of the same file")
+    print(("### " if markdown else "") + "Targets (0.2 defaults; J: 0.3): benchmark rows, ratio to the baseline of the same file")
     print()
     nmet = nmiss = 0
     for run in runs:

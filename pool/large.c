@@ -11,10 +11,14 @@
  *
  * Kept blocks decay: one unused for decay_ms goes back to the allocator.
  *
- * The learned jump (on by default): contiguous writers that passed the
- * threshold record the length they ended at; a writer that outgrows the
- * threshold jumps straight to the size for the second largest of the last
- * 16, instead of stepping through every power of two (and copying at each).
+ * The learned jump (on by default): contiguous writers that passed the jump
+ * floor (16 KiB) record the length they ended at; a writer whose growth
+ * crosses the floor jumps straight to the size for the second largest of
+ * the last 16, instead of stepping through every power of two (and copying
+ * at each). The floor, not the threshold: a stream of 256 KiB .. 1 MiB jobs
+ * climbed 512 B -> 1 MiB a doubling at a time and never taught the jump.
+ * The second largest of 16, needing 2: one outlier job (the 256 MiB export
+ * among 1 MiB responses) never decides the jump alone.
  *
  * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
  * ended at; a new writer starts at about the 90th percentile of the last 16,
@@ -31,6 +35,10 @@ BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
 {
     p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
     p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
+    /* A threshold below the default floor keeps the floor at the threshold
+     * (where 0.2 jumped). */
+    p->jump_floor = o->jump_floor ? o->jump_floor : BW__DEFAULT_JUMP_FLOOR;
+    if (!o->jump_floor && p->jump_floor > p->threshold) p->jump_floor = p->threshold;
     p->max_learned = o->max_learned_size ? o->max_learned_size : BW__DEFAULT_MAX_LEARNED;
     p->max_large_bytes = o->max_large_bytes ? o->max_large_bytes : BW__DEFAULT_LARGE_BYTES;
     p->max_large_blocks = o->max_large_blocks ? o->max_large_blocks : BW__DEFAULT_LARGE_BLOCKS;
@@ -147,7 +155,7 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
         i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
         atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
     }
-    if (p->learn_growth && len > p->threshold) {
+    if (p->learn_growth && len > p->jump_floor) {
         i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
         atomic_store_explicit(&p->big[i % BW__RECENT], len, memory_order_relaxed);
     }
@@ -178,7 +186,8 @@ BW__INTERNAL size_t bw__learned(bw_pool *p)
     return p->learn ? bw__second_largest(p, p->recent, false) : 0;
 }
 
-/* The learned jump: the second largest of the last 16 big jobs (needs 2). */
+/* The learned jump: the second largest of the last 16 jobs that passed the
+ * floor (needs 2). */
 BW__INTERNAL size_t bw__learned_large(bw_pool *p)
 {
     return p->learn_growth ? bw__second_largest(p, p->big, true) : 0;

@@ -299,9 +299,10 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * code (libbufwriter.so is never unloaded).
  *
  * Defaults need no tuning: a writer's first block is 512 B; a writer that
- * outgrows the threshold jumps to the size recent big jobs ended at; what
- * is retained and unused for decay_ms (10 s) goes back to the allocator. So
- * a stream of similar 10 MiB jobs stops allocating after the first two, and
+ * outgrows 16 KiB (jump_floor) jumps to the size recent jobs past 16 KiB
+ * ended at; what is retained and unused for decay_ms (10 s) goes back to
+ * the allocator. So a stream of similar 256 KiB .. 64 MiB jobs stops
+ * allocating and climbing after the first two, and
  * a program gives that memory back on its first slow-path call once it is
  * due: a call the thread's cache does not serve, or at the latest the
  * 1024th rent of one class that it serves (one in 1024 takes the slow
@@ -365,9 +366,10 @@ typedef struct bw_pool bw_pool;
                                         back to the allocator at once (0.1's
                                         default) instead of keeping them */
 #define BW_POOL_NO_LEARNED_GROWTH  0x80u /* a writer that outgrows the
-                                        threshold steps through the powers of
-                                        two instead of jumping to the learned
-                                        large size */
+                                        jump floor steps through the growth
+                                        rule's sizes instead of jumping to
+                                        the learned jump size, and no job is
+                                        recorded for it */
 #define BW_FILL_RENTED   0xA5
 #define BW_FILL_RETURNED 0xDD
 
@@ -389,12 +391,13 @@ typedef struct bw_pool_options {
      * from the backing allocator; a rent above the threshold is served from
      * a kept block of exactly that size. On unless BW_POOL_NO_LARGE_RETENTION
      * or BW_POOL_BYPASS. The defaults keep a 10 MiB job's 16 MiB block for
-     * each of four threads: .NET's ArrayPool.Shared keeps up to 32 arrays
-     * per size per core; jemalloc keeps freed pages for 10 s (decay). */
+     * each of four threads, or one 64 MiB segmented job's blocks past the
+     * threshold: .NET's ArrayPool.Shared keeps up to 32 arrays per size per
+     * core; jemalloc keeps freed pages for 10 s (decay). */
     size_t max_large_bytes;      /* bound on kept large bytes; 0 = 64 MiB     */
     size_t max_large_blocks;     /* bound on kept large blocks; 0 = 8         */
     /* The learned sizes: BW_POOL_LEARN_SIZE's starting size, and the jump
-     * of a writer that outgrows the threshold, are at most this.           */
+     * of a writer that outgrows the jump floor, are at most this.          */
     size_t max_learned_size;     /* 0 = 64 MiB                                */
     /* Decay: a retained block (pooled or large) that no rent has used for
      * decay_ms goes back to the allocator, at the first slow-path rent or
@@ -409,6 +412,22 @@ typedef struct bw_pool_options {
      * with BW_POOL_LEARN_SIZE the larger wins. Above the threshold: EINVAL. */
     size_t min_first_block;      /* 0 = 512 B; 1 = the class of the first
                                     write (0.1)                              */
+    /* The learned jump (on unless BW_POOL_NO_LEARNED_GROWTH). Every
+     * bw_release, bw_clear or bw_detach of a contiguous writer holding more
+     * than jump_floor bytes records its length; the pool keeps the last 16.
+     * A contiguous writer whose growth takes it from at most jump_floor to
+     * more (its first block included) moves to max(growth rule, the learned
+     * jump size): the growth rule's size for the second largest of those 16
+     * (so one outlier job never decides it alone), nothing until two are
+     * recorded, at most max_learned_size. A writer that never outgrows
+     * jump_floor is never affected; an initial capacity or a caller's buffer
+     * is kept as given (it may jump when it is outgrown); segmented,
+     * streaming and fixed writers neither record nor jump. 16 KiB: a 256 KiB
+     * job in 8 KiB writes copies 24 KiB on its way (1.17x of a memcpy, where
+     * a 64 KiB floor costs 1.58x and 128 KiB 2.16x), and small messages (up
+     * to a few hundred bytes) stay far below it. */
+    size_t jump_floor;           /* 0 = 16 KiB (the threshold when that is
+                                    smaller)                                 */
 } bw_pool_options;
 
 /* Counters. Exact whenever no other thread is inside the pool. */
@@ -425,7 +444,7 @@ typedef struct bw_pool_stats {
     size_t learned_size;      /* the first block writers now get (BW_POOL_LEARN_SIZE),
                                  by the growth rule; 0 when off or nothing learned    */
     uint64_t decayed_bytes;   /* bytes given back by decay (not trim), cumulative     */
-    size_t learned_large_size; /* where a writer that outgrows the threshold jumps;
+    size_t learned_large_size; /* where a writer that outgrows the jump floor jumps;
                                  0 until learned (two writers) or when off            */
     uint64_t large_hits;      /* of hits, rents served from kept large blocks         */
 } bw_pool_stats;
@@ -513,7 +532,9 @@ typedef struct bw_writer bw_writer;
  * rented. BW_EOVERFLOW when that size cannot be represented; BW_ENOMEM.
  * Growth rule: a call that needs room moves to max(class(len + n), 2 x the
  * old capacity), where class() is the pool's power-of-two class at or below
- * its threshold and the next power of two above it. */
+ * its threshold and the next power of two above it; a move past the pool's
+ * jump_floor (16 KiB) goes at least to the learned jump size (see
+ * bw_pool_options). */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a
@@ -526,8 +547,14 @@ BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
 
 /* Segmented: blocks rented from `pool` (NULL = shared) and linked; a full
  * block is never copied, it stays where it is and a new one follows it. New
- * blocks are max(class of the need, 2 x the previous block), from 4 KiB, at
- * most the pool's threshold unless one request needs more. Read the bytes
+ * blocks are max(class of the need, 2 x the previous block), from 4 KiB.
+ * Past the pool's threshold they keep doubling while the writer's blocks
+ * above the threshold fit the pool's large retention bounds
+ * (max_large_bytes, max_large_blocks; then the largest power of two that
+ * still fits), so they all come back to the next job: a stream of similar
+ * jobs up to those bounds (a 64 MiB chain by default) allocates nothing in
+ * steady state. Beyond the bounds, or without large retention, new blocks
+ * are at most the threshold unless one request needs more. Read the bytes
  * out with bw_iovec / bw_copy_out / bw_write_fd, or bw_pullup for one
  * contiguous view. Allocates nothing until the first write. */
 BW_API int bw_init_chain(bw_writer *w, bw_pool *pool);
@@ -1096,6 +1123,15 @@ BW__QUIET_END
 #define BW__DEFAULT_LARGE_BYTES  ((size_t)64 << 20)   /* 64 MiB */
 #define BW__DEFAULT_LARGE_BLOCKS ((size_t)8)
 #define BW__DEFAULT_MAX_LEARNED  ((size_t)64 << 20)   /* 64 MiB */
+/* The learned jump's floor: a contiguous writer whose growth crosses it
+ * jumps to the learned size. Measured (256 KiB / 1 MiB jobs in 8 KiB
+ * chunks against a warm memcpy, private pool): a floor of 8 KiB costs
+ * 1.07x / 1.01x, 16 KiB 1.17x / 1.03x, 32 KiB 1.31x / 1.07x, 64 KiB
+ * 1.58x / 1.13x, 128 KiB 2.16x / 1.25x: below the floor a job copies what
+ * it held at every doubling. 16 KiB is 64 times the largest small message
+ * (256 B) and 32 times the first block; 8 KiB would make most medium
+ * messages jump to the size of a pool's big jobs. */
+#define BW__DEFAULT_JUMP_FLOOR   ((size_t)16 << 10)   /* 16 KiB */
 #define BW__DEFAULT_DECAY_MS     10000u               /* jemalloc's dirty decay */
 /* A writer's first block: 512 B holds a 256-byte payload with its header in
  * one rent; with 256 B such a message rented twice and copied (45 ns
@@ -1253,8 +1289,9 @@ struct bw_pool {
     size_t max_learned;
     _Atomic size_t recent[BW__RECENT];
     _Atomic unsigned recent_next;
-    /* The learned jump: final lengths of writers that passed the threshold. */
+    /* The learned jump: final lengths of writers that passed jump_floor. */
     bool learn_growth;
+    size_t jump_floor;
     _Atomic size_t big[BW__RECENT];
     _Atomic unsigned big_next;
     bw__class cls[];           /* nclasses                                   */
@@ -1404,7 +1441,7 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
 /* A writer's final length: BW_POOL_LEARN_SIZE's samples, and the learned
- * jump's when it passed the threshold. */
+ * jump's when it passed the jump floor. */
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
@@ -1728,9 +1765,11 @@ static void bw__move_down(bw_writer *w, const void **src)
  * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
  * so a small message does not climb through the smallest classes (up to the
  * threshold the rent rounds it to its class, as the growth rule would);
- * then the growth rule for the held bytes and n, and past the threshold the
- * size recent big jobs ended at (the learned jump), not every power of two
- * on the way. */
+ * then the growth rule for the held bytes and n. A move that crosses the
+ * jump floor goes to the size recent jobs past the floor ended at (the
+ * learned jump), not through every power of two on the way: a stream of
+ * similar 256 KiB .. 64 MiB jobs then copies less than 2 x jump_floor
+ * (32 KiB) per job. */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
 {
     size_t want = n, cap;
@@ -1739,14 +1778,14 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
         size_t first = p->learn ? bw__learned(p) : 0;
         if (first < p->min_first) first = p->min_first;
         if (first > want) want = first;
-        if (want <= p->threshold) {
-            *out = want;
-            return BW_OK;
-        }
     }
-    rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
-    if (rc != BW_OK) return rc;
-    if (cap > p->threshold && w->cap <= p->threshold && p->learn_growth) {
+    if (w->cap == 0 && want <= p->threshold) {
+        cap = want;
+    } else {
+        rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
+        if (rc != BW_OK) return rc;
+    }
+    if (cap > p->jump_floor && w->cap <= p->jump_floor && p->learn_growth) {
         size_t jump = bw__grow_size(p, bw__learned_large(p));
         if (jump > p->max_learned) jump = p->max_learned;
         if (jump > cap) cap = jump;
@@ -1851,9 +1890,39 @@ static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
     return BW_OK;
 }
 
+/* The size of a segmented writer's next block past the threshold, `want`
+ * (2 x the previous one) at most: blocks there are kept as large blocks
+ * when they come back, so a chain keeps doubling while its blocks above the
+ * threshold still fit the pool's large retention bounds (max_large_bytes,
+ * max_large_blocks), then takes the largest power of two that fits, then
+ * threshold-sized blocks (the shared level's). So a 64 MiB chain is ten
+ * pooled blocks and six large ones that all come back to the next job:
+ * with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class) and
+ * every job paid for 32 MiB of fresh pages. Without large retention,
+ * threshold-sized blocks, as before. */
+static size_t bw__seg_large(const bw_writer *w, const bw_pool *p, size_t want)
+{
+    size_t held = 0, count = 0, room;
+    const bw__seg *s = (const bw__seg *)w->head;
+    if (!p->keep_large) return p->threshold;
+    if (s == NULL && w->data != NULL) s = bw__tail_seg(w);
+    for (; s != NULL; s = s->next) {
+        size_t sz = bw__seg_cap(s) + BW__SEG_HDR;
+        if (sz > p->threshold) {
+            held += sz;
+            count++;
+        }
+    }
+    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return p->threshold;
+    room = p->max_large_bytes - held;
+    if (want <= room) return want;
+    room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
+    return room > p->threshold ? room : p->threshold;
+}
+
 /* Segmented: rent a block after the current one with at least `need` usable
- * bytes: max(class of the need, 2 x the previous block, 4 KiB), at most the
- * threshold unless the need is larger. One request, however large: an
+ * bytes: max(class of the need, 2 x the previous block, 4 KiB), past the
+ * threshold as bw__seg_large allows. One request, however large: an
  * impossible size is one failed backing call. */
 static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
 {
@@ -1874,7 +1943,7 @@ static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
     want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
     if (want < BW__CHAIN_FIRST) want = BW__CHAIN_FIRST;
     if (want < p->min_first) want = p->min_first;
-    if (want > p->threshold) want = p->threshold;
+    if (want > p->threshold) want = bw__seg_large(w, p, want);
     if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
     rc = bw__seg_size(p, want, &want);
     if (rc != BW_OK) {
@@ -2221,7 +2290,7 @@ static void bw__job_done(bw_writer *w)
     /* Only what the pool learns from (the checks of bw__learn_record, here
      * so that a small message's release makes no call for nothing). */
     if (w->mode == BW__CONTIG && len != 0 && p != NULL &&
-        (p->learn || (p->learn_growth && len > p->threshold)))
+        (p->learn || (p->learn_growth && len > p->jump_floor)))
         bw__learn_record(p, len);
 }
 
@@ -3857,10 +3926,14 @@ BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
  *
  * Kept blocks decay: one unused for decay_ms goes back to the allocator.
  *
- * The learned jump (on by default): contiguous writers that passed the
- * threshold record the length they ended at; a writer that outgrows the
- * threshold jumps straight to the size for the second largest of the last
- * 16, instead of stepping through every power of two (and copying at each).
+ * The learned jump (on by default): contiguous writers that passed the jump
+ * floor (16 KiB) record the length they ended at; a writer whose growth
+ * crosses the floor jumps straight to the size for the second largest of
+ * the last 16, instead of stepping through every power of two (and copying
+ * at each). The floor, not the threshold: a stream of 256 KiB .. 1 MiB jobs
+ * climbed 512 B -> 1 MiB a doubling at a time and never taught the jump.
+ * The second largest of 16, needing 2: one outlier job (the 256 MiB export
+ * among 1 MiB responses) never decides the jump alone.
  *
  * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
  * ended at; a new writer starts at about the 90th percentile of the last 16,
@@ -3877,6 +3950,10 @@ BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
 {
     p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
     p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
+    /* A threshold below the default floor keeps the floor at the threshold
+     * (where 0.2 jumped). */
+    p->jump_floor = o->jump_floor ? o->jump_floor : BW__DEFAULT_JUMP_FLOOR;
+    if (!o->jump_floor && p->jump_floor > p->threshold) p->jump_floor = p->threshold;
     p->max_learned = o->max_learned_size ? o->max_learned_size : BW__DEFAULT_MAX_LEARNED;
     p->max_large_bytes = o->max_large_bytes ? o->max_large_bytes : BW__DEFAULT_LARGE_BYTES;
     p->max_large_blocks = o->max_large_blocks ? o->max_large_blocks : BW__DEFAULT_LARGE_BLOCKS;
@@ -3993,7 +4070,7 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
         i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
         atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
     }
-    if (p->learn_growth && len > p->threshold) {
+    if (p->learn_growth && len > p->jump_floor) {
         i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
         atomic_store_explicit(&p->big[i % BW__RECENT], len, memory_order_relaxed);
     }
@@ -4024,7 +4101,8 @@ BW__INTERNAL size_t bw__learned(bw_pool *p)
     return p->learn ? bw__second_largest(p, p->recent, false) : 0;
 }
 
-/* The learned jump: the second largest of the last 16 big jobs (needs 2). */
+/* The learned jump: the second largest of the last 16 jobs that passed the
+ * floor (needs 2). */
 BW__INTERNAL size_t bw__learned_large(bw_pool *p)
 {
     return p->learn_growth ? bw__second_largest(p, p->big, true) : 0;

@@ -1,0 +1,378 @@
+#define _DEFAULT_SOURCE 1 /* nanosleep */
+/* test_jump.c - the learned jump from the jump floor (16 KiB by default,
+ * below the threshold), and segmented writers that stay allocation-free in
+ * steady state at large sizes (their blocks past the threshold are kept as
+ * large blocks, within the pool's bounds). */
+#include "helpers.h"
+
+#include <stdio.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#define KiB ((size_t)1 << 10)
+#define MiB ((size_t)1 << 20)
+
+static unsigned char chunk[8192];
+
+static void fill_chunk(void)
+{
+    size_t i;
+    for (i = 0; i < sizeof chunk; i++) chunk[i] = pat(i, 3);
+}
+
+static bw_pool_stats stats_of(bw_pool *p)
+{
+    bw_pool_stats s;
+    bw_pool_get_stats(p, &s);
+    return s;
+}
+
+/* Every default but the allocator (counted) and decay (never, so nothing
+ * goes back while a test counts). */
+static bw_pool *jump_pool(test_alloc *ta, unsigned flags, size_t max_learned, size_t floor)
+{
+    bw_pool_options o;
+    bw_pool *p = NULL;
+    memset(&o, 0, sizeof o);
+    o.allocator = &ta->hook;
+    o.decay_ms = BW_DECAY_NEVER;
+    o.flags = flags;
+    o.max_learned_size = max_learned;
+    o.jump_floor = floor;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    return p;
+}
+
+/* A contiguous writer on p writes `total` bytes in 8 KiB chunks and is
+ * released. caps[] gets every capacity it had (at most 32), *ncaps their
+ * number; returns the largest. */
+static size_t job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
+{
+    bw_writer w;
+    size_t last = 0, n = 0;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    while (bw_len(&w) < total) {
+        size_t k = total - bw_len(&w) < sizeof chunk ? total - bw_len(&w) : sizeof chunk;
+        cr_assert_eq(bw_write(&w, chunk, k), BW_OK);
+        if (bw_capacity(&w) != last) {
+            last = bw_capacity(&w);
+            if (n < 32) caps[n++] = last;
+        }
+    }
+    cr_assert_eq(bw_len(&w), total);
+    bw_release(&w);
+    *ncaps = n;
+    return last;
+}
+
+/* ------------------------------------------------------------------ */
+/* The learned jump                                                     */
+/* ------------------------------------------------------------------ */
+
+Test(jump, similar_jobs_reach_their_size_in_one_jump_after_two)
+{
+    static const size_t sizes[] = { 256 * KiB, MiB, 4 * MiB };
+    /* Blocks a job of that size climbed through before: 8 KiB (the first
+     * write) doubling up to the size. */
+    static const size_t climb[] = { 6, 8, 10 };
+    size_t i, k, caps[32], n;
+    fill_chunk();
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        test_alloc ta;
+        bw_pool *p;
+        uint64_t rents;
+        ta_init(&ta, 1);
+        p = jump_pool(&ta, 0, 0, 0);
+        /* Nothing learned, then one sample: both climb. */
+        for (k = 0; k < 2; k++) {
+            cr_expect_eq(job(p, sizes[i], caps, &n), sizes[i]);
+            cr_expect_eq(n, climb[i], "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k, n);
+        }
+        cr_expect_eq(stats_of(p).learned_large_size, sizes[i]);
+        /* From the third on: up to the floor as before, then one jump. */
+        for (k = 0; k < 3; k++) {
+            rents = stats_of(p).rents;
+            cr_expect_eq(job(p, sizes[i], caps, &n), sizes[i]);
+            cr_expect_eq(n, 3, "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k + 2, n);
+            if (n == 3) {
+                cr_expect_eq(caps[0], 8 * KiB);
+                cr_expect_eq(caps[1], 16 * KiB);
+                cr_expect_eq(caps[2], sizes[i], "jumped to %zu", caps[2]);
+            }
+            cr_expect_eq(stats_of(p).rents - rents, 3, "one rent per capacity");
+        }
+        ta_finish(&ta, p);
+    }
+}
+
+Test(jump, writers_that_stay_below_the_floor_never_get_a_large_block)
+{
+    static const size_t small[] = { 1, 100, 512, 4000, 8 * KiB, 12 * KiB, 16 * KiB };
+    test_alloc ta;
+    bw_pool *p;
+    size_t i, k, caps[32], n;
+    ta_init(&ta, 1);
+    p = jump_pool(&ta, 0, 0, 0);
+    fill_chunk();
+    for (k = 0; k < 3; k++) job(p, 4 * MiB, caps, &n);
+    cr_assert_eq(stats_of(p).learned_large_size, 4 * MiB);
+    for (k = 0; k < 20; k++) {
+        for (i = 0; i < sizeof small / sizeof small[0]; i++) {
+            size_t top = job(p, small[i], caps, &n);
+            cr_expect_leq(top, 16 * KiB, "a %zu-byte writer got %zu", small[i], top);
+        }
+    }
+    /* They teach nothing either: the jump still goes to 4 MiB. */
+    cr_expect_eq(stats_of(p).learned_large_size, 4 * MiB);
+    cr_expect_eq(job(p, 100 * KiB, caps, &n), 4 * MiB);
+    ta_finish(&ta, p);
+}
+
+Test(jump, one_outlier_job_does_not_make_later_jobs_jump_to_its_size)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    void *span;
+    size_t k, caps[32], n;
+    int round;
+    ta_init(&ta, 1);
+    /* max_learned_size above the outlier, so the cap cannot hide it. */
+    p = jump_pool(&ta, 0, 1024 * MiB, 0);
+    fill_chunk();
+    for (k = 0; k < 3; k++) job(p, MiB, caps, &n);
+    cr_assert_eq(stats_of(p).learned_large_size, MiB);
+    for (round = 0; round < 2; round++) {
+        /* A 256 MiB job (its bytes reserved and committed, not written:
+         * only its length matters here). */
+        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        span = bw_get_span(&w, 256 * MiB, &n);
+        cr_assert_not_null(span);
+        cr_assert_eq(bw_advance(&w, 256 * MiB), BW_OK);
+        cr_assert_eq(bw_len(&w), 256 * MiB);
+        bw_release(&w);
+        if (round == 0) {
+            /* One: the next 1 MiB job still jumps to 1 MiB. */
+            cr_expect_eq(stats_of(p).learned_large_size, MiB);
+            cr_expect_eq(job(p, MiB, caps, &n), MiB);
+            cr_expect_eq(n, 3);
+            if (n == 3) cr_expect_eq(caps[2], MiB);
+        }
+    }
+    /* Two of the last 16 are no outlier: the jump follows them. */
+    cr_expect_eq(stats_of(p).learned_large_size, 256 * MiB);
+    ta_finish(&ta, p);
+}
+
+Test(jump, a_first_block_past_the_floor_jumps_one_at_it_does_not)
+{
+    static unsigned char big[20 * 1024];
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    size_t k, caps[32], n;
+    ta_init(&ta, 1);
+    p = jump_pool(&ta, 0, 0, 0);
+    fill_chunk();
+    for (k = 0; k < 2; k++) job(p, MiB, caps, &n);
+    cr_assert_eq(stats_of(p).learned_large_size, MiB);
+    /* A first block of exactly the floor is not past it. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, big, 16 * KiB), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 16 * KiB);
+    bw_release(&w);
+    /* One past it is: the first block is the learned size. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, big, sizeof big), BW_OK);
+    cr_expect_eq(bw_capacity(&w), MiB);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+Test(jump, no_learned_growth_climbs_and_records_nothing)
+{
+    test_alloc ta;
+    bw_pool *p;
+    size_t k, caps[32], n;
+    ta_init(&ta, 1);
+    p = jump_pool(&ta, BW_POOL_NO_LEARNED_GROWTH, 0, 0);
+    fill_chunk();
+    for (k = 0; k < 4; k++) {
+        cr_expect_eq(job(p, MiB, caps, &n), MiB);
+        cr_expect_eq(n, 8, "job %zu: 8 KiB .. 1 MiB, every doubling (%zu)", k, n);
+    }
+    cr_expect_eq(stats_of(p).learned_large_size, 0);
+    ta_finish(&ta, p);
+}
+
+Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
+{
+    test_alloc ta;
+    bw_pool_options o;
+    bw_pool *p;
+    size_t k, caps[32], n;
+    fill_chunk();
+    /* A floor of 256 KiB: 200 KiB jobs teach nothing, 1 MiB jobs jump from
+     * 256 KiB. */
+    ta_init(&ta, 1);
+    p = jump_pool(&ta, 0, 0, 256 * KiB);
+    for (k = 0; k < 3; k++) job(p, 200 * KiB, caps, &n);
+    cr_expect_eq(stats_of(p).learned_large_size, 0);
+    for (k = 0; k < 2; k++) job(p, MiB, caps, &n);
+    cr_expect_eq(job(p, MiB, caps, &n), MiB);
+    cr_expect_eq(n, 7, "8 KiB .. 256 KiB, then 1 MiB (%zu)", n);
+    if (n == 7) cr_expect_eq(caps[5], 256 * KiB);
+    ta_finish(&ta, p);
+    /* An 8 KiB threshold: the default floor is the threshold. */
+    ta_init(&ta, 1);
+    memset(&o, 0, sizeof o);
+    o.allocator = &ta.hook;
+    o.decay_ms = BW_DECAY_NEVER;
+    o.max_pooled_size = 8 * KiB;
+    p = NULL;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    for (k = 0; k < 2; k++) job(p, 600 * KiB, caps, &n);
+    cr_expect_eq(job(p, 600 * KiB, caps, &n), MiB);
+    cr_expect_eq(n, 2, "8 KiB, then 1 MiB (%zu)", n);
+    ta_finish(&ta, p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Segmented writers: allocation-free in steady state                   */
+/* ------------------------------------------------------------------ */
+
+/* A segmented writer on p writes `total` bytes in 8 KiB chunks; with
+ * `check`, its bytes are read back; then it is released. Returns its
+ * largest full block's capacity (a write fills the rest of the last block
+ * first, so every block but the last holds exactly its capacity). */
+static size_t chain_job(bw_pool *p, size_t total, int check)
+{
+    bw_writer w;
+    struct iovec iov[64];
+    size_t i, n, top = 0;
+    cr_assert_eq(bw_init_chain(&w, p), BW_OK);
+    for (i = 0; i < total; i += sizeof chunk)
+        cr_assert_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
+    cr_assert_eq(bw_len(&w), total);
+    n = bw_iovec(&w, iov, 64);
+    cr_assert_leq(n, 64, "%zu blocks", n);
+    for (i = 0; i + 1 < n; i++)
+        if (iov[i].iov_len > top) top = iov[i].iov_len;
+    if (check) {
+        static unsigned char back[8192];
+        for (i = 0; i < total; i += (total / 7) & ~(size_t)8191) {
+            cr_assert_eq(bw_copy_out(&w, i, back, sizeof back), BW_OK);
+            cr_assert(memcmp(back, chunk, sizeof back) == 0, "bytes at %zu", i);
+        }
+    }
+    bw_release(&w);
+    return top;
+}
+
+static bw_pool *chain_pool(test_alloc *ta, size_t large_bytes, size_t large_blocks, uint32_t decay)
+{
+    bw_pool_options o;
+    bw_pool *p = NULL;
+    memset(&o, 0, sizeof o);
+    o.allocator = &ta->hook;
+    o.decay_ms = decay;
+    o.max_large_bytes = large_bytes;
+    o.max_large_blocks = large_blocks;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    return p;
+}
+
+Test(chain_steady, repeated_16_and_64_mib_jobs_allocate_nothing_after_the_first)
+{
+    static const size_t sizes[] = { 16 * MiB, 64 * MiB };
+    size_t i, k;
+    fill_chunk();
+    for (i = 0; i < 2; i++) {
+        test_alloc ta;
+        bw_pool *p;
+        bw_pool_stats s0, s;
+        size_t top;
+        ta_init(&ta, 1);
+        p = chain_pool(&ta, 0, 0, BW_DECAY_NEVER);
+        top = chain_job(p, sizes[i], 1);
+        /* Past the 1 MiB threshold the blocks keep doubling. */
+        cr_expect_geq(top, sizes[i] / 2 - 64, "%zu MiB: largest block %zu", sizes[i] / MiB, top);
+        s0 = stats_of(p);
+        for (k = 0; k < 3; k++) {
+            chain_job(p, sizes[i], k == 2);
+            s = stats_of(p);
+            cr_expect_eq(s.backing_allocs, s0.backing_allocs, "%zu MiB job %zu: %llu new",
+                         sizes[i] / MiB, k + 1,
+                         (unsigned long long)(s.backing_allocs - s0.backing_allocs));
+            cr_expect_eq(s.backing_frees, s0.backing_frees);
+            /* The same blocks as the first job, every one a retained one. */
+            cr_expect_eq(s.rents - s0.rents, (k + 1) * s0.rents);
+            cr_expect_eq(s.hits - s0.hits, s.rents - s0.rents);
+            cr_expect_leq(s.large_retained_bytes, 64 * MiB);
+            cr_expect_leq(s.retained_bytes - s.large_retained_bytes, 64 * MiB);
+        }
+        ta_finish(&ta, p);
+    }
+}
+
+Test(chain_steady, large_chain_blocks_stay_within_the_large_bounds)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats s;
+    size_t k, top;
+    fill_chunk();
+    /* 8 MiB and 3 blocks kept above the threshold: a 16 MiB chain takes 2
+     * and 4 MiB, then the 2 MiB that still fit, then 1 MiB blocks. */
+    ta_init(&ta, 1);
+    p = chain_pool(&ta, 8 * MiB, 3, BW_DECAY_NEVER);
+    for (k = 0; k < 3; k++) {
+        top = chain_job(p, 16 * MiB, k == 2);
+        cr_expect_eq(top, 4 * MiB - 32, "largest block %zu", top);
+        s = stats_of(p);
+        cr_expect_eq(s.large_retained_bytes, 8 * MiB);
+        cr_expect_leq(s.retained_bytes - s.large_retained_bytes, 64 * MiB);
+    }
+    ta_finish(&ta, p);
+    /* Without large retention, threshold-sized blocks as before. */
+    ta_init(&ta, 1);
+    {
+        bw_pool_options o;
+        memset(&o, 0, sizeof o);
+        o.allocator = &ta.hook;
+        o.flags = BW_POOL_NO_LARGE_RETENTION;
+        p = NULL;
+        cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    }
+    top = chain_job(p, 4 * MiB, 1);
+    cr_expect_leq(top, MiB, "largest block %zu", top);
+    cr_expect_eq(stats_of(p).large_retained_bytes, 0);
+    ta_finish(&ta, p);
+}
+
+Test(chain_steady, kept_chain_blocks_decay)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats s;
+    void *b;
+    size_t cap;
+    fill_chunk();
+    ta_init(&ta, 1);
+    p = chain_pool(&ta, 0, 0, 50);
+    chain_job(p, 16 * MiB, 0);
+    s = stats_of(p);
+    cr_expect_eq(s.large_retained_bytes, 30 * MiB, "2 + 4 + 8 + 16 MiB kept");
+    /* Well past decay_ms, a slow-path rent gives them back. */
+    {
+        struct timespec ts = { 0, 300 * 1000000L };
+        while (nanosleep(&ts, &ts) != 0) {}
+    }
+    b = bw_pool_rent(p, 3 * MiB, &cap);
+    cr_assert_not_null(b);
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    s = stats_of(p);
+    cr_expect_geq(s.decayed_bytes, 30 * MiB);
+    cr_expect_eq(s.large_retained_bytes, 3 * MiB, "only the block just returned");
+    ta_finish(&ta, p);
+}
