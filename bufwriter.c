@@ -746,7 +746,8 @@ int bw_reserve(bw_writer *w, size_t n)
     return bw__room(w, n, NULL);
 }
 
-void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
+/* bw_get_span's cold path (its fast path is inline). */
+void *bw__get_span_slow(bw_writer *w, size_t size_hint, size_t *avail)
 {
     if (avail != NULL) *avail = 0;
     if (bw_reserve(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
