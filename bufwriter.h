@@ -865,7 +865,11 @@ BW_API FILE *bw_fopen(bw_writer *w);
 
 /* The writer. One layout for every mode: the fast path looks only at data,
  * len and lim, so it is the same compare, store and add whatever the mode;
- * everything mode-specific lives behind the cold path. */
+ * everything mode-specific lives behind the cold path. The first 64 bytes
+ * (on 64-bit) hold the fast path and everything a contiguous or fixed
+ * writer's init and release touch, so a small message uses one cache line
+ * of it; what only a segmented or streaming writer needs comes after, in a
+ * union by mode, set by that mode's init alone. */
 struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     unsigned char *data; /* where the next byte goes is data + len: the block
                             (contiguous), the last block (segmented), the
@@ -879,22 +883,29 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     uint64_t pos;        /* position of data[0]                               */
     uint64_t base;       /* position of the first held byte                   */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
-    void *head;          /* segmented: the first block's link while held bytes
-                            span blocks, else NULL                            */
-    bw_sink_fn sink;     /* streaming: the sink (NULL for an fd)              */
-    void *ctx;           /* streaming: the sink's context                     */
-    size_t opt;          /* streaming: buffer size to rent                    */
-    int fd;              /* streaming to an fd: the fd                        */
-    int err;             /* sticky status, BW_OK if none                      */
     unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
     unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
                             BW__FD: streaming to fd rather than to a sink     */
+    int err;             /* sticky status, BW_OK if none                      */
+    union {              /* by mode; contiguous and fixed use none of it      */
+        void *head;      /* segmented: the first block's link while held bytes
+                            span blocks, else NULL                            */
+        struct {         /* streaming                                         */
+            bw_sink_fn sink; /* the sink (NULL for an fd)                     */
+            void *ctx;   /* the sink's context                                */
+            size_t size; /* buffer size to rent                               */
+            int fd;      /* streaming to an fd: the fd                        */
+        } s;
+    } m;
 };
 
+/* An empty contiguous writer on the shared pool (all zeros). */
 #ifdef __cplusplus
 #  define BW_WRITER_INIT bw_writer()
 #else
-#  define BW_WRITER_INIT {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, 0, BW_OK, 0, 0}
+#  define BW_WRITER_INIT {NULL /* data */, 0 /* len */, 0 /* lim */, 0 /* cap */,         \
+                          0 /* pos */, 0 /* base */, NULL /* pool */, 0 /* mode */,       \
+                          0 /* flags */, BW_OK /* err */, {NULL} /* m.head */}
 #endif
 
 /* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a

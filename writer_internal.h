@@ -14,7 +14,7 @@
 
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
-#define BW__FD        0x2u /* streaming to w->fd rather than to a sink       */
+#define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 
