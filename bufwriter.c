@@ -510,12 +510,39 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
     return BW_OK;
 }
 
+/* A contiguous writer's first block (it has no storage, so holds nothing):
+ * no bytes to move or copy, no old block to give back, just the rent, and
+ * src written at the start. The first write of every small message comes
+ * here, so it skips bw__room_contig's general case. No error is recorded
+ * (the caller checked), so lim is the capacity. */
+static int bw__contig_first(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap, got;
+    unsigned char *b;
+    int rc;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    rc = bw__contig_size(w, p, n, &cap);
+    if (rc != BW_OK) return bw__fail(w, rc);
+    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
+    w->data = b;
+    w->cap = w->lim = got;
+    w->pos = w->base;
+    if (src != NULL) {
+        memcpy(b, src, n);
+        w->len = n;
+    }
+    return BW_OK;
+}
+
 /* Room for n bytes at data + len (and, with src, append them): the one place
  * that knows the mode. The caller checked the writer and its error. */
 static int bw__room(bw_writer *w, size_t n, const void *src)
 {
     if (w->mode == BW__FIXED) return bw__room_fixed(w, n, src);
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    if (w->data == NULL && w->mode == BW__CONTIG) return bw__contig_first(w, n, src);
     switch (w->mode) {
     case BW__CHAIN:  return bw__room_chain(w, n, src);
     case BW__STREAM: return bw__room_stream(w, n, src);
@@ -706,7 +733,7 @@ static void bw__reset(bw_writer *w)
     w->err = BW_OK;
     if (w->mode == BW__CHAIN) w->m.head = NULL;
     w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
-    bw__set_lim(w);
+    w->lim = w->cap; /* no error now */
 }
 
 void bw_release(bw_writer *w)
@@ -1138,7 +1165,9 @@ int bw_truncate(bw_writer *w, uint64_t pos)
 /* Reading out                                                              */
 /* ------------------------------------------------------------------------ */
 
-const unsigned char *bw_data(const bw_writer *w)
+/* bw_data's cold path (its fast path, a writer that is not segmented, is
+ * inline). */
+const unsigned char *bw__data_slow(const bw_writer *w)
 {
     bw__cursor c = {NULL, 0};
     const unsigned char *p, *one = NULL;

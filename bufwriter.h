@@ -757,7 +757,7 @@ BW__INLINE size_t bw_len(const bw_writer *w);
 /* The held bytes when they lie in one block (where the next byte goes when
  * none are held); NULL when they span blocks (segmented: use bw_pullup) or
  * there is no storage yet. See INVALIDATION above. */
-BW_API const unsigned char *bw_data(const bw_writer *w);
+BW__INLINE const unsigned char *bw_data(const bw_writer *w);
 
 /* bw_len plus bw_free_capacity. */
 BW__INLINE size_t bw_capacity(const bw_writer *w);
@@ -898,6 +898,12 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
         } s;
     } m;
 };
+
+/* Modes (bw_writer.mode). The all-zero writer is contiguous. */
+#define BW__CONTIG 0
+#define BW__CHAIN  1
+#define BW__STREAM 2
+#define BW__FIXED  3
 
 /* An empty contiguous writer on the shared pool (all zeros). */
 #ifdef __cplusplus
@@ -1100,6 +1106,16 @@ BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)
         return BW_OK;
     }
     return bw__write_slow(w, src, n);
+}
+
+/* Every mode but a segmented one holds its bytes in one block, from the
+ * first held byte on; a segmented writer walks its blocks out of line. */
+BW_API const unsigned char *bw__data_slow(const bw_writer *w);
+BW__INLINE const unsigned char *bw_data(const bw_writer *w)
+{
+    if (BW__LIKELY(w && w->data && w->mode != BW__CHAIN))
+        return w->data + BW__CAST(size_t, w->base - w->pos);
+    return bw__data_slow(w);
 }
 
 BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }

@@ -809,7 +809,7 @@ BW__INLINE size_t bw_len(const bw_writer *w);
 /* The held bytes when they lie in one block (where the next byte goes when
  * none are held); NULL when they span blocks (segmented: use bw_pullup) or
  * there is no storage yet. See INVALIDATION above. */
-BW_API const unsigned char *bw_data(const bw_writer *w);
+BW__INLINE const unsigned char *bw_data(const bw_writer *w);
 
 /* bw_len plus bw_free_capacity. */
 BW__INLINE size_t bw_capacity(const bw_writer *w);
@@ -950,6 +950,12 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
         } s;
     } m;
 };
+
+/* Modes (bw_writer.mode). The all-zero writer is contiguous. */
+#define BW__CONTIG 0
+#define BW__CHAIN  1
+#define BW__STREAM 2
+#define BW__FIXED  3
 
 /* An empty contiguous writer on the shared pool (all zeros). */
 #ifdef __cplusplus
@@ -1152,6 +1158,16 @@ BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)
         return BW_OK;
     }
     return bw__write_slow(w, src, n);
+}
+
+/* Every mode but a segmented one holds its bytes in one block, from the
+ * first held byte on; a segmented writer walks its blocks out of line. */
+BW_API const unsigned char *bw__data_slow(const bw_writer *w);
+BW__INLINE const unsigned char *bw_data(const bw_writer *w)
+{
+    if (BW__LIKELY(w && w->data && w->mode != BW__CHAIN))
+        return w->data + BW__CAST(size_t, w->base - w->pos);
+    return bw__data_slow(w);
 }
 
 BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
@@ -1624,11 +1640,8 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
 /* #include "bufwriter.h": amalgamated above */
 /* #include "pool/pool_internal.h": amalgamated above */
 
-/* Modes (bw_writer.mode). The all-zero writer is contiguous. */
-#define BW__CONTIG 0
-#define BW__CHAIN  1
-#define BW__STREAM 2
-#define BW__FIXED  3
+/* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED, in
+ * bufwriter.h (section 11), where bw_data's inline fast path needs them. */
 
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
@@ -2201,12 +2214,39 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
     return BW_OK;
 }
 
+/* A contiguous writer's first block (it has no storage, so holds nothing):
+ * no bytes to move or copy, no old block to give back, just the rent, and
+ * src written at the start. The first write of every small message comes
+ * here, so it skips bw__room_contig's general case. No error is recorded
+ * (the caller checked), so lim is the capacity. */
+static int bw__contig_first(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap, got;
+    unsigned char *b;
+    int rc;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    rc = bw__contig_size(w, p, n, &cap);
+    if (rc != BW_OK) return bw__fail(w, rc);
+    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
+    w->data = b;
+    w->cap = w->lim = got;
+    w->pos = w->base;
+    if (src != NULL) {
+        memcpy(b, src, n);
+        w->len = n;
+    }
+    return BW_OK;
+}
+
 /* Room for n bytes at data + len (and, with src, append them): the one place
  * that knows the mode. The caller checked the writer and its error. */
 static int bw__room(bw_writer *w, size_t n, const void *src)
 {
     if (w->mode == BW__FIXED) return bw__room_fixed(w, n, src);
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    if (w->data == NULL && w->mode == BW__CONTIG) return bw__contig_first(w, n, src);
     switch (w->mode) {
     case BW__CHAIN:  return bw__room_chain(w, n, src);
     case BW__STREAM: return bw__room_stream(w, n, src);
@@ -2397,7 +2437,7 @@ static void bw__reset(bw_writer *w)
     w->err = BW_OK;
     if (w->mode == BW__CHAIN) w->m.head = NULL;
     w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
-    bw__set_lim(w);
+    w->lim = w->cap; /* no error now */
 }
 
 void bw_release(bw_writer *w)
@@ -2829,7 +2869,9 @@ int bw_truncate(bw_writer *w, uint64_t pos)
 /* Reading out                                                              */
 /* ------------------------------------------------------------------------ */
 
-const unsigned char *bw_data(const bw_writer *w)
+/* bw_data's cold path (its fast path, a writer that is not segmented, is
+ * inline). */
+const unsigned char *bw__data_slow(const bw_writer *w)
 {
     bw__cursor c = {NULL, 0};
     const unsigned char *p, *one = NULL;
