@@ -35,6 +35,25 @@
 typedef char bw__seg_fits[sizeof(bw__seg) <= BW__SEG_HDR ? 1 : -1];
 typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
 
+/* The writer's layout on 64-bit (bufwriter.h): data, len, lim, cap, pos,
+ * base, pool, mode, flags and err, the fast path and all a contiguous or
+ * fixed writer's init and release touch, in the first 64 bytes, one cache
+ * line when the writer is 64-byte aligned; the mode's part after them.
+ * 96 bytes in all; the bound leaves room for one more int after err. */
+#if UINTPTR_MAX > 0xffffffffu
+#  define BW__IN_LINE(f, n) (offsetof(bw_writer, f) + (n) <= 64)
+typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &&
+                                           BW__IN_LINE(lim, 8) && BW__IN_LINE(cap, 8) &&
+                                           BW__IN_LINE(pos, 8) && BW__IN_LINE(base, 8) &&
+                                           BW__IN_LINE(pool, 8) && BW__IN_LINE(mode, 1) &&
+                                           BW__IN_LINE(flags, 1) && BW__IN_LINE(err, 4)
+                                       ? 1
+                                       : -1];
+typedef char bw__writer_mode_after[offsetof(bw_writer, m) >= 64 ? 1 : -1];
+typedef char bw__writer_size[sizeof(bw_writer) <= 104 ? 1 : -1];
+#  undef BW__IN_LINE
+#endif
+
 const char *bw_strerror(int status)
 {
     switch (status) {
@@ -108,7 +127,7 @@ static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
     if (w->data == NULL || n == 0) return 0;
     if (b > (uintptr_t)w->data && a < (uintptr_t)w->data + w->cap) return 1;
     if (w->mode != BW__CHAIN) return 0;
-    for (s = (const bw__seg *)w->head; s != NULL; s = s->next)
+    for (s = (const bw__seg *)w->m.head; s != NULL; s = s->next)
         if (b > (uintptr_t)s->data && a < (uintptr_t)s) return 1;
     return 0;
 }
@@ -117,14 +136,14 @@ int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t
 {
     const bw__seg *s;
     if (w->data == NULL) return 0;
-    if (w->mode != BW__CHAIN || w->head == NULL) {
+    if (w->mode != BW__CHAIN || w->m.head == NULL) {
         if (c->started) return 0;
         c->started = 1;
         *p = w->data + bw__start(w);
         *n = w->len - bw__start(w);
         return 1;
     }
-    s = c->started ? c->seg->next : (const bw__seg *)w->head;
+    s = c->started ? c->seg->next : (const bw__seg *)w->m.head;
     c->started = 1;
     if (s == NULL) return 0;
     c->seg = s;
@@ -301,7 +320,7 @@ static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
 static size_t bw__seg_large(const bw_writer *w, const bw_pool *p, size_t want)
 {
     size_t held = 0, count = 0, room;
-    const bw__seg *s = (const bw__seg *)w->head;
+    const bw__seg *s = (const bw__seg *)w->m.head;
     if (!p->keep_large) return p->threshold;
     if (s == NULL && w->data != NULL) s = bw__tail_seg(w);
     for (; s != NULL; s = s->next) {
@@ -368,13 +387,13 @@ static bw__seg *bw__seg_link(bw_writer *w, bw__seg *s)
     bw__seg *gone = NULL;
     if (w->data != NULL) {
         bw__seg *old = bw__tail_seg(w);
-        if (w->head == NULL && w->len == bw__start(w)) {
+        if (w->m.head == NULL && w->len == bw__start(w)) {
             gone = old;
         } else {
             old->end = w->len;
-            if (w->head == NULL) {
+            if (w->m.head == NULL) {
                 old->start = bw__start(w);
-                w->head = old;
+                w->m.head = old;
             }
             old->next = s;
         }
@@ -422,9 +441,9 @@ static int bw__send(bw_writer *w, const unsigned char *p, size_t n, size_t *sent
             struct iovec one;
             one.iov_base = (void *)(uintptr_t)(p + done);
             one.iov_len = n - done;
-            r = bw__fd_send(w->fd, &one, 1);
-        } else if (w->sink != NULL) {
-            r = w->sink(w->ctx, p + done, n - done);
+            r = bw__fd_send(w->m.s.fd, &one, 1);
+        } else if (w->m.s.sink != NULL) {
+            r = w->m.s.sink(w->m.s.ctx, p + done, n - done);
         } else {
             rc = BW_EINVAL; /* a streaming writer whose init failed */
             break;
@@ -462,7 +481,7 @@ BW__INTERNAL int bw__send_held(bw_writer *w)
 static int bw__stream_buffer(bw_writer *w, size_t n)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap = w->opt, got;
+    size_t cap = w->m.s.size, got;
     unsigned char *b;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
@@ -496,7 +515,7 @@ BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
 static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
 {
     int rc;
-    if (w->data == NULL && n <= w->opt) {
+    if (w->data == NULL && n <= w->m.s.size) {
         rc = bw__stream_buffer(w, n);
         if (rc != BW_OK) return rc;
     }
@@ -523,12 +542,39 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
     return BW_OK;
 }
 
+/* A contiguous writer's first block (it has no storage, so holds nothing):
+ * no bytes to move or copy, no old block to give back, just the rent, and
+ * src written at the start. The first write of every small message comes
+ * here, so it skips bw__room_contig's general case. No error is recorded
+ * (the caller checked), so lim is the capacity. */
+static int bw__contig_first(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap, got;
+    unsigned char *b;
+    int rc;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    rc = bw__contig_size(w, p, n, &cap);
+    if (rc != BW_OK) return bw__fail(w, rc);
+    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
+    w->data = b;
+    w->cap = w->lim = got;
+    w->pos = w->base;
+    if (src != NULL) {
+        memcpy(b, src, n);
+        w->len = n;
+    }
+    return BW_OK;
+}
+
 /* Room for n bytes at data + len (and, with src, append them): the one place
  * that knows the mode. The caller checked the writer and its error. */
 static int bw__room(bw_writer *w, size_t n, const void *src)
 {
     if (w->mode == BW__FIXED) return bw__room_fixed(w, n, src);
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    if (w->data == NULL && w->mode == BW__CONTIG) return bw__contig_first(w, n, src);
     switch (w->mode) {
     case BW__CHAIN:  return bw__room_chain(w, n, src);
     case BW__STREAM: return bw__room_stream(w, n, src);
@@ -578,24 +624,22 @@ int bw__write_slow(bw_writer *w, const void *src, size_t n)
 /* Init, release, clear, flush                                              */
 /* ------------------------------------------------------------------------ */
 
-/* Every field set one by one, not memset: gcc turns a memset of the struct
- * into rep stos, whose start-up costs more than the rest of a small
- * message's bw_init. A new field of bw_writer must be set here too (the
- * valgrind run reports one that is not). */
+/* Every field of the first line set one by one, not memset: gcc turns a
+ * memset of the struct into rep stos, whose start-up costs more than the
+ * rest of a small message's bw_init. The mode's part (w->m) is set by the
+ * segmented and streaming inits alone: contiguous and fixed writers never
+ * read it. A new field of bw_writer must be set here too (the valgrind run
+ * reports one that is not). */
 static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
 {
     if (w == NULL) return BW_EINVAL;
     w->data = NULL;
-    w->len = w->lim = w->cap = w->opt = 0;
+    w->len = w->lim = w->cap = 0;
     w->pos = w->base = 0;
-    w->head = NULL;
-    w->sink = NULL;
-    w->ctx = NULL;
-    w->fd = 0;
-    w->err = BW_OK;
-    w->flags = 0;
     w->pool = pool;
     w->mode = mode;
+    w->flags = 0;
+    w->err = BW_OK;
     return BW_OK;
 }
 
@@ -632,7 +676,9 @@ int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
 
 int bw_init_chain(bw_writer *w, bw_pool *pool)
 {
-    return bw__init_mode(w, pool, BW__CHAIN);
+    if (bw__init_mode(w, pool, BW__CHAIN) != BW_OK) return BW_EINVAL;
+    w->m.head = NULL;
+    return BW_OK;
 }
 
 /* The streaming modes' common part: the buffer size by the growth rule. */
@@ -641,12 +687,15 @@ static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
     bw_pool *p;
     int rc;
     if (bw__init_mode(w, pool, BW__STREAM) != BW_OK) return BW_EINVAL;
-    w->fd = -1;
+    w->m.s.sink = NULL;
+    w->m.s.ctx = NULL;
+    w->m.s.size = 0;
+    w->m.s.fd = -1;
     if (buffer_size == 0) buffer_size = BW__STREAM_DEFAULT;
     if (buffer_size > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__target(p, 0, buffer_size, 0, &w->opt);
+    rc = bw__target(p, 0, buffer_size, 0, &w->m.s.size);
     return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
 }
 
@@ -654,8 +703,8 @@ int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size, bw_sink_fn sin
 {
     int rc = bw__init_stream(w, pool, buffer_size);
     if (w == NULL) return rc;
-    w->sink = sink;
-    w->ctx = ctx;
+    w->m.s.sink = sink;
+    w->m.s.ctx = ctx;
     if (rc == BW_OK && sink == NULL) rc = bw__fail(w, BW_EINVAL);
     return rc;
 }
@@ -665,7 +714,7 @@ int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
     int rc = bw__init_stream(w, pool, buffer_size);
     if (w == NULL) return rc;
     w->flags = BW__FD;
-    w->fd = fd;
+    w->m.s.fd = fd;
     if (rc == BW_OK && fd < 0) rc = bw__fail(w, BW_EINVAL);
     return rc;
 }
@@ -695,13 +744,13 @@ static void bw__job_done(bw_writer *w)
 /* Give back every segmented block but the last. */
 static void bw__seg_drop_all_but_tail(bw_writer *w)
 {
-    bw__seg *s = (bw__seg *)w->head, *tail = bw__tail_seg(w);
+    bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
     while (s != NULL && s != tail) {
         bw__seg *next = s->next;
         bw__seg_return(w, s);
         s = next;
     }
-    w->head = NULL;
+    w->m.head = NULL;
 }
 
 /* Empty, no error, positions at 0; keeps the mode and its parameters. */
@@ -714,9 +763,9 @@ static void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->head = NULL;
+    if (w->mode == BW__CHAIN) w->m.head = NULL;
     w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
-    bw__set_lim(w);
+    w->lim = w->cap; /* no error now */
 }
 
 void bw_release(bw_writer *w)
@@ -778,7 +827,8 @@ int bw_reserve(bw_writer *w, size_t n)
     return bw__room(w, n, NULL);
 }
 
-void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
+/* bw_get_span's cold path (its fast path is inline). */
+void *bw__get_span_slow(bw_writer *w, size_t size_hint, size_t *avail)
 {
     if (avail != NULL) *avail = 0;
     if (bw_reserve(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
@@ -870,7 +920,7 @@ static int bw__printf_apart(bw_writer *w, size_t need, const char *fmt, va_list 
 static int bw__printf_stream(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
 #ifdef BW_HAVE_FILE_ADAPTER
-    if (need > w->opt) return bw__vprintf_sent(w, need, fmt, ap);
+    if (need > w->m.s.size) return bw__vprintf_sent(w, need, fmt, ap);
 #endif
     return bw__printf_apart(w, need, fmt, ap);
 }
@@ -1029,7 +1079,7 @@ int bw_put_hex(bw_writer *w, const void *src, size_t n)
             in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
             if (in == NULL) return w->err;
         }
-        if (w->mode == BW__STREAM && 2 * n > w->opt) {
+        if (w->mode == BW__STREAM && 2 * n > w->m.s.size) {
             /* Larger than the buffer: in pieces (a prefix on failure). */
             unsigned char out[512];
             size_t i;
@@ -1086,7 +1136,7 @@ int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
     if (n == 0) return BW_OK;
     tell = bw_tell(w);
     if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
-    if (w->mode == BW__CHAIN && w->head != NULL && bw__overlaps(w, src, n)) {
+    if (w->mode == BW__CHAIN && w->m.head != NULL && bw__overlaps(w, src, n)) {
         /* Spanning blocks, piece by piece: a source among them is copied
          * first so that no piece reads bytes already overwritten. */
         in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
@@ -1119,7 +1169,7 @@ int bw_truncate(bw_writer *w, uint64_t pos)
     }
     /* Segmented, in an earlier block: it becomes the last one. */
     at = w->base;
-    for (s = (bw__seg *)w->head; s != NULL; s = s->next) {
+    for (s = (bw__seg *)w->m.head; s != NULL; s = s->next) {
         size_t held = s->end - s->start;
         if (pos <= at + held) {
             keep = s;
@@ -1134,7 +1184,7 @@ int bw_truncate(bw_writer *w, uint64_t pos)
         s = next;
     }
     keep->next = NULL;
-    if (keep == w->head) w->head = NULL;
+    if (keep == w->m.head) w->m.head = NULL;
     w->data = keep->data;
     w->cap = bw__seg_cap(keep);
     w->pos = at - keep->start;
@@ -1147,13 +1197,15 @@ int bw_truncate(bw_writer *w, uint64_t pos)
 /* Reading out                                                              */
 /* ------------------------------------------------------------------------ */
 
-const unsigned char *bw_data(const bw_writer *w)
+/* bw_data's cold path (its fast path, a writer that is not segmented, is
+ * inline). */
+const unsigned char *bw__data_slow(const bw_writer *w)
 {
     bw__cursor c = {NULL, 0};
     const unsigned char *p, *one = NULL;
     size_t n;
     if (w == NULL || w->data == NULL) return NULL;
-    if (w->mode != BW__CHAIN || w->head == NULL) return w->data + bw__start(w);
+    if (w->mode != BW__CHAIN || w->m.head == NULL) return w->data + bw__start(w);
     while (bw__piece(w, &c, &p, &n)) {
         if (n == 0) continue;
         if (one != NULL) return NULL;
@@ -1209,8 +1261,8 @@ int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
 void bw__drop_front(bw_writer *w, size_t n)
 {
     w->base += n;
-    if (w->mode == BW__CHAIN && w->head != NULL) {
-        bw__seg *s = (bw__seg *)w->head, *tail = bw__tail_seg(w);
+    if (w->mode == BW__CHAIN && w->m.head != NULL) {
+        bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
         while (s != tail) {
             size_t held = s->end - s->start;
             if (n < held) {
@@ -1218,11 +1270,11 @@ void bw__drop_front(bw_writer *w, size_t n)
                 return;
             }
             n -= held;
-            w->head = s->next;
+            w->m.head = s->next;
             bw__seg_return(w, s);
-            s = (bw__seg *)w->head;
+            s = (bw__seg *)w->m.head;
         }
-        w->head = NULL; /* the last block is the only one now */
+        w->m.head = NULL; /* the last block is the only one now */
     }
     if (w->base == bw_tell(w)) { /* all gone: start over at the beginning */
         w->pos = w->base;
@@ -1246,7 +1298,7 @@ int bw_consume(bw_writer *w, size_t n)
 static unsigned char *bw__contiguous(bw_writer *w, size_t extra)
 {
     size_t held = bw_len(w);
-    if (w->mode == BW__CHAIN && (w->head != NULL || w->cap - w->len < extra)) {
+    if (w->mode == BW__CHAIN && (w->m.head != NULL || w->cap - w->len < extra)) {
         bw_pool *p = bw__pool_of(w);
         bw__cursor c = {NULL, 0};
         const unsigned char *src;
@@ -1347,7 +1399,7 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     }
     /* All or nothing: room first where the mode allows it (a streaming
      * writer only for what fits its buffer), else undo to the mark. */
-    if (dst->mode != BW__CHAIN && (dst->mode != BW__STREAM || len <= dst->opt)) {
+    if (dst->mode != BW__CHAIN && (dst->mode != BW__STREAM || len <= dst->m.s.size)) {
         rc = bw_reserve(dst, len);
         if (rc != BW_OK) return rc;
     }
@@ -1396,7 +1448,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
             }
         } else {
             int saved = w->err;
-            if (w->mode == BW__CHAIN && w->head != NULL) {
+            if (w->mode == BW__CHAIN && w->m.head != NULL) {
                 w->err = BW_OK; /* detach works while an error is recorded */
                 b = bw__contiguous(w, 0);
                 if (b == NULL) {

@@ -80,8 +80,9 @@
  *   held bytes stay valid until those bytes are consumed or truncated, or
  *   until pullup, cstr, detach, clear or release. Streaming: until the next
  *   call that can send. Positions (bw_tell) stay valid; pointers do not.
- *   Bytes written into a span and not yet committed with bw_advance are not
- *   part of the output: any call other than bw_advance may discard them.
+ *   Bytes written into a span and not yet committed with bw_advance (or
+ *   bw_advance_to) are not part of the output: any other call may discard
+ *   them.
  *
  * 2. COMPILE-TIME OPTIONS
  *   Each says whether it must be the same in the library and in every file
@@ -152,6 +153,7 @@
  * -Wuseless-cast is quieted for this header's inline bodies. */
 #ifdef __cplusplus
 #  define BW__CAST(T, x) static_cast<T>(x)
+#  define BW__ADDR(x) reinterpret_cast<uintptr_t>(x)
 #  if defined(__GNUC__) && !defined(__clang__)
 #    define BW__QUIET_BEGIN _Pragma("GCC diagnostic push") \
                             _Pragma("GCC diagnostic ignored \"-Wuseless-cast\"")
@@ -159,6 +161,7 @@
 #  endif
 #else
 #  define BW__CAST(T, x) ((T)(x))
+#  define BW__ADDR(x) ((uintptr_t)(x))
 #endif
 #ifndef BW__QUIET_BEGIN
 #  define BW__QUIET_BEGIN
@@ -671,12 +674,60 @@ BW_API int bw_reserve(bw_writer *w, size_t n);
  *   if (p) bw_advance(&w, (size_t)snprintf(p, room, "%d", v));
  *
  * Bytes written into a span count only once advanced: any other call may
- * discard them (a moved block is copied up to bw_len only). */
-BW_API void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
+ * discard them (a moved block is copied up to bw_len only). The cursor
+ * encoders (bw_enc_*, below) write into a span; bw_advance_to commits it. */
+BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
 
 /* Commit n bytes written into the span. n beyond the free space is BW_EINVAL
  * (recorded), nothing changed. */
 BW_API int bw_advance(bw_writer *w, size_t n);
+
+/* Commit the span up to `end`, one past the last byte written into it: the
+ * same as bw_advance(w, end - span start), where the span starts at the
+ * pointer bw_get_span returned (the next byte; bw_advance and every write
+ * move it). Returns BW_OK; BW_EINVAL for a NULL w (not recorded); while an
+ * error is recorded, that error (nothing committed); BW_EINVAL, recorded and
+ * nothing changed, for a NULL end, an end before the span's start, or an end
+ * past its free space (bw_free_capacity). end == the span's start commits
+ * nothing and is BW_OK. The cursor use:
+ *
+ *   size_t room;
+ *   unsigned char *p = bw_get_span(&w, 4 + 10 + 8, &room);
+ *   if (p == NULL) return bw_error(&w);       // recorded: ENOMEM, EFULL...
+ *   p = bw_enc_u32le(p, id);
+ *   p = bw_enc_uvarint(p, n);
+ *   p = bw_enc_f64le(p, x);
+ *   bw_advance_to(&w, p);                     // 13..22 bytes committed */
+BW__INLINE int bw_advance_to(bw_writer *w, const void *end);
+
+/* The cursor: encoders for a serializer's tight loop over a span. Each
+ * stores its bytes at p exactly as the matching bw_put_* does and returns p
+ * plus their length. No checks of any kind: p must have room (a span of at
+ * least the sum of the lengths; a varint takes 1..10 bytes), and nothing is
+ * committed until bw_advance_to. Pure stores, no writer: they work on any
+ * memory, and a loop of them costs what the same stores written by hand do.
+ * bw_enc_bytes copies n bytes from src (which must not overlap p's n bytes;
+ * NULL only with n == 0). */
+BW__INLINE unsigned char *bw_enc_u8(unsigned char *p, uint8_t v);
+BW__INLINE unsigned char *bw_enc_u16le(unsigned char *p, uint16_t v);
+BW__INLINE unsigned char *bw_enc_u32le(unsigned char *p, uint32_t v);
+BW__INLINE unsigned char *bw_enc_u64le(unsigned char *p, uint64_t v);
+BW__INLINE unsigned char *bw_enc_u16be(unsigned char *p, uint16_t v);
+BW__INLINE unsigned char *bw_enc_u32be(unsigned char *p, uint32_t v);
+BW__INLINE unsigned char *bw_enc_u64be(unsigned char *p, uint64_t v);
+BW__INLINE unsigned char *bw_enc_i16le(unsigned char *p, int16_t v);
+BW__INLINE unsigned char *bw_enc_i32le(unsigned char *p, int32_t v);
+BW__INLINE unsigned char *bw_enc_i64le(unsigned char *p, int64_t v);
+BW__INLINE unsigned char *bw_enc_i16be(unsigned char *p, int16_t v);
+BW__INLINE unsigned char *bw_enc_i32be(unsigned char *p, int32_t v);
+BW__INLINE unsigned char *bw_enc_i64be(unsigned char *p, int64_t v);
+BW__INLINE unsigned char *bw_enc_f32le(unsigned char *p, float v);
+BW__INLINE unsigned char *bw_enc_f64le(unsigned char *p, double v);
+BW__INLINE unsigned char *bw_enc_f32be(unsigned char *p, float v);
+BW__INLINE unsigned char *bw_enc_f64be(unsigned char *p, double v);
+BW__INLINE unsigned char *bw_enc_uvarint(unsigned char *p, uint64_t v); /* 1..10 bytes */
+BW__INLINE unsigned char *bw_enc_svarint(unsigned char *p, int64_t v);  /* zig-zag */
+BW__INLINE unsigned char *bw_enc_bytes(unsigned char *p, const void *src, size_t n);
 
 /* ======================================================================== */
 /* 8. Positions: tell, patch, truncate                                      */
@@ -733,7 +784,7 @@ BW__INLINE size_t bw_len(const bw_writer *w);
 /* The held bytes when they lie in one block (where the next byte goes when
  * none are held); NULL when they span blocks (segmented: use bw_pullup) or
  * there is no storage yet. See INVALIDATION above. */
-BW_API const unsigned char *bw_data(const bw_writer *w);
+BW__INLINE const unsigned char *bw_data(const bw_writer *w);
 
 /* bw_len plus bw_free_capacity. */
 BW__INLINE size_t bw_capacity(const bw_writer *w);
@@ -841,7 +892,11 @@ BW_API FILE *bw_fopen(bw_writer *w);
 
 /* The writer. One layout for every mode: the fast path looks only at data,
  * len and lim, so it is the same compare, store and add whatever the mode;
- * everything mode-specific lives behind the cold path. */
+ * everything mode-specific lives behind the cold path. The first 64 bytes
+ * (on 64-bit) hold the fast path and everything a contiguous or fixed
+ * writer's init and release touch, so a small message uses one cache line
+ * of it; what only a segmented or streaming writer needs comes after, in a
+ * union by mode, set by that mode's init alone. */
 struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     unsigned char *data; /* where the next byte goes is data + len: the block
                             (contiguous), the last block (segmented), the
@@ -855,22 +910,35 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     uint64_t pos;        /* position of data[0]                               */
     uint64_t base;       /* position of the first held byte                   */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
-    void *head;          /* segmented: the first block's link while held bytes
-                            span blocks, else NULL                            */
-    bw_sink_fn sink;     /* streaming: the sink (NULL for an fd)              */
-    void *ctx;           /* streaming: the sink's context                     */
-    size_t opt;          /* streaming: buffer size to rent                    */
-    int fd;              /* streaming to an fd: the fd                        */
-    int err;             /* sticky status, BW_OK if none                      */
     unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
     unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
                             BW__FD: streaming to fd rather than to a sink     */
+    int err;             /* sticky status, BW_OK if none                      */
+    union {              /* by mode; contiguous and fixed use none of it      */
+        void *head;      /* segmented: the first block's link while held bytes
+                            span blocks, else NULL                            */
+        struct {         /* streaming                                         */
+            bw_sink_fn sink; /* the sink (NULL for an fd)                     */
+            void *ctx;   /* the sink's context                                */
+            size_t size; /* buffer size to rent                               */
+            int fd;      /* streaming to an fd: the fd                        */
+        } s;
+    } m;
 };
 
+/* Modes (bw_writer.mode). The all-zero writer is contiguous. */
+#define BW__CONTIG 0
+#define BW__CHAIN  1
+#define BW__STREAM 2
+#define BW__FIXED  3
+
+/* An empty contiguous writer on the shared pool (all zeros). */
 #ifdef __cplusplus
 #  define BW_WRITER_INIT bw_writer()
 #else
-#  define BW_WRITER_INIT {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, 0, BW_OK, 0, 0}
+#  define BW_WRITER_INIT {NULL /* data */, 0 /* len */, 0 /* lim */, 0 /* cap */,         \
+                          0 /* pos */, 0 /* base */, NULL /* pool */, 0 /* mode */,       \
+                          0 /* flags */, BW_OK /* err */, {NULL} /* m.head */}
 #endif
 
 /* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a
@@ -882,8 +950,21 @@ BW_API int bw__write_slow(bw_writer *w, const void *src, size_t n);
 
 BW__QUIET_BEGIN
 
-/* Stores, one per encoding. */
-BW__INLINE void bw__st_u8(unsigned char *p, uint8_t v) { p[0] = v; }
+/* Stores, one per encoding. On a little-endian GCC or Clang host a store
+ * is a memcpy of the value (byte-swapped for big endian), one mov at -O1 and
+ * above; elsewhere byte by byte, which compilers merge less reliably. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
+    defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#  define BW__ST(p, v, bits, swap) do { uint##bits##_t bw__v = (v);            \
+        if (swap) bw__v = __builtin_bswap##bits(bw__v);                      \
+        memcpy(p, &bw__v, sizeof bw__v); } while (0)
+BW__INLINE void bw__st_u16le(unsigned char *p, uint16_t v) { BW__ST(p, v, 16, 0); }
+BW__INLINE void bw__st_u32le(unsigned char *p, uint32_t v) { BW__ST(p, v, 32, 0); }
+BW__INLINE void bw__st_u64le(unsigned char *p, uint64_t v) { BW__ST(p, v, 64, 0); }
+BW__INLINE void bw__st_u16be(unsigned char *p, uint16_t v) { BW__ST(p, v, 16, 1); }
+BW__INLINE void bw__st_u32be(unsigned char *p, uint32_t v) { BW__ST(p, v, 32, 1); }
+BW__INLINE void bw__st_u64be(unsigned char *p, uint64_t v) { BW__ST(p, v, 64, 1); }
+#else
 BW__INLINE void bw__st_u16le(unsigned char *p, uint16_t v)
 { p[0] = BW__CAST(unsigned char, v); p[1] = BW__CAST(unsigned char, v >> 8); }
 BW__INLINE void bw__st_u32le(unsigned char *p, uint32_t v)
@@ -898,6 +979,8 @@ BW__INLINE void bw__st_u32be(unsigned char *p, uint32_t v)
   p[2] = BW__CAST(unsigned char, v >> 8); p[3] = BW__CAST(unsigned char, v); }
 BW__INLINE void bw__st_u64be(unsigned char *p, uint64_t v)
 { bw__st_u32be(p, BW__CAST(uint32_t, v >> 32)); bw__st_u32be(p + 4, BW__CAST(uint32_t, v)); }
+#endif
+BW__INLINE void bw__st_u8(unsigned char *p, uint8_t v) { p[0] = v; }
 BW__INLINE void bw__st_i16le(unsigned char *p, int16_t v) { bw__st_u16le(p, BW__CAST(uint16_t, v)); }
 BW__INLINE void bw__st_i32le(unsigned char *p, int32_t v) { bw__st_u32le(p, BW__CAST(uint32_t, v)); }
 BW__INLINE void bw__st_i64le(unsigned char *p, int64_t v) { bw__st_u64le(p, BW__CAST(uint64_t, v)); }
@@ -915,7 +998,7 @@ BW__INLINE void bw__st_f64be(unsigned char *p, double v)
 { uint64_t u; memcpy(&u, &v, sizeof u); bw__st_u64be(p, u); }
 
 /* The one list of fixed-width types: name, C type, size. It generates every
- * bw_put_* and every bw_patch_* below. */
+ * bw_enc_*, bw_put_* and bw_patch_* below. */
 #define BW__TYPES(X)                                                         \
     X(u8, uint8_t, 1)                                                        \
     X(u16le, uint16_t, 2) X(u32le, uint32_t, 4) X(u64le, uint64_t, 8)        \
@@ -925,20 +1008,57 @@ BW__INLINE void bw__st_f64be(unsigned char *p, double v)
     X(f32le, float, 4)    X(f64le, double, 8)                                \
     X(f32be, float, 4)    X(f64be, double, 8)
 
+#define BW__DEFINE_ENC(name, type, size)                                     \
+    BW__INLINE unsigned char *bw_enc_##name(unsigned char *p, type v)        \
+    {                                                                        \
+        bw__st_##name(p, v);                                                 \
+        return p + size;                                                     \
+    }
+BW__TYPES(BW__DEFINE_ENC)
+
+BW__INLINE unsigned char *bw_enc_uvarint(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = BW__CAST(unsigned char, v | 0x80);
+        v >>= 7;
+    }
+    *p++ = BW__CAST(unsigned char, v);
+    return p;
+}
+
+BW__INLINE unsigned char *bw_enc_svarint(unsigned char *p, int64_t v)
+{
+    /* zig-zag: 0,-1,1,-2,... -> 0,1,2,3,...; shifts done unsigned so that
+     * they are defined for negative values. */
+    uint64_t u = BW__CAST(uint64_t, v);
+    return bw_enc_uvarint(p, (u << 1) ^ (0 - (u >> 63)));
+}
+
+BW__INLINE unsigned char *bw_enc_bytes(unsigned char *p, const void *src, size_t n)
+{
+    if (n != 0) memcpy(p, src, n);
+    return p + n;
+}
+
 /* A put: when the bytes fit, store and add (one mov, plus a bswap for big
  * endian, at -O2); otherwise the cold path makes room for exactly these
  * bytes in whatever way the mode needs (a segmented writer starts a new
  * block when the last has less: at most size - 1 bytes are skipped). This
- * shape lets the compiler keep the NULL test out of a loop of puts. */
+ * shape lets the compiler keep the NULL test out of a loop of puts. The
+ * fields are read into locals before the store and len written once after
+ * it: a store through unsigned char * may alias the writer, so the compiler
+ * would otherwise load data and len again after it. */
 #define BW__DEFINE_PUT(name, type, size)                                     \
     BW__INLINE int bw_put_##name(bw_writer *w, type v)                       \
     {                                                                        \
+        size_t bw__n;                                                        \
         if (BW__UNLIKELY(!BW__FITS(w, size))) {                              \
             int bw__rc = bw_reserve(w, size);                                \
             if (bw__rc != BW_OK) return bw__rc;                              \
         }                                                                    \
-        bw__st_##name(w->data + w->len, v);                                  \
-        w->len += size;                                                      \
+        bw__n = w->len;                                                      \
+        bw_enc_##name(w->data + bw__n, v);                                   \
+        w->len = bw__n + size;                                               \
         return BW_OK;                                                        \
     }
 BW__TYPES(BW__DEFINE_PUT)
@@ -947,40 +1067,59 @@ BW__TYPES(BW__DEFINE_PUT)
     BW__INLINE int bw_patch_##name(bw_writer *w, uint64_t pos, type v)       \
     {                                                                        \
         unsigned char bw__b[size];                                           \
-        bw__st_##name(bw__b, v);                                             \
+        bw_enc_##name(bw__b, v);                                             \
         return bw_patch(w, pos, bw__b, size);                                \
     }
 BW__TYPES(BW__DEFINE_PATCH)
 
-/* The one varint encoder: LEB128 into p (room for 10), returns the length. */
-BW__INLINE size_t bw__uvarint_enc(unsigned char *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = BW__CAST(unsigned char, v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = BW__CAST(unsigned char, v);
-    return n;
-}
-
 BW__INLINE int bw_put_uvarint(bw_writer *w, uint64_t v)
 {
     if (BW__LIKELY(BW__FITS(w, 10))) {
-        w->len += bw__uvarint_enc(w->data + w->len, v);
+        size_t n = w->len;
+        unsigned char *d = w->data + n;
+        w->len = n + BW__CAST(size_t, bw_enc_uvarint(d, v) - d);
         return BW_OK;
     } else {
         unsigned char b[10];
-        return bw__write_slow(w, b, bw__uvarint_enc(b, v));
+        return bw__write_slow(w, b, BW__CAST(size_t, bw_enc_uvarint(b, v) - b));
     }
 }
 
 BW__INLINE int bw_put_svarint(bw_writer *w, int64_t v)
 {
-    /* zig-zag: 0,-1,1,-2,... -> 0,1,2,3,...; shifts done unsigned so that
-     * they are defined for negative values. */
-    uint64_t u = BW__CAST(uint64_t, v);
+    uint64_t u = BW__CAST(uint64_t, v); /* zig-zag, as bw_enc_svarint */
     return bw_put_uvarint(w, (u << 1) ^ (0 - (u >> 63)));
+}
+
+/* A span that fits is an inline read of the fields (a cursor takes one per
+ * record); the cold path makes room (a size_hint of 0 goes there too, for
+ * its room of 1, as does a recorded error: lim == len). */
+BW_API void *bw__get_span_slow(bw_writer *w, size_t size_hint, size_t *avail);
+BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
+{
+    if (BW__LIKELY(w && size_hint - 1 < w->lim - w->len)) {
+        size_t len = w->len;
+        unsigned char *p = w->data + len; /* before *avail, which may alias w */
+        if (avail) *avail = w->cap - len;
+        return p;
+    }
+    return bw__get_span_slow(w, size_hint, avail);
+}
+
+/* The cursor's commit: the span's start is data + len, so end - start is
+ * what bw_advance takes; NULL, an end before the start (it wraps) and a
+ * recorded error (lim == len) miss the fast path, as does 0 (n - 1 wraps),
+ * so that bw_advance gives their result. */
+BW__INLINE int bw_advance_to(bw_writer *w, const void *end)
+{
+    size_t n;
+    if (!w) return BW_EINVAL;
+    n = BW__CAST(size_t, BW__ADDR(end) - (BW__ADDR(w->data) + w->len));
+    if (BW__LIKELY(end && n - 1 < w->lim - w->len)) {
+        w->len += n;
+        return BW_OK;
+    }
+    return bw_advance(w, end ? n : BW__CAST(size_t, -1));
 }
 
 BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)
@@ -988,11 +1127,22 @@ BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)
     /* n - 1 wraps for n == 0, which then takes the cold path (it must report
      * a recorded error, and a NULL src is allowed there). */
     if (BW__LIKELY(w != NULL && src != NULL && n - 1 < w->lim - w->len)) {
-        memcpy(w->data + w->len, src, n);
-        w->len += n;
+        size_t len = w->len;
+        memcpy(w->data + len, src, n);
+        w->len = len + n;
         return BW_OK;
     }
     return bw__write_slow(w, src, n);
+}
+
+/* Every mode but a segmented one holds its bytes in one block, from the
+ * first held byte on; a segmented writer walks its blocks out of line. */
+BW_API const unsigned char *bw__data_slow(const bw_writer *w);
+BW__INLINE const unsigned char *bw_data(const bw_writer *w)
+{
+    if (BW__LIKELY(w && w->data && w->mode != BW__CHAIN))
+        return w->data + BW__CAST(size_t, w->base - w->pos);
+    return bw__data_slow(w);
 }
 
 BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }

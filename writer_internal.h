@@ -6,15 +6,12 @@
 #include "bufwriter.h"
 #include "pool/pool_internal.h"
 
-/* Modes (bw_writer.mode). The all-zero writer is contiguous. */
-#define BW__CONTIG 0
-#define BW__CHAIN  1
-#define BW__STREAM 2
-#define BW__FIXED  3
+/* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED, in
+ * bufwriter.h (section 11), where bw_data's inline fast path needs them. */
 
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
-#define BW__FD        0x2u /* streaming to w->fd rather than to a sink       */
+#define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 

@@ -132,8 +132,9 @@
  *   held bytes stay valid until those bytes are consumed or truncated, or
  *   until pullup, cstr, detach, clear or release. Streaming: until the next
  *   call that can send. Positions (bw_tell) stay valid; pointers do not.
- *   Bytes written into a span and not yet committed with bw_advance are not
- *   part of the output: any call other than bw_advance may discard them.
+ *   Bytes written into a span and not yet committed with bw_advance (or
+ *   bw_advance_to) are not part of the output: any other call may discard
+ *   them.
  *
  * 2. COMPILE-TIME OPTIONS
  *   Each says whether it must be the same in the library and in every file
@@ -204,6 +205,7 @@
  * -Wuseless-cast is quieted for this header's inline bodies. */
 #ifdef __cplusplus
 #  define BW__CAST(T, x) static_cast<T>(x)
+#  define BW__ADDR(x) reinterpret_cast<uintptr_t>(x)
 #  if defined(__GNUC__) && !defined(__clang__)
 #    define BW__QUIET_BEGIN _Pragma("GCC diagnostic push") \
                             _Pragma("GCC diagnostic ignored \"-Wuseless-cast\"")
@@ -211,6 +213,7 @@
 #  endif
 #else
 #  define BW__CAST(T, x) ((T)(x))
+#  define BW__ADDR(x) ((uintptr_t)(x))
 #endif
 #ifndef BW__QUIET_BEGIN
 #  define BW__QUIET_BEGIN
@@ -723,12 +726,60 @@ BW_API int bw_reserve(bw_writer *w, size_t n);
  *   if (p) bw_advance(&w, (size_t)snprintf(p, room, "%d", v));
  *
  * Bytes written into a span count only once advanced: any other call may
- * discard them (a moved block is copied up to bw_len only). */
-BW_API void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
+ * discard them (a moved block is copied up to bw_len only). The cursor
+ * encoders (bw_enc_*, below) write into a span; bw_advance_to commits it. */
+BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
 
 /* Commit n bytes written into the span. n beyond the free space is BW_EINVAL
  * (recorded), nothing changed. */
 BW_API int bw_advance(bw_writer *w, size_t n);
+
+/* Commit the span up to `end`, one past the last byte written into it: the
+ * same as bw_advance(w, end - span start), where the span starts at the
+ * pointer bw_get_span returned (the next byte; bw_advance and every write
+ * move it). Returns BW_OK; BW_EINVAL for a NULL w (not recorded); while an
+ * error is recorded, that error (nothing committed); BW_EINVAL, recorded and
+ * nothing changed, for a NULL end, an end before the span's start, or an end
+ * past its free space (bw_free_capacity). end == the span's start commits
+ * nothing and is BW_OK. The cursor use:
+ *
+ *   size_t room;
+ *   unsigned char *p = bw_get_span(&w, 4 + 10 + 8, &room);
+ *   if (p == NULL) return bw_error(&w);       // recorded: ENOMEM, EFULL...
+ *   p = bw_enc_u32le(p, id);
+ *   p = bw_enc_uvarint(p, n);
+ *   p = bw_enc_f64le(p, x);
+ *   bw_advance_to(&w, p);                     // 13..22 bytes committed */
+BW__INLINE int bw_advance_to(bw_writer *w, const void *end);
+
+/* The cursor: encoders for a serializer's tight loop over a span. Each
+ * stores its bytes at p exactly as the matching bw_put_* does and returns p
+ * plus their length. No checks of any kind: p must have room (a span of at
+ * least the sum of the lengths; a varint takes 1..10 bytes), and nothing is
+ * committed until bw_advance_to. Pure stores, no writer: they work on any
+ * memory, and a loop of them costs what the same stores written by hand do.
+ * bw_enc_bytes copies n bytes from src (which must not overlap p's n bytes;
+ * NULL only with n == 0). */
+BW__INLINE unsigned char *bw_enc_u8(unsigned char *p, uint8_t v);
+BW__INLINE unsigned char *bw_enc_u16le(unsigned char *p, uint16_t v);
+BW__INLINE unsigned char *bw_enc_u32le(unsigned char *p, uint32_t v);
+BW__INLINE unsigned char *bw_enc_u64le(unsigned char *p, uint64_t v);
+BW__INLINE unsigned char *bw_enc_u16be(unsigned char *p, uint16_t v);
+BW__INLINE unsigned char *bw_enc_u32be(unsigned char *p, uint32_t v);
+BW__INLINE unsigned char *bw_enc_u64be(unsigned char *p, uint64_t v);
+BW__INLINE unsigned char *bw_enc_i16le(unsigned char *p, int16_t v);
+BW__INLINE unsigned char *bw_enc_i32le(unsigned char *p, int32_t v);
+BW__INLINE unsigned char *bw_enc_i64le(unsigned char *p, int64_t v);
+BW__INLINE unsigned char *bw_enc_i16be(unsigned char *p, int16_t v);
+BW__INLINE unsigned char *bw_enc_i32be(unsigned char *p, int32_t v);
+BW__INLINE unsigned char *bw_enc_i64be(unsigned char *p, int64_t v);
+BW__INLINE unsigned char *bw_enc_f32le(unsigned char *p, float v);
+BW__INLINE unsigned char *bw_enc_f64le(unsigned char *p, double v);
+BW__INLINE unsigned char *bw_enc_f32be(unsigned char *p, float v);
+BW__INLINE unsigned char *bw_enc_f64be(unsigned char *p, double v);
+BW__INLINE unsigned char *bw_enc_uvarint(unsigned char *p, uint64_t v); /* 1..10 bytes */
+BW__INLINE unsigned char *bw_enc_svarint(unsigned char *p, int64_t v);  /* zig-zag */
+BW__INLINE unsigned char *bw_enc_bytes(unsigned char *p, const void *src, size_t n);
 
 /* ======================================================================== */
 /* 8. Positions: tell, patch, truncate                                      */
@@ -785,7 +836,7 @@ BW__INLINE size_t bw_len(const bw_writer *w);
 /* The held bytes when they lie in one block (where the next byte goes when
  * none are held); NULL when they span blocks (segmented: use bw_pullup) or
  * there is no storage yet. See INVALIDATION above. */
-BW_API const unsigned char *bw_data(const bw_writer *w);
+BW__INLINE const unsigned char *bw_data(const bw_writer *w);
 
 /* bw_len plus bw_free_capacity. */
 BW__INLINE size_t bw_capacity(const bw_writer *w);
@@ -893,7 +944,11 @@ BW_API FILE *bw_fopen(bw_writer *w);
 
 /* The writer. One layout for every mode: the fast path looks only at data,
  * len and lim, so it is the same compare, store and add whatever the mode;
- * everything mode-specific lives behind the cold path. */
+ * everything mode-specific lives behind the cold path. The first 64 bytes
+ * (on 64-bit) hold the fast path and everything a contiguous or fixed
+ * writer's init and release touch, so a small message uses one cache line
+ * of it; what only a segmented or streaming writer needs comes after, in a
+ * union by mode, set by that mode's init alone. */
 struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     unsigned char *data; /* where the next byte goes is data + len: the block
                             (contiguous), the last block (segmented), the
@@ -907,22 +962,35 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     uint64_t pos;        /* position of data[0]                               */
     uint64_t base;       /* position of the first held byte                   */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
-    void *head;          /* segmented: the first block's link while held bytes
-                            span blocks, else NULL                            */
-    bw_sink_fn sink;     /* streaming: the sink (NULL for an fd)              */
-    void *ctx;           /* streaming: the sink's context                     */
-    size_t opt;          /* streaming: buffer size to rent                    */
-    int fd;              /* streaming to an fd: the fd                        */
-    int err;             /* sticky status, BW_OK if none                      */
     unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
     unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
                             BW__FD: streaming to fd rather than to a sink     */
+    int err;             /* sticky status, BW_OK if none                      */
+    union {              /* by mode; contiguous and fixed use none of it      */
+        void *head;      /* segmented: the first block's link while held bytes
+                            span blocks, else NULL                            */
+        struct {         /* streaming                                         */
+            bw_sink_fn sink; /* the sink (NULL for an fd)                     */
+            void *ctx;   /* the sink's context                                */
+            size_t size; /* buffer size to rent                               */
+            int fd;      /* streaming to an fd: the fd                        */
+        } s;
+    } m;
 };
 
+/* Modes (bw_writer.mode). The all-zero writer is contiguous. */
+#define BW__CONTIG 0
+#define BW__CHAIN  1
+#define BW__STREAM 2
+#define BW__FIXED  3
+
+/* An empty contiguous writer on the shared pool (all zeros). */
 #ifdef __cplusplus
 #  define BW_WRITER_INIT bw_writer()
 #else
-#  define BW_WRITER_INIT {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, 0, BW_OK, 0, 0}
+#  define BW_WRITER_INIT {NULL /* data */, 0 /* len */, 0 /* lim */, 0 /* cap */,         \
+                          0 /* pos */, 0 /* base */, NULL /* pool */, 0 /* mode */,       \
+                          0 /* flags */, BW_OK /* err */, {NULL} /* m.head */}
 #endif
 
 /* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a
@@ -934,8 +1002,21 @@ BW_API int bw__write_slow(bw_writer *w, const void *src, size_t n);
 
 BW__QUIET_BEGIN
 
-/* Stores, one per encoding. */
-BW__INLINE void bw__st_u8(unsigned char *p, uint8_t v) { p[0] = v; }
+/* Stores, one per encoding. On a little-endian GCC or Clang host a store
+ * is a memcpy of the value (byte-swapped for big endian), one mov at -O1 and
+ * above; elsewhere byte by byte, which compilers merge less reliably. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
+    defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#  define BW__ST(p, v, bits, swap) do { uint##bits##_t bw__v = (v);            \
+        if (swap) bw__v = __builtin_bswap##bits(bw__v);                      \
+        memcpy(p, &bw__v, sizeof bw__v); } while (0)
+BW__INLINE void bw__st_u16le(unsigned char *p, uint16_t v) { BW__ST(p, v, 16, 0); }
+BW__INLINE void bw__st_u32le(unsigned char *p, uint32_t v) { BW__ST(p, v, 32, 0); }
+BW__INLINE void bw__st_u64le(unsigned char *p, uint64_t v) { BW__ST(p, v, 64, 0); }
+BW__INLINE void bw__st_u16be(unsigned char *p, uint16_t v) { BW__ST(p, v, 16, 1); }
+BW__INLINE void bw__st_u32be(unsigned char *p, uint32_t v) { BW__ST(p, v, 32, 1); }
+BW__INLINE void bw__st_u64be(unsigned char *p, uint64_t v) { BW__ST(p, v, 64, 1); }
+#else
 BW__INLINE void bw__st_u16le(unsigned char *p, uint16_t v)
 { p[0] = BW__CAST(unsigned char, v); p[1] = BW__CAST(unsigned char, v >> 8); }
 BW__INLINE void bw__st_u32le(unsigned char *p, uint32_t v)
@@ -950,6 +1031,8 @@ BW__INLINE void bw__st_u32be(unsigned char *p, uint32_t v)
   p[2] = BW__CAST(unsigned char, v >> 8); p[3] = BW__CAST(unsigned char, v); }
 BW__INLINE void bw__st_u64be(unsigned char *p, uint64_t v)
 { bw__st_u32be(p, BW__CAST(uint32_t, v >> 32)); bw__st_u32be(p + 4, BW__CAST(uint32_t, v)); }
+#endif
+BW__INLINE void bw__st_u8(unsigned char *p, uint8_t v) { p[0] = v; }
 BW__INLINE void bw__st_i16le(unsigned char *p, int16_t v) { bw__st_u16le(p, BW__CAST(uint16_t, v)); }
 BW__INLINE void bw__st_i32le(unsigned char *p, int32_t v) { bw__st_u32le(p, BW__CAST(uint32_t, v)); }
 BW__INLINE void bw__st_i64le(unsigned char *p, int64_t v) { bw__st_u64le(p, BW__CAST(uint64_t, v)); }
@@ -967,7 +1050,7 @@ BW__INLINE void bw__st_f64be(unsigned char *p, double v)
 { uint64_t u; memcpy(&u, &v, sizeof u); bw__st_u64be(p, u); }
 
 /* The one list of fixed-width types: name, C type, size. It generates every
- * bw_put_* and every bw_patch_* below. */
+ * bw_enc_*, bw_put_* and bw_patch_* below. */
 #define BW__TYPES(X)                                                         \
     X(u8, uint8_t, 1)                                                        \
     X(u16le, uint16_t, 2) X(u32le, uint32_t, 4) X(u64le, uint64_t, 8)        \
@@ -977,20 +1060,57 @@ BW__INLINE void bw__st_f64be(unsigned char *p, double v)
     X(f32le, float, 4)    X(f64le, double, 8)                                \
     X(f32be, float, 4)    X(f64be, double, 8)
 
+#define BW__DEFINE_ENC(name, type, size)                                     \
+    BW__INLINE unsigned char *bw_enc_##name(unsigned char *p, type v)        \
+    {                                                                        \
+        bw__st_##name(p, v);                                                 \
+        return p + size;                                                     \
+    }
+BW__TYPES(BW__DEFINE_ENC)
+
+BW__INLINE unsigned char *bw_enc_uvarint(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = BW__CAST(unsigned char, v | 0x80);
+        v >>= 7;
+    }
+    *p++ = BW__CAST(unsigned char, v);
+    return p;
+}
+
+BW__INLINE unsigned char *bw_enc_svarint(unsigned char *p, int64_t v)
+{
+    /* zig-zag: 0,-1,1,-2,... -> 0,1,2,3,...; shifts done unsigned so that
+     * they are defined for negative values. */
+    uint64_t u = BW__CAST(uint64_t, v);
+    return bw_enc_uvarint(p, (u << 1) ^ (0 - (u >> 63)));
+}
+
+BW__INLINE unsigned char *bw_enc_bytes(unsigned char *p, const void *src, size_t n)
+{
+    if (n != 0) memcpy(p, src, n);
+    return p + n;
+}
+
 /* A put: when the bytes fit, store and add (one mov, plus a bswap for big
  * endian, at -O2); otherwise the cold path makes room for exactly these
  * bytes in whatever way the mode needs (a segmented writer starts a new
  * block when the last has less: at most size - 1 bytes are skipped). This
- * shape lets the compiler keep the NULL test out of a loop of puts. */
+ * shape lets the compiler keep the NULL test out of a loop of puts. The
+ * fields are read into locals before the store and len written once after
+ * it: a store through unsigned char * may alias the writer, so the compiler
+ * would otherwise load data and len again after it. */
 #define BW__DEFINE_PUT(name, type, size)                                     \
     BW__INLINE int bw_put_##name(bw_writer *w, type v)                       \
     {                                                                        \
+        size_t bw__n;                                                        \
         if (BW__UNLIKELY(!BW__FITS(w, size))) {                              \
             int bw__rc = bw_reserve(w, size);                                \
             if (bw__rc != BW_OK) return bw__rc;                              \
         }                                                                    \
-        bw__st_##name(w->data + w->len, v);                                  \
-        w->len += size;                                                      \
+        bw__n = w->len;                                                      \
+        bw_enc_##name(w->data + bw__n, v);                                   \
+        w->len = bw__n + size;                                               \
         return BW_OK;                                                        \
     }
 BW__TYPES(BW__DEFINE_PUT)
@@ -999,40 +1119,59 @@ BW__TYPES(BW__DEFINE_PUT)
     BW__INLINE int bw_patch_##name(bw_writer *w, uint64_t pos, type v)       \
     {                                                                        \
         unsigned char bw__b[size];                                           \
-        bw__st_##name(bw__b, v);                                             \
+        bw_enc_##name(bw__b, v);                                             \
         return bw_patch(w, pos, bw__b, size);                                \
     }
 BW__TYPES(BW__DEFINE_PATCH)
 
-/* The one varint encoder: LEB128 into p (room for 10), returns the length. */
-BW__INLINE size_t bw__uvarint_enc(unsigned char *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = BW__CAST(unsigned char, v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = BW__CAST(unsigned char, v);
-    return n;
-}
-
 BW__INLINE int bw_put_uvarint(bw_writer *w, uint64_t v)
 {
     if (BW__LIKELY(BW__FITS(w, 10))) {
-        w->len += bw__uvarint_enc(w->data + w->len, v);
+        size_t n = w->len;
+        unsigned char *d = w->data + n;
+        w->len = n + BW__CAST(size_t, bw_enc_uvarint(d, v) - d);
         return BW_OK;
     } else {
         unsigned char b[10];
-        return bw__write_slow(w, b, bw__uvarint_enc(b, v));
+        return bw__write_slow(w, b, BW__CAST(size_t, bw_enc_uvarint(b, v) - b));
     }
 }
 
 BW__INLINE int bw_put_svarint(bw_writer *w, int64_t v)
 {
-    /* zig-zag: 0,-1,1,-2,... -> 0,1,2,3,...; shifts done unsigned so that
-     * they are defined for negative values. */
-    uint64_t u = BW__CAST(uint64_t, v);
+    uint64_t u = BW__CAST(uint64_t, v); /* zig-zag, as bw_enc_svarint */
     return bw_put_uvarint(w, (u << 1) ^ (0 - (u >> 63)));
+}
+
+/* A span that fits is an inline read of the fields (a cursor takes one per
+ * record); the cold path makes room (a size_hint of 0 goes there too, for
+ * its room of 1, as does a recorded error: lim == len). */
+BW_API void *bw__get_span_slow(bw_writer *w, size_t size_hint, size_t *avail);
+BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
+{
+    if (BW__LIKELY(w && size_hint - 1 < w->lim - w->len)) {
+        size_t len = w->len;
+        unsigned char *p = w->data + len; /* before *avail, which may alias w */
+        if (avail) *avail = w->cap - len;
+        return p;
+    }
+    return bw__get_span_slow(w, size_hint, avail);
+}
+
+/* The cursor's commit: the span's start is data + len, so end - start is
+ * what bw_advance takes; NULL, an end before the start (it wraps) and a
+ * recorded error (lim == len) miss the fast path, as does 0 (n - 1 wraps),
+ * so that bw_advance gives their result. */
+BW__INLINE int bw_advance_to(bw_writer *w, const void *end)
+{
+    size_t n;
+    if (!w) return BW_EINVAL;
+    n = BW__CAST(size_t, BW__ADDR(end) - (BW__ADDR(w->data) + w->len));
+    if (BW__LIKELY(end && n - 1 < w->lim - w->len)) {
+        w->len += n;
+        return BW_OK;
+    }
+    return bw_advance(w, end ? n : BW__CAST(size_t, -1));
 }
 
 BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)
@@ -1040,11 +1179,22 @@ BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)
     /* n - 1 wraps for n == 0, which then takes the cold path (it must report
      * a recorded error, and a NULL src is allowed there). */
     if (BW__LIKELY(w != NULL && src != NULL && n - 1 < w->lim - w->len)) {
-        memcpy(w->data + w->len, src, n);
-        w->len += n;
+        size_t len = w->len;
+        memcpy(w->data + len, src, n);
+        w->len = len + n;
         return BW_OK;
     }
     return bw__write_slow(w, src, n);
+}
+
+/* Every mode but a segmented one holds its bytes in one block, from the
+ * first held byte on; a segmented writer walks its blocks out of line. */
+BW_API const unsigned char *bw__data_slow(const bw_writer *w);
+BW__INLINE const unsigned char *bw_data(const bw_writer *w)
+{
+    if (BW__LIKELY(w && w->data && w->mode != BW__CHAIN))
+        return w->data + BW__CAST(size_t, w->base - w->pos);
+    return bw__data_slow(w);
 }
 
 BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
@@ -1535,15 +1685,12 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
 /* #include "bufwriter.h": amalgamated above */
 /* #include "pool/pool_internal.h": amalgamated above */
 
-/* Modes (bw_writer.mode). The all-zero writer is contiguous. */
-#define BW__CONTIG 0
-#define BW__CHAIN  1
-#define BW__STREAM 2
-#define BW__FIXED  3
+/* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED, in
+ * bufwriter.h (section 11), where bw_data's inline fast path needs them. */
 
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
-#define BW__FD        0x2u /* streaming to w->fd rather than to a sink       */
+#define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 
@@ -1637,6 +1784,25 @@ BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va
 typedef char bw__seg_fits[sizeof(bw__seg) <= BW__SEG_HDR ? 1 : -1];
 typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
 
+/* The writer's layout on 64-bit (bufwriter.h): data, len, lim, cap, pos,
+ * base, pool, mode, flags and err, the fast path and all a contiguous or
+ * fixed writer's init and release touch, in the first 64 bytes, one cache
+ * line when the writer is 64-byte aligned; the mode's part after them.
+ * 96 bytes in all; the bound leaves room for one more int after err. */
+#if UINTPTR_MAX > 0xffffffffu
+#  define BW__IN_LINE(f, n) (offsetof(bw_writer, f) + (n) <= 64)
+typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &&
+                                           BW__IN_LINE(lim, 8) && BW__IN_LINE(cap, 8) &&
+                                           BW__IN_LINE(pos, 8) && BW__IN_LINE(base, 8) &&
+                                           BW__IN_LINE(pool, 8) && BW__IN_LINE(mode, 1) &&
+                                           BW__IN_LINE(flags, 1) && BW__IN_LINE(err, 4)
+                                       ? 1
+                                       : -1];
+typedef char bw__writer_mode_after[offsetof(bw_writer, m) >= 64 ? 1 : -1];
+typedef char bw__writer_size[sizeof(bw_writer) <= 104 ? 1 : -1];
+#  undef BW__IN_LINE
+#endif
+
 const char *bw_strerror(int status)
 {
     switch (status) {
@@ -1710,7 +1876,7 @@ static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
     if (w->data == NULL || n == 0) return 0;
     if (b > (uintptr_t)w->data && a < (uintptr_t)w->data + w->cap) return 1;
     if (w->mode != BW__CHAIN) return 0;
-    for (s = (const bw__seg *)w->head; s != NULL; s = s->next)
+    for (s = (const bw__seg *)w->m.head; s != NULL; s = s->next)
         if (b > (uintptr_t)s->data && a < (uintptr_t)s) return 1;
     return 0;
 }
@@ -1719,14 +1885,14 @@ int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t
 {
     const bw__seg *s;
     if (w->data == NULL) return 0;
-    if (w->mode != BW__CHAIN || w->head == NULL) {
+    if (w->mode != BW__CHAIN || w->m.head == NULL) {
         if (c->started) return 0;
         c->started = 1;
         *p = w->data + bw__start(w);
         *n = w->len - bw__start(w);
         return 1;
     }
-    s = c->started ? c->seg->next : (const bw__seg *)w->head;
+    s = c->started ? c->seg->next : (const bw__seg *)w->m.head;
     c->started = 1;
     if (s == NULL) return 0;
     c->seg = s;
@@ -1903,7 +2069,7 @@ static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
 static size_t bw__seg_large(const bw_writer *w, const bw_pool *p, size_t want)
 {
     size_t held = 0, count = 0, room;
-    const bw__seg *s = (const bw__seg *)w->head;
+    const bw__seg *s = (const bw__seg *)w->m.head;
     if (!p->keep_large) return p->threshold;
     if (s == NULL && w->data != NULL) s = bw__tail_seg(w);
     for (; s != NULL; s = s->next) {
@@ -1970,13 +2136,13 @@ static bw__seg *bw__seg_link(bw_writer *w, bw__seg *s)
     bw__seg *gone = NULL;
     if (w->data != NULL) {
         bw__seg *old = bw__tail_seg(w);
-        if (w->head == NULL && w->len == bw__start(w)) {
+        if (w->m.head == NULL && w->len == bw__start(w)) {
             gone = old;
         } else {
             old->end = w->len;
-            if (w->head == NULL) {
+            if (w->m.head == NULL) {
                 old->start = bw__start(w);
-                w->head = old;
+                w->m.head = old;
             }
             old->next = s;
         }
@@ -2024,9 +2190,9 @@ static int bw__send(bw_writer *w, const unsigned char *p, size_t n, size_t *sent
             struct iovec one;
             one.iov_base = (void *)(uintptr_t)(p + done);
             one.iov_len = n - done;
-            r = bw__fd_send(w->fd, &one, 1);
-        } else if (w->sink != NULL) {
-            r = w->sink(w->ctx, p + done, n - done);
+            r = bw__fd_send(w->m.s.fd, &one, 1);
+        } else if (w->m.s.sink != NULL) {
+            r = w->m.s.sink(w->m.s.ctx, p + done, n - done);
         } else {
             rc = BW_EINVAL; /* a streaming writer whose init failed */
             break;
@@ -2064,7 +2230,7 @@ BW__INTERNAL int bw__send_held(bw_writer *w)
 static int bw__stream_buffer(bw_writer *w, size_t n)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap = w->opt, got;
+    size_t cap = w->m.s.size, got;
     unsigned char *b;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
@@ -2098,7 +2264,7 @@ BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
 static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
 {
     int rc;
-    if (w->data == NULL && n <= w->opt) {
+    if (w->data == NULL && n <= w->m.s.size) {
         rc = bw__stream_buffer(w, n);
         if (rc != BW_OK) return rc;
     }
@@ -2125,12 +2291,39 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
     return BW_OK;
 }
 
+/* A contiguous writer's first block (it has no storage, so holds nothing):
+ * no bytes to move or copy, no old block to give back, just the rent, and
+ * src written at the start. The first write of every small message comes
+ * here, so it skips bw__room_contig's general case. No error is recorded
+ * (the caller checked), so lim is the capacity. */
+static int bw__contig_first(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap, got;
+    unsigned char *b;
+    int rc;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    rc = bw__contig_size(w, p, n, &cap);
+    if (rc != BW_OK) return bw__fail(w, rc);
+    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
+    w->data = b;
+    w->cap = w->lim = got;
+    w->pos = w->base;
+    if (src != NULL) {
+        memcpy(b, src, n);
+        w->len = n;
+    }
+    return BW_OK;
+}
+
 /* Room for n bytes at data + len (and, with src, append them): the one place
  * that knows the mode. The caller checked the writer and its error. */
 static int bw__room(bw_writer *w, size_t n, const void *src)
 {
     if (w->mode == BW__FIXED) return bw__room_fixed(w, n, src);
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    if (w->data == NULL && w->mode == BW__CONTIG) return bw__contig_first(w, n, src);
     switch (w->mode) {
     case BW__CHAIN:  return bw__room_chain(w, n, src);
     case BW__STREAM: return bw__room_stream(w, n, src);
@@ -2180,24 +2373,22 @@ int bw__write_slow(bw_writer *w, const void *src, size_t n)
 /* Init, release, clear, flush                                              */
 /* ------------------------------------------------------------------------ */
 
-/* Every field set one by one, not memset: gcc turns a memset of the struct
- * into rep stos, whose start-up costs more than the rest of a small
- * message's bw_init. A new field of bw_writer must be set here too (the
- * valgrind run reports one that is not). */
+/* Every field of the first line set one by one, not memset: gcc turns a
+ * memset of the struct into rep stos, whose start-up costs more than the
+ * rest of a small message's bw_init. The mode's part (w->m) is set by the
+ * segmented and streaming inits alone: contiguous and fixed writers never
+ * read it. A new field of bw_writer must be set here too (the valgrind run
+ * reports one that is not). */
 static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
 {
     if (w == NULL) return BW_EINVAL;
     w->data = NULL;
-    w->len = w->lim = w->cap = w->opt = 0;
+    w->len = w->lim = w->cap = 0;
     w->pos = w->base = 0;
-    w->head = NULL;
-    w->sink = NULL;
-    w->ctx = NULL;
-    w->fd = 0;
-    w->err = BW_OK;
-    w->flags = 0;
     w->pool = pool;
     w->mode = mode;
+    w->flags = 0;
+    w->err = BW_OK;
     return BW_OK;
 }
 
@@ -2234,7 +2425,9 @@ int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
 
 int bw_init_chain(bw_writer *w, bw_pool *pool)
 {
-    return bw__init_mode(w, pool, BW__CHAIN);
+    if (bw__init_mode(w, pool, BW__CHAIN) != BW_OK) return BW_EINVAL;
+    w->m.head = NULL;
+    return BW_OK;
 }
 
 /* The streaming modes' common part: the buffer size by the growth rule. */
@@ -2243,12 +2436,15 @@ static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
     bw_pool *p;
     int rc;
     if (bw__init_mode(w, pool, BW__STREAM) != BW_OK) return BW_EINVAL;
-    w->fd = -1;
+    w->m.s.sink = NULL;
+    w->m.s.ctx = NULL;
+    w->m.s.size = 0;
+    w->m.s.fd = -1;
     if (buffer_size == 0) buffer_size = BW__STREAM_DEFAULT;
     if (buffer_size > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__target(p, 0, buffer_size, 0, &w->opt);
+    rc = bw__target(p, 0, buffer_size, 0, &w->m.s.size);
     return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
 }
 
@@ -2256,8 +2452,8 @@ int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size, bw_sink_fn sin
 {
     int rc = bw__init_stream(w, pool, buffer_size);
     if (w == NULL) return rc;
-    w->sink = sink;
-    w->ctx = ctx;
+    w->m.s.sink = sink;
+    w->m.s.ctx = ctx;
     if (rc == BW_OK && sink == NULL) rc = bw__fail(w, BW_EINVAL);
     return rc;
 }
@@ -2267,7 +2463,7 @@ int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
     int rc = bw__init_stream(w, pool, buffer_size);
     if (w == NULL) return rc;
     w->flags = BW__FD;
-    w->fd = fd;
+    w->m.s.fd = fd;
     if (rc == BW_OK && fd < 0) rc = bw__fail(w, BW_EINVAL);
     return rc;
 }
@@ -2297,13 +2493,13 @@ static void bw__job_done(bw_writer *w)
 /* Give back every segmented block but the last. */
 static void bw__seg_drop_all_but_tail(bw_writer *w)
 {
-    bw__seg *s = (bw__seg *)w->head, *tail = bw__tail_seg(w);
+    bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
     while (s != NULL && s != tail) {
         bw__seg *next = s->next;
         bw__seg_return(w, s);
         s = next;
     }
-    w->head = NULL;
+    w->m.head = NULL;
 }
 
 /* Empty, no error, positions at 0; keeps the mode and its parameters. */
@@ -2316,9 +2512,9 @@ static void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->head = NULL;
+    if (w->mode == BW__CHAIN) w->m.head = NULL;
     w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
-    bw__set_lim(w);
+    w->lim = w->cap; /* no error now */
 }
 
 void bw_release(bw_writer *w)
@@ -2380,7 +2576,8 @@ int bw_reserve(bw_writer *w, size_t n)
     return bw__room(w, n, NULL);
 }
 
-void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
+/* bw_get_span's cold path (its fast path is inline). */
+void *bw__get_span_slow(bw_writer *w, size_t size_hint, size_t *avail)
 {
     if (avail != NULL) *avail = 0;
     if (bw_reserve(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
@@ -2472,7 +2669,7 @@ static int bw__printf_apart(bw_writer *w, size_t need, const char *fmt, va_list 
 static int bw__printf_stream(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
 #ifdef BW_HAVE_FILE_ADAPTER
-    if (need > w->opt) return bw__vprintf_sent(w, need, fmt, ap);
+    if (need > w->m.s.size) return bw__vprintf_sent(w, need, fmt, ap);
 #endif
     return bw__printf_apart(w, need, fmt, ap);
 }
@@ -2631,7 +2828,7 @@ int bw_put_hex(bw_writer *w, const void *src, size_t n)
             in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
             if (in == NULL) return w->err;
         }
-        if (w->mode == BW__STREAM && 2 * n > w->opt) {
+        if (w->mode == BW__STREAM && 2 * n > w->m.s.size) {
             /* Larger than the buffer: in pieces (a prefix on failure). */
             unsigned char out[512];
             size_t i;
@@ -2688,7 +2885,7 @@ int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
     if (n == 0) return BW_OK;
     tell = bw_tell(w);
     if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
-    if (w->mode == BW__CHAIN && w->head != NULL && bw__overlaps(w, src, n)) {
+    if (w->mode == BW__CHAIN && w->m.head != NULL && bw__overlaps(w, src, n)) {
         /* Spanning blocks, piece by piece: a source among them is copied
          * first so that no piece reads bytes already overwritten. */
         in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
@@ -2721,7 +2918,7 @@ int bw_truncate(bw_writer *w, uint64_t pos)
     }
     /* Segmented, in an earlier block: it becomes the last one. */
     at = w->base;
-    for (s = (bw__seg *)w->head; s != NULL; s = s->next) {
+    for (s = (bw__seg *)w->m.head; s != NULL; s = s->next) {
         size_t held = s->end - s->start;
         if (pos <= at + held) {
             keep = s;
@@ -2736,7 +2933,7 @@ int bw_truncate(bw_writer *w, uint64_t pos)
         s = next;
     }
     keep->next = NULL;
-    if (keep == w->head) w->head = NULL;
+    if (keep == w->m.head) w->m.head = NULL;
     w->data = keep->data;
     w->cap = bw__seg_cap(keep);
     w->pos = at - keep->start;
@@ -2749,13 +2946,15 @@ int bw_truncate(bw_writer *w, uint64_t pos)
 /* Reading out                                                              */
 /* ------------------------------------------------------------------------ */
 
-const unsigned char *bw_data(const bw_writer *w)
+/* bw_data's cold path (its fast path, a writer that is not segmented, is
+ * inline). */
+const unsigned char *bw__data_slow(const bw_writer *w)
 {
     bw__cursor c = {NULL, 0};
     const unsigned char *p, *one = NULL;
     size_t n;
     if (w == NULL || w->data == NULL) return NULL;
-    if (w->mode != BW__CHAIN || w->head == NULL) return w->data + bw__start(w);
+    if (w->mode != BW__CHAIN || w->m.head == NULL) return w->data + bw__start(w);
     while (bw__piece(w, &c, &p, &n)) {
         if (n == 0) continue;
         if (one != NULL) return NULL;
@@ -2811,8 +3010,8 @@ int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
 void bw__drop_front(bw_writer *w, size_t n)
 {
     w->base += n;
-    if (w->mode == BW__CHAIN && w->head != NULL) {
-        bw__seg *s = (bw__seg *)w->head, *tail = bw__tail_seg(w);
+    if (w->mode == BW__CHAIN && w->m.head != NULL) {
+        bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
         while (s != tail) {
             size_t held = s->end - s->start;
             if (n < held) {
@@ -2820,11 +3019,11 @@ void bw__drop_front(bw_writer *w, size_t n)
                 return;
             }
             n -= held;
-            w->head = s->next;
+            w->m.head = s->next;
             bw__seg_return(w, s);
-            s = (bw__seg *)w->head;
+            s = (bw__seg *)w->m.head;
         }
-        w->head = NULL; /* the last block is the only one now */
+        w->m.head = NULL; /* the last block is the only one now */
     }
     if (w->base == bw_tell(w)) { /* all gone: start over at the beginning */
         w->pos = w->base;
@@ -2848,7 +3047,7 @@ int bw_consume(bw_writer *w, size_t n)
 static unsigned char *bw__contiguous(bw_writer *w, size_t extra)
 {
     size_t held = bw_len(w);
-    if (w->mode == BW__CHAIN && (w->head != NULL || w->cap - w->len < extra)) {
+    if (w->mode == BW__CHAIN && (w->m.head != NULL || w->cap - w->len < extra)) {
         bw_pool *p = bw__pool_of(w);
         bw__cursor c = {NULL, 0};
         const unsigned char *src;
@@ -2949,7 +3148,7 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     }
     /* All or nothing: room first where the mode allows it (a streaming
      * writer only for what fits its buffer), else undo to the mark. */
-    if (dst->mode != BW__CHAIN && (dst->mode != BW__STREAM || len <= dst->opt)) {
+    if (dst->mode != BW__CHAIN && (dst->mode != BW__STREAM || len <= dst->m.s.size)) {
         rc = bw_reserve(dst, len);
         if (rc != BW_OK) return rc;
     }
@@ -2998,7 +3197,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
             }
         } else {
             int saved = w->err;
-            if (w->mode == BW__CHAIN && w->head != NULL) {
+            if (w->mode == BW__CHAIN && w->m.head != NULL) {
                 w->err = BW_OK; /* detach works while an error is recorded */
                 b = bw__contiguous(w, 0);
                 if (b == NULL) {

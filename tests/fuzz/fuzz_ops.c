@@ -15,7 +15,9 @@
  * put, varints, decimal, hex, puts, printf (arguments that alias held bytes,
  * long output, bw_cstr's string, an encoding error), fwrite, fputs and
  * fprintf through bw_fopen (of the held bytes themselves in contiguous and
- * segmented writers), reserve, span + advance, patch and typed
+ * segmented writers), reserve, span + advance, a span written with the
+ * cursor encoders (bw_enc_*) and committed with bw_advance_to (also with a
+ * NULL end, one before the span or past it), patch and typed
  * patch by position, truncate, consume, clear, clear_error, release, detach,
  * pullup, cstr, copy_out, iovec, append_writer (dst == src too), flush,
  * unrepresentable sizes, NULL sources. After EVERY operation:
@@ -294,6 +296,13 @@ static int patch_typed(bw_writer *w, unsigned t, uint64_t pos, uint64_t bits)
 {
     switch (t) { TYPES(T_PATCH) }
     return BW_EINVAL;
+}
+#define T_ENC(name, type, size, be) \
+    case T_##name: { type v; from_bits(&v, size, bits); return bw_enc_##name(p, v); }
+static unsigned char *cursor_typed(unsigned char *p, unsigned t, uint64_t bits)
+{
+    switch (t) { TYPES(T_ENC) }
+    return NULL;
 }
 static size_t enc_typed(unsigned char *b, unsigned t, uint64_t bits)
 {
@@ -671,14 +680,14 @@ enum {
     OP_WRITE, OP_ALIAS, OP_PUT, OP_VARINT, OP_DEC, OP_HEX, OP_PUTS, OP_PRINTF, OP_RESERVE,
     OP_SPAN, OP_PATCH, OP_TRUNCATE, OP_CONSUME, OP_CLEAR, OP_CLEAR_ERROR, OP_RELEASE, OP_DETACH,
     OP_PULLUP, OP_CSTR, OP_READ, OP_APPEND, OP_FLUSH, OP_ODD_WRITE, OP_REINIT, OP_SCRIPT,
-    OP_FILE, NOPS
+    OP_FILE, OP_CURSOR, NOPS
 };
 
 static const char *const op_names[] = {
     "write", "write-alias", "put", "varint", "dec", "hex", "puts", "printf", "reserve",
     "span+advance", "patch", "truncate", "consume", "clear", "clear_error", "release", "detach",
     "pullup", "cstr", "read", "append_writer", "flush", "odd-write", "reinit", "script",
-    "fopen-write"};
+    "fopen-write", "cursor"};
 static const char *const mode_names[] = {"contig", "chain", "stream", "fixed"};
 
 /* bw_cstr when the rules say it succeeds (NULL held bytes are fine: the
@@ -1015,6 +1024,69 @@ static void op_writer(in *s, slot *x, unsigned op)
             memcpy(expb, sp, k);
         }
         wrote(x, bw_advance(w, k), k <= avail ? k : 0, k <= avail ? BW_OK : BW_EINVAL);
+        break;
+    }
+    case OP_CURSOR: { /* a span, the bw_enc_* encoders into it, bw_advance_to */
+        unsigned char *sp, *p, *q, enc[64];
+        const void *end;
+        size_t hint = u8(s) % 80, cnt = u8(s) % 16, i, room_left, en;
+        unsigned how = u8(s) % 8;
+        oc.req = MAX(hint, 1);
+        avail = 12345;
+        sp = (unsigned char *)bw_get_span(w, hint, &avail);
+        if (sp == NULL) {
+            CHECK(avail == 0 && bw_error(w) != BW_OK);
+            none(x, bw_error(w), room(x, oc.req));
+            CHECK(bw_advance_to(w, NULL) == x->err);
+            break;
+        }
+        CHECK(oc.err0 == BW_OK);
+        expect(x, BW_OK, room(x, oc.req));
+        oc.made_room = 1;
+        CHECK(avail == bw_free_capacity(w) && avail >= oc.req);
+        if (x->mode != CHAIN) CHECK(sp == bw_data(w) + bw_len(w));
+        room_left = MIN(avail, left);
+        p = sp;
+        for (i = 0; i < cnt; i++) {
+            unsigned kind = u8(s) % (NTYPES + 3);
+            v = u64(s);
+            if (kind < NTYPES) {
+                en = enc_typed(enc, kind, v);
+                if (en > room_left) break;
+                q = cursor_typed(p, kind, v);
+            } else if (kind == NTYPES) {
+                v >>= u8(s) % 64;
+                en = leb(enc, v);
+                if (en > room_left) break;
+                q = bw_enc_uvarint(p, v);
+            } else if (kind == NTYPES + 1) {
+                v >>= u8(s) % 64;
+                en = leb(enc, (v << 1) ^ (0 - (v >> 63)));
+                if (en > room_left) break;
+                q = bw_enc_svarint(p, (int64_t)v);
+            } else {
+                en = MIN((size_t)(v % 65), room_left);
+                fill(enc, en, (unsigned)(v >> 8));
+                q = bw_enc_bytes(p, en != 0 ? enc : NULL, en);
+            }
+            CHECK(q == p + en && memcmp(p, enc, en) == 0);
+            p = q;
+            room_left -= en;
+        }
+        k = (size_t)(p - sp);
+        memcpy(expb, sp, k);
+        /* The end: NULL, before the span's start, past its room, the start
+         * itself, or where the encoders stopped (addresses computed as
+         * integers: they may lie outside the block). */
+        switch (how) {
+        case 0: end = NULL; break;
+        case 1: end = (const void *)((uintptr_t)sp - 1 - u8(s) % 8); break;
+        case 2: end = (const void *)((uintptr_t)sp + avail + 1 + u8(s) % 8); break;
+        case 3: end = sp; k = 0; break;
+        default: end = p; break;
+        }
+        TRACE("    cursor: %zu encoded, end %u, avail %zu\n", (size_t)(p - sp), how, avail);
+        wrote(x, bw_advance_to(w, end), how <= 2 ? 0 : k, how <= 2 ? BW_EINVAL : BW_OK);
         break;
     }
     case OP_PATCH: {

@@ -1,0 +1,416 @@
+/* test_cursor.c - the pointer encoders (bw_enc_*) byte for byte, and a span
+ * committed with bw_advance_to: its result in every mode and its errors. */
+#include "helpers.h"
+
+#include <stdio.h>
+
+/* Run one encoder into a guarded buffer: it must store exactly the wanted
+ * bytes, touch nothing after them and return p plus their length. */
+#define EXPECT_ENC(call, ...)                                                  \
+    do {                                                                       \
+        const unsigned char want_[] = {__VA_ARGS__};                           \
+        unsigned char buf_[32], *p_ = buf_ + 1, *end_;                         \
+        size_t i_;                                                             \
+        memset(buf_, 0xAB, sizeof buf_);                                       \
+        end_ = call;                                                           \
+        cr_assert_eq(end_, p_ + sizeof want_, "%s returned p + %td, want p + %zu", \
+                     #call, end_ - p_, sizeof want_);                          \
+        cr_assert(memcmp(p_, want_, sizeof want_) == 0, "%s: bytes differ", #call); \
+        cr_assert_eq(buf_[0], 0xAB, "%s wrote before p", #call);              \
+        for (i_ = 1 + sizeof want_; i_ < sizeof buf_; i_++)                    \
+            cr_assert_eq(buf_[i_], 0xAB, "%s wrote past its bytes", #call);    \
+    } while (0)
+
+Test(cursor, fixed_width_integers_little_and_big_endian)
+{
+    EXPECT_ENC(bw_enc_u8(p_, 0xfe), 0xfe);
+    EXPECT_ENC(bw_enc_u16le(p_, 0x1234), 0x34, 0x12);
+    EXPECT_ENC(bw_enc_u16be(p_, 0x1234), 0x12, 0x34);
+    EXPECT_ENC(bw_enc_u32le(p_, 0x01020304u), 4, 3, 2, 1);
+    EXPECT_ENC(bw_enc_u32be(p_, 0x01020304u), 1, 2, 3, 4);
+    EXPECT_ENC(bw_enc_u64le(p_, 0x0102030405060708ull), 8, 7, 6, 5, 4, 3, 2, 1);
+    EXPECT_ENC(bw_enc_u64be(p_, 0x0102030405060708ull), 1, 2, 3, 4, 5, 6, 7, 8);
+    EXPECT_ENC(bw_enc_u16le(p_, UINT16_MAX), 0xff, 0xff);
+    EXPECT_ENC(bw_enc_u64be(p_, UINT64_MAX), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
+    EXPECT_ENC(bw_enc_i16le(p_, -2), 0xfe, 0xff);
+    EXPECT_ENC(bw_enc_i16be(p_, INT16_MIN), 0x80, 0x00);
+    EXPECT_ENC(bw_enc_i32le(p_, -0x01020304), 0xfc, 0xfc, 0xfd, 0xfe);
+    EXPECT_ENC(bw_enc_i32be(p_, -0x01020304), 0xfe, 0xfd, 0xfc, 0xfc);
+    EXPECT_ENC(bw_enc_i32le(p_, INT32_MAX), 0xff, 0xff, 0xff, 0x7f);
+    EXPECT_ENC(bw_enc_i64le(p_, INT64_MIN), 0, 0, 0, 0, 0, 0, 0, 0x80);
+    EXPECT_ENC(bw_enc_i64be(p_, -2), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe);
+    EXPECT_ENC(bw_enc_i64be(p_, INT64_MAX), 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
+}
+
+Test(cursor, floats_are_their_ieee754_bits)
+{
+    EXPECT_ENC(bw_enc_f32le(p_, 1.0f), 0x00, 0x00, 0x80, 0x3f);
+    EXPECT_ENC(bw_enc_f32be(p_, -2.5f), 0xc0, 0x20, 0x00, 0x00);
+    EXPECT_ENC(bw_enc_f64le(p_, 1.0), 0, 0, 0, 0, 0, 0, 0xf0, 0x3f);
+    EXPECT_ENC(bw_enc_f64be(p_, 0.1), 0x3f, 0xb9, 0x99, 0x99, 0x99, 0x99, 0x99, 0x9a);
+    EXPECT_ENC(bw_enc_f64le(p_, -0.0), 0, 0, 0, 0, 0, 0, 0, 0x80);
+    EXPECT_ENC(bw_enc_f32be(p_, 3.4028234663852886e38f), 0x7f, 0x7f, 0xff, 0xff);
+}
+
+Test(cursor, varints_at_every_length_boundary)
+{
+    EXPECT_ENC(bw_enc_uvarint(p_, 0), 0x00);
+    EXPECT_ENC(bw_enc_uvarint(p_, 1), 0x01);
+    EXPECT_ENC(bw_enc_uvarint(p_, 127), 0x7f);
+    EXPECT_ENC(bw_enc_uvarint(p_, 128), 0x80, 0x01);
+    EXPECT_ENC(bw_enc_uvarint(p_, 300), 0xac, 0x02);
+    EXPECT_ENC(bw_enc_uvarint(p_, 16383), 0xff, 0x7f);
+    EXPECT_ENC(bw_enc_uvarint(p_, 16384), 0x80, 0x80, 0x01);
+    EXPECT_ENC(bw_enc_uvarint(p_, (uint64_t)1 << 63),
+               0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01);
+    EXPECT_ENC(bw_enc_uvarint(p_, UINT64_MAX),
+               0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01);
+    /* zig-zag: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ... */
+    EXPECT_ENC(bw_enc_svarint(p_, 0), 0x00);
+    EXPECT_ENC(bw_enc_svarint(p_, -1), 0x01);
+    EXPECT_ENC(bw_enc_svarint(p_, 1), 0x02);
+    EXPECT_ENC(bw_enc_svarint(p_, -64), 0x7f);
+    EXPECT_ENC(bw_enc_svarint(p_, 64), 0x80, 0x01);
+    EXPECT_ENC(bw_enc_svarint(p_, INT64_MAX),
+               0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01);
+    EXPECT_ENC(bw_enc_svarint(p_, INT64_MIN),
+               0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01);
+}
+
+Test(cursor, bytes_copies_n_and_zero_is_nothing)
+{
+    static const char src[] = "hello";
+    EXPECT_ENC(bw_enc_bytes(p_, src, 5), 'h', 'e', 'l', 'l', 'o');
+    EXPECT_ENC(bw_enc_bytes(p_, src, 1), 'h');
+    {
+        unsigned char buf[4] = {9, 9, 9, 9};
+        cr_assert_eq(bw_enc_bytes(buf, NULL, 0), buf, "n == 0 returns p, NULL src allowed");
+        cr_assert_eq(buf[0], 9);
+    }
+}
+
+/* Each encoder stores what the matching put writes (the puts are built on
+ * them), for a spread of values. */
+Test(cursor, encoders_agree_with_the_puts)
+{
+    bw_writer w = BW_WRITER_INIT;
+    unsigned char buf[256], *p;
+    uint64_t i;
+    for (i = 0; i < 64; i++) {
+        uint64_t v = (i * 0x9E3779B97F4A7C15ull) >> (i % 64);
+        double d = (double)(int64_t)v / 3.0;
+        p = buf;
+        bw_clear(&w);
+        p = bw_enc_u8(p, (uint8_t)v);             bw_put_u8(&w, (uint8_t)v);
+        p = bw_enc_u16le(p, (uint16_t)v);         bw_put_u16le(&w, (uint16_t)v);
+        p = bw_enc_u32le(p, (uint32_t)v);         bw_put_u32le(&w, (uint32_t)v);
+        p = bw_enc_u64le(p, v);                   bw_put_u64le(&w, v);
+        p = bw_enc_u16be(p, (uint16_t)v);         bw_put_u16be(&w, (uint16_t)v);
+        p = bw_enc_u32be(p, (uint32_t)v);         bw_put_u32be(&w, (uint32_t)v);
+        p = bw_enc_u64be(p, v);                   bw_put_u64be(&w, v);
+        p = bw_enc_i16le(p, (int16_t)v);          bw_put_i16le(&w, (int16_t)v);
+        p = bw_enc_i32le(p, (int32_t)v);          bw_put_i32le(&w, (int32_t)v);
+        p = bw_enc_i64le(p, (int64_t)v);          bw_put_i64le(&w, (int64_t)v);
+        p = bw_enc_i16be(p, (int16_t)v);          bw_put_i16be(&w, (int16_t)v);
+        p = bw_enc_i32be(p, (int32_t)v);          bw_put_i32be(&w, (int32_t)v);
+        p = bw_enc_i64be(p, (int64_t)v);          bw_put_i64be(&w, (int64_t)v);
+        p = bw_enc_f32le(p, (float)d);            bw_put_f32le(&w, (float)d);
+        p = bw_enc_f64le(p, d);                   bw_put_f64le(&w, d);
+        p = bw_enc_f32be(p, (float)d);            bw_put_f32be(&w, (float)d);
+        p = bw_enc_f64be(p, d);                   bw_put_f64be(&w, d);
+        p = bw_enc_uvarint(p, v);                 bw_put_uvarint(&w, v);
+        p = bw_enc_svarint(p, (int64_t)v);        bw_put_svarint(&w, (int64_t)v);
+        p = bw_enc_svarint(p, -(int64_t)(v >> 1)); bw_put_svarint(&w, -(int64_t)(v >> 1));
+        cr_assert_eq(bw_error(&w), BW_OK);
+        cr_assert_eq((size_t)(p - buf), bw_len(&w), "value %llu: lengths", (unsigned long long)v);
+        cr_assert(memcmp(buf, bw_data(&w), bw_len(&w)) == 0, "value %llu: bytes",
+                  (unsigned long long)v);
+    }
+    bw_release(&w);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A span committed with bw_advance_to, in every mode                     */
+/* ---------------------------------------------------------------------- */
+
+enum { C_CONTIG, C_BUFFER, C_CHAIN, C_SINK, C_FIXED, C_COUNT };
+static const char *const cmode[C_COUNT] = {"contiguous", "buffer", "segmented", "streaming",
+                                           "fixed"};
+
+typedef struct out {
+    unsigned char *d;
+    size_t n, cap;
+} out;
+
+static void out_add(out *o, const void *src, size_t n)
+{
+    if (o->n + n > o->cap) {
+        o->cap = (o->n + n) * 2;
+        o->d = (unsigned char *)realloc(o->d, o->cap);
+        cr_assert_not_null(o->d);
+    }
+    memcpy(o->d + o->n, src, n);
+    o->n += n;
+}
+
+static ptrdiff_t out_sink(void *ctx, const void *data, size_t n)
+{
+    out_add((out *)ctx, data, n);
+    return (ptrdiff_t)n;
+}
+
+typedef struct cw {
+    bw_writer w;
+    test_alloc ta;
+    bw_pool *p;
+    out sent;
+    unsigned char ibuf[100];
+    unsigned char *fixed;
+} cw;
+
+#define FIXED_CAP ((size_t)1 << 17)
+
+static void cw_open(cw *c, int mode)
+{
+    bw_pool_options o;
+    int rc = BW_OK;
+    memset(c, 0, sizeof *c);
+    ta_init(&c->ta, 1);
+    memset(&o, 0, sizeof o);
+    o.allocator = &c->ta.hook;
+    cr_assert_eq(bw_pool_create(&c->p, &o), BW_OK);
+    switch (mode) {
+    case C_CONTIG: rc = bw_init(&c->w, c->p, 0); break;
+    case C_BUFFER: rc = bw_init_buffer(&c->w, c->p, c->ibuf, sizeof c->ibuf); break;
+    case C_CHAIN: rc = bw_init_chain(&c->w, c->p); break;
+    case C_SINK: rc = bw_init_sink(&c->w, c->p, 256, out_sink, &c->sent); break;
+    default:
+        c->fixed = (unsigned char *)malloc(FIXED_CAP);
+        cr_assert_not_null(c->fixed);
+        rc = bw_init_fixed(&c->w, c->fixed, FIXED_CAP);
+        break;
+    }
+    cr_assert_eq(rc, BW_OK);
+}
+
+/* Everything the writer produced: what was sent, then what is held. */
+static out cw_output(cw *c)
+{
+    out o = {NULL, 0, 0};
+    size_t n = bw_len(&c->w);
+    if (c->sent.n != 0) out_add(&o, c->sent.d, c->sent.n);
+    if (n != 0) {
+        unsigned char *tmp = (unsigned char *)malloc(n);
+        cr_assert_not_null(tmp);
+        cr_assert_eq(bw_copy_out(&c->w, 0, tmp, n), BW_OK);
+        out_add(&o, tmp, n);
+        free(tmp);
+    }
+    return o;
+}
+
+static void cw_close(cw *c)
+{
+    bw_release(&c->w);
+    free(c->fixed);
+    free(c->sent.d);
+    ta_finish(&c->ta, c->p);
+}
+
+/* The record a serializer would write: u32 + uvarint + u64 + f64 + bytes. */
+#define REC_MAX (4 + 10 + 8 + 8 + 7)
+static unsigned char *enc_record(unsigned char *p, uint32_t i)
+{
+    static const char tag[] = "record!";
+    p = bw_enc_u32le(p, i * 2654435761u);
+    p = bw_enc_uvarint(p, (uint64_t)i << (i % 57));
+    p = bw_enc_u64be(p, ~(uint64_t)i);
+    p = bw_enc_f64le(p, (double)i * 0.25);
+    return bw_enc_bytes(p, tag, i % 8);
+}
+
+static void put_record(bw_writer *w, uint32_t i)
+{
+    static const char tag[] = "record!";
+    bw_put_u32le(w, i * 2654435761u);
+    bw_put_uvarint(w, (uint64_t)i << (i % 57));
+    bw_put_u64be(w, ~(uint64_t)i);
+    bw_put_f64le(w, (double)i * 0.25);
+    bw_write(w, tag, i % 8);
+}
+
+Test(cursor, records_through_a_span_equal_the_puts_in_every_mode)
+{
+    int m;
+    for (m = 0; m < C_COUNT; m++) {
+        cw c;
+        bw_writer ref = BW_WRITER_INIT;
+        out got;
+        uint32_t i;
+        cw_open(&c, m);
+        for (i = 0; i < 3000; i++) {
+            size_t avail, before = bw_len(&c.w);
+            uint64_t tell = bw_tell(&c.w);
+            unsigned char *p = (unsigned char *)bw_get_span(&c.w, REC_MAX, &avail);
+            unsigned char *end;
+            cr_assert_not_null(p, "%s: span %u: %s", cmode[m], i, bw_strerror(bw_error(&c.w)));
+            cr_assert_geq(avail, REC_MAX, "%s: the span has the room asked for", cmode[m]);
+            end = enc_record(p, i);
+            cr_assert_eq(bw_advance_to(&c.w, end), BW_OK, "%s: record %u", cmode[m], i);
+            cr_assert_eq(bw_tell(&c.w), tell + (uint64_t)(end - p),
+                         "%s: exactly end - start committed", cmode[m]);
+            if (m != C_SINK)
+                cr_assert_eq(bw_len(&c.w), before + (size_t)(end - p), "%s", cmode[m]);
+            put_record(&ref, i);
+        }
+        cr_assert_eq(bw_error(&c.w), BW_OK);
+        cr_assert_eq(bw_flush(&c.w), BW_OK);
+        got = cw_output(&c);
+        cr_assert_eq(got.n, bw_len(&ref), "%s: %zu bytes, the puts wrote %zu", cmode[m], got.n,
+                     bw_len(&ref));
+        cr_assert(memcmp(got.d, bw_data(&ref), got.n) == 0, "%s: same bytes as the puts",
+                  cmode[m]);
+        if (m == C_SINK) cr_assert_gt(c.sent.n, 0, "the streaming writer sent as it went");
+        if (m == C_CHAIN) cr_assert_null(bw_data(&c.w), "the segmented writer linked blocks");
+        free(got.d);
+        bw_release(&ref);
+        cw_close(&c);
+    }
+}
+
+/* The span starts at the next byte: after bw_advance or a write it has
+ * moved, and bw_advance_to counts from there. */
+Test(cursor, advance_to_counts_from_the_current_start_in_every_mode)
+{
+    int m;
+    for (m = 0; m < C_COUNT; m++) {
+        cw c;
+        unsigned char *p, *q;
+        out got;
+        cw_open(&c, m);
+        p = (unsigned char *)bw_get_span(&c.w, 16, NULL);
+        cr_assert_not_null(p);
+        p = bw_enc_u16be(p, 0x0102);
+        cr_assert_eq(bw_advance(&c.w, 2), BW_OK);
+        q = (unsigned char *)bw_get_span(&c.w, 16, NULL);
+        cr_assert_eq(q, p, "%s: the span's start moved by the advance", cmode[m]);
+        q = bw_enc_u8(q, 3);
+        cr_assert_eq(bw_advance_to(&c.w, q), BW_OK);
+        cr_assert_eq(bw_advance_to(&c.w, q), BW_OK, "%s: end == start commits nothing",
+                     cmode[m]);
+        cr_assert_eq(bw_tell(&c.w), 3, "%s", cmode[m]);
+        cr_assert_eq(bw_put_u8(&c.w, 4), BW_OK);
+        q = (unsigned char *)bw_get_span(&c.w, 0, NULL);
+        cr_assert_not_null(q, "%s: a hint of 0 still gives a byte", cmode[m]);
+        q = bw_enc_u8(q, 5);
+        cr_assert_eq(bw_advance_to(&c.w, q), BW_OK);
+        cr_assert_eq(bw_flush(&c.w), BW_OK);
+        got = cw_output(&c);
+        cr_assert_eq(got.n, 5, "%s", cmode[m]);
+        cr_assert(memcmp(got.d, "\1\2\3\4\5", 5) == 0, "%s: bytes", cmode[m]);
+        free(got.d);
+        cw_close(&c);
+    }
+}
+
+/* Every refusal is bw_advance's: BW_EINVAL recorded with nothing committed
+ * (NULL end, an end before the span's start, an end past its room), the
+ * recorded error while there is one, BW_EINVAL unrecorded for NULL w. */
+Test(cursor, advance_to_errors_in_every_mode)
+{
+    int m;
+    cr_assert_eq(bw_advance_to(NULL, NULL), BW_EINVAL);
+    {
+        unsigned char b[4];
+        cr_assert_eq(bw_advance_to(NULL, b), BW_EINVAL);
+    }
+    for (m = 0; m < C_COUNT; m++) {
+        cw c;
+        size_t avail;
+        unsigned char *p;
+        uint64_t tell;
+        cw_open(&c, m);
+        cr_assert_eq(bw_put_u32le(&c.w, 7), BW_OK);
+        tell = bw_tell(&c.w);
+
+        /* Before the span's start (into the held bytes). */
+        p = (unsigned char *)bw_get_span(&c.w, 8, &avail);
+        cr_assert_not_null(p);
+        cr_assert_eq(bw_advance_to(&c.w, p - 1), BW_EINVAL, "%s: before the start", cmode[m]);
+        cr_assert_eq(bw_error(&c.w), BW_EINVAL, "%s: recorded", cmode[m]);
+        cr_assert_eq(bw_tell(&c.w), tell, "%s: nothing committed", cmode[m]);
+        bw_clear_error(&c.w);
+
+        /* Past the span: one byte more than the free space. The last byte
+         * of it is fine. */
+        p = (unsigned char *)bw_get_span(&c.w, 8, &avail);
+        cr_assert_eq(avail, bw_free_capacity(&c.w));
+        cr_assert_eq(bw_advance_to(&c.w, p + avail + 1), BW_EINVAL, "%s: past the span",
+                     cmode[m]);
+        cr_assert_eq(bw_error(&c.w), BW_EINVAL);
+        cr_assert_eq(bw_tell(&c.w), tell, "%s: nothing committed", cmode[m]);
+        bw_clear_error(&c.w);
+
+        /* NULL end. */
+        cr_assert_eq(bw_advance_to(&c.w, NULL), BW_EINVAL, "%s: NULL end", cmode[m]);
+        cr_assert_eq(bw_error(&c.w), BW_EINVAL);
+        cr_assert_eq(bw_tell(&c.w), tell);
+
+        /* With an error recorded: that error, nothing committed, even for an
+         * end that would be valid, or the start itself. */
+        p = (unsigned char *)bw_get_span(&c.w, 8, &avail);
+        cr_assert_null(p, "%s: no span while an error is recorded", cmode[m]);
+        bw_clear_error(&c.w);
+        p = (unsigned char *)bw_get_span(&c.w, 8, &avail);
+        cr_assert_not_null(p);
+        cr_assert_eq(bw_advance_to(&c.w, p + avail + 1), BW_EINVAL);
+        cr_assert_eq(bw_advance_to(&c.w, p + 4), BW_EINVAL, "%s: the recorded error", cmode[m]);
+        cr_assert_eq(bw_advance_to(&c.w, p), BW_EINVAL, "%s: even committing nothing",
+                     cmode[m]);
+        cr_assert_eq(bw_tell(&c.w), tell, "%s: nothing committed", cmode[m]);
+        bw_clear_error(&c.w);
+
+        /* And the whole span is fine. */
+        p = (unsigned char *)bw_get_span(&c.w, 8, &avail);
+        memset(p, 0x5a, avail);
+        cr_assert_eq(bw_advance_to(&c.w, p + avail), BW_OK, "%s: the whole span", cmode[m]);
+        cr_assert_eq(bw_tell(&c.w), tell + avail);
+        cw_close(&c);
+    }
+}
+
+/* A writer with no storage yet: its only valid end is NULL + 0, which is
+ * refused as NULL; a span first gives it storage. */
+Test(cursor, advance_to_on_a_writer_with_no_storage)
+{
+    bw_writer w = BW_WRITER_INIT;
+    unsigned char b[8];
+    cr_assert_eq(bw_advance_to(&w, NULL), BW_EINVAL);
+    cr_assert_eq(bw_error(&w), BW_EINVAL);
+    bw_clear_error(&w);
+    cr_assert_eq(bw_advance_to(&w, b), BW_EINVAL, "memory that is not a span");
+    cr_assert_eq(bw_len(&w), 0);
+    bw_release(&w);
+}
+
+/* A fixed writer's span of more than its room fails, as bw_reserve does. */
+Test(cursor, fixed_span_beyond_the_buffer_is_efull)
+{
+    unsigned char buf[8];
+    bw_writer w;
+    size_t avail = 99;
+    unsigned char *p;
+    bw_init_fixed(&w, buf, sizeof buf);
+    cr_assert_null(bw_get_span(&w, 9, &avail));
+    cr_assert_eq(avail, 0);
+    cr_assert_eq(bw_error(&w), BW_EFULL);
+    bw_clear_error(&w);
+    p = (unsigned char *)bw_get_span(&w, 8, &avail);
+    cr_assert_eq(p, buf);
+    cr_assert_eq(avail, 8);
+    p = bw_enc_u64le(p, 0x0807060504030201ull);
+    cr_assert_eq(bw_advance_to(&w, p), BW_OK);
+    cr_assert(memcmp(buf, "\1\2\3\4\5\6\7\10", 8) == 0);
+    cr_assert_eq(bw_free_capacity(&w), 0);
+    bw_release(&w);
+}
