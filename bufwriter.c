@@ -61,7 +61,12 @@ static void bw__set_lim(bw_writer *w) { w->lim = w->err != BW_OK ? w->len : w->c
 /* Record the first error; later writes miss the fast path. */
 BW__INTERNAL int bw__fail(bw_writer *w, int rc)
 {
-    if (w->err == BW_OK) w->err = rc;
+    if (w->err == BW_OK) {
+        w->err = rc;
+        /* Kept with it: errno is overwritten long before the one check at
+         * the end of a run (bw_errno). */
+        w->syserr = rc == BW_EIO ? errno : 0;
+    }
     w->lim = w->len;
     return rc;
 }
@@ -181,6 +186,12 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
     }
     rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
     if (rc != BW_OK) return rc;
+    if ((w->flags & BW__EXTERNAL) && p->learn) {
+        /* Out of the caller's buffer: its first block of the pool's, so the
+         * learned size as for a writer that started with none. */
+        size_t first = bw__grow_size(p, bw__learned(p));
+        if (first > cap) cap = first;
+    }
     if (cap > p->threshold && w->cap <= p->threshold && p->learn_growth) {
         size_t jump = bw__grow_size(p, bw__learned_large(p));
         if (jump > p->max_learned) jump = p->max_learned;
@@ -425,6 +436,20 @@ BW__INTERNAL int bw__send_held(bw_writer *w)
     return BW_OK;
 }
 
+/* A buffer enlarged for a long reserve or span goes back once its bytes
+ * are sent (nothing held then), unless src points into it: the next write
+ * rents the configured size, so memory stays what was configured. */
+static void bw__stream_shrink(bw_writer *w, const void *src, size_t n)
+{
+    if (w->cap <= w->opt || w->len != bw__start(w) || bw__overlaps(w, src, n)) return;
+    (void)bw_pool_return(w->pool, w->data, w->cap);
+    w->data = NULL;
+    w->cap = 0;
+    w->pos = w->base;
+    w->len = 0;
+    bw__set_lim(w);
+}
+
 /* The buffer, rented at the first write, or replaced by a bigger block when
  * a reserve or span needs more than it has (nothing held then). */
 static int bw__stream_buffer(bw_writer *w, size_t n)
@@ -473,6 +498,10 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
          * source among the held bytes stays intact until copied below. */
         rc = bw__send_held(w);
         if (rc != BW_OK) return rc;
+        if (n <= w->opt) {
+            bw__stream_shrink(w, src, src != NULL ? n : 0);
+            if (w->data == NULL && (rc = bw__stream_buffer(w, n)) != BW_OK) return rc;
+        }
     }
     if (src != NULL && (w->data == NULL || n > w->cap)) {
         /* Larger than the buffer: straight from the caller's memory (it
@@ -561,6 +590,7 @@ static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
     w->ctx = NULL;
     w->fd = 0;
     w->err = BW_OK;
+    w->syserr = 0;
     w->flags = 0;
     w->pool = pool;
     w->mode = mode;
@@ -578,6 +608,8 @@ int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
     if (initial_capacity == 0) return BW_OK;
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    /* With BW_POOL_LEARN_SIZE the larger of the two. */
+    if (p->learn && bw__learned(p) > initial_capacity) initial_capacity = bw__learned(p);
     rc = bw__target(p, 0, initial_capacity, 0, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     b = bw_pool_rent(p, cap, &got);
@@ -682,6 +714,7 @@ static void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
+    w->syserr = 0;
     w->head = NULL;
     w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
     bw__set_lim(w);
@@ -710,6 +743,7 @@ void bw_clear(bw_writer *w)
     w->pos = w->base; /* bw_tell: the first dropped byte */
     w->len = 0;
     w->err = BW_OK;
+    w->syserr = 0;
     bw__set_lim(w);
 }
 
@@ -717,15 +751,20 @@ void bw_clear_error(bw_writer *w)
 {
     if (w == NULL) return;
     w->err = BW_OK;
+    w->syserr = 0;
     bw__set_lim(w);
 }
+
+int bw_errno(const bw_writer *w) { return w != NULL ? w->syserr : 0; }
 
 int bw_flush(bw_writer *w)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    if (w->mode != BW__STREAM || bw_len(w) == 0) return BW_OK;
-    return bw__send_held(w);
+    if (w->mode != BW__STREAM) return BW_OK;
+    if (bw_len(w) != 0 && bw__send_held(w) != BW_OK) return w->err;
+    if (w->data != NULL) bw__stream_shrink(w, NULL, 0);
+    return BW_OK;
 }
 
 bw_pool *bw_writer_pool(const bw_writer *w)
@@ -1049,8 +1088,10 @@ int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
     size_t tmp_cap = 0;
     uint64_t tell;
 
+    /* Allowed while an error is recorded (as truncate): the held bytes are
+     * intact after any failure, so a frame can be fixed or rolled back
+     * before the error is dealt with. */
     if (w == NULL) return BW_EINVAL;
-    if (w->err != BW_OK) return w->err;
     if (n == 0) return BW_OK;
     tell = bw_tell(w);
     if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
@@ -1079,10 +1120,10 @@ int bw_truncate(bw_writer *w, uint64_t pos)
     uint64_t at;
 
     if (w == NULL) return BW_EINVAL;
-    if (w->err != BW_OK) return w->err;
     if (pos < w->base || pos > bw_tell(w)) return bw__fail(w, BW_EINVAL);
     if (pos >= w->pos) { /* within the last block (or the only one) */
         w->len = (size_t)(pos - w->pos);
+        bw__set_lim(w); /* a recorded error keeps lim at len */
         return BW_OK;
     }
     /* Segmented, in an earlier block: it becomes the last one. */
@@ -1268,6 +1309,9 @@ const char *bw_cstr(bw_writer *w)
     unsigned char *p;
     if (w == NULL || w->err != BW_OK) return NULL;
     if (w->data == NULL) return "";
+    /* A full buffer that cannot grow: a question with no answer, not a
+     * failed write, so nothing is recorded and writing can go on. */
+    if ((w->mode == BW__FIXED || w->mode == BW__STREAM) && bw_len(w) == w->cap) return NULL;
     p = bw__contiguous(w, 1);
     if (p == NULL) return NULL;
     w->data[w->len] = 0;
@@ -1324,12 +1368,7 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
         if (n == 0) continue;
         rc = bw_write(dst, p, n);
         if (rc != BW_OK) {
-            if (dst->mode == BW__CHAIN && mark >= dst->base) {
-                dst->err = BW_OK;
-                (void)bw_truncate(dst, mark);
-                dst->err = rc;
-                bw__set_lim(dst);
-            }
+            if (dst->mode == BW__CHAIN && mark >= dst->base) (void)bw_truncate(dst, mark);
             return rc;
         }
     }

@@ -18,8 +18,8 @@
  * segmented writers), reserve, span + advance, patch and typed
  * patch by position, truncate, consume, clear, clear_error, release, detach,
  * pullup, cstr, copy_out, iovec, append_writer (dst == src too), flush,
- * unrepresentable sizes, NULL sources. After EVERY operation:
- *   - the status returned, bw_error, bw_len, bw_tell;
+ * unrepresentable sizes, NULL sources, putc. After EVERY operation:
+ *   - the status returned, bw_error, bw_errno, bw_len, bw_tell;
  *   - the held bytes, through bw_copy_out of everything and through bw_iovec
  *     (concatenated, no empty entry), and bw_data when they lie in one block;
  *     bw_capacity == bw_len + bw_free_capacity;
@@ -205,6 +205,7 @@ typedef struct slot {
     size_t len, dcap;
     uint64_t base;        /* position of the first held byte              */
     int err;              /* recorded status                              */
+    int syserr;           /* the errno recorded with BW_EIO               */
     size_t sbuf;          /* streaming: the buffer size (0: unknown)      */
     unsigned char *fbuf;  /* fixed: the buffer (or NULL) and its size     */
     size_t fsize;
@@ -218,6 +219,7 @@ static bw_pool *pool;
 static size_t minblk, threshold;
 static int bypass; /* BW_POOL_BYPASS: rents are exact-size below the threshold */
 static int learned_jump; /* a growth past the threshold may jump further (rule 25) */
+static int learn_size;   /* BW_POOL_LEARN_SIZE: a first block may be the learned size */
 static slot *slots;
 static unsigned char scratch[MAX_OP + 16];
 static unsigned char expb[MAX_LEN + 2 * MAX_OP]; /* the bytes a call must append */
@@ -422,6 +424,16 @@ static int expect(slot *x, int rc, int want)
     return rc == BW_OK;
 }
 
+/* A call that works while an error is recorded (patch, truncate): then it
+ * does what it would do without one, and the first error stays. */
+static int expect_always(slot *x, int rc, int want)
+{
+    if (x->err == BW_OK) return expect(x, rc, want);
+    if (want != BW_OK || rc != BW_OK)
+        CHECK(rc == want || (rc == BW_ENOMEM && failed_now));
+    return rc == BW_OK;
+}
+
 /* A call that appends the n bytes expb[0..n). Failed, it accepted nothing;
  * only a streaming call larger than the buffer may have accepted a prefix. */
 static void wrote(slot *x, int rc, size_t n, int want)
@@ -467,6 +479,7 @@ static void compare(slot *x)
     size_t n, i, at = 0;
 
     CHECK(bw_error(w) == x->err);
+    CHECK(bw_errno(w) == (x->err == BW_EIO ? x->syserr : 0));
     CHECK(bw_len(w) == x->len);
     CHECK(bw_tell(w) == x->base + x->len);
     CHECK(bw_capacity(w) == bw_len(w) + bw_free_capacity(w));
@@ -525,6 +538,7 @@ static void post(slot *x)
     CHECK(k->n == 0);
     if (k->calls) CHECK(oc.err0 == BW_OK && oc.kind == GROW && oc.req > oc.free0);
     if (k->fails) CHECK(x->err == BW_EIO && k->after_fail == 0 && e == k->err_no);
+    if (oc.err0 == BW_OK && x->err == BW_EIO) x->syserr = k->err_no;
     bw_pool_get_stats(pool, &st);
     if (oc.zero || x->mode == FIXED) CHECK(st.rents == oc.rents0 && calls == oc.calls0);
 
@@ -535,8 +549,10 @@ static void post(slot *x)
         if (oc.kind == KEEP || oc.err0 != BW_OK || failed || oc.req <= oc.free0) CHECK(!moved);
         else if (moved && oc.cap0 != 0 && oc.req <= 4 * MAX_LEN) {
             CHECK(w->cap >= 2 * oc.cap0);
+            /* out of the caller's buffer, the learned size if larger */
+            size_t first = learn_size && x->isize && oc.blk0 == x->ibuf ? st.learned_size : 0;
             if (!(learned_jump && oc.cap0 <= threshold && w->cap > threshold))
-                CHECK(w->cap <= class_of(MAX(2 * oc.cap0, oc.held0 + oc.req)));
+                CHECK(w->cap <= MAX(class_of(MAX(2 * oc.cap0, oc.held0 + oc.req)), first));
         }
     }
     if (x->mode == CONTIG) {
@@ -616,11 +632,15 @@ static void reinit(in *s, slot *x)
     x->fbuf = NULL;
     if (how < 3) { /* contiguous, maybe with an initial capacity */
         x->mode = CONTIG;
+        bw_pool_stats st;
         n = bad ? huge(s) : (u8(s) & 1) ? u16(s) : 0;
         oc.zero = n == 0;
+        bw_pool_get_stats(pool, &st);
         rc = bw_init(w, pool, n);
         expect(x, rc, bad ? BW_EOVERFLOW : BW_OK);
-        if (rc == BW_OK && n) CHECK(w->cap == rent_of(n));
+        if (rc == BW_OK && n && !learn_size) CHECK(w->cap == rent_of(n));
+        if (rc == BW_OK && n && learn_size) /* the larger of n and the learned size */
+            CHECK(w->cap >= rent_of(n) && w->cap <= MAX(class_of(n), st.learned_size));
     } else if (how < 5) { /* contiguous in a caller's buffer */
         x->mode = CONTIG;
         n = 1 + u8(s) % sizeof x->ibuf;
@@ -671,14 +691,14 @@ enum {
     OP_WRITE, OP_ALIAS, OP_PUT, OP_VARINT, OP_DEC, OP_HEX, OP_PUTS, OP_PRINTF, OP_RESERVE,
     OP_SPAN, OP_PATCH, OP_TRUNCATE, OP_CONSUME, OP_CLEAR, OP_CLEAR_ERROR, OP_RELEASE, OP_DETACH,
     OP_PULLUP, OP_CSTR, OP_READ, OP_APPEND, OP_FLUSH, OP_ODD_WRITE, OP_REINIT, OP_SCRIPT,
-    OP_FILE, NOPS
+    OP_FILE, OP_PUTC, NOPS
 };
 
 static const char *const op_names[] = {
     "write", "write-alias", "put", "varint", "dec", "hex", "puts", "printf", "reserve",
     "span+advance", "patch", "truncate", "consume", "clear", "clear_error", "release", "detach",
     "pullup", "cstr", "read", "append_writer", "flush", "odd-write", "reinit", "script",
-    "fopen-write"};
+    "fopen-write", "putc"};
 static const char *const mode_names[] = {"contig", "chain", "stream", "fixed"};
 
 /* bw_cstr when the rules say it succeeds (NULL held bytes are fine: the
@@ -1041,7 +1061,7 @@ static void op_writer(in *s, slot *x, unsigned op)
             rc = bw_patch(w, pos, src, n);
         }
         valid = pos >= x->base && pos <= oc.tell0 && n <= oc.tell0 - pos;
-        if (expect(x, rc, n == 0 || valid ? BW_OK : BW_EINVAL) && n)
+        if (expect_always(x, rc, n == 0 || valid ? BW_OK : BW_EINVAL) && n)
             memcpy(x->d + (pos - x->base), expb, n);
         CHECK(bw_tell(w) == oc.tell0);
         break;
@@ -1050,7 +1070,7 @@ static void op_writer(in *s, slot *x, unsigned op)
         oc.kind = KEEP;
         pos = pick_pos(s, x);
         oc.zero = pos == oc.tell0;
-        if (expect(x, bw_truncate(w, pos), pos >= x->base && pos <= oc.tell0 ? BW_OK : BW_EINVAL))
+        if (expect_always(x, bw_truncate(w, pos), pos >= x->base && pos <= oc.tell0 ? BW_OK : BW_EINVAL))
             x->len = (size_t)(pos - x->base);
         break;
     case OP_CONSUME: /* works while an error is recorded */
@@ -1152,9 +1172,11 @@ static void op_writer(in *s, slot *x, unsigned op)
         } else if (c != NULL) {
             CHECK(ok != 0 && same(c, x->d, x->len) && c[x->len] == 0);
             if (x->len) CHECK((const unsigned char *)c == bw_data(w));
-        } else {
-            CHECK(ok != 1 || x->mode == CONTIG || x->mode == CHAIN);
-            none(x, bw_error(w), ok == 1 ? BW_OK : BW_EFULL);
+        } else if (ok == 1) { /* an allocation failed */
+            CHECK(x->mode == CONTIG || x->mode == CHAIN);
+            none(x, bw_error(w), BW_OK);
+        } else { /* no byte for the NUL: nothing recorded */
+            CHECK(bw_error(w) == BW_OK);
         }
         break;
     }
@@ -1206,6 +1228,14 @@ static void op_writer(in *s, slot *x, unsigned op)
             none(x, bw_write(w, scratch, n), too_big(x));
         }
         break;
+    case OP_PUTC: {
+        int c = (int)u16(s) - 600;
+        if (left == 0) break;
+        expb[0] = (unsigned char)c;
+        oc.req = 1;
+        wrote(x, bw_putc(w, c), 1, room(x, 1));
+        break;
+    }
     case OP_SCRIPT: {
         int i;
         oc.kind = KEEP;
@@ -1248,6 +1278,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.flags |= (cfg2 & 0x08 ? BW_POOL_NO_LEARNED_GROWTH : 0) |
                (cfg2 & 0x20 ? BW_POOL_NO_LARGE_RETENTION : 0);
     learned_jump = !(cfg2 & 0x08);
+    learn_size = (cfg & 0x20) != 0;
     o.min_first_block = cfg2 & 0x10 ? 1 : 0; /* the class of the first write, or 512 B */
     if (cfg2 & 0x40) o.decay_ms = BW_DECAY_NEVER;
     bypass = (cfg2 & 0x80) != 0;
