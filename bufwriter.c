@@ -80,9 +80,35 @@ static bw_pool *bw__pool_of(bw_writer *w)
 static bw__seg *bw__tail_seg(const bw_writer *w) { return (bw__seg *)(void *)(w->data + w->cap); }
 static size_t bw__seg_cap(const bw__seg *s) { return (size_t)((const unsigned char *)s - s->data); }
 
-/* Give a segmented block back (its real capacity includes the link). */
+/* A by-reference piece (bw_append_ref): a small record rented from the pool,
+ * linked like a block. Its link's data is NULL, which tells it from a block
+ * in every walk; its held range [start, end) lies in the caller's bytes. It
+ * is never the last block: writes go to a block after it. */
+typedef struct bw__ref {
+    bw__seg seg; /* first, so a bw__seg * of a reference is the record    */
+    const unsigned char *bytes;
+    size_t n;        /* as given: done(ctx, bytes, n)                      */
+    bw_done_fn done;
+    void *ctx;
+    size_t cap;      /* the record's capacity, to give it back             */
+} bw__ref;
+
+/* Where a non-last piece's offsets count from. */
+static const unsigned char *bw__seg_bytes(const bw__seg *s)
+{
+    return s->data != NULL ? s->data : ((const bw__ref *)(const void *)s)->bytes;
+}
+
+/* Give a segmented block back (its real capacity includes the link); a
+ * reference's record goes back and its done is called, once. */
 static void bw__seg_return(bw_writer *w, bw__seg *s)
 {
+    if (s->data == NULL) {
+        bw__ref r = *(bw__ref *)(void *)s;
+        (void)bw_pool_return(w->pool, s, r.cap);
+        if (r.done != NULL) r.done(r.ctx, r.bytes, r.n);
+        return;
+    }
     (void)bw_pool_return(w->pool, s->data, bw__seg_cap(s) + BW__SEG_HDR);
 }
 
@@ -113,8 +139,12 @@ static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
     if (w->data == NULL || n == 0) return 0;
     if (b > (uintptr_t)w->data && a < (uintptr_t)w->data + w->cap) return 1;
     if (w->mode != BW__CHAIN) return 0;
-    for (s = (const bw__seg *)w->head; s != NULL; s = s->next)
-        if (b > (uintptr_t)s->data && a < (uintptr_t)s) return 1;
+    for (s = (const bw__seg *)w->head; s != NULL; s = s->next) {
+        const bw__ref *r = (const bw__ref *)(const void *)s;
+        uintptr_t lo = s->data != NULL ? (uintptr_t)s->data : (uintptr_t)r->bytes;
+        uintptr_t hi = s->data != NULL ? (uintptr_t)s : lo + r->n;
+        if (b > lo && a < hi) return 1;
+    }
     return 0;
 }
 
@@ -137,7 +167,7 @@ int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t
         *p = s->data;
         *n = w->len;
     } else {
-        *p = s->data + s->start;
+        *p = bw__seg_bytes(s) + s->start;
         *n = s->end - s->start;
     }
     return 1;
@@ -301,10 +331,10 @@ static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
  * bytes: max(class of the need, 2 x the previous block, 4 KiB), at most the
  * threshold unless the need is larger. One request, however large: an
  * impossible size is one failed backing call. */
-static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
+static bw__seg *bw__seg_rent_after(bw_writer *w, size_t need, size_t prev)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t want, got, prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0;
+    size_t want, got;
     unsigned char *b;
     bw__seg *s;
     int rc;
@@ -339,6 +369,11 @@ static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
     return s;
 }
 
+static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
+{
+    return bw__seg_rent_after(w, need, w->data != NULL ? w->cap + BW__SEG_HDR : 0);
+}
+
 /* Make s the last block. The old last block stays where it is (its rest
  * is skipped); an old block that is the only one and holds nothing is
  * unlinked and returned, for the caller to give back (bw__seg_return). */
@@ -350,11 +385,11 @@ static bw__seg *bw__seg_link(bw_writer *w, bw__seg *s)
         if (w->head == NULL && w->len == bw__start(w)) {
             gone = old;
         } else {
+            /* The range: [start, len) as the only block, else [0, len); the
+             * link's start may be stale from an earlier life of the block. */
             old->end = w->len;
-            if (w->head == NULL) {
-                old->start = bw__start(w);
-                w->head = old;
-            }
+            old->start = w->head == NULL ? bw__start(w) : 0;
+            if (w->head == NULL) w->head = old;
             old->next = s;
         }
     }
@@ -1080,6 +1115,40 @@ static unsigned char *bw__at(const bw_writer *w, uint64_t pos, size_t *room)
     return NULL;
 }
 
+/* Patching never writes the caller's memory: each reference among the n
+ * held bytes at pos first becomes a block of its own (a copy; its done is
+ * called then). On failure the error is recorded; the held bytes are the
+ * same either way. */
+static int bw__own_refs(bw_writer *w, uint64_t pos, size_t n)
+{
+    bw__seg *prev = NULL, *s, *tail = bw__tail_seg(w);
+    uint64_t at = w->base;
+    for (s = (bw__seg *)w->head; s != NULL && s != tail && at < pos + n; prev = s, s = s->next) {
+        size_t held = s->end - s->start, want, got;
+        unsigned char *b;
+        bw__seg *ns;
+        int rc;
+        if (s->data == NULL && pos < at + held) {
+            rc = bw__seg_size(w->pool, held + BW__SEG_HDR, &want);
+            if (rc != BW_OK) return bw__fail(w, rc);
+            b = (unsigned char *)bw_pool_rent(w->pool, want, &got);
+            if (b == NULL) return bw__fail(w, BW_ENOMEM);
+            memcpy(b, bw__seg_bytes(s) + s->start, held);
+            ns = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
+            ns->data = b;
+            ns->start = 0;
+            ns->end = held;
+            ns->next = s->next;
+            if (prev != NULL) prev->next = ns;
+            else w->head = ns;
+            bw__seg_return(w, s);
+            s = ns;
+        }
+        at += held;
+    }
+    return BW_OK;
+}
+
 int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
     unsigned char buf[64];
@@ -1100,6 +1169,13 @@ int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
          * first so that no piece reads bytes already overwritten. */
         in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
         if (in == NULL) return w->err;
+    }
+    if (w->mode == BW__CHAIN && w->head != NULL && pos < w->pos) {
+        int rc = bw__own_refs(w, pos, n);
+        if (rc != BW_OK) {
+            if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
+            return rc;
+        }
     }
     while (n > 0) {
         size_t room, k;
@@ -1137,6 +1213,24 @@ int bw_truncate(bw_writer *w, uint64_t pos)
         at += held;
     }
     s = keep->next;
+    if (keep->data == NULL) {
+        /* A reference takes no writes: its kept part stays linked, and the
+         * last block, emptied, follows it (nothing to rent). */
+        bw__seg *tail = bw__tail_seg(w);
+        size_t cut = (size_t)(pos - at);
+        while (s != tail) {
+            bw__seg *next = s->next;
+            bw__seg_return(w, s);
+            s = next;
+        }
+        keep->next = tail;
+        keep->end = keep->start + cut;
+        w->pos = pos;
+        w->len = 0;
+        if (cut == 0) bw__seg_drop_all_but_tail(w); /* the first piece: all dropped */
+        bw__set_lim(w);
+        return BW_OK;
+    }
     while (s != NULL) {
         bw__seg *next = s->next;
         bw__seg_return(w, s);
@@ -1277,6 +1371,7 @@ static unsigned char *bw__contiguous(bw_writer *w, size_t extra)
         s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
         s->data = b;
         s->next = NULL;
+        s->start = s->end = 0;
         w->data = b;
         w->cap = got - BW__SEG_HDR;
         w->pos = w->base;
@@ -1425,4 +1520,187 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     if (len != NULL) *len = l;
     if (capacity != NULL) *capacity = c;
     return b;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hand-off and zero-copy                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Give back every block (and reference) a writer that is not fixed holds. */
+static void bw__drop_storage(bw_writer *w)
+{
+    if (w->data == NULL || w->mode == BW__FIXED || (w->flags & BW__EXTERNAL)) return;
+    if (w->mode == BW__CHAIN) {
+        bw__seg_drop_all_but_tail(w);
+        bw__seg_return(w, bw__tail_seg(w));
+    } else {
+        (void)bw_pool_return(w->pool, w->data, w->cap);
+    }
+}
+
+void *bw_detach_malloc(bw_writer *w, size_t *len)
+{
+    unsigned char *b;
+    size_t l;
+    if (len != NULL) *len = 0;
+    if (w == NULL) return NULL;
+    l = bw_len(w);
+    if (w->data != NULL && w->mode != BW__FIXED && !(w->flags & BW__EXTERNAL) &&
+        (w->mode != BW__CHAIN || w->head == NULL)) {
+        /* One block of the pool's: handed over as it is when it is
+         * malloc's memory with room for the NUL (a segmented block's link
+         * after the bytes is room too). */
+        size_t cap = w->cap + (w->mode == BW__CHAIN ? BW__SEG_HDR : 0);
+        if (l < cap && bw__pool_hand_off(w->pool, w->data, cap)) {
+            bw__move_down(w, NULL);
+            b = w->data;
+            b[l] = 0;
+            goto done;
+        }
+    }
+    b = (unsigned char *)malloc(l + 1);
+    if (b == NULL) {
+        bw__fail(w, BW_ENOMEM);
+        return NULL;
+    }
+    (void)bw_copy_out(w, 0, b, l);
+    b[l] = 0;
+    bw__drop_storage(w);
+done:
+    bw__job_done(w);
+    bw__reset(w);
+    if (len != NULL) *len = l;
+    return b;
+}
+
+int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
+{
+    bw_pool *p;
+    bw__ref *r;
+    bw__seg *fresh = NULL, *tail;
+    size_t rcap, held;
+    int rc;
+
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (data == NULL && n != 0) return bw__fail(w, BW_EINVAL);
+    if (w->mode == BW__CHAIN && n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    if (n == 0 || w->mode != BW__CHAIN || bw__overlaps(w, data, n)) {
+        /* A copy: other modes, and bytes inside the writer's own blocks,
+         * which a link would outlive (consume gives blocks back). */
+        rc = bw_write(w, data, n);
+        if (rc == BW_OK && done != NULL) done(ctx, data, n);
+        return rc;
+    }
+    p = bw__pool_of(w);
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    r = (bw__ref *)bw_pool_rent(p, sizeof *r, &rcap);
+    if (r == NULL) return bw__fail(w, BW_ENOMEM);
+    held = w->data == NULL ? 0 : w->head == NULL ? w->len - bw__start(w) : w->len;
+    if (w->data == NULL || held != 0) {
+        /* Writes after the reference need a block after it: a first-size
+         * one, not the doubling of the last (references interleave with
+         * small writes). */
+        fresh = bw__seg_rent_after(w, 0, 0);
+        if (fresh == NULL) {
+            (void)bw_pool_return(p, r, rcap);
+            return w->err;
+        }
+    }
+    r->seg.data = NULL;
+    r->seg.start = 0;
+    r->seg.end = n;
+    r->bytes = (const unsigned char *)data;
+    r->n = n;
+    r->done = done;
+    r->ctx = ctx;
+    r->cap = rcap;
+    if (w->data == NULL) { /* no storage yet */
+        w->head = &r->seg;
+    } else {
+        tail = bw__tail_seg(w);
+        if (held != 0) { /* the last block is closed where it ends */
+            tail->end = w->len;
+            tail->start = w->head == NULL ? bw__start(w) : 0;
+            if (w->head == NULL) w->head = tail;
+            tail->next = &r->seg;
+        } else if (w->head == NULL) { /* empty, the only block: after it */
+            w->head = &r->seg;
+            fresh = tail;
+        } else { /* empty last block: the reference goes before it */
+            bw__seg *prev = (bw__seg *)w->head;
+            while (prev->next != tail) prev = prev->next;
+            prev->next = &r->seg;
+            fresh = tail;
+        }
+    }
+    r->seg.next = fresh;
+    w->pos += w->len + n;
+    w->data = fresh->data;
+    w->cap = bw__seg_cap(fresh);
+    w->len = 0;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+/* Between two segmented writers of one pool: src's blocks and references
+ * follow dst's held bytes, src's last block becomes dst's; nothing is
+ * copied (but a partly consumed single block's bytes, moved down to its
+ * start as the last block's range needs), nothing rented. */
+static void bw__relink(bw_writer *dst, bw_writer *src)
+{
+    bw__seg *first, *last = NULL;
+    uint64_t at = bw_tell(dst);
+    if (src->head == NULL) bw__move_down(src, NULL);
+    first = src->head != NULL ? (bw__seg *)src->head : bw__tail_seg(src);
+    if (dst->data != NULL) {
+        bw__seg *t = bw__tail_seg(dst);
+        if (bw_len(dst) == 0) { /* nothing held: dst's storage goes */
+            bw__seg_drop_all_but_tail(dst);
+            bw__seg_return(dst, t);
+        } else if (dst->head != NULL && dst->len == 0) { /* empty last block */
+            for (last = (bw__seg *)dst->head; last->next != t; last = last->next) {}
+            bw__seg_return(dst, t);
+        } else {
+            t->end = dst->len;
+            t->start = dst->head == NULL ? bw__start(dst) : 0;
+            if (dst->head == NULL) dst->head = t;
+            last = t;
+        }
+    }
+    if (last != NULL) last->next = first;
+    else dst->head = src->head;
+    dst->pool = bw__pool_of(src);
+    dst->data = src->data;
+    dst->cap = src->cap;
+    dst->len = src->len;
+    dst->pos = at + (src->pos - src->base);
+    dst->flags &= (unsigned char)~BW__CSTR;
+    bw__set_lim(dst);
+    src->pos = src->base = bw_tell(src);
+    src->data = NULL;
+    src->cap = src->len = 0;
+    src->head = NULL;
+    src->flags &= (unsigned char)~BW__CSTR;
+    bw__set_lim(src);
+}
+
+int bw_move(bw_writer *dst, bw_writer *src)
+{
+    size_t len;
+    int rc;
+    if (dst == NULL) return BW_EINVAL;
+    if (dst->err != BW_OK) return dst->err;
+    if (src == NULL || src == dst || src->mode == BW__STREAM) return bw__fail(dst, BW_EINVAL);
+    if (src->err != BW_OK) return src->err; /* src's to deal with: not recorded */
+    len = bw_len(src);
+    if (len == 0) return BW_OK;
+    if (dst->mode == BW__CHAIN && src->mode == BW__CHAIN &&
+        bw_writer_pool(dst) == bw_writer_pool(src) && src->data != NULL) {
+        bw__relink(dst, src);
+        return BW_OK;
+    }
+    rc = bw_append_writer(dst, src);
+    if (rc == BW_OK) bw__drop_front(src, len);
+    return rc;
 }

@@ -79,8 +79,11 @@
  *   reserve, get_span, append_writer, cstr, pullup) or move held bytes
  *   (consume, detach, release). Segmented: blocks never move, so pointers to
  *   held bytes stay valid until those bytes are consumed or truncated, or
- *   until pullup, cstr, detach, clear or release. Streaming: until the next
- *   call that can send. Positions (bw_tell) stay valid; pointers do not.
+ *   until pullup, cstr, detach, clear or release (bw_move between two
+ *   segmented writers hands src's blocks, unmoved, to dst; a patch into
+ *   bytes linked by bw_append_ref copies them first). Streaming: until
+ *   the next call that can send. Positions (bw_tell) stay valid; pointers
+ *   do not.
  *   Bytes written into a span and not yet committed with bw_advance are not
  *   part of the output: any call other than bw_advance may discard them.
  *
@@ -517,7 +520,8 @@ BW_API int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size,
 BW_API int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd);
 
 /* Fixed: the caller's buffer of `size` bytes, never grown, never freed, no
- * allocation ever (printf, put_hex and append_writer included). A call that does not fit fails with BW_EFULL (recorded),
+ * allocation ever (printf, put_hex, append_writer, append_ref and move
+ * included). A call that does not fit fails with BW_EFULL (recorded),
  * nothing of it written; output that fits exactly succeeds. buf NULL with
  * size 0 is a writer with no room; NULL with size > 0 is BW_EINVAL. This is
  * the "print into this buffer" mode (mpack's fixed writer, cJSON's
@@ -686,9 +690,12 @@ BW__INLINE uint64_t bw_tell(const bw_writer *w);
  * base <= pos and pos + n <= bw_tell(w), else BW_EINVAL (recorded), nothing
  * changed; n = 0 is BW_OK. Streaming: only while those bytes are still held
  * (not yet sent): back-patch before the buffer fills, or use a segmented
- * writer. Works while an error is recorded (the held bytes are intact
- * after any failure; the error stays). The typed forms store like the
- * matching bw_put_*.
+ * writer. Bytes linked by reference (bw_append_ref) are never written: the
+ * patched reference is first copied into a block of the writer's own and its
+ * done is called (BW_ENOMEM, recorded, when that copy cannot be made).
+ * Works while an error is recorded (the held bytes are intact after any
+ * failure; the error stays). The typed forms store like the matching
+ * bw_put_*.
  *
  *   uint64_t at = bw_tell(&w);
  *   bw_put_u32le(&w, 0);                        // length placeholder
@@ -718,7 +725,8 @@ BW__INLINE int bw_patch_f64be(bw_writer *w, uint64_t pos, double v);
  * Works while an error is recorded, and leaves it recorded: a frame whose
  * write failed is rolled back first, then the error is dealt with (a
  * streaming writer whose sink failed still holds the unsent bytes, so a
- * mark among them can be truncated to; sent bytes are gone). */
+ * mark among them can be truncated to; sent bytes are gone). References
+ * dropped get their done call. */
 BW_API int bw_truncate(bw_writer *w, uint64_t pos);
 
 /* ======================================================================== */
@@ -794,6 +802,61 @@ BW_API int bw_append_writer(bw_writer *dst, const bw_writer *src);
  *   ...
  *   bw_pool_return(bw_writer_pool(&w), b, cap); // when done: not free() */
 BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
+
+/* Hand the held bytes over as memory the caller releases with free(), with
+ * a NUL after them (not counted in *len, which may be NULL): what an API
+ * that returns a malloc'd string (cJSON_Print, a message buffer) needs.
+ * Every mode. No copy when the writer's one block already is such memory:
+ * a pool on the default allocator (not in checked mode) rents blocks from
+ * malloc below 2 MiB (larger ones are mapped from the kernel); else one copy
+ * into malloc(bw_len + 1), and the writer's storage goes back to its pool
+ * (references get their done call). Nothing held gives "" (still to free).
+ * The writer becomes empty as with bw_detach (no error, positions at 0,
+ * mode, pool and a fixed writer's buffer kept). Works while an error is
+ * recorded. NULL for a NULL w; NULL with BW_ENOMEM recorded, nothing
+ * changed, when malloc fails.
+ *
+ *   char *s = bw_detach_malloc(&w, NULL);     // was: malloc + memcpy
+ *   return s;                                 // the caller free()s it */
+BW_API void *bw_detach_malloc(bw_writer *w, size_t *len);
+
+/* Called once when bytes given to bw_append_ref leave the writer, with the
+ * pointer and length given there. It must not call into that writer. */
+typedef void (*bw_done_fn)(void *ctx, const void *data, size_t n);
+
+/* Append n bytes at data by reference. Segmented: the caller's memory is
+ * linked, not copied; it must stay valid and unchanged until done(ctx, data,
+ * n) is called, exactly once, when the last of those bytes leaves the writer:
+ * consumed, sent (bw_write_fd), truncated away, copied out by bw_pullup,
+ * bw_cstr or a detach, copied by a patch into them, or dropped by bw_clear
+ * or bw_release. Memory inside the writer's own blocks is copied instead.
+ * Writes after a reference go to a block after it (an empty last block
+ * moves there, else a new one of the first block's size, not the doubling:
+ * references between small writes stay cheap). Every other mode: a copy, as bw_write, then done at
+ * once. Every read-out sees these bytes like any others. done may be NULL.
+ * n = 0 is BW_OK (done called at once). On failure done is not called (the
+ * memory stays the caller's): data NULL with n > 0 is BW_EINVAL; n above
+ * PTRDIFF_MAX BW_EOVERFLOW; BW_ENOMEM when the link (a small record from
+ * the pool) or the block after it cannot be rented; each recorded. A
+ * recorded error refuses the call. */
+BW_API int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
+
+/* Append src's held bytes to dst and empty src, as bw_consume of all of
+ * them would (src's positions go on; it stays usable). Between two
+ * segmented writers of one pool the blocks are relinked, references
+ * included: nothing is copied or rented, whatever the length (a partly
+ * consumed single block's bytes move down in it first), and pointers into
+ * those bytes stay valid. Any other pair of modes: a copy, as
+ * bw_append_writer (a streaming dst may send), and src is emptied only when
+ * it succeeded. BW_EINVAL (recorded in dst) for NULL src, src == dst, or a
+ * streaming src (its bytes are on their way to its sink). dst's recorded
+ * error refuses the call; src's is returned without being recorded in dst,
+ * and nothing moves.
+ *
+ *   bw_put_u32be(&hdr, (uint32_t)bw_len(&body));   // length known now
+ *   bw_move(&hdr, &body);                           // header, then body
+ *   bw_write_fd(&hdr, fd, NULL);                    // one writev */
+BW_API int bw_move(bw_writer *dst, bw_writer *src);
 
 /* ======================================================================== */
 /* 10. Output: file descriptors and FILE*                                   */

@@ -18,7 +18,10 @@
  * segmented writers), reserve, span + advance, patch and typed
  * patch by position, truncate, consume, clear, clear_error, release, detach,
  * pullup, cstr, copy_out, iovec, append_writer (dst == src too), flush,
- * unrepresentable sizes, NULL sources, putc. After EVERY operation:
+ * unrepresentable sizes, NULL sources, putc, detach_malloc, append_ref (the
+ * caller's memory, scribbled over as soon as its done is called, so a read
+ * after it shows; or the writer's own bytes), move (dst == src, streaming
+ * src, a src with an error too). After EVERY operation:
  *   - the status returned, bw_error, bw_errno, bw_len, bw_tell;
  *   - the held bytes, through bw_copy_out of everything and through bw_iovec
  *     (concatenated, no empty entry), and bw_data when they lie in one block;
@@ -32,9 +35,11 @@
  *     call that fits never moves the block; segmented: held bytes never move;
  *     fixed: guard bytes never change, nothing is allocated;
  *   - zero-length calls allocate nothing and call no sink; an allocation
- *     failure surfaces as BW_ENOMEM with nothing changed.
- * At the end every writer is released, the pool destroyed, and the backing
- * allocator balances to zero. The growth and fixed checks read the writer's
+ *     failure surfaces as BW_ENOMEM with nothing changed;
+ *   - a move between segmented writers allocates nothing;
+ *   - done is called once per linked reference, never for a failed call.
+ * At the end every writer is released, the pool destroyed, every done has
+ * been called, and the backing allocator balances to zero. The growth and fixed checks read the writer's
  * private block fields (w.data, w.cap): the one white-box part.
  *
  *   make fuzz            run it (FUZZ_TIME seconds, default 600)
@@ -245,6 +250,24 @@ static void m_drop(slot *x, size_t n)
     x->base += n;
 }
 static void m_reset(slot *x) { x->len = 0; x->base = 0; x->err = BW_OK; }
+
+/* References (bw_append_ref): memory that must stay as it is until its
+ * done; then it is scribbled over, so a later read of it shows in the
+ * bytes compared. */
+#define NREF 16
+static struct refst {
+    unsigned char mem[MAX_OP];
+    const unsigned char *data; /* what done must get */
+    size_t n;
+    int linked;
+} refs[NREF];
+static void ref_done(void *ctx, const void *data, size_t n)
+{
+    struct refst *r = (struct refst *)ctx;
+    CHECK(r->linked && data == r->data && n == r->n);
+    r->linked = 0;
+    memset(r->mem, 0xA5, sizeof r->mem);
+}
 
 /* memcmp that allows NULL with n == 0 */
 static int same(const void *a, const void *b, size_t n) { return n == 0 || memcmp(a, b, n) == 0; }
@@ -691,14 +714,14 @@ enum {
     OP_WRITE, OP_ALIAS, OP_PUT, OP_VARINT, OP_DEC, OP_HEX, OP_PUTS, OP_PRINTF, OP_RESERVE,
     OP_SPAN, OP_PATCH, OP_TRUNCATE, OP_CONSUME, OP_CLEAR, OP_CLEAR_ERROR, OP_RELEASE, OP_DETACH,
     OP_PULLUP, OP_CSTR, OP_READ, OP_APPEND, OP_FLUSH, OP_ODD_WRITE, OP_REINIT, OP_SCRIPT,
-    OP_FILE, OP_PUTC, NOPS
+    OP_FILE, OP_PUTC, OP_DETACH_MALLOC, OP_APPEND_REF, OP_MOVE, NOPS
 };
 
 static const char *const op_names[] = {
     "write", "write-alias", "put", "varint", "dec", "hex", "puts", "printf", "reserve",
     "span+advance", "patch", "truncate", "consume", "clear", "clear_error", "release", "detach",
     "pullup", "cstr", "read", "append_writer", "flush", "odd-write", "reinit", "script",
-    "fopen-write", "putc"};
+    "fopen-write", "putc", "detach_malloc", "append_ref", "move"};
 static const char *const mode_names[] = {"contig", "chain", "stream", "fixed"};
 
 /* bw_cstr when the rules say it succeeds (NULL held bytes are fine: the
@@ -1042,6 +1065,7 @@ static void op_writer(in *s, slot *x, unsigned op)
         const void *src = scratch;
         int valid;
         oc.kind = KEEP;
+        oc.moves = x->mode == CHAIN; /* a reference patched becomes a block */
         pos = pick_pos(s, x);
         if (typed) {
             unsigned t = u8(s) % NTYPES;
@@ -1236,6 +1260,84 @@ static void op_writer(in *s, slot *x, unsigned op)
         wrote(x, bw_putc(w, c), 1, room(x, 1));
         break;
     }
+    case OP_DETACH_MALLOC: {
+        size_t len = 7;
+        unsigned char *b;
+        oc.kind = RESET;
+        oc.fresh = 1;
+        b = (unsigned char *)bw_detach_malloc(w, &len);
+        CHECK(b != NULL); /* malloc, not the hook: it does not fail here */
+        CHECK(len == x->len && same(b, x->d, len) && b[len] == 0);
+        CHECK(b != x->ibuf && b != x->fmem && b != x->w.data);
+        free(b);
+        m_reset(x);
+        break;
+    }
+    case OP_APPEND_REF: {
+        struct refst *r = NULL;
+        const unsigned char *src;
+        int i, own = u8(s) & 1;
+        if (own && (ap = alias(s, x, &avail)) != NULL) { /* the writer's own bytes: copied */
+            src = ap;
+            n = MIN(MIN(u16(s) % (avail + 1), left), 4 * MAX_OP);
+        } else {
+            for (i = 0; i < NREF && refs[i].linked; i++) {}
+            if (i == NREF) break;
+            r = &refs[i];
+            k = u16(s) % MAX_OP;
+            n = MIN(u16(s) % (MAX_OP - k + 1), left);
+            fill(r->mem, MAX_OP, u8(s));
+            src = r->mem + k;
+            r->data = src;
+            r->n = n;
+            r->linked = 1; /* done may come at once */
+        }
+        memcpy(expb, src, n);
+        oc.req = n;
+        oc.zero = n == 0;
+        rc = bw_append_ref(w, src, n, r != NULL ? ref_done : NULL, r);
+        if (r != NULL) {
+            /* at once unless linked: in a segmented writer, not on failure */
+            if (rc != BW_OK) {
+                CHECK(r->linked);
+                r->linked = 0;
+            } else {
+                CHECK(r->linked == (x->mode == CHAIN && n != 0));
+            }
+        }
+        wrote(x, rc, n, room(x, n));
+        break;
+    }
+    case OP_MOVE: { /* src's held bytes, then src empty */
+        slot *y = &slots[u8(s) % NW];
+        uint64_t ytell = y->base + y->len;
+        long calls1 = calls;
+        n = y->len;
+        if (y == x || y->mode == STREAM) {
+            none(x, bw_move(w, &y->w), BW_EINVAL);
+            if (y != x) compare(y);
+            break;
+        }
+        if (n > left) break;
+        if (x->err == BW_OK && y->err != BW_OK) { /* returned, not recorded in dst */
+            CHECK(bw_move(w, &y->w) == y->err);
+            CHECK(bw_tell(w) == oc.tell0);
+            compare(y);
+            break;
+        }
+        memcpy(expb, y->d, n);
+        oc.req = n;
+        oc.zero = n == 0;
+        rc = bw_move(w, &y->w);
+        if (rc == BW_OK && x->err == BW_OK) {
+            if (x->mode == CHAIN && y->mode == CHAIN) CHECK(calls == calls1); /* relinked */
+            m_drop(y, n);
+        }
+        CHECK(y->base + y->len == ytell); /* src's positions go on */
+        wrote(x, rc, n, room(x, n));
+        compare(y);
+        break;
+    }
     case OP_SCRIPT: {
         int i;
         oc.kind = KEEP;
@@ -1337,6 +1439,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(slots[i].d);
         free(slots[i].sk.rcv);
     }
+    for (i = 0; i < NREF; i++) CHECK(!refs[i].linked); /* every done was called */
     check_guards();
     free(slots);
     free(iv);
