@@ -80,7 +80,12 @@ static void bw__set_lim(bw_writer *w) { w->lim = w->err != BW_OK ? w->len : w->c
 /* Record the first error; later writes miss the fast path. */
 BW__INTERNAL int bw__fail(bw_writer *w, int rc)
 {
-    if (w->err == BW_OK) w->err = rc;
+    if (w->err == BW_OK) {
+        w->err = rc;
+        /* Kept with it: errno is overwritten long before the one check at
+         * the end of a run (bw_errno). */
+        w->syserr = rc == BW_EIO ? errno : 0;
+    }
     w->lim = w->len;
     return rc;
 }
@@ -94,9 +99,35 @@ static bw_pool *bw__pool_of(bw_writer *w)
 static bw__seg *bw__tail_seg(const bw_writer *w) { return (bw__seg *)(void *)(w->data + w->cap); }
 static size_t bw__seg_cap(const bw__seg *s) { return (size_t)((const unsigned char *)s - s->data); }
 
-/* Give a segmented block back (its real capacity includes the link). */
+/* A by-reference piece (bw_append_ref): a small record rented from the pool,
+ * linked like a block. Its link's data is NULL, which tells it from a block
+ * in every walk; its held range [start, end) lies in the caller's bytes. It
+ * is never the last block: writes go to a block after it. */
+typedef struct bw__ref {
+    bw__seg seg; /* first, so a bw__seg * of a reference is the record    */
+    const unsigned char *bytes;
+    size_t n;        /* as given: done(ctx, bytes, n)                      */
+    bw_done_fn done;
+    void *ctx;
+    size_t cap;      /* the record's capacity, to give it back             */
+} bw__ref;
+
+/* Where a non-last piece's offsets count from. */
+static const unsigned char *bw__seg_bytes(const bw__seg *s)
+{
+    return s->data != NULL ? s->data : ((const bw__ref *)(const void *)s)->bytes;
+}
+
+/* Give a segmented block back (its real capacity includes the link); a
+ * reference's record goes back and its done is called, once. */
 static void bw__seg_return(bw_writer *w, bw__seg *s)
 {
+    if (s->data == NULL) {
+        bw__ref r = *(bw__ref *)(void *)s;
+        (void)bw_pool_return(w->pool, s, r.cap);
+        if (r.done != NULL) r.done(r.ctx, r.bytes, r.n);
+        return;
+    }
     (void)bw_pool_return(w->pool, s->data, bw__seg_cap(s) + BW__SEG_HDR);
 }
 
@@ -127,8 +158,12 @@ static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
     if (w->data == NULL || n == 0) return 0;
     if (b > (uintptr_t)w->data && a < (uintptr_t)w->data + w->cap) return 1;
     if (w->mode != BW__CHAIN) return 0;
-    for (s = (const bw__seg *)w->m.head; s != NULL; s = s->next)
-        if (b > (uintptr_t)s->data && a < (uintptr_t)s) return 1;
+    for (s = (const bw__seg *)w->m.head; s != NULL; s = s->next) {
+        const bw__ref *r = (const bw__ref *)(const void *)s;
+        uintptr_t lo = s->data != NULL ? (uintptr_t)s->data : (uintptr_t)r->bytes;
+        uintptr_t hi = s->data != NULL ? (uintptr_t)s : lo + r->n;
+        if (b > lo && a < hi) return 1;
+    }
     return 0;
 }
 
@@ -151,7 +186,7 @@ int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t
         *p = s->data;
         *n = w->len;
     } else {
-        *p = s->data + s->start;
+        *p = bw__seg_bytes(s) + s->start;
         *n = s->end - s->start;
     }
     return 1;
@@ -201,6 +236,12 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
     } else {
         rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
         if (rc != BW_OK) return rc;
+    }
+    if ((w->flags & BW__EXTERNAL) && p->learn) {
+        /* Out of the caller's buffer: its first block of the pool's, so the
+         * learned size as for a writer that started with none. */
+        size_t first = bw__grow_size(p, bw__learned(p));
+        if (first > cap) cap = first;
     }
     if (cap > p->jump_floor && w->cap <= p->jump_floor && p->learn_growth) {
         size_t jump = bw__grow_size(p, bw__learned_large(p));
@@ -341,10 +382,10 @@ static size_t bw__seg_large(const bw_writer *w, const bw_pool *p, size_t want)
  * bytes: max(class of the need, 2 x the previous block, 4 KiB), past the
  * threshold as bw__seg_large allows. One request, however large: an
  * impossible size is one failed backing call. */
-static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
+static bw__seg *bw__seg_rent_after(bw_writer *w, size_t need, size_t prev)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t want, got, prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0;
+    size_t want, got;
     unsigned char *b;
     bw__seg *s;
     int rc;
@@ -379,6 +420,11 @@ static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
     return s;
 }
 
+static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
+{
+    return bw__seg_rent_after(w, need, w->data != NULL ? w->cap + BW__SEG_HDR : 0);
+}
+
 /* Make s the last block. The old last block stays where it is (its rest
  * is skipped); an old block that is the only one and holds nothing is
  * unlinked and returned, for the caller to give back (bw__seg_return). */
@@ -390,11 +436,11 @@ static bw__seg *bw__seg_link(bw_writer *w, bw__seg *s)
         if (w->m.head == NULL && w->len == bw__start(w)) {
             gone = old;
         } else {
+            /* The range: [start, len) as the only block, else [0, len); the
+             * link's start may be stale from an earlier life of the block. */
             old->end = w->len;
-            if (w->m.head == NULL) {
-                old->start = bw__start(w);
-                w->m.head = old;
-            }
+            old->start = w->m.head == NULL ? bw__start(w) : 0;
+            if (w->m.head == NULL) w->m.head = old;
             old->next = s;
         }
     }
@@ -476,6 +522,20 @@ BW__INTERNAL int bw__send_held(bw_writer *w)
     return BW_OK;
 }
 
+/* A buffer enlarged for a long reserve or span goes back once its bytes
+ * are sent (nothing held then), unless src points into it: the next write
+ * rents the configured size, so memory stays what was configured. */
+static void bw__stream_shrink(bw_writer *w, const void *src, size_t n)
+{
+    if (w->cap <= w->m.s.size || w->len != bw__start(w) || bw__overlaps(w, src, n)) return;
+    (void)bw_pool_return(w->pool, w->data, w->cap);
+    w->data = NULL;
+    w->cap = 0;
+    w->pos = w->base;
+    w->len = 0;
+    bw__set_lim(w);
+}
+
 /* The buffer, rented at the first write, or replaced by a bigger block when
  * a reserve or span needs more than it has (nothing held then). */
 static int bw__stream_buffer(bw_writer *w, size_t n)
@@ -524,6 +584,10 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
          * source among the held bytes stays intact until copied below. */
         rc = bw__send_held(w);
         if (rc != BW_OK) return rc;
+        if (n <= w->m.s.size) {
+            bw__stream_shrink(w, src, src != NULL ? n : 0);
+            if (w->data == NULL && (rc = bw__stream_buffer(w, n)) != BW_OK) return rc;
+        }
     }
     if (src != NULL && (w->data == NULL || n > w->cap)) {
         /* Larger than the buffer: straight from the caller's memory (it
@@ -654,6 +718,8 @@ int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
     if (initial_capacity == 0) return BW_OK;
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    /* With BW_POOL_LEARN_SIZE the larger of the two. */
+    if (p->learn && bw__learned(p) > initial_capacity) initial_capacity = bw__learned(p);
     rc = bw__target(p, 0, initial_capacity, 0, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     b = bw_pool_rent(p, cap, &got);
@@ -801,12 +867,18 @@ void bw_clear_error(bw_writer *w)
     bw__set_lim(w);
 }
 
+/* syserr is written with every recorded error (bw__fail) and means nothing
+ * without one, so init, clear and release need not touch it. */
+int bw_errno(const bw_writer *w) { return w != NULL && w->err != BW_OK ? w->syserr : 0; }
+
 int bw_flush(bw_writer *w)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    if (w->mode != BW__STREAM || bw_len(w) == 0) return BW_OK;
-    return bw__send_held(w);
+    if (w->mode != BW__STREAM) return BW_OK;
+    if (bw_len(w) != 0 && bw__send_held(w) != BW_OK) return w->err;
+    if (w->data != NULL) bw__stream_shrink(w, NULL, 0);
+    return BW_OK;
 }
 
 bw_pool *bw_writer_pool(const bw_writer *w)
@@ -1123,6 +1195,40 @@ static unsigned char *bw__at(const bw_writer *w, uint64_t pos, size_t *room)
     return NULL;
 }
 
+/* Patching never writes the caller's memory: each reference among the n
+ * held bytes at pos first becomes a block of its own (a copy; its done is
+ * called then). On failure the error is recorded; the held bytes are the
+ * same either way. */
+static int bw__own_refs(bw_writer *w, uint64_t pos, size_t n)
+{
+    bw__seg *prev = NULL, *s, *tail = bw__tail_seg(w);
+    uint64_t at = w->base;
+    for (s = (bw__seg *)w->m.head; s != NULL && s != tail && at < pos + n; prev = s, s = s->next) {
+        size_t held = s->end - s->start, want, got;
+        unsigned char *b;
+        bw__seg *ns;
+        int rc;
+        if (s->data == NULL && pos < at + held) {
+            rc = bw__seg_size(w->pool, held + BW__SEG_HDR, &want);
+            if (rc != BW_OK) return bw__fail(w, rc);
+            b = (unsigned char *)bw_pool_rent(w->pool, want, &got);
+            if (b == NULL) return bw__fail(w, BW_ENOMEM);
+            memcpy(b, bw__seg_bytes(s) + s->start, held);
+            ns = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
+            ns->data = b;
+            ns->start = 0;
+            ns->end = held;
+            ns->next = s->next;
+            if (prev != NULL) prev->next = ns;
+            else w->m.head = ns;
+            bw__seg_return(w, s);
+            s = ns;
+        }
+        at += held;
+    }
+    return BW_OK;
+}
+
 int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
     unsigned char buf[64];
@@ -1131,8 +1237,10 @@ int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
     size_t tmp_cap = 0;
     uint64_t tell;
 
+    /* Allowed while an error is recorded (as truncate): the held bytes are
+     * intact after any failure, so a frame can be fixed or rolled back
+     * before the error is dealt with. */
     if (w == NULL) return BW_EINVAL;
-    if (w->err != BW_OK) return w->err;
     if (n == 0) return BW_OK;
     tell = bw_tell(w);
     if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
@@ -1141,6 +1249,13 @@ int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
          * first so that no piece reads bytes already overwritten. */
         in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
         if (in == NULL) return w->err;
+    }
+    if (w->mode == BW__CHAIN && w->m.head != NULL && pos < w->pos) {
+        int rc = bw__own_refs(w, pos, n);
+        if (rc != BW_OK) {
+            if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
+            return rc;
+        }
     }
     while (n > 0) {
         size_t room, k;
@@ -1161,10 +1276,10 @@ int bw_truncate(bw_writer *w, uint64_t pos)
     uint64_t at;
 
     if (w == NULL) return BW_EINVAL;
-    if (w->err != BW_OK) return w->err;
     if (pos < w->base || pos > bw_tell(w)) return bw__fail(w, BW_EINVAL);
     if (pos >= w->pos) { /* within the last block (or the only one) */
         w->len = (size_t)(pos - w->pos);
+        bw__set_lim(w); /* a recorded error keeps lim at len */
         return BW_OK;
     }
     /* Segmented, in an earlier block: it becomes the last one. */
@@ -1178,6 +1293,24 @@ int bw_truncate(bw_writer *w, uint64_t pos)
         at += held;
     }
     s = keep->next;
+    if (keep->data == NULL) {
+        /* A reference takes no writes: its kept part stays linked, and the
+         * last block, emptied, follows it (nothing to rent). */
+        bw__seg *tail = bw__tail_seg(w);
+        size_t cut = (size_t)(pos - at);
+        while (s != tail) {
+            bw__seg *next = s->next;
+            bw__seg_return(w, s);
+            s = next;
+        }
+        keep->next = tail;
+        keep->end = keep->start + cut;
+        w->pos = pos;
+        w->len = 0;
+        if (cut == 0) bw__seg_drop_all_but_tail(w); /* the first piece: all dropped */
+        bw__set_lim(w);
+        return BW_OK;
+    }
     while (s != NULL) {
         bw__seg *next = s->next;
         bw__seg_return(w, s);
@@ -1320,6 +1453,7 @@ static unsigned char *bw__contiguous(bw_writer *w, size_t extra)
         s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
         s->data = b;
         s->next = NULL;
+        s->start = s->end = 0;
         w->data = b;
         w->cap = got - BW__SEG_HDR;
         w->pos = w->base;
@@ -1352,6 +1486,9 @@ const char *bw_cstr(bw_writer *w)
     unsigned char *p;
     if (w == NULL || w->err != BW_OK) return NULL;
     if (w->data == NULL) return "";
+    /* A full buffer that cannot grow: a question with no answer, not a
+     * failed write, so nothing is recorded and writing can go on. */
+    if ((w->mode == BW__FIXED || w->mode == BW__STREAM) && bw_len(w) == w->cap) return NULL;
     p = bw__contiguous(w, 1);
     if (p == NULL) return NULL;
     w->data[w->len] = 0;
@@ -1408,12 +1545,7 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
         if (n == 0) continue;
         rc = bw_write(dst, p, n);
         if (rc != BW_OK) {
-            if (dst->mode == BW__CHAIN && mark >= dst->base) {
-                dst->err = BW_OK;
-                (void)bw_truncate(dst, mark);
-                dst->err = rc;
-                bw__set_lim(dst);
-            }
+            if (dst->mode == BW__CHAIN && mark >= dst->base) (void)bw_truncate(dst, mark);
             return rc;
         }
     }
@@ -1470,4 +1602,187 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     if (len != NULL) *len = l;
     if (capacity != NULL) *capacity = c;
     return b;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hand-off and zero-copy                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Give back every block (and reference) a writer that is not fixed holds. */
+static void bw__drop_storage(bw_writer *w)
+{
+    if (w->data == NULL || w->mode == BW__FIXED || (w->flags & BW__EXTERNAL)) return;
+    if (w->mode == BW__CHAIN) {
+        bw__seg_drop_all_but_tail(w);
+        bw__seg_return(w, bw__tail_seg(w));
+    } else {
+        (void)bw_pool_return(w->pool, w->data, w->cap);
+    }
+}
+
+void *bw_detach_malloc(bw_writer *w, size_t *len)
+{
+    unsigned char *b;
+    size_t l;
+    if (len != NULL) *len = 0;
+    if (w == NULL) return NULL;
+    l = bw_len(w);
+    if (w->data != NULL && w->mode != BW__FIXED && !(w->flags & BW__EXTERNAL) &&
+        (w->mode != BW__CHAIN || w->m.head == NULL)) {
+        /* One block of the pool's: handed over as it is when it is
+         * malloc's memory with room for the NUL (a segmented block's link
+         * after the bytes is room too). */
+        size_t cap = w->cap + (w->mode == BW__CHAIN ? BW__SEG_HDR : 0);
+        if (l < cap && bw__pool_hand_off(w->pool, w->data, cap)) {
+            bw__move_down(w, NULL);
+            b = w->data;
+            b[l] = 0;
+            goto done;
+        }
+    }
+    b = (unsigned char *)malloc(l + 1);
+    if (b == NULL) {
+        bw__fail(w, BW_ENOMEM);
+        return NULL;
+    }
+    (void)bw_copy_out(w, 0, b, l);
+    b[l] = 0;
+    bw__drop_storage(w);
+done:
+    bw__job_done(w);
+    bw__reset(w);
+    if (len != NULL) *len = l;
+    return b;
+}
+
+int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
+{
+    bw_pool *p;
+    bw__ref *r;
+    bw__seg *fresh = NULL, *tail;
+    size_t rcap, held;
+    int rc;
+
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (data == NULL && n != 0) return bw__fail(w, BW_EINVAL);
+    if (w->mode == BW__CHAIN && n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    if (n == 0 || w->mode != BW__CHAIN || bw__overlaps(w, data, n)) {
+        /* A copy: other modes, and bytes inside the writer's own blocks,
+         * which a link would outlive (consume gives blocks back). */
+        rc = bw_write(w, data, n);
+        if (rc == BW_OK && done != NULL) done(ctx, data, n);
+        return rc;
+    }
+    p = bw__pool_of(w);
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    r = (bw__ref *)bw_pool_rent(p, sizeof *r, &rcap);
+    if (r == NULL) return bw__fail(w, BW_ENOMEM);
+    held = w->data == NULL ? 0 : w->m.head == NULL ? w->len - bw__start(w) : w->len;
+    if (w->data == NULL || held != 0) {
+        /* Writes after the reference need a block after it: a first-size
+         * one, not the doubling of the last (references interleave with
+         * small writes). */
+        fresh = bw__seg_rent_after(w, 0, 0);
+        if (fresh == NULL) {
+            (void)bw_pool_return(p, r, rcap);
+            return w->err;
+        }
+    }
+    r->seg.data = NULL;
+    r->seg.start = 0;
+    r->seg.end = n;
+    r->bytes = (const unsigned char *)data;
+    r->n = n;
+    r->done = done;
+    r->ctx = ctx;
+    r->cap = rcap;
+    if (w->data == NULL) { /* no storage yet */
+        w->m.head = &r->seg;
+    } else {
+        tail = bw__tail_seg(w);
+        if (held != 0) { /* the last block is closed where it ends */
+            tail->end = w->len;
+            tail->start = w->m.head == NULL ? bw__start(w) : 0;
+            if (w->m.head == NULL) w->m.head = tail;
+            tail->next = &r->seg;
+        } else if (w->m.head == NULL) { /* empty, the only block: after it */
+            w->m.head = &r->seg;
+            fresh = tail;
+        } else { /* empty last block: the reference goes before it */
+            bw__seg *prev = (bw__seg *)w->m.head;
+            while (prev->next != tail) prev = prev->next;
+            prev->next = &r->seg;
+            fresh = tail;
+        }
+    }
+    r->seg.next = fresh;
+    w->pos += w->len + n;
+    w->data = fresh->data;
+    w->cap = bw__seg_cap(fresh);
+    w->len = 0;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+/* Between two segmented writers of one pool: src's blocks and references
+ * follow dst's held bytes, src's last block becomes dst's; nothing is
+ * copied (but a partly consumed single block's bytes, moved down to its
+ * start as the last block's range needs), nothing rented. */
+static void bw__relink(bw_writer *dst, bw_writer *src)
+{
+    bw__seg *first, *last = NULL;
+    uint64_t at = bw_tell(dst);
+    if (src->m.head == NULL) bw__move_down(src, NULL);
+    first = src->m.head != NULL ? (bw__seg *)src->m.head : bw__tail_seg(src);
+    if (dst->data != NULL) {
+        bw__seg *t = bw__tail_seg(dst);
+        if (bw_len(dst) == 0) { /* nothing held: dst's storage goes */
+            bw__seg_drop_all_but_tail(dst);
+            bw__seg_return(dst, t);
+        } else if (dst->m.head != NULL && dst->len == 0) { /* empty last block */
+            for (last = (bw__seg *)dst->m.head; last->next != t; last = last->next) {}
+            bw__seg_return(dst, t);
+        } else {
+            t->end = dst->len;
+            t->start = dst->m.head == NULL ? bw__start(dst) : 0;
+            if (dst->m.head == NULL) dst->m.head = t;
+            last = t;
+        }
+    }
+    if (last != NULL) last->next = first;
+    else dst->m.head = src->m.head;
+    dst->pool = bw__pool_of(src);
+    dst->data = src->data;
+    dst->cap = src->cap;
+    dst->len = src->len;
+    dst->pos = at + (src->pos - src->base);
+    dst->flags &= (unsigned char)~BW__CSTR;
+    bw__set_lim(dst);
+    src->pos = src->base = bw_tell(src);
+    src->data = NULL;
+    src->cap = src->len = 0;
+    src->m.head = NULL;
+    src->flags &= (unsigned char)~BW__CSTR;
+    bw__set_lim(src);
+}
+
+int bw_move(bw_writer *dst, bw_writer *src)
+{
+    size_t len;
+    int rc;
+    if (dst == NULL) return BW_EINVAL;
+    if (dst->err != BW_OK) return dst->err;
+    if (src == NULL || src == dst || src->mode == BW__STREAM) return bw__fail(dst, BW_EINVAL);
+    if (src->err != BW_OK) return src->err; /* src's to deal with: not recorded */
+    len = bw_len(src);
+    if (len == 0) return BW_OK;
+    if (dst->mode == BW__CHAIN && src->mode == BW__CHAIN &&
+        bw_writer_pool(dst) == bw_writer_pool(src) && src->data != NULL) {
+        bw__relink(dst, src);
+        return BW_OK;
+    }
+    rc = bw_append_writer(dst, src);
+    if (rc == BW_OK) bw__drop_front(src, len);
+    return rc;
 }

@@ -112,6 +112,17 @@ static void bw__libc_free(void *ctx, void *block, size_t size)
 
 static const bw_allocator bw__libc = {bw__libc_alloc, bw__libc_realloc, bw__libc_free, NULL};
 
+/* Whether a block of `size` bytes that hook a allocated is memory free()
+ * releases: the libc hooks below the size that is mapped from the kernel. */
+BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size)
+{
+#ifdef BW__HUGE_MIN
+    if (size >= BW__HUGE_MIN) return false;
+#endif
+    (void)size;
+    return a->alloc == bw__libc_alloc && a->free == bw__libc_free;
+}
+
 const bw_allocator *bw_allocator_libc(void) { return &bw__libc; }
 
 /* After bw_pool_trim freed blocks into malloc: glibc keeps freed memory of

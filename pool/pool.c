@@ -631,6 +631,18 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
     return nb;
 }
 
+BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap)
+{
+    /* A checked block carries a canary and is tracked: never handed off. */
+    if (p == NULL || b == NULL || p->checked || p->extra != 0 ||
+        !bw__alloc_is_malloc(&p->alloc, cap))
+        return false;
+    BW__POOL_ADD(p, returns, 1);
+    BW__POOL_ADD(p, out_bytes, 0 - (uint64_t)cap);
+    BW__POOL_ADD(p, backing_frees, 1);
+    return true;
+}
+
 /* The growth rule's size for n bytes: the class at or below the threshold,
  * the next power of two above it; 0 for 0 or when it cannot be represented. */
 BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n)

@@ -255,6 +255,12 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
 /* bw_pool_trim's last step: let the libc allocator give free memory back to
  * the kernel (alloc.c). */
 BW__INTERNAL void bw__alloc_trim(const bw_allocator *a);
+/* Whether a block of that size from hook a is memory free() releases. */
+BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size);
+/* bw_detach_malloc: true when block b, rented from p with capacity cap, is
+ * memory free() releases; it then leaves the pool's counts (a return and a
+ * backing free) and is the caller's. False changes nothing. */
+BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap);
 
 /* Blocks on their way back to the allocator, gathered under a lock and
  * freed after it (bw__backing_free outside every lock). A shared-level

@@ -20,8 +20,11 @@
  * NULL end, one before the span or past it), patch and typed
  * patch by position, truncate, consume, clear, clear_error, release, detach,
  * pullup, cstr, copy_out, iovec, append_writer (dst == src too), flush,
- * unrepresentable sizes, NULL sources. After EVERY operation:
- *   - the status returned, bw_error, bw_len, bw_tell;
+ * unrepresentable sizes, NULL sources, putc, detach_malloc, append_ref (the
+ * caller's memory, scribbled over as soon as its done is called, so a read
+ * after it shows; or the writer's own bytes), move (dst == src, streaming
+ * src, a src with an error too). After EVERY operation:
+ *   - the status returned, bw_error, bw_errno, bw_len, bw_tell;
  *   - the held bytes, through bw_copy_out of everything and through bw_iovec
  *     (concatenated, no empty entry), and bw_data when they lie in one block;
  *     bw_capacity == bw_len + bw_free_capacity;
@@ -34,9 +37,11 @@
  *     call that fits never moves the block; segmented: held bytes never move;
  *     fixed: guard bytes never change, nothing is allocated;
  *   - zero-length calls allocate nothing and call no sink; an allocation
- *     failure surfaces as BW_ENOMEM with nothing changed.
- * At the end every writer is released, the pool destroyed, and the backing
- * allocator balances to zero. The growth and fixed checks read the writer's
+ *     failure surfaces as BW_ENOMEM with nothing changed;
+ *   - a move between segmented writers allocates nothing;
+ *   - done is called once per linked reference, never for a failed call.
+ * At the end every writer is released, the pool destroyed, every done has
+ * been called, and the backing allocator balances to zero. The growth and fixed checks read the writer's
  * private block fields (w.data, w.cap): the one white-box part.
  *
  *   make fuzz            run it (FUZZ_TIME seconds, default 600)
@@ -207,6 +212,7 @@ typedef struct slot {
     size_t len, dcap;
     uint64_t base;        /* position of the first held byte              */
     int err;              /* recorded status                              */
+    int syserr;           /* the errno recorded with BW_EIO               */
     size_t sbuf;          /* streaming: the buffer size (0: unknown)      */
     unsigned char *fbuf;  /* fixed: the buffer (or NULL) and its size     */
     size_t fsize;
@@ -220,6 +226,7 @@ static bw_pool *pool;
 static size_t minblk, threshold;
 static int bypass; /* BW_POOL_BYPASS: rents are exact-size below the threshold */
 static int learned_jump; /* a growth past the threshold may jump further (rule 25) */
+static int learn_size;   /* BW_POOL_LEARN_SIZE: a first block may be the learned size */
 static slot *slots;
 static unsigned char scratch[MAX_OP + 16];
 static unsigned char expb[MAX_LEN + 2 * MAX_OP]; /* the bytes a call must append */
@@ -245,6 +252,24 @@ static void m_drop(slot *x, size_t n)
     x->base += n;
 }
 static void m_reset(slot *x) { x->len = 0; x->base = 0; x->err = BW_OK; }
+
+/* References (bw_append_ref): memory that must stay as it is until its
+ * done; then it is scribbled over, so a later read of it shows in the
+ * bytes compared. */
+#define NREF 16
+static struct refst {
+    unsigned char mem[MAX_OP];
+    const unsigned char *data; /* what done must get */
+    size_t n;
+    int linked;
+} refs[NREF];
+static void ref_done(void *ctx, const void *data, size_t n)
+{
+    struct refst *r = (struct refst *)ctx;
+    CHECK(r->linked && data == r->data && n == r->n);
+    r->linked = 0;
+    memset(r->mem, 0xA5, sizeof r->mem);
+}
 
 /* memcmp that allows NULL with n == 0 */
 static int same(const void *a, const void *b, size_t n) { return n == 0 || memcmp(a, b, n) == 0; }
@@ -431,6 +456,16 @@ static int expect(slot *x, int rc, int want)
     return rc == BW_OK;
 }
 
+/* A call that works while an error is recorded (patch, truncate): then it
+ * does what it would do without one, and the first error stays. */
+static int expect_always(slot *x, int rc, int want)
+{
+    if (x->err == BW_OK) return expect(x, rc, want);
+    if (want != BW_OK || rc != BW_OK)
+        CHECK(rc == want || (rc == BW_ENOMEM && failed_now));
+    return rc == BW_OK;
+}
+
 /* A call that appends the n bytes expb[0..n). Failed, it accepted nothing;
  * only a streaming call larger than the buffer may have accepted a prefix. */
 static void wrote(slot *x, int rc, size_t n, int want)
@@ -476,6 +511,7 @@ static void compare(slot *x)
     size_t n, i, at = 0;
 
     CHECK(bw_error(w) == x->err);
+    CHECK(bw_errno(w) == (x->err == BW_EIO ? x->syserr : 0));
     CHECK(bw_len(w) == x->len);
     CHECK(bw_tell(w) == x->base + x->len);
     CHECK(bw_capacity(w) == bw_len(w) + bw_free_capacity(w));
@@ -534,6 +570,7 @@ static void post(slot *x)
     CHECK(k->n == 0);
     if (k->calls) CHECK(oc.err0 == BW_OK && oc.kind == GROW && oc.req > oc.free0);
     if (k->fails) CHECK(x->err == BW_EIO && k->after_fail == 0 && e == k->err_no);
+    if (oc.err0 == BW_OK && x->err == BW_EIO) x->syserr = k->err_no;
     bw_pool_get_stats(pool, &st);
     if (oc.zero || x->mode == FIXED) CHECK(st.rents == oc.rents0 && calls == oc.calls0);
 
@@ -544,8 +581,10 @@ static void post(slot *x)
         if (oc.kind == KEEP || oc.err0 != BW_OK || failed || oc.req <= oc.free0) CHECK(!moved);
         else if (moved && oc.cap0 != 0 && oc.req <= 4 * MAX_LEN) {
             CHECK(w->cap >= 2 * oc.cap0);
+            /* out of the caller's buffer, the learned size if larger */
+            size_t first = learn_size && x->isize && oc.blk0 == x->ibuf ? st.learned_size : 0;
             if (!(learned_jump && oc.cap0 <= threshold && w->cap > threshold))
-                CHECK(w->cap <= class_of(MAX(2 * oc.cap0, oc.held0 + oc.req)));
+                CHECK(w->cap <= MAX(class_of(MAX(2 * oc.cap0, oc.held0 + oc.req)), first));
         }
     }
     if (x->mode == CONTIG) {
@@ -625,11 +664,15 @@ static void reinit(in *s, slot *x)
     x->fbuf = NULL;
     if (how < 3) { /* contiguous, maybe with an initial capacity */
         x->mode = CONTIG;
+        bw_pool_stats st;
         n = bad ? huge(s) : (u8(s) & 1) ? u16(s) : 0;
         oc.zero = n == 0;
+        bw_pool_get_stats(pool, &st);
         rc = bw_init(w, pool, n);
         expect(x, rc, bad ? BW_EOVERFLOW : BW_OK);
-        if (rc == BW_OK && n) CHECK(w->cap == rent_of(n));
+        if (rc == BW_OK && n && !learn_size) CHECK(w->cap == rent_of(n));
+        if (rc == BW_OK && n && learn_size) /* the larger of n and the learned size */
+            CHECK(w->cap >= rent_of(n) && w->cap <= MAX(class_of(n), st.learned_size));
     } else if (how < 5) { /* contiguous in a caller's buffer */
         x->mode = CONTIG;
         n = 1 + u8(s) % sizeof x->ibuf;
@@ -680,14 +723,14 @@ enum {
     OP_WRITE, OP_ALIAS, OP_PUT, OP_VARINT, OP_DEC, OP_HEX, OP_PUTS, OP_PRINTF, OP_RESERVE,
     OP_SPAN, OP_PATCH, OP_TRUNCATE, OP_CONSUME, OP_CLEAR, OP_CLEAR_ERROR, OP_RELEASE, OP_DETACH,
     OP_PULLUP, OP_CSTR, OP_READ, OP_APPEND, OP_FLUSH, OP_ODD_WRITE, OP_REINIT, OP_SCRIPT,
-    OP_FILE, OP_CURSOR, NOPS
+    OP_FILE, OP_CURSOR, OP_PUTC, OP_DETACH_MALLOC, OP_APPEND_REF, OP_MOVE, NOPS
 };
 
 static const char *const op_names[] = {
     "write", "write-alias", "put", "varint", "dec", "hex", "puts", "printf", "reserve",
     "span+advance", "patch", "truncate", "consume", "clear", "clear_error", "release", "detach",
     "pullup", "cstr", "read", "append_writer", "flush", "odd-write", "reinit", "script",
-    "fopen-write", "cursor"};
+    "fopen-write", "cursor", "putc", "detach_malloc", "append_ref", "move"};
 static const char *const mode_names[] = {"contig", "chain", "stream", "fixed"};
 
 /* bw_cstr when the rules say it succeeds (NULL held bytes are fine: the
@@ -1094,6 +1137,7 @@ static void op_writer(in *s, slot *x, unsigned op)
         const void *src = scratch;
         int valid;
         oc.kind = KEEP;
+        oc.moves = x->mode == CHAIN; /* a reference patched becomes a block */
         pos = pick_pos(s, x);
         if (typed) {
             unsigned t = u8(s) % NTYPES;
@@ -1113,7 +1157,7 @@ static void op_writer(in *s, slot *x, unsigned op)
             rc = bw_patch(w, pos, src, n);
         }
         valid = pos >= x->base && pos <= oc.tell0 && n <= oc.tell0 - pos;
-        if (expect(x, rc, n == 0 || valid ? BW_OK : BW_EINVAL) && n)
+        if (expect_always(x, rc, n == 0 || valid ? BW_OK : BW_EINVAL) && n)
             memcpy(x->d + (pos - x->base), expb, n);
         CHECK(bw_tell(w) == oc.tell0);
         break;
@@ -1122,7 +1166,7 @@ static void op_writer(in *s, slot *x, unsigned op)
         oc.kind = KEEP;
         pos = pick_pos(s, x);
         oc.zero = pos == oc.tell0;
-        if (expect(x, bw_truncate(w, pos), pos >= x->base && pos <= oc.tell0 ? BW_OK : BW_EINVAL))
+        if (expect_always(x, bw_truncate(w, pos), pos >= x->base && pos <= oc.tell0 ? BW_OK : BW_EINVAL))
             x->len = (size_t)(pos - x->base);
         break;
     case OP_CONSUME: /* works while an error is recorded */
@@ -1224,9 +1268,11 @@ static void op_writer(in *s, slot *x, unsigned op)
         } else if (c != NULL) {
             CHECK(ok != 0 && same(c, x->d, x->len) && c[x->len] == 0);
             if (x->len) CHECK((const unsigned char *)c == bw_data(w));
-        } else {
-            CHECK(ok != 1 || x->mode == CONTIG || x->mode == CHAIN);
-            none(x, bw_error(w), ok == 1 ? BW_OK : BW_EFULL);
+        } else if (ok == 1) { /* an allocation failed */
+            CHECK(x->mode == CONTIG || x->mode == CHAIN);
+            none(x, bw_error(w), BW_OK);
+        } else { /* no byte for the NUL: nothing recorded */
+            CHECK(bw_error(w) == BW_OK);
         }
         break;
     }
@@ -1278,6 +1324,92 @@ static void op_writer(in *s, slot *x, unsigned op)
             none(x, bw_write(w, scratch, n), too_big(x));
         }
         break;
+    case OP_PUTC: {
+        int c = (int)u16(s) - 600;
+        if (left == 0) break;
+        expb[0] = (unsigned char)c;
+        oc.req = 1;
+        wrote(x, bw_putc(w, c), 1, room(x, 1));
+        break;
+    }
+    case OP_DETACH_MALLOC: {
+        size_t len = 7;
+        unsigned char *b;
+        oc.kind = RESET;
+        oc.fresh = 1;
+        b = (unsigned char *)bw_detach_malloc(w, &len);
+        CHECK(b != NULL); /* malloc, not the hook: it does not fail here */
+        CHECK(len == x->len && same(b, x->d, len) && b[len] == 0);
+        CHECK(b != x->ibuf && b != x->fmem && b != x->w.data);
+        free(b);
+        m_reset(x);
+        break;
+    }
+    case OP_APPEND_REF: {
+        struct refst *r = NULL;
+        const unsigned char *src;
+        int i, own = u8(s) & 1;
+        if (own && (ap = alias(s, x, &avail)) != NULL) { /* the writer's own bytes: copied */
+            src = ap;
+            n = MIN(MIN(u16(s) % (avail + 1), left), 4 * MAX_OP);
+        } else {
+            for (i = 0; i < NREF && refs[i].linked; i++) {}
+            if (i == NREF) break;
+            r = &refs[i];
+            k = u16(s) % MAX_OP;
+            n = MIN(u16(s) % (MAX_OP - k + 1), left);
+            fill(r->mem, MAX_OP, u8(s));
+            src = r->mem + k;
+            r->data = src;
+            r->n = n;
+            r->linked = 1; /* done may come at once */
+        }
+        memcpy(expb, src, n);
+        oc.req = n;
+        oc.zero = n == 0;
+        rc = bw_append_ref(w, src, n, r != NULL ? ref_done : NULL, r);
+        if (r != NULL) {
+            /* at once unless linked: in a segmented writer, not on failure */
+            if (rc != BW_OK) {
+                CHECK(r->linked);
+                r->linked = 0;
+            } else {
+                CHECK(r->linked == (x->mode == CHAIN && n != 0));
+            }
+        }
+        wrote(x, rc, n, room(x, n));
+        break;
+    }
+    case OP_MOVE: { /* src's held bytes, then src empty */
+        slot *y = &slots[u8(s) % NW];
+        uint64_t ytell = y->base + y->len;
+        long calls1 = calls;
+        n = y->len;
+        if (y == x || y->mode == STREAM) {
+            none(x, bw_move(w, &y->w), BW_EINVAL);
+            if (y != x) compare(y);
+            break;
+        }
+        if (n > left) break;
+        if (x->err == BW_OK && y->err != BW_OK) { /* returned, not recorded in dst */
+            CHECK(bw_move(w, &y->w) == y->err);
+            CHECK(bw_tell(w) == oc.tell0);
+            compare(y);
+            break;
+        }
+        memcpy(expb, y->d, n);
+        oc.req = n;
+        oc.zero = n == 0;
+        rc = bw_move(w, &y->w);
+        if (rc == BW_OK && x->err == BW_OK) {
+            if (x->mode == CHAIN && y->mode == CHAIN) CHECK(calls == calls1); /* relinked */
+            m_drop(y, n);
+        }
+        CHECK(y->base + y->len == ytell); /* src's positions go on */
+        wrote(x, rc, n, room(x, n));
+        compare(y);
+        break;
+    }
     case OP_SCRIPT: {
         int i;
         oc.kind = KEEP;
@@ -1320,6 +1452,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.flags |= (cfg2 & 0x08 ? BW_POOL_NO_LEARNED_GROWTH : 0) |
                (cfg2 & 0x20 ? BW_POOL_NO_LARGE_RETENTION : 0);
     learned_jump = !(cfg2 & 0x08);
+    learn_size = (cfg & 0x20) != 0;
     o.min_first_block = cfg2 & 0x10 ? 1 : 0; /* the class of the first write, or 512 B */
     if (cfg2 & 0x40) o.decay_ms = BW_DECAY_NEVER;
     bypass = (cfg2 & 0x80) != 0;
@@ -1378,6 +1511,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(slots[i].d);
         free(slots[i].sk.rcv);
     }
+    for (i = 0; i < NREF; i++) CHECK(!refs[i].linked); /* every done was called */
     check_guards();
     free(slots);
     free(iv);
