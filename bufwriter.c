@@ -221,7 +221,12 @@ static void bw__move_down(bw_writer *w, const void **src)
  * jump floor goes to the size recent jobs past the floor ended at (the
  * learned jump), not through every power of two on the way: a stream of
  * similar 256 KiB .. 64 MiB jobs then copies less than 2 x jump_floor
- * (32 KiB) per job. */
+ * (32 KiB) per job. Until the pool has learned a jump, a move past the floor
+ * and up to the threshold (not a first block) grows BW__FRESH_GROWTH times:
+ * a process's first 10 MiB job went through 8 pooled classes, about 2 MiB
+ * copied and faulted in 4 KiB pages (1.5x a fresh huge-page mapping written
+ * once); now 16 KiB, 256 KiB, then large blocks (huge pages, resized in
+ * place). */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
 {
     size_t want = n, cap;
@@ -243,8 +248,14 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
         size_t first = bw__grow_size(p, bw__learned(p));
         if (first > cap) cap = first;
     }
-    if (cap > p->jump_floor && w->cap <= p->jump_floor && p->learn_growth) {
-        size_t jump = bw__grow_size(p, bw__learned_large(p));
+    if (cap > p->jump_floor && w->cap <= p->threshold && p->learn_growth) {
+        size_t learned = bw__learned_large(p), jump = 0, from;
+        if (learned != 0 && w->cap <= p->jump_floor) {
+            jump = bw__grow_size(p, learned);
+        } else if (learned == 0 && w->cap != 0) {
+            from = w->cap > p->jump_floor ? w->cap : p->jump_floor;
+            if (from <= SIZE_MAX / BW__FRESH_GROWTH) jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
+        }
         if (jump > p->max_learned) jump = p->max_learned;
         if (jump > cap) cap = jump;
     }

@@ -255,7 +255,8 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  *
  * Defaults need no tuning: a writer's first block is 512 B; a writer that
  * outgrows 16 KiB (jump_floor) jumps to the size recent jobs past 16 KiB
- * ended at; what is retained and unused for decay_ms (10 s) goes back to
+ * ended at (on a fresh pool, before any is known, it grows 16x per move
+ * up to the threshold); what is retained and unused for decay_ms (10 s) goes back to
  * the allocator. So a stream of similar 256 KiB .. 64 MiB jobs stops
  * allocating and climbing after the first two, and
  * a program gives that memory back on its first slow-path call once it is
@@ -379,7 +380,13 @@ typedef struct bw_pool_options {
      * recorded, at most max_learned_size. A writer that never outgrows
      * jump_floor is never affected; an initial capacity or a caller's buffer
      * is kept as given (it may jump when it is outgrown); segmented,
-     * streaming and fixed writers neither record nor jump. 16 KiB: a 256 KiB
+     * streaming and fixed writers neither record nor jump. Until two are
+     * recorded (a fresh pool), a move to past jump_floor (not a first
+     * block) of a writer whose capacity is at most the threshold goes to at
+     * least the growth rule's size for 16 x max(capacity, jump_floor), at
+     * most max_learned_size: a first 10 MiB job rents 16 KiB, 256 KiB,
+     * 4 MiB (then doubles, resized in place above the threshold) instead of
+     * every power of two. 16 KiB: a 256 KiB
      * job in 8 KiB writes copies 24 KiB on its way (1.17x of a memcpy, where
      * a 64 KiB floor costs 1.58x and 128 KiB 2.16x), and small messages (up
      * to a few hundred bytes) stay far below it. */
@@ -491,7 +498,10 @@ typedef struct bw_writer bw_writer;
  * old capacity), where class() is the pool's power-of-two class at or below
  * its threshold and the next power of two above it; a move past the pool's
  * jump_floor (16 KiB) goes at least to the learned jump size (see
- * bw_pool_options). */
+ * bw_pool_options); until the pool has learned one, a move of a writer past
+ * jump_floor and at most at the threshold goes to at least 16 x its
+ * capacity (16 KiB -> 256 KiB -> 4 MiB), so the first big job of a fresh
+ * pool copies and faults in few blocks. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a

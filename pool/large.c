@@ -18,7 +18,9 @@
  * at each). The floor, not the threshold: a stream of 256 KiB .. 1 MiB jobs
  * climbed 512 B -> 1 MiB a doubling at a time and never taught the jump.
  * The second largest of 16, needing 2: one outlier job (the 256 MiB export
- * among 1 MiB responses) never decides the jump alone.
+ * among 1 MiB responses) never decides the jump alone. Until then (a fresh
+ * pool) a writer past the floor grows 16x per move up to the threshold
+ * (BW__FRESH_GROWTH), so a process's first big job is not the slow one.
  *
  * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
  * ended at; a new writer starts at about the 90th percentile of the last 16,

@@ -199,17 +199,18 @@ Test(defaults, rule23_zeroed_options_behave_as_null)
         cr_expect_eq(stats_of(p).large_hits, 1, "pool %zu", i);
         cr_expect_eq(bw_pool_return(p, b2, cap), BW_OK);
         /* The learned jump is on: after two 3 MiB jobs a writer that
-         * outgrows 1 MiB jumps to 4 MiB. */
+         * outgrows 16 KiB jumps to 4 MiB; before, it climbs 16 times its
+         * capacity per move (16 KiB -> 256 KiB). */
         fill_chunk();
         for (k = 0; k < 3; k++) {
             cross = 0;
             cr_assert_eq(bw_init(&w, p, 0), BW_OK);
             while (bw_len(&w) < 3 * MiB) {
                 cr_assert_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
-                if (cross == 0 && bw_capacity(&w) > MiB) cross = bw_capacity(&w);
+                if (cross == 0 && bw_capacity(&w) > 16 * KiB) cross = bw_capacity(&w);
             }
             bw_release(&w);
-            cr_expect_eq(cross, k < 2 ? 2 * MiB : 4 * MiB, "pool %zu job %zu: %zu", i, k, cross);
+            cr_expect_eq(cross, k < 2 ? 256 * KiB : 4 * MiB, "pool %zu job %zu: %zu", i, k, cross);
         }
         cr_expect_eq(stats_of(p).learned_large_size, 4 * MiB, "pool %zu", i);
         /* Decay is on with a default of seconds: nothing went yet. */
@@ -699,17 +700,18 @@ Test(defaults, rule25_jump_to_learned_size_after_two_big_writers_not_one)
     ta_init(&ta, 1);
     p = learn_pool(&ta, 0, 0);
     cr_expect_eq(stats_of(p).learned_large_size, 0);
-    /* Nothing learned yet: the growth rule, 64 KiB -> 128 KiB. */
-    cr_expect_eq(big_job(p, 600 * KiB, caps, &n), 128 * KiB);
+    /* Nothing learned yet: the growth rule, at 16 times the capacity past
+     * the floor, 64 KiB -> 1 MiB. */
+    cr_expect_eq(big_job(p, 100 * KiB, caps, &n), MiB);
     cr_expect_eq(stats_of(p).learned_large_size, 0, "one sample is not enough");
     /* One sample: still the growth rule. */
-    cr_expect_eq(big_job(p, 600 * KiB, NULL, NULL), 128 * KiB);
-    cr_expect_eq(stats_of(p).learned_large_size, MiB);
-    /* Two: straight to the growth rule's size for 600 KiB. */
-    cr_expect_eq(big_job(p, 600 * KiB, caps, &n), MiB);
+    cr_expect_eq(big_job(p, 100 * KiB, NULL, NULL), MiB);
+    cr_expect_eq(stats_of(p).learned_large_size, 128 * KiB);
+    /* Two: straight to the growth rule's size for 100 KiB. */
+    cr_expect_eq(big_job(p, 100 * KiB, caps, &n), 128 * KiB);
     cr_expect_eq(n, 5, "capacities: below the threshold as 0.1, then one jump");
     for (i = 0; i < 4 && i < n; i++) cr_expect_eq(caps[i], below[i], "capacity %zu", i);
-    if (n == 5) cr_expect_eq(caps[4], MiB);
+    if (n == 5) cr_expect_eq(caps[4], 128 * KiB);
     /* A writer that stays small never pays for it. */
     {
         bw_writer w;
@@ -722,7 +724,7 @@ Test(defaults, rule25_jump_to_learned_size_after_two_big_writers_not_one)
     }
     /* The jump lands in the kept large block. */
     cr_expect_gt(stats_of(p).large_hits, 0);
-    cr_expect_eq(stats_of(p).learned_large_size, MiB);
+    cr_expect_eq(stats_of(p).learned_large_size, 128 * KiB);
     ta_finish(&ta, p);
 }
 

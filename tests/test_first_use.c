@@ -1,0 +1,167 @@
+/* test_first_use.c - the first big job of a fresh pool (nothing learned, nothing
+ * retained): past the jump floor a contiguous writer grows 16 times its
+ * capacity per move up to the threshold, so it climbs through a few blocks
+ * (each copied and faulted in once) instead of every power of two, until the
+ * pool has learned a jump; then the learned jump and plain doubling again. */
+#include "helpers.h"
+
+#define KiB ((size_t)1 << 10)
+#define MiB ((size_t)1 << 20)
+
+static unsigned char chunk[8192];
+
+static bw_pool_stats stats_of(bw_pool *p)
+{
+    bw_pool_stats s;
+    bw_pool_get_stats(p, &s);
+    return s;
+}
+
+/* A BW_WRITER_INIT-like writer on p writes `total` bytes in 8 KiB chunks,
+ * checks them and is released. caps[] gets every capacity it had (at most
+ * 32), *ncaps their number. */
+static void job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
+{
+    bw_writer w;
+    size_t last = 0, n = 0, i, bad = 0;
+    for (i = 0; i < sizeof chunk; i++) chunk[i] = pat(i, 5);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    while (bw_len(&w) < total) {
+        size_t k = total - bw_len(&w) < sizeof chunk ? total - bw_len(&w) : sizeof chunk;
+        cr_assert_eq(bw_write(&w, chunk, k), BW_OK);
+        if (bw_capacity(&w) != last) {
+            last = bw_capacity(&w);
+            if (n < 32) caps[n++] = last;
+        }
+    }
+    cr_assert_eq(bw_len(&w), total);
+    for (i = 0; i < total; i++) bad += bw_data(&w)[i] != pat(i % sizeof chunk, 5);
+    cr_expect_eq(bad, 0, "the bytes survived every move");
+    bw_release(&w);
+    *ncaps = n;
+}
+
+static void expect_caps(const size_t *caps, size_t n, const size_t *want, size_t nwant,
+                        const char *what)
+{
+    size_t i;
+    cr_expect_eq(n, nwant, "%s: %zu capacities, expected %zu", what, n, nwant);
+    for (i = 0; i < n && i < nwant; i++)
+        cr_expect_eq(caps[i], want[i], "%s: capacity %zu is %zu, expected %zu", what, i, caps[i],
+                     want[i]);
+}
+
+Test(first_use, a_10_mib_first_job_rents_six_blocks_and_copies_280_kib)
+{
+    /* 0.2 climbed 8, 16, 32 .. 1024 KiB, 2 .. 16 MiB: 12 blocks, about
+     * 2 MiB copied and faulted in 4 KiB pages below the threshold. */
+    static const size_t want[] = { 8 * KiB, 16 * KiB, 256 * KiB, 4 * MiB, 8 * MiB, 16 * MiB };
+    test_alloc ta;
+    bw_pool *p;
+    size_t caps[32], n;
+    ta_init(&ta, 1);
+    p = ta_pool_defaults(&ta);
+    job(p, 10 * MiB, caps, &n);
+    expect_caps(caps, n, want, 6, "fresh pool");
+    /* The moves below the threshold copy what they held (8 + 16 + 256
+     * KiB); above it the blocks are resized by the allocator. */
+    cr_expect_eq(stats_of(p).rents, 6);
+    cr_expect_eq(atomic_load(&ta.allocs) + atomic_load(&ta.reallocs), 6);
+    cr_expect_eq(atomic_load(&ta.reallocs), 2, "8 and 16 MiB: resized, not copied");
+    ta_finish(&ta, p);
+}
+
+Test(first_use, the_fast_climb_stops_once_the_pool_has_learned_a_jump)
+{
+    static const size_t fresh[] = { 8 * KiB, 16 * KiB, 256 * KiB, 4 * MiB };
+    static const size_t learned[] = { 8 * KiB, 16 * KiB, MiB, 2 * MiB, 4 * MiB, 8 * MiB,
+                                      16 * MiB };
+    test_alloc ta;
+    bw_pool *p;
+    size_t caps[32], n;
+    ta_init(&ta, 1);
+    p = ta_pool_defaults(&ta);
+    /* One recorded job is not a learned jump: the second climbs fast too. */
+    job(p, MiB, caps, &n);
+    expect_caps(caps, n, fresh, 4, "first 1 MiB job");
+    cr_expect_eq(stats_of(p).learned_large_size, 0);
+    job(p, MiB, caps, &n);
+    expect_caps(caps, n, fresh, 4, "second 1 MiB job");
+    cr_expect_eq(stats_of(p).learned_large_size, MiB);
+    /* Learned 1 MiB: a 10 MiB job jumps there, then doubles. */
+    job(p, 10 * MiB, caps, &n);
+    expect_caps(caps, n, learned, 7, "10 MiB job after two of 1 MiB");
+    ta_finish(&ta, p);
+}
+
+Test(first_use, writers_at_most_at_the_floor_never_climb_fast)
+{
+    static const size_t want[] = { 8 * KiB, 16 * KiB };
+    static const size_t past[] = { 8 * KiB, 16 * KiB, 256 * KiB };
+    test_alloc ta;
+    bw_pool *p;
+    size_t caps[32], n, i;
+    ta_init(&ta, 1);
+    p = ta_pool_defaults(&ta);
+    for (i = 0; i < 20; i++) {
+        job(p, 16 * KiB, caps, &n);
+        expect_caps(caps, n, want, 2, "16 KiB job");
+    }
+    cr_expect_eq(stats_of(p).learned_large_size, 0, "they teach nothing");
+    /* One byte past the floor on a fresh pool: 16 times the floor. */
+    job(p, 16 * KiB + 1, caps, &n);
+    expect_caps(caps, n, past, 3, "16 KiB + 1 job");
+    ta_finish(&ta, p);
+}
+
+Test(first_use, a_given_first_block_is_kept_and_grows_16_times_when_outgrown)
+{
+    static unsigned char big[100 * 1024];
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+    ta_init(&ta, 1);
+    p = ta_pool_defaults(&ta);
+    cr_assert_eq(bw_init(&w, p, 100 * KiB), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 128 * KiB);
+    cr_assert_eq(bw_write(&w, big, sizeof big), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 128 * KiB);
+    cr_assert_eq(bw_write(&w, big, sizeof big), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 2 * MiB);
+    bw_release(&w);
+    /* A first write past the floor gets the growth rule's block, not 16
+     * times it. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, big, sizeof big), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 128 * KiB);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+Test(first_use, the_fast_climb_is_bounded_by_max_learned_size_and_the_option)
+{
+    static const size_t bounded[] = { 8 * KiB, 16 * KiB, 256 * KiB, 512 * KiB, MiB, 2 * MiB };
+    static const size_t doubling[] = { 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 128 * KiB,
+                                       256 * KiB, 512 * KiB, MiB, 2 * MiB };
+    bw_pool_options o;
+    test_alloc ta;
+    bw_pool *p = NULL;
+    size_t caps[32], n;
+    ta_init(&ta, 1);
+    memset(&o, 0, sizeof o);
+    o.allocator = &ta.hook;
+    o.max_learned_size = 256 * KiB;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    job(p, 2 * MiB, caps, &n);
+    expect_caps(caps, n, bounded, 6, "max_learned_size 256 KiB");
+    ta_finish(&ta, p);
+
+    ta_init(&ta, 1);
+    o.max_learned_size = 0;
+    o.flags = BW_POOL_NO_LEARNED_GROWTH;
+    p = NULL;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    job(p, 2 * MiB, caps, &n);
+    expect_caps(caps, n, doubling, 9, "BW_POOL_NO_LEARNED_GROWTH");
+    ta_finish(&ta, p);
+}
