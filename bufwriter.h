@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bufwriter.h - one buffer writer for every destination, over a pooled,
  * power-of-two size-class allocator. Version 0.3.
  *

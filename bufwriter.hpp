@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bufwriter.hpp - C++17 RAII wrappers over bufwriter.h: bw::writer and
 // bw::pool. Move-only, no exceptions, no RTTI: every call returns the C API's
 // int status (BW_OK or a negative BW_E* code, sticky on the writer as in C),

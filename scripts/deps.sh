@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deps.sh - make sure the Debian packages the tests and the benchmark need
 # are installed. Usage: scripts/deps.sh [test|bench|all]   (default all)
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bufwriter.h - single-header build of bufwriter 0.3.0
  *
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from

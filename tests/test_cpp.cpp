@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // test_cpp.cpp - the public header compiles as C++ (extern "C", explicit
 // casts in the inline code) and works from C++.
 #include "bufwriter.h"

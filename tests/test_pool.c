@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 /* test_pool.c - the size-class pool: options, classes, reuse, bounds,
  * stats, trim, zeroing, checked mode. */

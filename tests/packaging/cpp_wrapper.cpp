@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cpp_wrapper.cpp - bufwriter.hpp, self-checking: bw::pool and bw::writer in
 // every writer mode (contiguous, caller's first buffer, segmented, sink, fd,
 // fixed), moves of both, and errors as the C API reports them. Returns
