@@ -1,11 +1,16 @@
-# mk/packaging.mk - the single header, the examples, the packaging tests.
-# Included by the top-level Makefile (uses its CC, B, SRCS, HDRS, VERSION,
-# CSTD, WARN_STRICT).
+# SPDX-License-Identifier: MIT
+# mk/packaging.mk - the single header, the reference, the examples,
+#, the packaging tests. Included by the top-level Makefile (uses
+# its CC, B, SRCS, HDRS, VERSION, CSTD, WARN_STRICT).
 #
 #   make single          regenerate single_include/bufwriter.h from bufwriter.h,
 #                        pool/ and bufwriter.c (scripts/amalgamate.py)
 #   make check-single    fail if the checked-in single header differs from a
 #                        fresh generation (CI)
+#   make reference       regenerate docs/reference.md, the API reference, from
+#                        bufwriter.h's comments (scripts/gen_reference.py)
+#   make check-reference fail if docs/reference.md differs from a fresh
+#                        generation (make test)
 #   make examples        build examples/*.c from the single header and against
 #                        the library in $(B) (into $(B)/examples/)
 #   make test-packaging  tests/packaging/run.sh: the single header (gcc, clang,
@@ -26,13 +31,20 @@ EXAMPLE_BINS  = $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%-single) \
                 $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%-lib)
 EX_CFLAGS    = -std=c11 -Wall -Wextra -Wpedantic -Werror -O2
 
-.PHONY: single check-single examples test-packaging
+.PHONY: single check-single reference check-reference examples test-packaging
 
 single:
 	$(AMALGAMATE)
 
 check-single:
 	@$(AMALGAMATE) --check
+
+reference:
+	$(PYTHON) scripts/gen_reference.py -o docs/reference.md bufwriter.h
+
+check-reference:
+	@$(PYTHON) scripts/gen_reference.py --check -o docs/reference.md bufwriter.h && \
+	  echo "check-reference: docs/reference.md is up to date"
 
 examples: $(EXAMPLE_BINS)
 
