@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# mk/packaging.mk - the single header, the reference, the examples,
-#, the packaging tests. Included by the top-level Makefile (uses
+# mk/packaging.mk - the single header, the reference, the release tarball,
+# the examples, the packaging tests. Included by the top-level Makefile (uses
 # its CC, B, SRCS, HDRS, VERSION, CSTD, WARN_STRICT).
 #
 #   make single          regenerate single_include/bufwriter.h from bufwriter.h,
@@ -11,6 +11,11 @@
 #                        bufwriter.h's comments (scripts/gen_reference.py)
 #   make check-reference fail if docs/reference.md differs from a fresh
 #                        generation (make test)
+#   make dist            bufwriter-VERSION.tar.gz: git archive of HEAD (the
+#                        single header and the reference are committed, so
+#                        inside), then unpacked in a temporary folder where
+#                        check-single, check-reference, the libraries and
+#                        test-normal must pass
 #   make examples        build examples/*.c from the single header and against
 #                        the library in $(B) (into $(B)/examples/)
 #   make test-packaging  tests/packaging/run.sh: the single header (gcc, clang,
@@ -31,7 +36,7 @@ EXAMPLE_BINS  = $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%-single) \
                 $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%-lib)
 EX_CFLAGS    = -std=c11 -Wall -Wextra -Wpedantic -Werror -O2
 
-.PHONY: single check-single reference check-reference examples test-packaging
+.PHONY: single check-single reference check-reference dist examples test-packaging
 
 single:
 	$(AMALGAMATE)
@@ -45,6 +50,23 @@ reference:
 check-reference:
 	@$(PYTHON) scripts/gen_reference.py --check -o docs/reference.md bufwriter.h && \
 	  echo "check-reference: docs/reference.md is up to date"
+
+# From HEAD, not the work tree: a release is a commit. The tarball is
+# reproducible (git archive stamps the commit's time; gzip -n no name/time).
+DIST := bufwriter-$(VERSION)
+dist:
+	@git diff --quiet HEAD -- || echo "dist: note: uncommitted changes are not in the tarball (git archive HEAD)"
+	git archive --format=tar --prefix=$(DIST)/ HEAD | gzip -9n > $(DIST).tar.gz
+	@tar -tzf $(DIST).tar.gz | grep -qx '$(DIST)/$(SINGLE)' && \
+	  tar -tzf $(DIST).tar.gz | grep -qx '$(DIST)/docs/reference.md' || \
+	  { echo "dist: the single header or the reference is missing"; exit 1; }
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  tar -xzf $(DIST).tar.gz -C "$$tmp"; \
+	  echo "dist: unpacked in $$tmp; check-single, check-reference, all, test-normal:"; \
+	  $(MAKE) -C "$$tmp/$(DIST)" --no-print-directory check-single check-reference; \
+	  $(MAKE) -C "$$tmp/$(DIST)" --no-print-directory -j2 all; \
+	  $(MAKE) -C "$$tmp/$(DIST)" --no-print-directory test-normal; \
+	  echo "dist: $(DIST).tar.gz builds and passes test-normal when unpacked"
 
 examples: $(EXAMPLE_BINS)
 
