@@ -217,12 +217,20 @@ test-$(1): $(B)/t-$(1)
 endef
 $(foreach f,$(TEST_FLAVOURS),$(eval $(call FLAVOUR,$(f))))
 
-# make test: the set-up (as root), then every flavour and every other check.
+# make test: the set-up (as root), then every flavour and every other check,
+# in order, each part's output shown and kept in $(B)/test-logs/PART.log; it
+# stops at the first part that fails. It ends with one line per part and the
+# total as a plain "N passed, N failed" line (scripts/test_summary.sh).
 # make test-normal alone runs what this machine has, with no set-up.
+TEST_PARTS := all test-strict $(addprefix test-,$(TEST_FLAVOURS)) test-stress-tsan test-seeded \
+              test-fuzz test-dlclose check-single check-reference check-copies test-packaging
 test: deps
-	$(MAKE) --no-print-directory WERROR=-Werror all test-strict \
-	  $(addprefix test-,$(TEST_FLAVOURS)) test-stress-tsan test-seeded test-fuzz test-dlclose \
-	  check-single check-copies test-packaging
+	@rm -rf $(B)/test-logs && mkdir -p $(B)/test-logs
+	@for t in $(TEST_PARTS); do \
+	  { $(MAKE) --no-print-directory WERROR=-Werror $$t 2>&1; echo $$? > $(B)/test-logs/$$t.rc; } | \
+	    tee $(B)/test-logs/$$t.log; \
+	  [ "$$(cat $(B)/test-logs/$$t.rc)" = 0 ] || break; \
+	done; sh scripts/test_summary.sh $(B)/test-logs $(TEST_PARTS)
 
 # The library under the strict warning set with -Werror, gcc and clang.
 test-strict:
