@@ -223,6 +223,29 @@ wrapper_single() { # CXX CC: cpp_wrapper.cpp (strict C++17) + impl.c (C), run
     "$work/wrap-$1"
 }
 
+# cpp_fail/*.cpp: each compiles as it is (at C++17, the control) and fails
+# with -DBW_FAIL (cxx14.cpp: at -std=c++14) with a message that matches its
+# "// expect:" line (an extended regex).
+compile_fail() { # CXX FILE
+    std=-std=c++17 fail=-DBW_FAIL
+    case $2 in *cxx14.cpp) fail=-std=c++14 ;; esac
+    re=$(sed -n 's|^// expect: ||p' "$2")
+    [ -n "$re" ] || { echo "$2: no // expect: line"; return 1; }
+    $1 $std -I"$drop" -fsyntax-only "$2" || { echo "the control does not compile"; return 1; }
+    if $1 $std $fail -I"$drop" -fsyntax-only "$2" 2>"$work/cxxerr"; then
+        echo "compiled with $fail"; return 1
+    fi
+    grep -E "$re" "$work/cxxerr" || { echo "no line matches: $re"; head -20 "$work/cxxerr"; return 1; }
+}
+
+wrapper_cxx20() { # CXX: the C++20 parts (std::span) build warning-free and work
+    f=$(cxxstrict $1 | sed 's/-std=c++17/-std=c++20/')
+    $1 $f -O2 -I"$drop" -c "$here/cpp_wrapper.cpp" -o "$work/wrap20-$1.o" &&
+    gcc -std=c11 $WARN -O2 -I"$drop" -c "$here/impl.c" -o "$work/wimpl20-$1.o" &&
+    $1 "$work/wrap20-$1.o" "$work/wimpl20-$1.o" -pthread -o "$work/wrap20-$1" &&
+    "$work/wrap20-$1" | grep 'std::span checked'
+}
+
 wrapper_no_exceptions() { # CXX: bufwriter.hpp needs neither exceptions nor RTTI
     f=$(cxxstrict $1)
     $1 $f -fno-exceptions -fno-rtti -O2 -I"$drop" -c "$here/cpp_wrapper.cpp" -o "$work/scratch.o"
@@ -281,6 +304,12 @@ for cxx in g++ clang++; do
         wrapper_single $cxx gcc
     check "bufwriter.hpp with -fno-exceptions -fno-rtti ($cxx, strict)" \
         wrapper_no_exceptions $cxx
+    check "bufwriter.hpp under C++20 (std::span in and out): cpp_wrapper.cpp builds, runs ($cxx)" \
+        wrapper_cxx20 $cxx
+    for f in "$here"/cpp_fail/*.cpp; do
+        check "compile-fail ($cxx): cpp_fail/${f##*/}: $(sed -n '2s|^// ||p' "$f" | cut -c1-60)..." \
+            compile_fail $cxx "$f"
+    done
 done
 
 # ------------------------------------------------------ the staged install
