@@ -373,8 +373,8 @@ TEMPLATE_FIELDS = \
   LIBDIR_REL=$(LIBDIR:$(PREFIX)/%=%) INCDIR_REL=$(INCDIR:$(PREFIX)/%=%) \
   PC_LIBDIR=$(if $(PC_RELOC),$${prefix}/$(LIBDIR:$(PREFIX)/%=%),$(LIBDIR)) \
   PC_INCDIR=$(if $(PC_RELOC),$${prefix}/$(INCDIR:$(PREFIX)/%=%),$(INCDIR)) \
-  DEFINES=$(JE_CFLAGS:-D%=%) PC_CFLAGS=$(if $(JE_CFLAGS),@ $(JE_CFLAGS)) \
-  PC_LIBS_PRIVATE=$(if $(JE_LIBS),@ $(JE_LIBS)) STATIC_LIBS=$(if $(JE_LIBS),;jemalloc) \
+  DEFINES=$(JE_CFLAGS:-D%=%) PC_CFLAGS=$(if $(JE_CFLAGS),@$(JE_CFLAGS)) \
+  PC_LIBS_PRIVATE=$(if $(JE_LIBS),@$(JE_LIBS)) STATIC_LIBS=$(if $(JE_LIBS),;jemalloc) \
   SO_REAL=$(SO_REAL) SO_ABI=$(SO_ABI) STATIC=libbufwriter.a
 # Written on every make and replaced only when the text changes, so an
 # install with another PREFIX never ships a stale one. (A leading @ in a
