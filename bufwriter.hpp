@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bufwriter.hpp - C++17 RAII wrappers over bufwriter.h: bw::pool, bw::writer,
 // bw::detached (a block handed out by detach) and bw::file (bw_fopen).
 // Move-only, no exceptions, no RTTI: every call returns the C API's int
