@@ -9,7 +9,7 @@
 #                         TSan, valgrind, clang, -O0 gcc/clang, -m32, the single
 #                         header), the strict-warning build, seeded bugs, a TSan
 #                         stress, fuzz corpus replay, dlclose, the single header
-#                         and the reference up to date, packaging (Make, CMake,
+#                         and the reference up to date, licence lines, packaging (Make, CMake,
 #                         Meson and pkg-config consumers); ends with one
 #                         "N passed, N failed" line per part and in all
 #   make test-normal      just the Criterion suite, with what the machine has
@@ -21,6 +21,7 @@
 #                         package (from cmake/*.in) under DESTDIR + PREFIX
 #   make single           regenerate single_include/bufwriter.h (check-single: CI)
 #   make reference        regenerate docs/reference.md (check-reference: CI)
+#   make check-spdx       every source, script and build file has its SPDX line
 #   make dist             bufwriter-VERSION.tar.gz from git archive HEAD, then
 #                         unpacked, built and tested (test-normal) in a temp folder
 #   make examples         build examples/ from the single header and the library
@@ -226,7 +227,7 @@ $(foreach f,$(TEST_FLAVOURS),$(eval $(call FLAVOUR,$(f))))
 # total as a plain "N passed, N failed" line (scripts/test_summary.sh).
 # make test-normal alone runs what this machine has, with no set-up.
 TEST_PARTS := all test-strict $(addprefix test-,$(TEST_FLAVOURS)) test-stress-tsan test-seeded \
-              test-fuzz test-dlclose check-single check-reference check-copies test-packaging
+              test-fuzz test-dlclose check-single check-reference check-spdx check-copies test-packaging
 test: deps
 	@rm -rf $(B)/test-logs && mkdir -p $(B)/test-logs
 	@for t in $(TEST_PARTS); do \

@@ -11,6 +11,8 @@
 #                        bufwriter.h's comments (scripts/gen_reference.py)
 #   make check-reference fail if docs/reference.md differs from a fresh
 #                        generation (make test)
+#   make check-spdx      fail if a source, header, script or build file lacks
+#                        an SPDX-License-Identifier line at its top (make test)
 #   make dist            bufwriter-VERSION.tar.gz: git archive of HEAD (the
 #                        single header and the reference are committed, so
 #                        inside), then unpacked in a temporary folder where
@@ -36,7 +38,7 @@ EXAMPLE_BINS  = $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%-single) \
                 $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%-lib)
 EX_CFLAGS    = -std=c11 -Wall -Wextra -Wpedantic -Werror -O2
 
-.PHONY: single check-single reference check-reference dist examples test-packaging
+.PHONY: single check-single reference check-reference check-spdx dist examples test-packaging
 
 single:
 	$(AMALGAMATE)
@@ -50,6 +52,17 @@ reference:
 check-reference:
 	@$(PYTHON) scripts/gen_reference.py --check -o docs/reference.md bufwriter.h && \
 	  echo "check-reference: docs/reference.md is up to date"
+
+# The licence line in the first two lines (after a #! line) of every file
+# of the kinds the project has, outside build folders.
+check-spdx:
+	@bad=$$(find . \( -name build -o -name .git -o -name results \) -prune -o -type f \
+	  \( -name '*.[ch]' -o -name '*.[ch]pp' -o -name '*.py' -o -name '*.sh' -o -name '*.mk' \
+	     -o -name '*.in' -o -name Makefile -o -name CMakeLists.txt -o -name meson.build \
+	     -o -name meson_options.txt -o -path ./.ci/run \) -print | sort | \
+	  while read -r f; do head -2 "$$f" | grep -q 'SPDX-License-Identifier: MIT' || echo "$$f"; done); \
+	  if [ -n "$$bad" ]; then echo "check-spdx: no SPDX-License-Identifier line at the top of:"; \
+	    echo "$$bad"; exit 1; fi; echo "check-spdx: every source, script and build file has its licence line"
 
 # From HEAD, not the work tree: a release is a commit. The tarball is
 # reproducible (git archive stamps the commit's time; gzip -n no name/time).
