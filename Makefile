@@ -1,4 +1,6 @@
-# bufwriter - Makefile
+# SPDX-License-Identifier: MIT
+# bufwriter - Makefile (the primary build; CMakeLists.txt and meson.build
+# build the same sources with the same flags, for projects that embed it)
 #
 #   make                  libbufwriter.a, libbufwriter.so (gcc; make CC=clang)
 #   make deps             install the Debian packages tests and benchmark need
@@ -6,34 +8,73 @@
 #   make test             make deps, then every test flavour (normal, ASan+UBSan,
 #                         TSan, valgrind, clang, -O0 gcc/clang, -m32, the single
 #                         header), the strict-warning build, seeded bugs, a TSan
-#                         stress, fuzz corpus replay, dlclose, packaging
+#                         stress, fuzz corpus replay, dlclose, the single header
+#                         and the reference up to date, licence lines, packaging (Make, CMake,
+#                         Meson and pkg-config consumers); ends with one
+#                         "N passed, N failed" line per part and in all
 #   make test-normal      just the Criterion suite, with what the machine has
 #   make fuzz             differential fuzzing for FUZZ_TIME seconds (600)
 #   make stress           the full thread stress (and 10,000 short-lived threads)
 #   make bench            make deps, then the benchmark (bench-full: all of it)
 #   make format-check     report files that differ from .clang-format
-#   make install          PREFIX=/usr/local DESTDIR= (bufwriter.h, bufwriter.hpp,
-#                         the libraries, bufwriter.pc, the CMake package in
-#                         CMAKEDIR, default LIBDIR/cmake/bufwriter)
+#   make install          the headers, the libraries, bufwriter.pc and the CMake
+#                         package (from cmake/*.in) under DESTDIR + PREFIX
 #   make single           regenerate single_include/bufwriter.h (check-single: CI)
+#   make reference        regenerate docs/reference.md (check-reference: CI)
+#   make check-spdx       every source, script and build file has its SPDX line
+#   make dist             bufwriter-VERSION.tar.gz from git archive HEAD, then
+#                         unpacked, built and tested (test-normal) in a temp folder
 #   make examples         build examples/ from the single header and the library
+#   make version          print the version (from bufwriter.h)
 #   make uninstall / clean
-#   make JEMALLOC=1       also build the jemalloc backing allocator hook
 #
-# Variables: CC, CXX, OPT (default -O2 -g), PREFIX, DESTDIR, LIBDIR, CMAKEDIR.
+# Variables (command line or environment):
+#   CC, CXX         the C and C++ compilers (cc, c++)
+#   CPPFLAGS        preprocessor flags, e.g. -DBW_DEBUG for a checked library
+#   CFLAGS          C flags, e.g. a distribution's hardening flags
+#   LDFLAGS         flags for linking libbufwriter.so, e.g. -Wl,-z,relro,-z,now
+#                   These three are the user's: the Makefile never sets them,
+#                   and appends them after its own flags (the flags the library
+#                   needs, -std=c11 -fPIC -fvisibility=hidden -pthread, are
+#                   kept in BW_CFLAGS and always given first).
+#   OPT             optimisation and debug flags (-O2 -g), before CFLAGS
+#   WERROR          -Werror, or nothing (the default; make test sets it)
+#   EXTRA_CFLAGS    extra flags for the library and every test build
+#   JEMALLOC=1      also build the jemalloc backing allocator hook
+#   PREFIX          install prefix (/usr/local)
+#   DESTDIR         staging folder prepended to every installed path
+#   LIBDIR, INCDIR  where libraries and headers go (PREFIX/lib, PREFIX/include;
+#                   multiarch: LIBDIR=/usr/lib/x86_64-linux-gnu)
+#   PCDIR, CMAKEDIR where bufwriter.pc and the CMake package go
+#                   (LIBDIR/pkgconfig, LIBDIR/cmake/bufwriter)
+#   B               the build folder (build)
+#   PYTHON          python3, for the generated single header and reference
+#   CRITERION_ARGS  arguments of the Criterion test binaries (-j2)
+#   FUZZ_TIME, FUZZ_SHORT  seconds of make fuzz (600) and of make test's (20)
+#
+# Platforms: the shared library is linked with GNU ld / lld flags (-soname)
+# everywhere but macOS, which gets -install_name and -compatibility_version
+# (chosen by uname -s). Tested: Linux x86-64 (see README, "Platforms").
 
 CC       ?= cc
 CXX      ?= c++
 OPT      ?= -O2 -g
+CPPFLAGS ?=
+CFLAGS   ?=
+LDFLAGS  ?=
 PREFIX   ?= /usr/local
 LIBDIR   ?= $(PREFIX)/lib
 INCDIR   ?= $(PREFIX)/include
 PCDIR    ?= $(LIBDIR)/pkgconfig
 JEMALLOC ?= 0
 
+# The version's one place is bufwriter.h (BW_VERSION_MAJOR/MINOR/PATCH and
+# BW_VERSION_STRING); the soname, bufwriter.pc and the CMake package follow
+# it, CMakeLists.txt reads it from there too, and meson.build's copy is
+# checked against it by the packaging test.
 VERSION  := $(shell sed -n 's/^\#define BW_VERSION_STRING "\(.*\)"/\1/p' bufwriter.h)
 # The soname's version: the major number, and before 1.0 major.minor too
-# (every 0.x release may break the ABI: 0.2 is libbufwriter.so.0.2).
+# (every 0.x release may break the ABI: 0.3 is libbufwriter.so.0.3).
 VMAJOR   := $(word 1,$(subst ., ,$(VERSION)))
 VMINOR   := $(word 2,$(subst ., ,$(VERSION)))
 SOMAJOR  := $(if $(filter 0,$(VMAJOR)),$(VMAJOR).$(VMINOR),$(VMAJOR))
@@ -45,9 +86,31 @@ WARN_STRICT := -Wall -Wextra -Wpedantic -Wshadow -Wcast-qual -Wundef -Wstrict-pr
                -Wmissing-prototypes -Wconversion -Wsign-conversion
 WERROR   ?=
 CSTD     := -std=c11
-CFLAGS_LIB = $(CSTD) $(WARN_STRICT) $(WERROR) $(OPT) -fPIC -fvisibility=hidden -pthread \
-             $(JE_CFLAGS) $(EXTRA_CFLAGS)
+# What the library needs, whatever the user adds: C11, position-independent
+# (the .a too, so it links into shared objects), only BW_API symbols exported.
+BW_CFLAGS  = $(CSTD) -fPIC -fvisibility=hidden -pthread
+CFLAGS_LIB = $(BW_CFLAGS) $(WARN_STRICT) $(WERROR) $(OPT) $(JE_CFLAGS) $(EXTRA_CFLAGS) \
+             $(CPPFLAGS) $(CFLAGS)
 LDLIBS_LIB = -pthread $(JE_LIBS)
+
+# The shared library's file names and link flags, per platform. ELF (Linux,
+# the BSDs): libbufwriter.so.VERSION, soname libbufwriter.so.SOMAJOR;
+# -z nodelete: dlclose never unloads the library, since a thread that used
+# a pool runs the library's cache cleanup when it exits, whenever that is.
+# macOS: libbufwriter.VERSION.dylib, install name LIBDIR/libbufwriter.SOMAJOR.dylib.
+UNAME_S  := $(shell uname -s 2>/dev/null)
+ifeq ($(UNAME_S),Darwin)
+SO_DEV    := libbufwriter.dylib
+SO_ABI    := libbufwriter.$(SOMAJOR).dylib
+SO_REAL   := libbufwriter.$(VERSION).dylib
+SO_LDFLAGS = -dynamiclib -Wl,-install_name,$(LIBDIR)/$(SO_ABI) \
+             -Wl,-compatibility_version,$(SOMAJOR) -Wl,-current_version,$(VERSION)
+else
+SO_DEV    := libbufwriter.so
+SO_ABI    := libbufwriter.so.$(SOMAJOR)
+SO_REAL   := libbufwriter.so.$(VERSION)
+SO_LDFLAGS = -shared -Wl,-soname,$(SO_ABI) -Wl,-z,nodelete
+endif
 
 ifeq ($(JEMALLOC),1)
 JE_CFLAGS := -DBW_HAVE_JEMALLOC
@@ -66,33 +129,30 @@ TEST_HDRS := $(wildcard tests/*.h)
         format-check bench bench-full deps install uninstall clean \
         $(addprefix test-,$(TEST_FLAVOURS))
 
-all: $(B)/libbufwriter.a $(B)/libbufwriter.so
+all: $(B)/libbufwriter.a $(B)/$(SO_DEV)
 
-$(B)/%.o: %.c $(HDRS) Makefile
+version:
+	@echo $(VERSION)
+
+# The flags are part of what an object depends on: make CFLAGS=... after a
+# plain make rebuilds.
+$(B)/%.o: %.c $(HDRS) Makefile $(B)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_LIB) -c $< -o $@
+
+$(B)/flags: FORCE
+	@mkdir -p $(B)
+	@echo '$(CC) $(CFLAGS_LIB) | $(LDFLAGS)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 $(B)/libbufwriter.a: $(OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-# -z nodelete: dlclose never unloads the library, since a thread that used
-# a pool runs the library's cache cleanup when it exits, whenever that is.
-$(B)/libbufwriter.so: $(OBJS)
-	$(CC) -shared -Wl,-soname,libbufwriter.so.$(SOMAJOR) -Wl,-z,nodelete \
-	  -o $(B)/libbufwriter.so.$(VERSION) $^ $(LDLIBS_LIB)
-	ln -sf libbufwriter.so.$(VERSION) $(B)/libbufwriter.so.$(SOMAJOR)
-	ln -sf libbufwriter.so.$(VERSION) $@
-
-# Written on every make (only replaced when its text changes), so an install
-# with another PREFIX never ships a stale one.
-$(B)/bufwriter.pc: FORCE
-	@mkdir -p $(B)
-	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
-	  'Name: bufwriter' 'Description: growable, pooled buffer writer for C' \
-	  'Version: $(VERSION)' 'Cflags: -I$${includedir}$(if $(JE_CFLAGS), $(JE_CFLAGS))' \
-	  'Libs: -L$${libdir} -lbufwriter' 'Libs.private: -pthread$(if $(JE_LIBS), $(JE_LIBS))' > $@.tmp
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(B)/$(SO_DEV): $(OBJS)
+	$(CC) $(BW_CFLAGS) $(OPT) $(CFLAGS) $(SO_LDFLAGS) $(LDFLAGS) -o $(B)/$(SO_REAL) $(OBJS) $(LDLIBS_LIB)
+	ln -sf $(SO_REAL) $(B)/$(SO_ABI)
+	ln -sf $(SO_REAL) $@
 
 FORCE:
 
@@ -135,35 +195,46 @@ R_m32      = $<; rc=$$?; [ $$rc != 126 ] || { rc=0; \
              echo "m32: built; this kernel cannot run 32-bit programs, so not run"; }; exit $$rc
 R_single   = $< $(CRITERION_ARGS)
 
-# What each builds: TSan the thread tests only; normal adds a C++ unit.
+# What each builds: TSan the thread tests only; normal and asan add the C++
+# unit (tests/test_cpp.cpp: bufwriter.hpp, C++17), asan with its sanitizers.
 TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c tests/test_pool_defects.c
 TEST_WARN     = $(CSTD) -Wall -Wextra -Werror -pthread $(EXTRA_CFLAGS)
 flavour_cc    = $(word 1,$(T_$(1)))
 flavour_mini  = $(filter mini,$(word 2,$(T_$(1))))
 flavour_tests = $(or $(TESTS_$(1)),$(TEST_SRCS))
+flavour_cxx   = $(filter normal asan,$(1))
 flavour_lib   = $(if $(filter single,$(1)),tests/single_impl.c,$(SRCS))
 flavour_inc   = $(if $(filter single,$(1)),-Isingle_include -Itests,-I.)
 
 define FLAVOUR
 $(B)/t-$(1): $(SRCS) $(HDRS) $(SINGLE) $(TEST_SRCS) $(TEST_HDRS) tests/mini_main.c \
-             tests/test_cpp.cpp tests/single_impl.c Makefile
+             tests/test_cpp.cpp bufwriter.hpp tests/single_impl.c Makefile
 	@mkdir -p $(B)
-	$(if $(filter normal,$(1)),$(CXX) -std=c++11 -Wall -Wextra -Werror -I. -O2 -c tests/test_cpp.cpp -o $(B)/test_cpp.o)
+	$(if $(call flavour_cxx,$(1)),$(CXX) -std=c++17 -Wall -Wextra -Werror -I. $(wordlist 3,99,$(T_$(1))) \
+	  -c tests/test_cpp.cpp -o $(B)/test_cpp-$(1).o)
 	$(call flavour_cc,$(1)) $(TEST_WARN) $(if $(call flavour_mini,$(1)),-Wno-format-zero-length -DBW_MINI_CRITERION) \
 	  $(call flavour_inc,$(1)) $(wordlist 3,99,$(T_$(1))) -o $$@ $(call flavour_lib,$(1)) \
 	  $(call flavour_tests,$(1)) $(if $(call flavour_mini,$(1)),tests/mini_main.c,-lcriterion) \
-	  $(if $(filter normal,$(1)),$(B)/test_cpp.o -lstdc++)
+	  $(if $(call flavour_cxx,$(1)),$(B)/test_cpp-$(1).o -lstdc++)
 test-$(1): $(B)/t-$(1)
 	$$(R_$(1))
 endef
 $(foreach f,$(TEST_FLAVOURS),$(eval $(call FLAVOUR,$(f))))
 
-# make test: the set-up (as root), then every flavour and every other check.
+# make test: the set-up (as root), then every flavour and every other check,
+# in order, each part's output shown and kept in $(B)/test-logs/PART.log; it
+# stops at the first part that fails. It ends with one line per part and the
+# total as a plain "N passed, N failed" line (scripts/test_summary.sh).
 # make test-normal alone runs what this machine has, with no set-up.
+TEST_PARTS := all test-strict $(addprefix test-,$(TEST_FLAVOURS)) test-stress-tsan test-seeded \
+              test-fuzz test-dlclose check-single check-reference check-spdx check-copies test-packaging
 test: deps
-	$(MAKE) --no-print-directory WERROR=-Werror all test-strict \
-	  $(addprefix test-,$(TEST_FLAVOURS)) test-stress-tsan test-seeded test-fuzz test-dlclose \
-	  check-single check-copies test-packaging
+	@rm -rf $(B)/test-logs && mkdir -p $(B)/test-logs
+	@for t in $(TEST_PARTS); do \
+	  { $(MAKE) --no-print-directory WERROR=-Werror $$t 2>&1; echo $$? > $(B)/test-logs/$$t.rc; } | \
+	    tee $(B)/test-logs/$$t.log; \
+	  [ "$$(cat $(B)/test-logs/$$t.rc)" = 0 ] || break; \
+	done; sh scripts/test_summary.sh $(B)/test-logs $(TEST_PARTS)
 
 # The library under the strict warning set with -Werror, gcc and clang.
 test-strict:
@@ -256,12 +327,14 @@ deps:
 	@sh scripts/deps.sh all
 
 # -------------------------------------------------------------- install --
-# Also a CMake package in $(CMAKEDIR): bufwriterConfig.cmake (imported targets
-# bufwriter::bufwriter, the .so, and bufwriter::bufwriter_static, the .a;
-# both with the include folder and Threads::Threads) and
-# bufwriterConfigVersion.cmake (compatible within one minor version before
-# 1.0, as the soname: every 0.x release may break the ABI). Written like
-# bufwriter.pc, by hand: the library's build needs no CMake.
+# bufwriter.pc and the CMake package (bufwriterConfig.cmake: imported targets
+# bufwriter::bufwriter, the shared library, and bufwriter::bufwriter_static,
+# both with the include folder and Threads::Threads; bufwriterConfigVersion.cmake:
+# compatible within one minor version before 1.0, as the soname) are filled in
+# from the templates in cmake/, which CMakeLists.txt fills in the same way.
+# Relocatable when CMAKEDIR, LIBDIR and INCDIR are under PREFIX: the paths
+# are relative to ${prefix} in the .pc, and the CMake config finds the
+# prefix from its own folder; else absolute.
 CMAKEDIR ?= $(LIBDIR)/cmake/bufwriter
 
 install: all $(B)/bufwriter.pc $(B)/bufwriterConfig.cmake $(B)/bufwriterConfigVersion.cmake
@@ -269,127 +342,49 @@ install: all $(B)/bufwriter.pc $(B)/bufwriterConfig.cmake $(B)/bufwriterConfigVe
 	install -m 644 bufwriter.h $(DESTDIR)$(INCDIR)/bufwriter.h
 	install -m 644 bufwriter.hpp $(DESTDIR)$(INCDIR)/bufwriter.hpp
 	install -m 644 $(B)/libbufwriter.a $(DESTDIR)$(LIBDIR)/libbufwriter.a
-	install -m 755 $(B)/libbufwriter.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(VERSION)
-	ln -sf libbufwriter.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(SOMAJOR)
-	ln -sf libbufwriter.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libbufwriter.so
+	install -m 755 $(B)/$(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
+	ln -sf $(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_ABI)
+	ln -sf $(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_DEV)
 	install -m 644 $(B)/bufwriter.pc $(DESTDIR)$(PCDIR)/bufwriter.pc
 	install -m 644 $(B)/bufwriterConfig.cmake $(B)/bufwriterConfigVersion.cmake $(DESTDIR)$(CMAKEDIR)
 
 uninstall:
 	rm -f $(DESTDIR)$(INCDIR)/bufwriter.h $(DESTDIR)$(INCDIR)/bufwriter.hpp \
 	  $(DESTDIR)$(LIBDIR)/libbufwriter.a \
-	  $(DESTDIR)$(LIBDIR)/libbufwriter.so $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(SOMAJOR) \
-	  $(DESTDIR)$(LIBDIR)/libbufwriter.so.$(VERSION) $(DESTDIR)$(PCDIR)/bufwriter.pc \
+	  $(DESTDIR)$(LIBDIR)/$(SO_DEV) $(DESTDIR)$(LIBDIR)/$(SO_ABI) \
+	  $(DESTDIR)$(LIBDIR)/$(SO_REAL) $(DESTDIR)$(PCDIR)/bufwriter.pc \
 	  $(DESTDIR)$(CMAKEDIR)/bufwriterConfig.cmake $(DESTDIR)$(CMAKEDIR)/bufwriterConfigVersion.cmake
 	rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || true
 
-# The CMake files, written on every make and replaced only when their text
-# changes, as bufwriter.pc. Relocatable when CMAKEDIR, LIBDIR and INCDIR are
-# under PREFIX: the config finds the prefix from its own folder
-# (CMAKE_CURRENT_LIST_DIR), so a staged or moved tree works; else absolute.
+# The templates' @BW_...@ fields.
 CM_RELOC  = $(and $(filter $(PREFIX)/%,$(CMAKEDIR)),$(filter $(PREFIX)/%,$(LIBDIR)),$(filter $(PREFIX)/%,$(INCDIR)))
+PC_RELOC  = $(and $(filter $(PREFIX)/%,$(LIBDIR)),$(filter $(PREFIX)/%,$(INCDIR)))
 CM_EMPTY :=
 CM_UP     = $(subst $(CM_EMPTY) ,/,$(patsubst %,..,$(subst /, ,$(CMAKEDIR:$(PREFIX)/%=%))))
-CM_LIB    = $(if $(CM_RELOC),$${_bw_prefix}/$(LIBDIR:$(PREFIX)/%=%),$(LIBDIR))
-CM_INC    = $(if $(CM_RELOC),$${_bw_prefix}/$(INCDIR:$(PREFIX)/%=%),$(INCDIR))
 # The library's pointer size (32/64-bit check in the version file).
-CM_PTR    = $(shell echo __SIZEOF_POINTER__ | $(CC) $(CFLAGS_LIB) -E -P -x c - 2>/dev/null)
+CM_PTR    = $(or $(shell echo __SIZEOF_POINTER__ | $(CC) $(CFLAGS_LIB) -E -P -x c - 2>/dev/null),8)
 # Compatibility as the soname: within major.minor before 1.0, else major.
 CM_MINOR  = $(filter 0,$(VMAJOR))
-CM_ABI    = $(if $(CM_MINOR),$(VMAJOR).$(VMINOR),$(VMAJOR))
 CM_VNEXT  = $(if $(CM_MINOR),$(VMAJOR).$(shell expr $(VMINOR) + 1),$(shell expr $(VMAJOR) + 1))
-
-define CM_PREFIX
-# The prefix, from where this file is (the tree may have moved), unless it
-# was reached through a link across prefixes (/lib -> /usr/lib).
-get_filename_component(_bw_prefix "$${CMAKE_CURRENT_LIST_DIR}/$(CM_UP)" ABSOLUTE)
-get_filename_component(_bw_here "$${CMAKE_CURRENT_LIST_DIR}" REALPATH)
-get_filename_component(_bw_orig "$(CMAKEDIR)" REALPATH)
-if(_bw_here STREQUAL _bw_orig)
-  set(_bw_prefix "$(PREFIX)")
-endif()
-endef
-
-define CM_CONFIG
-# bufwriterConfig.cmake - bufwriter $(VERSION), written by its Makefile.
-#   find_package(bufwriter $(VMAJOR).$(VMINOR) REQUIRED)
-#   target_link_libraries(app PRIVATE bufwriter::bufwriter)         # .so
-#   target_link_libraries(app PRIVATE bufwriter::bufwriter_static)  # .a
-# Both give bufwriter.h and bufwriter.hpp, and link Threads::Threads.
-include(CMakeFindDependencyMacro)
-find_dependency(Threads)
-$(if $(CM_RELOC),$(CM_PREFIX))
-foreach(_bw_f "$(CM_INC)/bufwriter.h" "$(CM_LIB)/libbufwriter.so.$(VERSION)")
-  if(NOT EXISTS "$${_bw_f}")
-    set(bufwriter_FOUND FALSE)
-    set(bufwriter_NOT_FOUND_MESSAGE "$${_bw_f} is missing")
-    return()
-  endif()
-endforeach()
-if(NOT TARGET bufwriter::bufwriter)
-  add_library(bufwriter::bufwriter SHARED IMPORTED)
-  set_target_properties(bufwriter::bufwriter PROPERTIES
-    IMPORTED_LOCATION "$(CM_LIB)/libbufwriter.so.$(VERSION)"
-    IMPORTED_SONAME "libbufwriter.so.$(SOMAJOR)"
-    INTERFACE_INCLUDE_DIRECTORIES "$(CM_INC)"$(if $(JE_CFLAGS),
-    INTERFACE_COMPILE_DEFINITIONS "BW_HAVE_JEMALLOC")
-    INTERFACE_LINK_LIBRARIES "Threads::Threads")
-endif()
-if(NOT TARGET bufwriter::bufwriter_static AND EXISTS "$(CM_LIB)/libbufwriter.a")
-  add_library(bufwriter::bufwriter_static STATIC IMPORTED)
-  set_target_properties(bufwriter::bufwriter_static PROPERTIES
-    IMPORTED_LOCATION "$(CM_LIB)/libbufwriter.a"
-    IMPORTED_LINK_INTERFACE_LANGUAGES "C"
-    INTERFACE_INCLUDE_DIRECTORIES "$(CM_INC)"$(if $(JE_CFLAGS),
-    INTERFACE_COMPILE_DEFINITIONS "BW_HAVE_JEMALLOC")
-    INTERFACE_LINK_LIBRARIES "Threads::Threads$(if $(JE_LIBS),;jemalloc)")
-endif()
-unset(_bw_f)
-unset(_bw_here)
-unset(_bw_orig)
-unset(_bw_prefix)
-endef
-
-define CM_VERSION
-# bufwriterConfigVersion.cmake - bufwriter $(VERSION), written by its Makefile.
-# Satisfies find_package(bufwriter V) for V from $(CM_ABI) up to $(VERSION), and a
-# version range within $(CM_ABI) (an excluded upper end may be $(CM_VNEXT)):
-# another $(if $(CM_MINOR),minor version before 1.0,major version) is another ABI.
-set(PACKAGE_VERSION "$(VERSION)")
-set(PACKAGE_VERSION_COMPATIBLE FALSE)
-if(PACKAGE_FIND_VERSION_RANGE)
-  if(PACKAGE_FIND_VERSION_MIN_MAJOR EQUAL $(VMAJOR)$(if $(CM_MINOR), AND PACKAGE_FIND_VERSION_MIN_MINOR EQUAL $(VMINOR))
-     AND PACKAGE_VERSION VERSION_GREATER_EQUAL PACKAGE_FIND_VERSION_MIN)
-    if(PACKAGE_FIND_VERSION_RANGE_MAX STREQUAL "INCLUDE")
-      if(PACKAGE_FIND_VERSION_MAX_MAJOR EQUAL $(VMAJOR)$(if $(CM_MINOR), AND PACKAGE_FIND_VERSION_MAX_MINOR EQUAL $(VMINOR))
-         AND PACKAGE_VERSION VERSION_LESS_EQUAL PACKAGE_FIND_VERSION_MAX)
-        set(PACKAGE_VERSION_COMPATIBLE TRUE)
-      endif()
-    elseif(PACKAGE_VERSION VERSION_LESS PACKAGE_FIND_VERSION_MAX
-           AND PACKAGE_FIND_VERSION_MAX VERSION_LESS_EQUAL $(CM_VNEXT))
-      set(PACKAGE_VERSION_COMPATIBLE TRUE)
-    endif()
-  endif()
-elseif(PACKAGE_FIND_VERSION_MAJOR EQUAL $(VMAJOR)$(if $(CM_MINOR), AND PACKAGE_FIND_VERSION_MINOR EQUAL $(VMINOR))
-       AND PACKAGE_VERSION VERSION_GREATER_EQUAL PACKAGE_FIND_VERSION)
-  set(PACKAGE_VERSION_COMPATIBLE TRUE)
-endif()
-if(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)
-  set(PACKAGE_VERSION_EXACT TRUE)
-endif()$(if $(CM_PTR),
-# Built with $(CM_PTR)-byte pointers: not for a project of another size.
-if(NOT "$${CMAKE_SIZEOF_VOID_P}" STREQUAL "" AND NOT CMAKE_SIZEOF_VOID_P EQUAL $(CM_PTR))
-  set(PACKAGE_VERSION "$${PACKAGE_VERSION} ($(CM_PTR)-byte pointers)")
-  set(PACKAGE_VERSION_UNSUITABLE TRUE)
-endif())
-endef
-
-$(B)/bufwriterConfig.cmake: FORCE
-	$(shell mkdir -p $(@D))$(file >$@.tmp,$(CM_CONFIG))
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
-
-$(B)/bufwriterConfigVersion.cmake: FORCE
-	$(shell mkdir -p $(@D))$(file >$@.tmp,$(CM_VERSION))
+TEMPLATE_FIELDS = \
+  VERSION=$(VERSION) VMAJOR=$(VMAJOR) VMINOR=$(VMINOR) ABI=$(SOMAJOR) VNEXT=$(CM_VNEXT) \
+  MINOR_TOO=$(if $(CM_MINOR),TRUE,FALSE) PTR=$(CM_PTR) \
+  RELOCATABLE=$(if $(CM_RELOC),TRUE,FALSE) CMAKE_UP=$(CM_UP) CMAKEDIR=$(CMAKEDIR) \
+  PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) INCDIR=$(INCDIR) \
+  LIBDIR_REL=$(LIBDIR:$(PREFIX)/%=%) INCDIR_REL=$(INCDIR:$(PREFIX)/%=%) \
+  PC_LIBDIR=$(if $(PC_RELOC),$${prefix}/$(LIBDIR:$(PREFIX)/%=%),$(LIBDIR)) \
+  PC_INCDIR=$(if $(PC_RELOC),$${prefix}/$(INCDIR:$(PREFIX)/%=%),$(INCDIR)) \
+  DEFINES=$(JE_CFLAGS:-D%=%) PC_CFLAGS=$(if $(JE_CFLAGS),@$(JE_CFLAGS)) \
+  PC_LIBS_PRIVATE=$(if $(JE_LIBS),@$(JE_LIBS)) STATIC_LIBS=$(if $(JE_LIBS),;jemalloc) \
+  SO_REAL=$(SO_REAL) SO_ABI=$(SO_ABI) STATIC=libbufwriter.a
+# Written on every make and replaced only when the text changes, so an
+# install with another PREFIX never ships a stale one. (A leading @ in a
+# field stands for a space.)
+$(B)/bufwriter.pc $(B)/bufwriterConfig.cmake $(B)/bufwriterConfigVersion.cmake: $(B)/%: cmake/%.in FORCE
+	@mkdir -p $(@D)
+	@sed $(foreach f,$(TEMPLATE_FIELDS),-e 's|@BW_$(firstword $(subst =, ,$(f)))@|$(subst @, ,$(patsubst $(firstword $(subst =, ,$(f)))=%,%,$(f)))|g') \
+	  $< > $@.tmp
+	@if grep -n '@BW_[A-Z_]*@' $@.tmp; then echo "$@: unfilled fields"; exit 1; fi
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 clean:

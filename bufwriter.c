@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bufwriter.c - the writer's out-of-line paths, for every mode: the cold
  * path that makes room (grow, link, flush or BW_EFULL), the sticky error,
  * positions, spans, printf, the encoders that are not inline, reading out.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* io.c - getting bytes out of any writer: to a file descriptor (writev or
  * sendmsg, short writes and EINTR handled, never a SIGPIPE), and a FILE*
  * adapter (fopencookie on glibc, funopen on the BSDs) for fprintf code. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* writer_internal.h - what bufwriter.c and io.c share about a writer's
  * modes and storage. Nothing here is part of the public API. */
 #ifndef BW_WRITER_INTERNAL_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // alloc_count.cpp - count every heap allocation made in the bench process.
 //
 // The executable defines malloc, calloc, realloc, free, posix_memalign,

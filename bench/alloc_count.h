@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloc_count.h - per-thread allocation counters of the bench process (see
  * alloc_count.cpp, which interposes malloc and friends). */
 #ifndef BENCH_ALLOC_COUNT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // alloc_nocount.cpp - the stub used by bench_nocount: no malloc
 // interposition at all, so that malloc+free rows can be timed without the
 // wrappers' cost. Counters are not reported by that binary.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_append.cpp - Workloads A and B: append `size` bytes in `chunk`-byte
 // pieces into one buffer (contiguous, or segmented for the bw_chain rows),
 // read a few bytes of it, release it.

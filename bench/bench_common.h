@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // bench_common.h - helpers shared by the workloads of the bufwriter bench.
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H

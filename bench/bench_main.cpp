@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_main.cpp - the bufwriter benchmark (issues 3 and 10). Registers the
 // workloads, records which allocator really serves malloc, runs
 // google-benchmark. Row names start with their workload's letter:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_output.cpp - getting bytes out: to a file descriptor (/dev/null) or
 // through a FILE*.
 //

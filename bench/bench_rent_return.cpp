@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_rent_return.cpp - Workload D: rent + return of one block of each class size
 // (16 B .. 1 MiB) on the shared pool, against malloc + free of the same size
 // from the process allocator (glibc, or jemalloc / mimalloc when the run

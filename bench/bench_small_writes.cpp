@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_small_writes.cpp - many small writes.
 //
 //   C: 1M little-endian u32 writes (the length-prefix pattern of Arrow IPC),

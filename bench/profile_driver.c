@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile_driver.c - small drivers for valgrind --tool=callgrind (see the
  * `profile` and `callgrind` targets): one workload per run, no
  * google-benchmark around it.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Needs a finished run-full (same binaries). Library paths are the Debian 12 x86-64 ones.
 # Focused reruns (9-11 interleaved repetitions) of rows whose full-run figure sat near a target.
 cd "$(dirname "$0")"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh default|full|scenarios - run the bench binaries under each process
 # allocator and summarise. Called by `make run` / `make run-full` / `make
 # scenarios` (REPS, PYTHON, SCEN_ARGS from the Makefile). Times are only ever

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scenarios.c - the process-level targets of the 0.2 defaults, which a
  * google-benchmark row cannot measure (RSS, fresh processes, idle time,
  * fork). Run by `make -C bench scenarios` and by `make bench` (run.sh).

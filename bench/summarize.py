@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """summarize.py - BenchmarkDotNet-like tables from google-benchmark JSON.
 
 Usage: summarize.py [--out DIR] [--markdown] [--scenarios FILE.csv] FILE.json...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* http_response.c - an HTTP/1.1 response whose Content-Length is known only
  * once the body is built, sent with one writev.
  *

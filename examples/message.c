@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* message.c - build a length-prefixed binary message and write it to a file
  * descriptor, with bufwriter's typed writes and its zero-copy span.
  *

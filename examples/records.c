@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* records.c - stream length-prefixed records to a file, with back-patched
  * lengths, in bounded memory.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.c - format a text report with bw_printf and print it.
  *
  * printf-style formatting goes straight into the writer's buffer: no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloc.c - the backing allocators: libc (with large blocks straight from
  * the kernel on Linux), and jemalloc's sized calls in builds with
  * BW_HAVE_JEMALLOC. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check.c - checked mode: a side table of every block the pool has handed
  * out or holds, so that a double return, a foreign block or a wrong capacity
  * is reported (through a replaceable hook) and refused instead of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* large.c - what a pool keeps and learns about its writers' big jobs:
  *
  * Large retention (on by default): blocks above the threshold are kept

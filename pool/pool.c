@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool.c - the size-class pool: create/destroy, rent/return, the shared
  * level, trim and stats. Thread caches live in tcache.c, checked mode in
  * check.c, the backing allocators in alloc.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool_internal.h - the pool's private structures, shared by the files of
  * pool/ and by bufwriter.c. Nothing here is part of the public API. */
 #ifndef BW_POOL_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tcache.c - per-thread caches in front of the pool's shared level, and
  * what keeps pools right across fork.
  *

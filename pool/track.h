@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* track.h - tell memory checkers which bytes the user may touch.
  *
  * A pool hides use-after-free from the tools that would catch it: a returned

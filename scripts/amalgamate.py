@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """amalgamate.py - build the single-header bufwriter (stb style).
 
     scripts/amalgamate.py [-o OUT] [--check] [--public H] [--internal H...]
@@ -50,6 +51,9 @@ def die(msg):
     sys.exit(2)
 
 
+SPDX = "/* SPDX-License-Identifier: MIT */"
+
+
 def read(path):
     try:
         with open(path, "r", encoding="utf-8", newline=None) as f:
@@ -58,6 +62,9 @@ def read(path):
         die("cannot read %s: %s" % (path, e.strerror))
     if not text.endswith("\n"):
         text += "\n"
+    # Each file's own licence line: the output has one, at its top.
+    if text.startswith(SPDX + "\n"):
+        text = text[len(SPDX) + 1:]
     return text
 
 
@@ -147,6 +154,7 @@ def version_of(public_text, public):
 
 
 BANNER = """\
+/* SPDX-License-Identifier: MIT */
 /* bufwriter.h - single-header build of bufwriter {version}
  *
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from

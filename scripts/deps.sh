@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deps.sh - make sure the Debian packages the tests and the benchmark need
 # are installed. Usage: scripts/deps.sh [test|bench|all]   (default all)
 #
@@ -8,7 +9,7 @@
 # `make test-normal` then runs the suite with what the machine has.
 set -eu
 what=${1:-all}
-test_pkgs="gcc g++ clang libclang-rt-dev make python3 binutils pkg-config cmake valgrind gcc-multilib libcriterion-dev"
+test_pkgs="gcc g++ clang libclang-rt-dev make python3 binutils pkg-config cmake meson ninja-build valgrind gcc-multilib libcriterion-dev"
 bench_pkgs="g++ make python3 libbenchmark-dev libjemalloc-dev libmimalloc-dev gnuplot-nox"
 case "$what" in
   test)  want=$test_pkgs ;;

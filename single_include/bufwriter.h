@@ -1,4 +1,5 @@
-/* bufwriter.h - single-header build of bufwriter 0.2.0
+/* SPDX-License-Identifier: MIT */
+/* bufwriter.h - single-header build of bufwriter 0.3.0
  *
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
  *   bufwriter.h, pool/pool_internal.h, pool/track.h, writer_internal.h,
@@ -8,7 +9,7 @@
  * from a fresh generation (`make check-single`).
  *
  * bufwriter: a growable, pooled buffer writer for C. Licence: MIT, the text
- * is at the end of this file. Version 0.2.0 (BW_VERSION_STRING).
+ * is at the end of this file. Version 0.3.0 (BW_VERSION_STRING).
  *
  * HOW TO USE IT
  *   Copy this one file into your project. Include it wherever you use it:
@@ -51,7 +52,7 @@
 
 /*************** Begin file bufwriter.h *************************************/
 /* bufwriter.h - one buffer writer for every destination, over a pooled,
- * power-of-two size-class allocator. Version 0.2.
+ * power-of-two size-class allocator. Version 0.3.
  *
  * A bw_writer appends bytes: raw, typed (fixed-width integers and floats in
  * either byte order, varints, decimal, hex), formatted (printf), or written
@@ -170,10 +171,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The version of this header. BW_VERSION_NUMBER is major * 10000 +
+ * minor * 100 + patch (0.3.0 is 300), for #if checks:
+ *   #if BW_VERSION_NUMBER >= 300 */
 #define BW_VERSION_MAJOR 0
-#define BW_VERSION_MINOR 2
+#define BW_VERSION_MINOR 3
 #define BW_VERSION_PATCH 0
-#define BW_VERSION_STRING "0.2.0"
+#define BW_VERSION_STRING "0.3.0"
+#define BW_VERSION_NUMBER \
+    (BW_VERSION_MAJOR * 10000 + BW_VERSION_MINOR * 100 + BW_VERSION_PATCH)
 
 /* Symbols the library exports; everything else is hidden (-fvisibility). */
 #ifndef BW_API
@@ -250,7 +256,8 @@ struct iovec;
  * give "unknown bufwriter status". The string is static. */
 BW_API const char *bw_strerror(int status);
 
-/* Version of the library actually linked ("0.2.0"). */
+/* Version of the library actually linked ("0.3.0"), which may be newer than
+ * the header's BW_VERSION_STRING. */
 BW_API const char *bw_version(void);
 
 /* ======================================================================== */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* helpers.h - a counting, failure-injecting backing allocator for tests.
  *
  * Every block carries a 16-byte header with its size, so a free or realloc

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mini_criterion.h - just enough of Criterion's test API to build the same
  * test sources without it, for ThreadSanitizer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mini_main.c - the runner for tests built over mini_criterion.h. */
 #include "mini_criterion.h"
 

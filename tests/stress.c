@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stress.c - many threads over one pool, torn down and recreated.
  *
  *   stress [ROUNDS [THREADS [OPS]]]     rounds of THREADS threads (default

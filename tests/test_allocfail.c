@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_allocfail.c - allocation failure injected through the allocator hook.
  *
  * A workload that crosses the threshold is run once to count the backing

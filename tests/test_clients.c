@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_clients.c - what real serializers needed (0.3): the hand-off to
  * free() (bw_detach_malloc), by-reference pieces (bw_append_ref), moves
  * between writers (bw_move), the errno kept with BW_EIO (bw_errno),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_cursor.c - the pointer encoders (bw_enc_*) byte for byte, and a span
  * committed with bw_advance_to: its result in every mode and its errors. */
 #include "helpers.h"

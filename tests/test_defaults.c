@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _DEFAULT_SOURCE 1 /* POSIX 2008 (clock_gettime, nanosleep, fork) and MAP_ANONYMOUS */
 /* test_defaults.c - 0.2's defaults (SPEC "Defaults: fast without tuning",
  * detailed rules 23-26, 30, 32) and the defects 0.2 fixed: fork while other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_encoding.c - every typed write, byte for byte. */
 #include "helpers.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_errors.c - bad input, NULL and zero, overflow, the sticky error.
  * Every bad input gets a clear status and changes no written byte. */
 #include "helpers.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_first_use.c - the first big job of a fresh pool (nothing learned, nothing
  * retained): past the jump floor a contiguous writer grows 16 times its
  * capacity per move up to the threshold, so it climbs through a few blocks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_growth.c - the growth rule, block moves, reuse across runs, spans,
  * aliasing, detach and release. */
 #include "helpers.h"

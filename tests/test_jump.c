@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _DEFAULT_SOURCE 1 /* nanosleep */
 /* test_jump.c - the learned jump from the jump floor (16 KiB by default,
  * below the threshold), and segmented writers that stay allocation-free in

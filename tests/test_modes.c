@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_modes.c - one writer, every destination (0.2).
  *
  * The same checks run in each mode: contiguous (bw_init, and bw_init_buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_output.c - where the bytes go, in every mode: streaming to a sink or a
  * file descriptor, bw_write_fd, the FILE* adapter; failure injection (the
  * allocator and the sink, at every call) with no byte lost or repeated; and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _DEFAULT_SOURCE 1 /* fork, waitpid, pthread_atfork under -std=c11 */
 /* test_pool_defects.c - defects of the pool found after 0.2, each with the
  * test that guards it:

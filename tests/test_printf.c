@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_printf.c - formatting straight into the buffer. */
 #include "helpers.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_promises.c - promises of 0.2 that an adversarial review broke, each
  * test written to fail on 0.2:
  *

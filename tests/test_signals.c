@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE 1 /* pthread_kill, sigtimedwait, fileno under -std=c11 */
 /* test_signals.c - output to a file descriptor never lets a SIGPIPE of the
  * library's own through, and never leaves one behind, in the cases that are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_steady.c - the allocation-free steady state: learned starting size,
  * large retention, the caller's first buffer, back-patching. */
 #include "helpers.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE 1 /* pthread barriers under -std=c11 */
 /* test_threads.c - the pool from many threads: random sizes with a
  * per-thread byte pattern checked before each return, blocks returned by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dlclose.c - dlopen the library, use a pool on a thread (so the thread has
  * a cache, and the library's thread-exit cleanup is armed), dlclose the
  * library while that thread is still alive, then let the thread exit.

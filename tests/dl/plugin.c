@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin.c - a plugin that embeds bufwriter instead of linking the shared
  * library, built two ways by run.sh:
  *   -DPLUGIN_SINGLE  the single header, with BUFWRITER_IMPLEMENTATION here;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/dl/run.sh [CC] [BUILD_DIR] - dlopen, use a pool on a thread,
 # dlclose, let the thread exit: the process must survive. Three cases:
 #   lib     BUILD_DIR/libbufwriter.so itself (-z nodelete: it stays mapped);

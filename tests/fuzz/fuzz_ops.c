@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_ops.c - differential fuzzing of the writer, in all four modes, and of
  * the pool (libFuzzer).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* c89_includer.c - a C89 or C99 project (cJSON builds with -std=c89
  * -pedantic) includes bufwriter.h: the declarations and the inline writes
  * compile warning-free and give the right bytes. Linked with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* consumer.c - a small user of the public API, self-checking: it builds a
  * few bytes with typed writes, printf and a span, compares them with the
  * bytes expected, and exercises a private pool and detach.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cpp_wrapper.cpp - bufwriter.hpp, self-checking: bw::pool and bw::writer in
 // every writer mode (contiguous, caller's first buffer, segmented, sink, fd,
 // fixed), moves of both, and errors as the C API reports them. Returns
@@ -59,7 +60,7 @@ static ptrdiff_t collect(void *ctx, const void *data, size_t n) {
 
 static void contiguous() {
     bw::writer w; // shared pool, nothing allocated
-    CHECK(w.len() == 0 && w.data() == nullptr && w.view().empty());
+    CHECK(w.len() == 0 && w.data() == nullptr && w.view() == "");
     CHECK(w.get_pool() == bw_pool_shared());
     CHECK(w.put_u32le(0) == BW_OK);
     CHECK(w.write("hello, ") == BW_OK); // a string_view: no NUL
@@ -98,7 +99,7 @@ static void contiguous() {
     char *p = static_cast<char *>(w.get_span(4, &room));
     CHECK(p != nullptr && room >= 4);
     if (p != nullptr) std::memcpy(p, "span", 4);
-    CHECK(w.advance(4) == BW_OK && w.view().substr(w.len() - 4) == "span");
+    CHECK(w.advance(4) == BW_OK && w.view()->substr(w.len() - 4) == "span");
 
     // errors: the C codes, sticky until clear_error
     CHECK(w.patch(w.tell(), "xy", 2) == BW_EINVAL && w.error() == BW_EINVAL);
@@ -124,21 +125,21 @@ static void pools_and_buffers() {
     bw::pool p = bw::pool::create(o);
     CHECK(p && p.status() == BW_OK);
     {
-        bw::writer w(p.get(), 100);
-        CHECK(w.error() == BW_OK && w.get_pool() == p.get() && w.view().empty());
+        bw::writer w(p, 100);
+        CHECK(w.error() == BW_OK && w.get_pool() == p.get() && w.view() == "");
         for (uint32_t i = 0; i < 10000; i++) w.put_u32be(i);
-        CHECK(w.len() == 40000 && w.view().size() == 40000 && w.error() == BW_OK);
+        CHECK(w.len() == 40000 && w.view()->size() == 40000 && w.error() == BW_OK);
         CHECK(p.stats().outstanding_bytes >= 40000);
 
         // contiguous, starting in a buffer of ours
         unsigned char first[16];
-        bw::writer b = bw::writer::buffer(first, sizeof first, p.get());
+        bw::writer b = bw::writer::buffer(first, sizeof first, p);
         b.write(std::string_view("12345678"));
         CHECK(b.data() == first && b.view() == "12345678");
         b.write(std::string(100, 'z'));
-        CHECK(b.data() != first && b.len() == 108 && b.view().substr(0, 9) == "12345678z");
+        CHECK(b.data() != first && b.len() == 108 && b.view()->substr(0, 9) == "12345678z");
         CHECK(bw::writer::buffer(nullptr, 4).error() == BW_EINVAL);
-        bw::writer c = bw::writer::contiguous(p.get(), 0);
+        bw::writer c = bw::writer::contiguous(p, 0);
         CHECK(c.get_pool() == p.get() && c.error() == BW_OK);
     }
     CHECK(p.stats().outstanding_bytes == 0 && p.stats().rents >= 2);
@@ -149,7 +150,7 @@ static void pools_and_buffers() {
     bw::pool q(std::move(p));
     CHECK(q.get() == raw && !p && p.get() == nullptr);
     q = bw::pool::create();
-    CHECK(q && q.get() != raw && live_blocks == 0); // old pool destroyed
+    CHECK(q && q.get() != raw && live_blocks == 0); // old pool destroyed (no writer left)
     p = std::move(q);
     CHECK(p && !q);
     p.trim();
@@ -157,28 +158,29 @@ static void pools_and_buffers() {
 
 static void chain() {
     bw::pool p = bw::pool::create();
-    bw::writer w = bw::writer::chain(p.get());
+    bw::writer w = bw::writer::chain(p);
     std::string want;
     for (int i = 0; i < 3; i++) {
         std::string part(5000, static_cast<char>('a' + i));
         CHECK(w.write(part) == BW_OK);
         want += part;
     }
-    CHECK(w.len() == 15000 && w.data() == nullptr && w.view().empty()); // spans blocks
+    CHECK(w.len() == 15000 && w.data() == nullptr); // spans blocks
     char mid[4];
     CHECK(w.copy_out(4998, mid, 4) == BW_OK && std::memcmp(mid, "aabb", 4) == 0);
     CHECK(w.copy_out(14999, mid, 2) == BW_EINVAL);
     bw::writer moved(std::move(w)); // links live in the blocks: still intact
     CHECK(w.len() == 0 && w.error() == BW_OK);
     CHECK(moved.consume(1000) == BW_OK);
-    CHECK(moved.pullup() == std::string_view(want).substr(1000));
-    CHECK(moved.view() == std::string_view(want).substr(1000));
+    CHECK(moved.data() == nullptr);                              // still spans blocks
+    CHECK(moved.view() == std::string_view(want).substr(1000)); // pulled up
+    CHECK(moved.data() != nullptr);
 }
 
 static void sink() {
     bw::pool p = bw::pool::create();
     collector c;
-    bw::writer w = bw::writer::sink(collect, &c, 64, p.get());
+    bw::writer w = bw::writer::sink(collect, &c, 64, p);
     CHECK(w.error() == BW_OK);
     std::string want;
     for (int i = 0; i < 50; i++) {
@@ -246,7 +248,7 @@ static void fixed() {
 
 static void moves() {
     bw::pool p = bw::pool::create();
-    bw::writer a(p.get());
+    bw::writer a(p);
     a.write(std::string_view("abc"));
     const unsigned char *d = a.data();
     bw::writer b(std::move(a)); // the block moves, no copy
@@ -255,7 +257,7 @@ static void moves() {
     CHECK(a.write(std::string_view("z")) == BW_OK && a.view() == "z"); // still usable
     CHECK(a.get_pool() == bw_pool_shared()); // an empty writer on the shared pool
 
-    bw::writer c(p.get());
+    bw::writer c(p);
     c.write(std::string(3000, 'c'));
     size_t before = p.stats().outstanding_bytes;
     b = std::move(c); // b's block goes back to the pool
@@ -269,7 +271,23 @@ static void moves() {
     CHECK(p.stats().outstanding_bytes == 0);
 }
 
+// C++20: std::span in (any contiguous range of bytes) and out (bytes()).
+static bool spans() {
+#ifdef BW__HPP_SPAN
+    bw::writer w = bw::writer::chain();
+    std::array<std::byte, 3000> block{};
+    block.back() = std::byte{9};
+    for (int i = 0; i < 3; i++) CHECK(w.write(std::span<const std::byte>(block)) == BW_OK);
+    std::optional<std::span<const std::byte>> out = w.bytes(); // pulled up
+    CHECK(out && out->size() == 9000 && (*out)[8999] == std::byte{9});
+    return true;
+#else
+    return false;
+#endif
+}
+
 int main() {
+    bool span_checked = spans();
     contiguous();
     pools_and_buffers();
     chain();
@@ -281,6 +299,7 @@ int main() {
         std::fprintf(stderr, "cpp_wrapper: %d checks failed\n", failures);
         return 1;
     }
-    std::printf("cpp_wrapper: all checks passed (bufwriter %s)\n", bw_version());
+    std::printf("cpp_wrapper: all checks passed (bufwriter %s)%s\n", bw_version(),
+                span_checked ? ", std::span checked" : "");
     return 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gnu_source_first.c - _GNU_SOURCE defined before <stdio.h>, then the single
  * header's implementation. glibc then declares fopencookie's function table
  * itself, and the adapter's seek callback must have the type it takes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gnu_source_late.c - <stdio.h> first, then _GNU_SOURCE, then the single
  * header's implementation: an order real projects have (0.1 failed here with
  * "unknown type name 'cookie_io_functions_t'"). Builds, and the FILE*

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # shellcheck disable=SC2086  # flag lists ($WARN, $2, $3) are split on purpose
 # tests/packaging/run.sh - the two ways users get bufwriter, tested end to end.
 #
@@ -23,7 +24,18 @@
 #      find_package(bufwriter) (the installed bufwriterConfig.cmake: shared,
 #      static and C++ targets; which versions it accepts) and through
 #      pkg_check_modules; nm -D shows only bw_ symbols; the soname;
-#      `make uninstall` removes everything install put there.
+#      `make uninstall` removes everything install put there; the .pc is
+#      relative to ${prefix} (pkg-config --define-prefix relocates it) and
+#      links statically (--static).
+#   3. The other ways a project takes it in, each building a consumer that
+#      runs: CMake add_subdirectory (shared and static targets), CMake
+#      FetchContent from a local path (static only), a Meson subproject
+#      (dependency('bufwriter') and bufwriter_dep), CMake's own install
+#      found with find_package; all three builds report the header's
+#      version and make the same soname.
+#   4. The Makefile's flags: `make CFLAGS=-DBW_DEBUG` (CPPFLAGS from the
+#      environment, LDFLAGS on the command line) builds a checked library
+#      that still exports only bw_ symbols.
 #
 # Usage: sh tests/packaging/run.sh     (from anywhere; `make test-packaging`)
 # Env:   MAKE (default make); KEEP=1 keeps the work folder and prints it;
@@ -31,7 +43,8 @@
 #        Makefile's SRCS and strict set; without them, every .c file at the
 #        top and in pool/, and -std=c11 $WARN).
 # Prints one line per check, then "N passed, N failed"; exits 1 on any
-# failure. Needs gcc, clang, g++, clang++, pkg-config, cmake, nm, readelf, od.
+# failure. Needs gcc, clang, g++, clang++, pkg-config, cmake, meson, ninja,
+# nm, readelf, od.
 set -u
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -107,6 +120,8 @@ defined_globals() {
 }
 
 version=$(sed -n 's/^#define BW_VERSION_STRING "\(.*\)"/\1/p' "$root/bufwriter.h")
+hv() { sed -n "s/^#define BW_VERSION_$1 \([0-9]*\)\$/\1/p" "$root/bufwriter.h"; }
+hversion=$(hv MAJOR).$(hv MINOR).$(hv PATCH)
 major=${version%%.*}
 # the soname's version: before 1.0 it is major.minor (libbufwriter.so.0.2)
 if [ "$major" = 0 ]; then minor=${version#*.}; major=0.${minor%%.*}; fi
@@ -211,6 +226,29 @@ wrapper_single() { # CXX CC: cpp_wrapper.cpp (strict C++17) + impl.c (C), run
     "$work/wrap-$1"
 }
 
+# cpp_fail/*.cpp: each compiles as it is (at C++17, the control) and fails
+# with -DBW_FAIL (cxx14.cpp: at -std=c++14) with a message that matches its
+# "// expect:" line (an extended regex).
+compile_fail() { # CXX FILE
+    std=-std=c++17 fail=-DBW_FAIL
+    case $2 in *cxx14.cpp) fail=-std=c++14 ;; esac
+    re=$(sed -n 's|^// expect: ||p' "$2")
+    [ -n "$re" ] || { echo "$2: no // expect: line"; return 1; }
+    $1 $std -I"$drop" -fsyntax-only "$2" || { echo "the control does not compile"; return 1; }
+    if $1 $std $fail -I"$drop" -fsyntax-only "$2" 2>"$work/cxxerr"; then
+        echo "compiled with $fail"; return 1
+    fi
+    grep -E "$re" "$work/cxxerr" || { echo "no line matches: $re"; head -20 "$work/cxxerr"; return 1; }
+}
+
+wrapper_cxx20() { # CXX: the C++20 parts (std::span) build warning-free and work
+    f=$(cxxstrict $1 | sed 's/-std=c++17/-std=c++20/')
+    $1 $f -O2 -I"$drop" -c "$here/cpp_wrapper.cpp" -o "$work/wrap20-$1.o" &&
+    gcc -std=c11 $WARN -O2 -I"$drop" -c "$here/impl.c" -o "$work/wimpl20-$1.o" &&
+    $1 "$work/wrap20-$1.o" "$work/wimpl20-$1.o" -pthread -o "$work/wrap20-$1" &&
+    "$work/wrap20-$1" | grep 'std::span checked'
+}
+
 wrapper_no_exceptions() { # CXX: bufwriter.hpp needs neither exceptions nor RTTI
     f=$(cxxstrict $1)
     $1 $f -fno-exceptions -fno-rtti -O2 -I"$drop" -c "$here/cpp_wrapper.cpp" -o "$work/scratch.o"
@@ -269,6 +307,12 @@ for cxx in g++ clang++; do
         wrapper_single $cxx gcc
     check "bufwriter.hpp with -fno-exceptions -fno-rtti ($cxx, strict)" \
         wrapper_no_exceptions $cxx
+    check "bufwriter.hpp under C++20 (std::span in and out): cpp_wrapper.cpp builds, runs ($cxx)" \
+        wrapper_cxx20 $cxx
+    for f in "$here"/cpp_fail/*.cpp; do
+        check "compile-fail ($cxx): cpp_fail/${f##*/}: $(sed -n '2s|^// ||p' "$f" | cut -c1-60)..." \
+            compile_fail $cxx "$f"
+    done
 done
 
 # ------------------------------------------------------ the staged install
@@ -338,6 +382,116 @@ uninstall_clean() {
     left=$(find "$stage" \( -type f -o -type l \)) &&
     { [ -z "$left" ] || { echo "left behind:"; echo "$left"; return 1; }; } &&
     { [ ! -d "$libdir/cmake/bufwriter" ] || { echo "left behind: lib/cmake/bufwriter/"; return 1; }; }
+}
+
+pkgconfig_static() { # the .a through pkg-config --static, a fully static program
+    flags=$(pkg-config --static --cflags --libs bufwriter) || return 1
+    echo "pkg-config --static --cflags --libs bufwriter: $flags"
+    case $flags in *-pthread*) ;; *) echo "no -pthread in --static"; return 1 ;; esac
+    # shellcheck disable=SC2086
+    gcc -std=c11 $WARN -O2 "$here/consumer.c" -static $flags -o "$work/consumer-static" &&
+    if readelf -d "$work/consumer-static" 2>/dev/null | grep -q NEEDED; then
+        echo "the static program needs shared libraries"; return 1
+    fi &&
+    "$work/consumer-static"
+}
+
+pkgconfig_relocated() { # the staged tree moved elsewhere: --define-prefix follows it
+    grep -x 'libdir=${prefix}/lib' "$libdir/pkgconfig/bufwriter.pc" &&
+    grep -x 'includedir=${prefix}/include' "$libdir/pkgconfig/bufwriter.pc" || {
+        cat "$libdir/pkgconfig/bufwriter.pc"; return 1; }
+    rm -rf "$work/moved" && mkdir -p "$work/moved" && cp -a "$stage/usr" "$work/moved/opt" &&
+    flags=$(PKG_CONFIG_SYSROOT_DIR= PKG_CONFIG_LIBDIR="$work/moved/opt/lib/pkgconfig" \
+            pkg-config --define-prefix --cflags --libs bufwriter) || return 1
+    echo "moved: $flags"
+    case $flags in *"-I$work/moved/opt/include"*"-L$work/moved/opt/lib"*) ;;
+        *) echo "not relocated to $work/moved/opt"; return 1 ;; esac
+    v=$(PKG_CONFIG_SYSROOT_DIR= PKG_CONFIG_LIBDIR="$work/moved/opt/lib/pkgconfig" \
+        pkg-config --define-variable=prefix=/elsewhere --variable=libdir bufwriter)
+    [ "$v" = /elsewhere/lib ] || { echo "--define-variable=prefix: libdir=$v"; return 1; }
+    # shellcheck disable=SC2086
+    gcc -std=c11 $WARN -O2 "$here/consumer.c" $flags -o "$work/consumer-moved" &&
+    LD_LIBRARY_PATH=$work/moved/opt/lib "$work/consumer-moved"
+}
+
+cmake_subdir() { # add_subdirectory(<source tree>): shared and static, and installs
+    cmake_build "$here/cmake-subdir" "$work/cm-sub" -DBW_ROOT="$root" -DBUFWRITER_INSTALL=ON \
+        -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib || return 1
+    readelf -d "$work/cm-sub/main_sub_shared" | grep "NEEDED.*\[libbufwriter.so.$major\]" &&
+    "$work/cm-sub/main_sub_shared" && "$work/cm-sub/main_sub_static"
+}
+
+cmake_fetch() { # FetchContent_Declare(bufwriter SOURCE_DIR <source tree>), static
+    cmake_build "$here/cmake-fetch" "$work/cm-fetch" -DBW_ROOT="$root" || return 1
+    if readelf -d "$work/cm-fetch/main_fetch" | grep -q 'NEEDED.*libbufwriter'; then
+        echo "BUFWRITER_SHARED=OFF, yet main_fetch needs libbufwriter.so"; return 1
+    fi
+    "$work/cm-fetch/main_fetch"
+}
+
+meson_subproject() { # subprojects/bufwriter -> the source tree
+    mkdir -p "$work/meson-src/subprojects" &&
+    cp "$here/meson/meson.build" "$here/cmake/main.c" "$work/meson-src/" &&
+    ln -sfn "$root" "$work/meson-src/subprojects/bufwriter" &&
+    if ! meson setup "$work/meson-build" "$work/meson-src" >"$work/meson.configure" 2>&1; then
+        cat "$work/meson.configure"; return 1
+    fi
+    if ! ninja -C "$work/meson-build" -j 2 >"$work/meson.build.log" 2>&1; then
+        cat "$work/meson.build.log"; return 1
+    fi
+    grep "bufwriter version $version" "$work/meson.configure" &&
+    "$work/meson-build/main_meson" && "$work/meson-build/main_meson_var" &&
+    # Meson's pkgconfig module wrote a .pc of the same version
+    v=$(PKG_CONFIG_SYSROOT_DIR= PKG_CONFIG_LIBDIR="$work/meson-build/meson-private" \
+        pkg-config --modversion bufwriter) &&
+    { [ "$v" = "$version" ] || { echo "meson's bufwriter.pc says $v"; return 1; }; }
+}
+
+cmake_install_find_package() { # the add_subdirectory build's install, then find_package
+    DESTDIR="$work/cmstage" cmake --install "$work/cm-sub" >"$work/cm-install.log" 2>&1 || {
+        cat "$work/cm-install.log"; return 1; }
+    for f in include/bufwriter.h include/bufwriter.hpp lib/libbufwriter.a "lib/libbufwriter.so.$version" \
+             lib/pkgconfig/bufwriter.pc lib/cmake/bufwriter/bufwriterConfig.cmake; do
+        [ -e "$work/cmstage/usr/$f" ] || { echo "CMake did not install $f"; return 1; }
+    done
+    # The same templates filled in the same way as the Makefile's install.
+    for f in pkgconfig/bufwriter.pc cmake/bufwriter/bufwriterConfig.cmake \
+             cmake/bufwriter/bufwriterConfigVersion.cmake; do
+        diff -u "$libdir/$f" "$work/cmstage/usr/lib/$f" || return 1
+    done
+    cmake_build "$here/cmake" "$work/cm-cmstage" -DCMAKE_PREFIX_PATH="$work/cmstage/usr" || return 1
+    grep -x "bufwriter_DIR:PATH=$work/cmstage/usr/lib/cmake/bufwriter" "$work/cm-cmstage/CMakeCache.txt" &&
+    LD_LIBRARY_PATH=$work/cmstage/usr/lib "$work/cm-cmstage/main_shared" &&
+    "$work/cm-cmstage/main_static"
+}
+
+same_version() { # header macros = Makefile = CMake = Meson; one soname
+    [ "$hversion" = "$version" ] || { echo "BW_VERSION_STRING $version, macros $hversion"; return 1; }
+    mk=$($MAKE -C "$root" --no-print-directory -s version) &&
+    cm=$(cat "$work/cm-sub/bufwriter-version.txt") &&
+    ms=$(sed -n "s/^ *version: '\(.*\)',\$/\1/p" "$root/meson.build") &&
+    echo "header $hversion, make $mk, cmake $cm, meson $ms" &&
+    [ "$mk" = "$version" ] && [ "$cm" = "$version" ] && [ "$ms" = "$version" ] || return 1
+    for so in "$build/libbufwriter.so" "$work/cm-sub/bufwriter/libbufwriter.so" \
+              "$work/meson-build/subprojects/bufwriter/libbufwriter.so"; do
+        readelf -d "$so" | grep "SONAME.*\[libbufwriter.so.$major\]" || { echo "$so: soname?"; return 1; }
+        real=$(readlink -f "$so")
+        [ "${real##*/}" = "libbufwriter.so.$version" ] || { echo "$so is $real"; return 1; }
+    done
+}
+
+checked_build() { # make CFLAGS=-DBW_DEBUG: a checked library, the user's flags after the project's
+    CPPFLAGS=-DBW_TEST_ENV_CPPFLAGS $MAKE -C "$root" --no-print-directory -j2 B="$work/dbg" \
+        CFLAGS=-DBW_DEBUG LDFLAGS=-Wl,-z,now all >"$work/dbg.log" 2>&1 || { cat "$work/dbg.log"; return 1; }
+    grep -q -- '-fvisibility=hidden .*-DBW_TEST_ENV_CPPFLAGS -DBW_DEBUG' "$work/dbg.log" || {
+        echo "the compile lines lack the project's flags, CPPFLAGS or CFLAGS in that order:"
+        grep -m1 'pool.c' "$work/dbg.log"; return 1; }
+    readelf -d "$work/dbg/libbufwriter.so" | grep -q 'BIND_NOW' || { echo "LDFLAGS=-Wl,-z,now ignored"; return 1; }
+    bad=$(defined_globals "$work/dbg/libbufwriter.so" -D | grep -v '^bw_')
+    [ -z "$bad" ] || { echo "exported without bw_ (visibility lost?):"; echo "$bad"; return 1; }
+    gcc -std=c11 $WARN -O2 -I"$root" "$here/checked.c" "$work/dbg/libbufwriter.a" -pthread \
+        -o "$work/checked" &&
+    env -u BW_CHECKED "$work/checked"
 }
 
 # The CMake consumers: configured and built in the work folder, run against
@@ -412,7 +566,7 @@ if have pkg-config; then
                 consumer_pkgconfig $cxx "$(cxxstrict $cxx)" "" "$here/cpp_wrapper.cpp" wrapper-pc-$cxx
         done
         if have cmake; then
-            check "CMake find_package(bufwriter 0.2) (CMAKE_PREFIX_PATH=<stage>/usr): shared, static, C++ targets build and run" \
+            check "CMake find_package(bufwriter $major) (CMAKE_PREFIX_PATH=<stage>/usr): shared, static, C++ targets build and run" \
                 cmake_find_package
             check "CMake bufwriterConfigVersion.cmake: accepts $major and ranges within it; refuses other ABIs, newer $major" \
                 cmake_versions
@@ -424,12 +578,35 @@ if have pkg-config; then
         fi
         check "nm -D libbufwriter.so exports only bw_ symbols" exports_only_bw
         check "soname is libbufwriter.so.$major" soname_ok
+        check "pkg-config --static: a fully static consumer links and runs" pkgconfig_static
+        check "bufwriter.pc is relative to \${prefix}: moved tree via --define-prefix builds, runs" \
+            pkgconfig_relocated
+        if have cmake; then
+            check "CMake add_subdirectory(<source tree>): bufwriter::bufwriter and _static build, run" \
+                cmake_subdir
+            check "CMake FetchContent from a local path, BUFWRITER_SHARED=OFF: builds, runs" \
+                cmake_fetch
+            check "CMake's own install (same .pc and package as make install) + find_package: runs" \
+                cmake_install_find_package
+        fi
+        if have meson && have ninja; then
+            check "Meson subproject: dependency('bufwriter') and bufwriter_dep build, run; its .pc" \
+                meson_subproject
+        else
+            failed=$((failed + 1))
+            echo "FAIL meson or ninja not found (apt-get install meson ninja-build)"
+        fi
+        check "one version: header macros = make version = CMake = meson.build; one soname" \
+            same_version
         check "make uninstall removes every file install put" uninstall_clean
     fi
 else
     failed=$((failed + 1))
     echo "FAIL pkg-config not found (apt-get install pkg-config)"
 fi
+
+check "make CFLAGS=-DBW_DEBUG (CPPFLAGS in the environment, LDFLAGS=-Wl,-z,now): checked library, bw_ exports only" \
+    checked_build
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

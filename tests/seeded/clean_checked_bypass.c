@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Correct code that must run clean under AddressSanitizer with
  * BW_CHECKED=1 BW_BYPASS=1: a writer on a 13-byte block (bypass blocks are
  * exactly the size asked for, so not a multiple of 8). 0.1 poisoned the

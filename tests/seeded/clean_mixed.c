@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Correct code that must run clean under AddressSanitizer however the
  * program and the library were built: both instrumented, only the program,
  * or only the library. (0.1 annotated the writer's tail from the inline

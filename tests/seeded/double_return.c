@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Seeded bug: give the same block back twice. */
 #include "bufwriter.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Seeded bug: read one byte past what rent handed out (past the requested
  * length in bypass mode, past the capacity when pooled). */
 #include "bufwriter.h"

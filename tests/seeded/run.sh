@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh - seeded-bug programs under AddressSanitizer, pooled and in bypass
 # mode (BW_BYPASS=1): write after return, read past the end, double return;
 # each must be caught, with the report that names it. Then correct programs

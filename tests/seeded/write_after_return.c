@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Seeded bug: write into a block after giving it back to the pool. */
 #include "bufwriter.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c - a consumer built by CMake against the staged install (through
  * find_package(bufwriter) in cmake/, pkg_check_modules in cmake-pkgconfig/):
  * the header and the library it links are the installed ones, of one
