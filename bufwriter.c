@@ -795,10 +795,10 @@ static void bw__reset(bw_writer *w)
     w->lim = w->cap; /* no error now */
 }
 
-/* bw_release of a segmented, streaming or fixed writer. */
+/* bw_release of a segmented, streaming or fixed writer (none of them
+ * teaches the pool: bw__job_done would record nothing). */
 static BW__COLD void bw__release_rest(bw_writer *w)
 {
-    bw__job_done(w);
     if (w->data != NULL && w->mode != BW__FIXED && !(w->flags & BW__EXTERNAL)) {
         if (w->mode == BW__CHAIN) {
             bw__seg_drop_all_but_tail(w);
