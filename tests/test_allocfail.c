@@ -225,7 +225,7 @@ Test(allocfail, init_failure_leaves_clean_writer)
     atomic_store(&ta.fail_at, 1);
     cr_expect_eq(bw_init(&w, p, 100), BW_ENOMEM);
     cr_expect_eq(bw_capacity(&w), 0);
-    cr_expect_eq(bw_error(&w), BW_ENOMEM, "recorded (rule 19)");
+    cr_expect_eq(bw_error(&w), BW_ENOMEM, "recorded (a failed call records its error)");
     cr_expect_eq(bw_puts(&w, "refused"), BW_ENOMEM);
     bw_clear_error(&w);
     cr_expect_eq(bw_puts(&w, "ok now"), BW_OK);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #define _DEFAULT_SOURCE 1 /* POSIX 2008 (clock_gettime, nanosleep, fork) and MAP_ANONYMOUS */
-/* test_defaults.c - 0.2's defaults (SPEC "Defaults: fast without tuning",
- * detailed rules 23-26, 30, 32) and the defects 0.2 fixed: fork while other
+/* test_defaults.c - the pool's defaults (bufwriter.h, section 5 "Pool":
+ * options, decay, the learned jump, min_first_block, stats, zero on return)
+ * and the defects 0.2 fixed: fork while other
  * threads are inside the pool, an allocator hook that uses the pool, one
  * thread with many pools, class_size at the edges, destroying the shared
  * pool, learned_size as writers get it, unknown flag bits.
@@ -160,10 +161,10 @@ static ptrdiff_t discard_sink(void *ctx, const void *data, size_t n)
 }
 
 /* ------------------------------------------------------------------ */
-/* Rule 23: options, flags, bounds, stats                               */
+/* Options, flags, bounds, stats                                        */
 /* ------------------------------------------------------------------ */
 
-Test(defaults, rule23_zeroed_options_behave_as_null)
+Test(defaults, zeroed_options_behave_as_null)
 {
     bw_pool_options zero;
     bw_pool *pools[2];
@@ -221,7 +222,7 @@ Test(defaults, rule23_zeroed_options_behave_as_null)
     bw_pool_destroy(pools[1]);
 }
 
-Test(defaults, rule23_unknown_flag_bits_are_einval)
+Test(defaults, unknown_flag_bits_are_einval)
 {
     bw_pool_options o;
     bw_pool *p;
@@ -246,7 +247,7 @@ Test(defaults, rule23_unknown_flag_bits_are_einval)
     bw_pool_destroy(p);
 }
 
-Test(defaults, rule23_no_large_retention_flag_frees_blocks_above_the_threshold)
+Test(defaults, no_large_retention_flag_frees_blocks_above_the_threshold)
 {
     test_alloc ta;
     bw_pool_options o;
@@ -274,7 +275,7 @@ Test(defaults, rule23_no_large_retention_flag_frees_blocks_above_the_threshold)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule23_default_keeps_a_16_mib_block_and_counts_it_in_retained_bytes)
+Test(defaults, default_keeps_a_16_mib_block_and_counts_it_in_retained_bytes)
 {
     test_alloc ta;
     bw_pool *p;
@@ -308,7 +309,7 @@ Test(defaults, rule23_default_keeps_a_16_mib_block_and_counts_it_in_retained_byt
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule23_default_large_bounds_are_8_blocks_and_64_mib)
+Test(defaults, default_large_bounds_are_8_blocks_and_64_mib)
 {
     test_alloc ta;
     bw_pool *p;
@@ -346,7 +347,7 @@ Test(defaults, rule23_default_large_bounds_are_8_blocks_and_64_mib)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule23_max_retained_bytes_bounds_pooled_classes_and_large_blocks_have_their_own)
+Test(defaults, max_retained_bytes_bounds_pooled_classes_and_large_blocks_have_their_own)
 {
     test_alloc ta;
     bw_pool_options o;
@@ -390,7 +391,7 @@ Test(defaults, rule23_max_retained_bytes_bounds_pooled_classes_and_large_blocks_
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule23_max_large_blocks_evicts_the_oldest)
+Test(defaults, max_large_blocks_evicts_the_oldest)
 {
     test_alloc ta;
     bw_pool_options o;
@@ -415,7 +416,7 @@ Test(defaults, rule23_max_large_blocks_evicts_the_oldest)
 }
 
 /* ------------------------------------------------------------------ */
-/* Rule 24: decay                                                       */
+/* Decay                                                                 */
 /* ------------------------------------------------------------------ */
 
 /* decay_ms DECAY over ta, threshold TH, with extra flags. */
@@ -428,7 +429,7 @@ static bw_pool *decay_pool(test_alloc *ta, unsigned flags, uint32_t decay_ms)
     return mkpool(&o);
 }
 
-Test(defaults, rule24_pooled_block_decays_at_first_slow_return_after_decay_ms_not_before)
+Test(defaults, pooled_block_decays_at_first_slow_return_after_decay_ms_not_before)
 {
     test_alloc ta, tn, td;
     bw_pool *p, *never, *dflt;
@@ -500,7 +501,7 @@ Test(defaults, rule24_pooled_block_decays_at_first_slow_return_after_decay_ms_no
     ta_finish(&td, dflt);
 }
 
-Test(defaults, rule24_thread_cache_block_decays_at_its_threads_first_slow_rent_after_decay_ms)
+Test(defaults, thread_cache_block_decays_at_its_threads_first_slow_rent_after_decay_ms)
 {
     test_alloc ta;
     bw_pool *p;
@@ -536,7 +537,7 @@ Test(defaults, rule24_thread_cache_block_decays_at_its_threads_first_slow_rent_a
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule24_thread_cache_block_is_never_given_back_younger_than_decay_ms)
+Test(defaults, thread_cache_block_is_never_given_back_younger_than_decay_ms)
 {
     test_alloc ta;
     bw_pool *p;
@@ -588,7 +589,7 @@ static void *return_then_idle(void *arg)
     return b;
 }
 
-Test(defaults, rule24_thread_cache_decays_at_its_threads_exit)
+Test(defaults, thread_cache_decays_at_its_threads_exit)
 {
     test_alloc ta;
     bw_pool *p;
@@ -615,7 +616,7 @@ Test(defaults, rule24_thread_cache_decays_at_its_threads_exit)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule24_kept_large_block_decays_at_first_slow_rent_after_decay_ms_not_before)
+Test(defaults, kept_large_block_decays_at_first_slow_rent_after_decay_ms_not_before)
 {
     test_alloc ta;
     bw_pool *p;
@@ -657,7 +658,7 @@ Test(defaults, rule24_kept_large_block_decays_at_first_slow_rent_after_decay_ms_
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule24_trim_frees_everything_at_once_and_is_not_decay)
+Test(defaults, trim_frees_everything_at_once_and_is_not_decay)
 {
     test_alloc ta;
     bw_pool_options o;
@@ -689,10 +690,10 @@ Test(defaults, rule24_trim_frees_everything_at_once_and_is_not_decay)
 }
 
 /* ------------------------------------------------------------------ */
-/* Rule 25: the learned jump                                            */
+/* The learned jump                                                     */
 /* ------------------------------------------------------------------ */
 
-Test(defaults, rule25_jump_to_learned_size_after_two_big_writers_not_one)
+Test(defaults, jump_to_learned_size_after_two_big_writers_not_one)
 {
     test_alloc ta;
     bw_pool *p;
@@ -729,7 +730,7 @@ Test(defaults, rule25_jump_to_learned_size_after_two_big_writers_not_one)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule25_learned_size_is_the_second_largest_of_the_last_16)
+Test(defaults, learned_size_is_the_second_largest_of_the_last_16)
 {
     test_alloc ta;
     bw_pool *p;
@@ -755,7 +756,7 @@ Test(defaults, rule25_learned_size_is_the_second_largest_of_the_last_16)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule25_jump_is_capped_by_max_learned_size)
+Test(defaults, jump_is_capped_by_max_learned_size)
 {
     test_alloc ta;
     bw_pool *p;
@@ -768,7 +769,7 @@ Test(defaults, rule25_jump_is_capped_by_max_learned_size)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule25_no_learned_growth_flag_turns_the_jump_off)
+Test(defaults, no_learned_growth_flag_turns_the_jump_off)
 {
     test_alloc ta;
     bw_pool *p;
@@ -780,7 +781,7 @@ Test(defaults, rule25_no_learned_growth_flag_turns_the_jump_off)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule25_segmented_streaming_and_fixed_writers_neither_record_nor_jump)
+Test(defaults, segmented_streaming_and_fixed_writers_neither_record_nor_jump)
 {
     static unsigned char fixed_buf[200 * 1024];
     test_alloc ta;
@@ -841,7 +842,7 @@ Test(defaults, rule25_segmented_streaming_and_fixed_writers_neither_record_nor_j
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule25_explicit_initial_capacity_is_not_overridden)
+Test(defaults, explicit_initial_capacity_is_not_overridden)
 {
     static unsigned char buf[100 * 1024];
     test_alloc ta;
@@ -866,7 +867,7 @@ Test(defaults, rule25_explicit_initial_capacity_is_not_overridden)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule25_bypass_turns_large_retention_off)
+Test(defaults, bypass_turns_large_retention_off)
 {
     test_alloc ta;
     bw_pool *p;
@@ -890,7 +891,7 @@ Test(defaults, rule25_bypass_turns_large_retention_off)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule25_rule32_zero_on_return_zeroes_kept_large_blocks)
+Test(defaults, zero_on_return_zeroes_kept_large_blocks)
 {
     test_alloc ta;
     bw_pool *p;
@@ -911,7 +912,7 @@ Test(defaults, rule25_rule32_zero_on_return_zeroes_kept_large_blocks)
 }
 
 /* ------------------------------------------------------------------ */
-/* Rule 26: min_first_block                                             */
+/* min_first_block                                                      */
 /* ------------------------------------------------------------------ */
 
 static size_t first_block(bw_pool *p)
@@ -925,7 +926,7 @@ static size_t first_block(bw_pool *p)
     return cap;
 }
 
-Test(defaults, rule26_min_first_block_defaults_to_512)
+Test(defaults, min_first_block_defaults_to_512)
 {
     test_alloc ta;
     bw_pool *p;
@@ -940,7 +941,7 @@ Test(defaults, rule26_min_first_block_defaults_to_512)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule26_min_first_block_rounds_up_to_a_class_and_above_threshold_is_einval)
+Test(defaults, min_first_block_rounds_up_to_a_class_and_above_threshold_is_einval)
 {
     test_alloc ta;
     bw_pool_options o;
@@ -970,7 +971,7 @@ Test(defaults, rule26_min_first_block_rounds_up_to_a_class_and_above_threshold_i
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule26_min_first_block_1_is_the_class_of_the_first_write)
+Test(defaults, min_first_block_1_is_the_class_of_the_first_write)
 {
     test_alloc ta;
     bw_pool_options o;
@@ -988,7 +989,7 @@ Test(defaults, rule26_min_first_block_1_is_the_class_of_the_first_write)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule26_caller_given_sizes_are_kept)
+Test(defaults, caller_given_sizes_are_kept)
 {
     test_alloc ta;
     bw_pool *p;
@@ -1014,7 +1015,7 @@ Test(defaults, rule26_caller_given_sizes_are_kept)
     ta_finish(&ta, p);
 }
 
-Test(defaults, rule26_with_learn_size_the_larger_wins)
+Test(defaults, with_learn_size_the_larger_wins)
 {
     test_alloc ta;
     bw_pool_options o;
@@ -1052,10 +1053,10 @@ Test(defaults, rule26_with_learn_size_the_larger_wins)
 }
 
 /* ------------------------------------------------------------------ */
-/* Rule 30: stats                                                       */
+/* Stats                                                                */
 /* ------------------------------------------------------------------ */
 
-Test(defaults, rule30_large_hits_are_part_of_hits_and_learned_large_size_starts_at_0)
+Test(defaults, large_hits_are_part_of_hits_and_learned_large_size_starts_at_0)
 {
     test_alloc ta;
     bw_pool_options o;
@@ -1096,10 +1097,10 @@ Test(defaults, rule30_large_hits_are_part_of_hits_and_learned_large_size_starts_
 }
 
 /* ------------------------------------------------------------------ */
-/* Rule 32: BW_POOL_ZERO_ON_RETURN                                      */
+/* BW_POOL_ZERO_ON_RETURN                                               */
 /* ------------------------------------------------------------------ */
 
-Test(defaults, rule32_zero_on_return_fresh_blocks_read_as_zeros)
+Test(defaults, zero_on_return_fresh_blocks_read_as_zeros)
 {
     test_alloc ta;
     bw_pool *p;
@@ -1123,7 +1124,7 @@ Test(defaults, rule32_zero_on_return_fresh_blocks_read_as_zeros)
     }
 }
 
-Test(defaults, rule32_zero_on_return_retained_class_blocks_read_as_zeros)
+Test(defaults, zero_on_return_retained_class_blocks_read_as_zeros)
 {
     test_alloc ta;
     bw_pool *p;

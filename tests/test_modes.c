@@ -9,9 +9,9 @@
  *   1. Harness: a writer of a given mode on a counting pool, and what it
  *      produced (streaming: what the sink got, then what is still held).
  *   2. Byte tables: every put, write, puts, printf gives the exact bytes.
- *   3. The detailed rules of SPEC.md, named ruleNN_... after the rule.
- *      Rules 23-26, 30 and 32 (pool defaults) are not tested here; rule 3's
- *      invalidation is not observable and only its last sentence is tested.
+ *   3. Each contract of bufwriter.h (sections 6-10), by behaviour; the
+ *      pool's defaults are in test_defaults.c. Pointer invalidation is not
+ *      observable: only "span bytes not advanced are not output" is tested.
  *   4. The 0.1 defects (each test fails on 0.1).
  *   5. Allocation failure injected at every backing call, in every mode. */
 #define _GNU_SOURCE 1 /* pipe, fcntl, sigpending, fopencookie-based bw_fopen */
@@ -255,7 +255,7 @@ static unsigned char *h_output(const harness *h, size_t *n)
 
 /* bw_iovec, bw_copy_out and bw_data agree on the held bytes: the entries
  * are non-empty, add up to bw_len, and bw_data is the first entry exactly
- * when there is one (rules 2 and 13). */
+ * when there is one (bufwriter.h, "Reading out"). */
 static void expect_views_agree(const harness *h)
 {
     const bw_writer *w = &h->w;
@@ -614,9 +614,9 @@ Test(modes_bytes, printf_long_output_in_every_mode)
 /* 3. The detailed rules                                                    */
 /* ======================================================================== */
 
-/* --- Rule 1: capacity == len + free; free needs no cold path ------------ */
+/* --- capacity == len + free; free needs no cold path -------------------- */
 
-Test(modes_rules, rule01_free_capacity_is_taken_without_cold_path_in_every_mode)
+Test(modes_rules, free_capacity_is_taken_without_cold_path_in_every_mode)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -646,7 +646,7 @@ Test(modes_rules, rule01_free_capacity_is_taken_without_cold_path_in_every_mode)
     }
 }
 
-Test(modes_rules, rule01_consumed_room_is_not_counted_in_every_mode)
+Test(modes_rules, consumed_room_is_not_counted_in_every_mode)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -667,9 +667,9 @@ Test(modes_rules, rule01_consumed_room_is_not_counted_in_every_mode)
     }
 }
 
-/* --- Rule 2: bw_data and spans ---------------------------------------- */
+/* --- bw_data and spans ------------------------------------------------ */
 
-Test(modes_rules, rule02_data_is_null_only_without_storage_or_across_blocks)
+Test(modes_rules, data_is_null_only_without_storage_or_across_blocks)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -696,7 +696,7 @@ Test(modes_rules, rule02_data_is_null_only_without_storage_or_across_blocks)
     }
 }
 
-Test(modes_rules, rule02_contiguous_with_initial_capacity_has_data_and_no_bytes)
+Test(modes_rules, contiguous_with_initial_capacity_has_data_and_no_bytes)
 {
     harness h;
     h_open_ex(&h, M_CONTIG, 100, 0, 0);
@@ -707,7 +707,7 @@ Test(modes_rules, rule02_contiguous_with_initial_capacity_has_data_and_no_bytes)
     h_close(&h);
 }
 
-Test(modes_rules, rule02_segmented_data_null_across_blocks_then_back_after_consume)
+Test(modes_rules, segmented_data_null_across_blocks_then_back_after_consume)
 {
     harness h;
     ref r = {0};
@@ -725,7 +725,7 @@ Test(modes_rules, rule02_segmented_data_null_across_blocks_then_back_after_consu
     h_close(&h);
 }
 
-Test(modes_rules, rule02_span_is_data_plus_len_and_avail_is_free_in_every_mode)
+Test(modes_rules, span_is_data_plus_len_and_avail_is_free_in_every_mode)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -766,7 +766,7 @@ Test(modes_rules, rule02_span_is_data_plus_len_and_avail_is_free_in_every_mode)
     }
 }
 
-Test(modes_rules, rule02_segmented_span_starts_a_new_block_and_skips_the_rest)
+Test(modes_rules, segmented_span_starts_a_new_block_and_skips_the_rest)
 {
     harness h;
     size_t f, avail = 0;
@@ -802,9 +802,9 @@ Test(modes_rules, rule02_segmented_span_starts_a_new_block_and_skips_the_rest)
     h_close(&h);
 }
 
-/* --- Rule 3 (last sentence) and the 0.1 defect: span bytes not advanced - */
+/* --- Span bytes not advanced are not output (a 0.1 defect) -------------- */
 
-Test(modes_rules, rule03_span_bytes_not_advanced_are_not_output_in_every_mode)
+Test(modes_rules, span_bytes_not_advanced_are_not_output_in_every_mode)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -852,9 +852,9 @@ Test(modes_rules, rule03_span_bytes_not_advanced_are_not_output_in_every_mode)
     }
 }
 
-/* --- Rules 4-8: streaming --------------------------------------------- */
+/* --- Streaming -------------------------------------------------------- */
 
-Test(modes_rules, rule04_streaming_sends_only_when_room_is_needed_and_on_flush)
+Test(modes_rules, streaming_sends_only_when_room_is_needed_and_on_flush)
 {
     harness h;
     size_t i, avail;
@@ -881,7 +881,7 @@ Test(modes_rules, rule04_streaming_sends_only_when_room_is_needed_and_on_flush)
     h_close(&h);
 }
 
-Test(modes_rules, rule05_short_counts_and_eintr_are_continued)
+Test(modes_rules, short_counts_and_eintr_are_continued)
 {
     harness h;
     ref r = {0};
@@ -905,7 +905,7 @@ Test(modes_rules, rule05_short_counts_and_eintr_are_continued)
     h_close(&h);
 }
 
-Test(modes_rules, rule05_sink_error_records_eio_and_keeps_its_errno)
+Test(modes_rules, sink_error_records_eio_and_keeps_its_errno)
 {
     harness h;
     h_open(&h, M_SINK);
@@ -924,7 +924,7 @@ Test(modes_rules, rule05_sink_error_records_eio_and_keeps_its_errno)
     h_close(&h);
 }
 
-Test(modes_rules, rule05_broken_sink_is_eio_with_errno_eio_and_no_loop)
+Test(modes_rules, broken_sink_is_eio_with_errno_eio_and_no_loop)
 {
     static const int kinds[] = {SF_ZERO, SF_TOO_MANY, SF_BELOW};
     static const char *const names[] = {"returns 0", "returns n + 1", "returns -2"};
@@ -944,7 +944,7 @@ Test(modes_rules, rule05_broken_sink_is_eio_with_errno_eio_and_no_loop)
     }
 }
 
-Test(modes_rules, rule05_clear_error_then_flush_retries_from_first_byte_not_taken)
+Test(modes_rules, clear_error_then_flush_retries_from_first_byte_not_taken)
 {
     harness h;
     h_open(&h, M_SINK);
@@ -964,7 +964,7 @@ Test(modes_rules, rule05_clear_error_then_flush_retries_from_first_byte_not_take
     h_close(&h);
 }
 
-Test(modes_rules, rule06_failed_large_call_accepts_a_prefix_told_by_tell)
+Test(modes_rules, failed_large_call_accepts_a_prefix_told_by_tell)
 {
     harness h;
     uint64_t t;
@@ -980,7 +980,7 @@ Test(modes_rules, rule06_failed_large_call_accepts_a_prefix_told_by_tell)
     h_close(&h);
 }
 
-Test(modes_rules, rule06_call_within_buffer_size_is_all_or_nothing)
+Test(modes_rules, call_within_buffer_size_is_all_or_nothing)
 {
     harness h;
     uint64_t t;
@@ -994,7 +994,7 @@ Test(modes_rules, rule06_call_within_buffer_size_is_all_or_nothing)
     h_close(&h);
 }
 
-Test(modes_rules, rule07_buffer_size_default_rounding_and_overflow)
+Test(modes_rules, buffer_size_default_rounding_and_overflow)
 {
     static const size_t sizes[][2] = {{0, 65536}, {100, 128}, {3, 16}, {64, 64}, {5000, 8192}};
     size_t k;
@@ -1020,7 +1020,7 @@ Test(modes_rules, rule07_buffer_size_default_rounding_and_overflow)
     }
 }
 
-Test(modes_rules, rule07_reserve_or_span_beyond_buffer_sends_then_takes_a_big_block)
+Test(modes_rules, reserve_or_span_beyond_buffer_sends_then_takes_a_big_block)
 {
     harness h;
     ref r = {0};
@@ -1051,7 +1051,7 @@ Test(modes_rules, rule07_reserve_or_span_beyond_buffer_sends_then_takes_a_big_bl
     h_close(&h);
 }
 
-Test(modes_rules, rule08_release_and_clear_never_send_and_keep_the_mode)
+Test(modes_rules, release_and_clear_never_send_and_keep_the_mode)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1090,7 +1090,7 @@ Test(modes_rules, rule08_release_and_clear_never_send_and_keep_the_mode)
     }
 }
 
-Test(modes_rules, rule08_flush_returns_the_recorded_error_in_every_mode)
+Test(modes_rules, flush_returns_the_recorded_error_in_every_mode)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1109,7 +1109,7 @@ Test(modes_rules, rule08_flush_returns_the_recorded_error_in_every_mode)
     }
 }
 
-/* --- Rules 9 and 31: file descriptors ---------------------------------- */
+/* --- File descriptors, EPIPE, SIGPIPE ----------------------------------- */
 
 static void read_exact(int fd, unsigned char *dst, size_t n)
 {
@@ -1132,7 +1132,7 @@ static int pipe_is_empty(int fd)
     return r < 0 && errno == EAGAIN;
 }
 
-Test(modes_rules, rule09_init_fd_negative_is_einval_recorded)
+Test(modes_rules, init_fd_negative_is_einval_recorded)
 {
     harness h;
     bw_writer w = BW_WRITER_INIT;
@@ -1144,7 +1144,7 @@ Test(modes_rules, rule09_init_fd_negative_is_einval_recorded)
     h_close(&h);
 }
 
-Test(modes_rules, rule09_fd_writer_sends_and_never_closes_the_fd)
+Test(modes_rules, fd_writer_sends_and_never_closes_the_fd)
 {
     harness h;
     bw_writer w = BW_WRITER_INIT;
@@ -1165,7 +1165,7 @@ Test(modes_rules, rule09_fd_writer_sends_and_never_closes_the_fd)
     h_close(&h);
 }
 
-Test(modes_rules, rule09_eagain_in_a_flush_records_eio)
+Test(modes_rules, eagain_in_a_flush_records_eio)
 {
     harness h;
     bw_writer w = BW_WRITER_INIT;
@@ -1190,7 +1190,7 @@ Test(modes_rules, rule09_eagain_in_a_flush_records_eio)
     h_close(&h);
 }
 
-Test(modes_rules, rule09_write_fd_on_a_streaming_writer_bypasses_the_sink)
+Test(modes_rules, write_fd_on_a_streaming_writer_bypasses_the_sink)
 {
     harness h;
     unsigned char got[10];
@@ -1211,7 +1211,7 @@ Test(modes_rules, rule09_write_fd_on_a_streaming_writer_bypasses_the_sink)
     h_close(&h);
 }
 
-Test(modes_rules, rule09_write_fd_sends_held_bytes_in_every_mode)
+Test(modes_rules, write_fd_sends_held_bytes_in_every_mode)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1243,7 +1243,7 @@ Test(modes_rules, rule09_write_fd_sends_held_bytes_in_every_mode)
     }
 }
 
-Test(modes_rules, rule09_write_fd_refuses_a_writer_with_a_recorded_error)
+Test(modes_rules, write_fd_refuses_a_writer_with_a_recorded_error)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1263,7 +1263,7 @@ Test(modes_rules, rule09_write_fd_refuses_a_writer_with_a_recorded_error)
     }
 }
 
-Test(modes_rules, rule31_epipe_is_eio_not_recorded_sigpipe_untouched)
+Test(modes_rules, epipe_is_eio_not_recorded_sigpipe_untouched)
 {
     harness h;
     bw_writer w = BW_WRITER_INIT;
@@ -1302,9 +1302,9 @@ Test(modes_rules, rule31_epipe_is_eio_not_recorded_sigpipe_untouched)
     h_close(&h);
 }
 
-/* --- Rule 10: positions, patch, truncate ------------------------------- */
+/* --- Positions, patch, truncate ----------------------------------------- */
 
-Test(modes_rules, rule10_patch_by_position_in_every_mode)
+Test(modes_rules, patch_by_position_in_every_mode)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1335,7 +1335,7 @@ Test(modes_rules, rule10_patch_by_position_in_every_mode)
     }
 }
 
-Test(modes_rules, rule10_segmented_patch_across_a_block_boundary)
+Test(modes_rules, segmented_patch_across_a_block_boundary)
 {
     harness h;
     ref r = {0};
@@ -1352,7 +1352,7 @@ Test(modes_rules, rule10_segmented_patch_across_a_block_boundary)
     h_close(&h);
 }
 
-Test(modes_rules, rule10_patch_out_of_range_is_einval_recorded_nothing_changed)
+Test(modes_rules, patch_out_of_range_is_einval_recorded_nothing_changed)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1383,7 +1383,7 @@ Test(modes_rules, rule10_patch_out_of_range_is_einval_recorded_nothing_changed)
     }
 }
 
-Test(modes_rules, rule10_patch_source_may_overlap_the_target)
+Test(modes_rules, patch_source_may_overlap_the_target)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1399,7 +1399,7 @@ Test(modes_rules, rule10_patch_source_may_overlap_the_target)
     }
 }
 
-Test(modes_rules, rule10_streaming_patch_and_truncate_of_sent_bytes_are_einval)
+Test(modes_rules, streaming_patch_and_truncate_of_sent_bytes_are_einval)
 {
     harness h;
     h_open(&h, M_SINK);
@@ -1424,7 +1424,7 @@ Test(modes_rules, rule10_streaming_patch_and_truncate_of_sent_bytes_are_einval)
     h_close(&h);
 }
 
-Test(modes_rules, rule10_truncate_by_position_in_every_mode)
+Test(modes_rules, truncate_by_position_in_every_mode)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1459,7 +1459,7 @@ Test(modes_rules, rule10_truncate_by_position_in_every_mode)
     }
 }
 
-Test(modes_rules, rule10_placeholder_position_survives_consume)
+Test(modes_rules, placeholder_position_survives_consume)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1477,7 +1477,7 @@ Test(modes_rules, rule10_placeholder_position_survives_consume)
     }
 }
 
-Test(modes_rules, rule10_clear_leaves_tell_at_the_first_dropped_byte)
+Test(modes_rules, clear_leaves_tell_at_the_first_dropped_byte)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1505,7 +1505,7 @@ Test(modes_rules, rule10_clear_leaves_tell_at_the_first_dropped_byte)
     }
 }
 
-Test(modes_rules, rule10_init_release_detach_restart_positions)
+Test(modes_rules, init_release_detach_restart_positions)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1533,9 +1533,9 @@ Test(modes_rules, rule10_init_release_detach_restart_positions)
     }
 }
 
-/* --- Rule 11: consume ---------------------------------------------------- */
+/* --- Consume ------------------------------------------------------------- */
 
-Test(modes_rules, rule11_consume_moves_the_start_without_copying)
+Test(modes_rules, consume_moves_the_start_without_copying)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1565,7 +1565,7 @@ Test(modes_rules, rule11_consume_moves_the_start_without_copying)
     }
 }
 
-Test(modes_rules, rule11_segmented_consume_returns_emptied_blocks_at_once)
+Test(modes_rules, segmented_consume_returns_emptied_blocks_at_once)
 {
     harness h;
     ref r = {0};
@@ -1589,7 +1589,7 @@ Test(modes_rules, rule11_segmented_consume_returns_emptied_blocks_at_once)
     h_close(&h);
 }
 
-Test(modes_rules, rule11_fixed_moves_held_bytes_down_before_efull)
+Test(modes_rules, fixed_moves_held_bytes_down_before_efull)
 {
     harness h;
     h_open_ex(&h, M_FIXED, 16, 0, 0);
@@ -1604,7 +1604,7 @@ Test(modes_rules, rule11_fixed_moves_held_bytes_down_before_efull)
     h_close(&h);
 }
 
-Test(modes_rules, rule11_contiguous_consume_then_cold_path_keeps_bytes)
+Test(modes_rules, contiguous_consume_then_cold_path_keeps_bytes)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1624,7 +1624,7 @@ Test(modes_rules, rule11_contiguous_consume_then_cold_path_keeps_bytes)
     }
 }
 
-/* --- Rule 12: detach ----------------------------------------------------- */
+/* --- Detach -------------------------------------------------------------- */
 
 static int reports;
 static void count_report(void *ctx, const char *what, const void *block, size_t capacity)
@@ -1636,7 +1636,7 @@ static void count_report(void *ctx, const char *what, const void *block, size_t 
     reports++;
 }
 
-Test(modes_rules, rule12_detach_in_every_mode_gives_a_returnable_block)
+Test(modes_rules, detach_in_every_mode_gives_a_returnable_block)
 {
     int m;
     bw_set_report_hook(count_report, NULL);
@@ -1703,7 +1703,7 @@ Test(modes_rules, rule12_detach_in_every_mode_gives_a_returnable_block)
     bw_set_report_hook(NULL, NULL);
 }
 
-Test(modes_rules, rule12_detach_of_a_writer_without_storage_is_null)
+Test(modes_rules, detach_of_a_writer_without_storage_is_null)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1719,9 +1719,9 @@ Test(modes_rules, rule12_detach_of_a_writer_without_storage_is_null)
     }
 }
 
-/* --- Rule 13: const read-outs ---------------------------------------- */
+/* --- Const read-outs ------------------------------------------------- */
 
-Test(modes_rules, rule13_read_outs_never_record_and_work_with_an_error)
+Test(modes_rules, read_outs_never_record_and_work_with_an_error)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1752,7 +1752,7 @@ Test(modes_rules, rule13_read_outs_never_record_and_work_with_an_error)
     }
 }
 
-Test(modes_rules, rule13_iovec_returns_the_count_needed_and_never_an_empty_entry)
+Test(modes_rules, iovec_returns_the_count_needed_and_never_an_empty_entry)
 {
     harness h;
     ref r = {0};
@@ -1779,9 +1779,9 @@ Test(modes_rules, rule13_iovec_returns_the_count_needed_and_never_an_empty_entry
     h_close(&h);
 }
 
-/* --- Rule 14: pullup and cstr ----------------------------------------- */
+/* --- Pullup and cstr -------------------------------------------------- */
 
-Test(modes_rules, rule14_pullup_of_contiguous_bytes_is_data_without_allocation)
+Test(modes_rules, pullup_of_contiguous_bytes_is_data_without_allocation)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1798,7 +1798,7 @@ Test(modes_rules, rule14_pullup_of_contiguous_bytes_is_data_without_allocation)
     }
 }
 
-Test(modes_rules, rule14_segmented_pullup_is_one_block_one_copy)
+Test(modes_rules, segmented_pullup_is_one_block_one_copy)
 {
     harness h;
     ref r = {0};
@@ -1825,7 +1825,7 @@ Test(modes_rules, rule14_segmented_pullup_is_one_block_one_copy)
     h_close(&h);
 }
 
-Test(modes_rules, rule14_pullup_failure_is_enomem_recorded_nothing_changed)
+Test(modes_rules, pullup_failure_is_enomem_recorded_nothing_changed)
 {
     harness h;
     ref r = {0};
@@ -1847,7 +1847,7 @@ Test(modes_rules, rule14_pullup_failure_is_enomem_recorded_nothing_changed)
     h_close(&h);
 }
 
-Test(modes_rules, rule14_cstr_adds_a_nul_in_every_mode)
+Test(modes_rules, cstr_adds_a_nul_in_every_mode)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1868,7 +1868,7 @@ Test(modes_rules, rule14_cstr_adds_a_nul_in_every_mode)
     }
 }
 
-Test(modes_rules, rule14_cstr_of_segmented_bytes_pulls_up)
+Test(modes_rules, cstr_of_segmented_bytes_pulls_up)
 {
     harness h;
     ref r = {0};
@@ -1886,7 +1886,7 @@ Test(modes_rules, rule14_cstr_of_segmented_bytes_pulls_up)
     h_close(&h);
 }
 
-Test(modes_rules, rule14_cstr_in_a_full_fixed_or_streaming_buffer_is_null_and_unrecorded)
+Test(modes_rules, cstr_in_a_full_fixed_or_streaming_buffer_is_null_and_unrecorded)
 {
     harness h;
     const char *s;
@@ -1914,7 +1914,7 @@ Test(modes_rules, rule14_cstr_in_a_full_fixed_or_streaming_buffer_is_null_and_un
     h_close(&h);
 }
 
-Test(modes_rules, rule14_cstr_without_storage_is_a_static_empty_string)
+Test(modes_rules, cstr_without_storage_is_a_static_empty_string)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -1932,7 +1932,7 @@ Test(modes_rules, rule14_cstr_without_storage_is_a_static_empty_string)
     }
 }
 
-/* --- Rule 15: append_writer ------------------------------------------- */
+/* --- append_writer ----------------------------------------------------- */
 
 /* Give the writer some held bytes: several blocks when segmented, some
  * already sent when streaming. Returns what is held. */
@@ -1956,7 +1956,7 @@ static void give_held_bytes(harness *h, size_t from, ref *held)
     free(buf);
 }
 
-Test(modes_rules, rule15_append_writer_for_every_pair_of_modes)
+Test(modes_rules, append_writer_for_every_pair_of_modes)
 {
     int a, b;
     for (a = 0; a < M_COUNT; a++)
@@ -1984,7 +1984,7 @@ Test(modes_rules, rule15_append_writer_for_every_pair_of_modes)
         }
 }
 
-Test(modes_rules, rule15_append_writer_to_itself_doubles)
+Test(modes_rules, append_writer_to_itself_doubles)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -2002,7 +2002,7 @@ Test(modes_rules, rule15_append_writer_to_itself_doubles)
     }
 }
 
-Test(modes_rules, rule15_src_error_is_ignored_dst_error_refuses)
+Test(modes_rules, src_error_is_ignored_dst_error_refuses)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -2027,10 +2027,10 @@ Test(modes_rules, rule15_src_error_is_ignored_dst_error_refuses)
     }
 }
 
-/* --- Rule 16: bw_fopen -------------------------------------------------- */
+/* --- bw_fopen ----------------------------------------------------------- */
 
 #ifdef BW_HAVE_FILE_ADAPTER
-Test(modes_rules, rule16_fopen_bytes_arrive_on_flush_and_fclose_keeps_the_writer)
+Test(modes_rules, fopen_bytes_arrive_on_flush_and_fclose_keeps_the_writer)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -2053,7 +2053,7 @@ Test(modes_rules, rule16_fopen_bytes_arrive_on_flush_and_fclose_keeps_the_writer
     }
 }
 
-Test(modes_rules, rule16_fopen_writer_failures_set_errno)
+Test(modes_rules, fopen_writer_failures_set_errno)
 {
     harness h;
     FILE *f;
@@ -2094,7 +2094,7 @@ Test(modes_rules, rule16_fopen_writer_failures_set_errno)
     h_close(&h);
 }
 
-Test(modes_rules, rule16_fopen_seek_and_tell_fail_with_espipe)
+Test(modes_rules, fopen_seek_and_tell_fail_with_espipe)
 {
     harness h;
     FILE *f;
@@ -2116,9 +2116,9 @@ Test(modes_rules, rule16_fopen_seek_and_tell_fail_with_espipe)
 }
 #endif
 
-/* --- Rule 17: fixed writers ------------------------------------------- */
+/* --- Fixed writers ----------------------------------------------------- */
 
-Test(modes_rules, rule17_fixed_exact_fit_succeeds_one_short_is_efull_for_every_call)
+Test(modes_rules, fixed_exact_fit_succeeds_one_short_is_efull_for_every_call)
 {
     static const size_t pre[] = {0, 5};
     size_t c, k;
@@ -2150,7 +2150,7 @@ Test(modes_rules, rule17_fixed_exact_fit_succeeds_one_short_is_efull_for_every_c
         }
 }
 
-Test(modes_rules, rule17_fixed_long_printf_fits_exactly_or_writes_nothing)
+Test(modes_rules, fixed_long_printf_fits_exactly_or_writes_nothing)
 {
     char want[400];
     harness h;
@@ -2172,7 +2172,7 @@ Test(modes_rules, rule17_fixed_long_printf_fits_exactly_or_writes_nothing)
     h_close(&h); /* checks the guards: nothing written outside buf */
 }
 
-Test(modes_rules, rule17_fixed_with_no_room_and_null_buffer)
+Test(modes_rules, fixed_with_no_room_and_null_buffer)
 {
     harness h;
     bw_writer w = BW_WRITER_INIT;
@@ -2196,7 +2196,7 @@ Test(modes_rules, rule17_fixed_with_no_room_and_null_buffer)
     bw_release(&w);
 }
 
-Test(modes_rules, rule17_fixed_unrepresentable_sizes_are_efull_and_nothing_outside_buf)
+Test(modes_rules, fixed_unrepresentable_sizes_are_efull_and_nothing_outside_buf)
 {
     harness h;
     h_open_ex(&h, M_FIXED, 32, 0, 0);
@@ -2219,9 +2219,9 @@ Test(modes_rules, rule17_fixed_unrepresentable_sizes_are_efull_and_nothing_outsi
     h_close(&h);
 }
 
-/* --- Rule 18: segmented block sizes and impossible sizes ------------- */
+/* --- Segmented block sizes and impossible sizes ---------------------- */
 
-Test(modes_rules, rule18_segmented_blocks_double_up_to_the_threshold)
+Test(modes_rules, segmented_blocks_double_up_to_the_threshold)
 {
     harness h;
     bw_pool_stats st;
@@ -2264,7 +2264,7 @@ Test(modes_rules, rule18_segmented_blocks_double_up_to_the_threshold)
     h_close(&h);
 }
 
-Test(modes_rules, rule18_reserve_makes_free_capacity_at_least_n)
+Test(modes_rules, reserve_makes_free_capacity_at_least_n)
 {
     int m;
     static const size_t ns[] = {1, 100, 4000, 5000, 70000};
@@ -2284,7 +2284,7 @@ Test(modes_rules, rule18_reserve_makes_free_capacity_at_least_n)
     }
 }
 
-Test(modes_rules, rule18_impossible_size_is_one_failed_backing_call_in_every_mode)
+Test(modes_rules, impossible_size_is_one_failed_backing_call_in_every_mode)
 {
     int m, op;
     for (m = 0; m < M_COUNT; m++)
@@ -2317,7 +2317,7 @@ Test(modes_rules, rule18_impossible_size_is_one_failed_backing_call_in_every_mod
         }
 }
 
-Test(modes_rules, rule18_sizes_beyond_ptrdiff_max_are_eoverflow_without_allocator_call)
+Test(modes_rules, sizes_beyond_ptrdiff_max_are_eoverflow_without_allocator_call)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -2347,7 +2347,7 @@ Test(modes_rules, rule18_sizes_beyond_ptrdiff_max_are_eoverflow_without_allocato
     }
 }
 
-/* --- Rules 19 and 29: NULL, failed init, the recorded error ---------- */
+/* --- NULL, missing sink, failed init, the recorded error --------------- */
 
 static int vp(bw_writer *w, const char *fmt, ...)
 {
@@ -2359,7 +2359,7 @@ static int vp(bw_writer *w, const char *fmt, ...)
     return rc;
 }
 
-Test(modes_rules, rule19_null_writer_every_function)
+Test(modes_rules, null_writer_every_function)
 {
     unsigned char b[8];
     struct iovec iov[1];
@@ -2434,7 +2434,7 @@ Test(modes_rules, rule19_null_writer_every_function)
     bw_release(&ok);
 }
 
-Test(modes_rules, rule19_null_sources_are_einval_recorded)
+Test(modes_rules, null_sources_are_einval_recorded)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -2455,14 +2455,14 @@ Test(modes_rules, rule19_null_sources_are_einval_recorded)
     }
 }
 
-Test(modes_rules, rule19_failed_init_leaves_a_valid_writer_of_that_mode)
+Test(modes_rules, failed_init_leaves_a_valid_writer_of_that_mode)
 {
     harness h;
     bw_writer w = BW_WRITER_INIT;
     unsigned char b[16];
     h_open(&h, M_CONTIG);
 
-    /* bw_init (rule 29: rule 19 covers it). */
+    /* bw_init. */
     cr_expect_eq(bw_init(&w, h.p, opaque((size_t)PTRDIFF_MAX + 1)), BW_EOVERFLOW);
     cr_expect_eq(bw_error(&w), BW_EOVERFLOW, "recorded");
     cr_expect_eq(bw_len(&w), 0);
@@ -2504,7 +2504,7 @@ Test(modes_rules, rule19_failed_init_leaves_a_valid_writer_of_that_mode)
     h_close(&h);
 }
 
-Test(modes_rules, rule19_recorded_error_refuses_every_writing_call_and_changes_nothing)
+Test(modes_rules, recorded_error_refuses_every_writing_call_and_changes_nothing)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -2598,7 +2598,7 @@ Test(modes_rules, rule19_recorded_error_refuses_every_writing_call_and_changes_n
     }
 }
 
-Test(modes_rules, rule19_clear_error_forgets_any_code)
+Test(modes_rules, clear_error_forgets_any_code)
 {
     static const int codes[] = {BW_ENOMEM, BW_EOVERFLOW, BW_EINVAL, BW_EIO, BW_EFULL};
     size_t k;
@@ -2623,7 +2623,7 @@ Test(modes_rules, rule19_clear_error_forgets_any_code)
     }
 }
 
-Test(modes_rules, rule29_streaming_without_sink_records_einval_never_calls_null)
+Test(modes_rules, streaming_without_sink_records_einval_never_calls_null)
 {
     harness h;
     bw_writer w = BW_WRITER_INIT;
@@ -2643,7 +2643,7 @@ Test(modes_rules, rule29_streaming_without_sink_records_einval_never_calls_null)
     h_close(&h);
 }
 
-/* --- Rule 20: sources inside the writer's own bytes ------------------- */
+/* --- Sources inside         the writer's own bytes ------------------- */
 
 enum { A_WRITE, A_PUTS, A_HEX, A_PRINTF, A_PRINTF_LONG, A_APPEND, A_PATCH, A_COUNT };
 static const char *const alias_name[A_COUNT] = {"write", "puts", "put_hex", "printf",
@@ -2704,14 +2704,14 @@ static void alias_case(int mode, int op)
     h_close(&h);
 }
 
-Test(modes_rules, rule20_sources_in_the_writers_own_bytes_in_every_mode)
+Test(modes_rules, sources_in_the_writers_own_bytes_in_every_mode)
 {
     int m, op;
     for (m = 0; m < M_COUNT; m++)
         for (op = 0; op < A_COUNT; op++) alias_case(m, op);
 }
 
-Test(modes_rules, rule20_segmented_append_to_itself_across_blocks_links)
+Test(modes_rules, segmented_append_to_itself_across_blocks_links)
 {
     harness h;
     ref r = {0};
@@ -2724,9 +2724,9 @@ Test(modes_rules, rule20_segmented_append_to_itself_across_blocks_links)
     h_close(&h);
 }
 
-/* --- Rule 21: zero-length calls ---------------------------------------- */
+/* --- Zero-length calls ------------------------------------------------- */
 
-Test(modes_rules, rule21_zero_length_calls_allocate_nothing_and_send_nothing)
+Test(modes_rules, zero_length_calls_allocate_nothing_and_send_nothing)
 {
     int m, pass;
     for (m = 0; m < M_COUNT; m++)
@@ -2770,13 +2770,13 @@ Test(modes_rules, rule21_zero_length_calls_allocate_nothing_and_send_nothing)
         }
 }
 
-/* --- Rule 22: printf longer than INT_MAX ------------------------------- */
+/* --- printf longer         than INT_MAX ------------------------------- */
 
 /* A field 2^31 wide: glibc's vsnprintf fails at once with EOVERFLOW, as it
  * does (after formatting 2 GB of padding, seconds) for real output longer
  * than INT_MAX; the defect test below does the real one once. The format is
  * not a literal so that -Wformat-overflow leaves it alone. */
-Test(modes_rules, rule22_printf_longer_than_int_max_is_eoverflow_in_every_mode)
+Test(modes_rules, printf_longer_than_int_max_is_eoverflow_in_every_mode)
 {
     const char *volatile wide = "%s%2147483648s";
     int m;
@@ -2795,9 +2795,9 @@ Test(modes_rules, rule22_printf_longer_than_int_max_is_eoverflow_in_every_mode)
     }
 }
 
-/* --- Rules 27 and 28 ----------------------------------------------------- */
+/* --- Release, copy_out, pullup, consume edges------------------------------------------- */
 
-Test(modes_rules, rule27_release_drops_a_first_buffer_but_keeps_a_fixed_one)
+Test(modes_rules, release_drops_a_first_buffer_but_keeps_a_fixed_one)
 {
     harness h;
     h_open(&h, M_BUFFER);
@@ -2821,7 +2821,7 @@ Test(modes_rules, rule27_release_drops_a_first_buffer_but_keeps_a_fixed_one)
     h_close(&h);
 }
 
-Test(modes_rules, rule28_copy_out_offset_must_be_within_len_even_for_zero)
+Test(modes_rules, copy_out_offset_must_be_within_len_even_for_zero)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -2838,7 +2838,7 @@ Test(modes_rules, rule28_copy_out_offset_must_be_within_len_even_for_zero)
     }
 }
 
-Test(modes_rules, rule28_pullup_and_cstr_are_null_while_an_error_is_recorded)
+Test(modes_rules, pullup_and_cstr_are_null_while_an_error_is_recorded)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -2857,7 +2857,7 @@ Test(modes_rules, rule28_pullup_and_cstr_are_null_while_an_error_is_recorded)
     }
 }
 
-Test(modes_rules, rule28_consuming_everything_returns_the_start_to_the_block_start)
+Test(modes_rules, consuming_everything_returns_the_start_to_the_block_start)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {

@@ -5,9 +5,8 @@
  * random model test of every mode against a plain byte array. It replaces
  * 0.1's test_chain.c (the retired bw_chain API).
  *
- * SPEC: "Version 0.2: one writer for every destination" and the detailed
- * rules 4-9 (streaming), 13 (read-outs), 16 (bw_fopen), 19-21 (errors,
- * aliasing, zero), 31 (bw_write_fd, SIGPIPE). */
+ * The contracts are bufwriter.h's sections 6 (streaming), 9 (reading out)
+ * and 10 (file descriptors, SIGPIPE, FILE*), and its ERRORS paragraph. */
 #define _GNU_SOURCE 1 /* usleep, NSIG, sigtimedwait */
 #include "helpers.h"
 
@@ -363,7 +362,7 @@ static const size_t small_sizes[] = {1, 2, 7, 31, 100, 255, 256, 257, 700, 3000}
 #define NSMALL (sizeof small_sizes / sizeof small_sizes[0])
 
 /* ------------------------------------------------------------------------ */
-/* Streaming to a sink (rules 4-8)                                          */
+/* Streaming to a sink                                                      */
 /* ------------------------------------------------------------------------ */
 
 /* The whole script through a streaming writer on sink s; everything must
@@ -423,9 +422,9 @@ Test(output, sink_eintr_is_retried, .timeout = 60)
     by_free(&s.out);
 }
 
-/* Rule 4 (a call that fits never sends), 7 (buffer sizes, rented at the
- * first write, reserve beyond the buffer), 8 (release and clear never send,
- * keep the mode), 21 (zero-length calls never call the sink). */
+/* A call that fits never sends; the buffer is rented at the first write
+ * and a reserve beyond it is allowed; release and clear never send and keep
+ * the mode; zero-length calls never call the sink. */
 Test(output, sink_is_called_only_when_room_lacks, .timeout = 60)
 {
     test_alloc ta;
@@ -525,7 +524,7 @@ Test(output, sink_buffer_sizes, .timeout = 60)
     by_free(&s.out);
 }
 
-/* Rules 19 and 29: NULL writer, NULL sink, fd < 0. */
+/* NULL writer, NULL sink, fd < 0: BW_EINVAL. */
 Test(output, bad_arguments_to_streaming_inits, .timeout = 60)
 {
     bw_writer w;
@@ -612,7 +611,7 @@ static long sink_fail_run(const work *wk, int take, size_t bufsz, long n, int st
         rc = bw_flush(&w);
         if (sticky) {
             /* the sink fails for good: one more call, no loop (none when
-             * nothing is held: rule 21) */
+             * nothing is held: a zero-length call) */
             if (held_at_fail == 0) {
                 sticky_without_held++;
                 cr_assert_eq(rc, BW_OK, "N=%ld: nothing held", n);
@@ -676,7 +675,7 @@ Test(output, sink_failing_for_good_at_every_call_keeps_the_rest_held, .timeout =
     sink_fail_every_n(2, 512, 1, 24);
 }
 
-/* Rule 5: 0, more than n, or below -1 is BW_EIO with errno EIO, never a loop. */
+/* A sink returning 0, more than n or below -1: BW_EIO, errno EIO, no loop. */
 Test(output, broken_sinks_are_eio_without_looping, .timeout = 60)
 {
     int kind;
@@ -719,7 +718,7 @@ Test(output, broken_sinks_are_eio_without_looping, .timeout = 60)
     }
 }
 
-/* Rule 20: a source inside the writer's own held bytes, also when the call
+/* A source inside the writer's own held bytes, also when the call
  * sends and reuses the streaming buffer. */
 Test(output, streaming_source_may_alias_the_buffer, .timeout = 60)
 {
@@ -769,7 +768,7 @@ Test(output, streaming_source_may_alias_the_buffer, .timeout = 60)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Streaming to a file descriptor (rules 9, 31)                             */
+/* Streaming to a file descriptor, EPIPE, SIGPIPE                           */
 /* ------------------------------------------------------------------------ */
 
 /* A reader thread: reads until EOF in uneven pieces, sometimes pausing, and
@@ -1306,7 +1305,7 @@ ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
     return (ssize_t)syscall(SYS_sendmsg, fd, m, flags);
 }
 
-/* Rule 31: a write of 0 is BW_EIO (errno EIO) after one call, never a loop,
+/* A write(2) of 0 is BW_EIO (errno EIO) after one call, never a loop,
  * and loses nothing: for bw_write_fd in every mode over a pipe and a socket,
  * and for a streaming fd writer's flush. */
 Test(output, write_fd_kernel_returning_zero_is_eio_not_a_loop, .timeout = 30)
@@ -1372,7 +1371,7 @@ Test(output, write_fd_kernel_returning_zero_is_eio_not_a_loop, .timeout = 30)
     }
 }
 
-/* Rule 21: nothing held is BW_OK without a system call (a closed fd shows). */
+/* Nothing held is BW_OK without a system call (a closed fd shows). */
 Test(output, write_fd_with_nothing_held_makes_no_system_call, .timeout = 60)
 {
     int mode, fd = closed_fd();
@@ -1429,7 +1428,7 @@ Test(output, write_fd_epipe_on_pipe_and_socket_without_dying, .timeout = 60)
 }
 
 /* ------------------------------------------------------------------------ */
-/* FILE* adapter (rule 16)                                                  */
+/* FILE* adapter                                                            */
 /* ------------------------------------------------------------------------ */
 
 #ifdef BW_HAVE_FILE_ADAPTER
@@ -1759,7 +1758,7 @@ Test(output, segmented_jobs_reuse_pooled_blocks_at_steady_state, .timeout = 60)
     ta_finish(&ta, p);
 }
 
-/* Rule 14: held bytes in one block (bw_data not NULL), even with an empty
+/* Held bytes in one block (bw_data not NULL), even with an empty
  * block after them, are already contiguous: bw_pullup returns bw_data with no
  * allocation and no copy. */
 Test(output, segmented_pullup_of_bytes_in_one_block_does_not_copy, .timeout = 60)
@@ -1784,7 +1783,7 @@ Test(output, segmented_pullup_of_bytes_in_one_block_does_not_copy, .timeout = 60
         }
         held_is(&w, (const unsigned char *)"0123456789", 10, "one block + an empty one");
         d = bw_data(&w);
-        cr_assert_not_null(d, "rule 2: all held bytes lie in one block");
+        cr_assert_not_null(d, "all held bytes lie in one block");
         allocs = atomic_load(&ta.allocs);
         pu = bw_pullup(&w);
         cr_assert_not_null(pu);
@@ -2093,7 +2092,7 @@ static void model_run(int mode, bw_pool *p, unsigned seed, int nops)
                 cr_assert(pu == bw_data(w), "%s op %d: pullup returns bw_data", mode_name[mode],
                           md.op);
                 if (d0 != NULL && pu != d0 && md.pullup_moved++ == 0)
-                    md.pullup_first = md.op; /* rule 14: reported once, at the end */
+                    md.pullup_first = md.op; /* reported once, at the end */
             }
         } else if (r < 86) { /* write from its own held bytes */
             md.what = "self write";
@@ -2148,7 +2147,7 @@ static void model_run(int mode, bw_pool *p, unsigned seed, int nops)
         model_check(&md);
         cr_assert_eq(bw_len(&md.m.w), 0);
     }
-    /* Rule 14: already contiguous (bw_data not NULL) -> bw_data, no allocation. */
+    /* Already contiguous (bw_data not NULL) -> bw_data, no allocation. */
     cr_expect_eq(md.pullup_moved, 0, "%s seed %u: bw_pullup copied held bytes that bw_data "
                  "showed in one block, %d times (first at op %d)", mode_name[mode], seed,
                  md.pullup_moved, md.pullup_first);
