@@ -6,7 +6,7 @@
  * (and, separately, call N and every later one failing). Each failure must
  * return BW_ENOMEM, leave every written byte identical, stick, and leak
  * nothing once the writer is released and the pool destroyed. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <stdio.h>
 

@@ -10,7 +10,7 @@
  * cannot be represented, memory inside the writer's own bytes, and an
  * allocation failure injected at every backing call. */
 #define _GNU_SOURCE 1 /* pipe, sigaction, setrlimit under -std=c11 */
-#include "helpers.h"
+#include "harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,41 +24,7 @@
 /* Harness                                                                  */
 /* ======================================================================== */
 
-enum { M_CONTIG, M_BUFFER, M_CHAIN, M_SINK, M_FIXED, M_COUNT };
-static const char *const mode_name[M_COUNT] = {"contiguous", "buffer", "segmented",
-                                               "streaming", "fixed"};
-
-#define SINK_BUF 256
-#define IBUF_SIZE 64
-#define FIXED_SIZE (1u << 16)
-
-/* What a streaming writer's sink took; fail_errno != 0 makes it fail. */
-typedef struct sink_state {
-    unsigned char *got;
-    size_t len, cap;
-    long calls;
-    int fail_errno;
-    int broken; /* returns 0: a broken sink */
-} sink_state;
-
-static ptrdiff_t test_sink(void *ctx, const void *data, size_t n)
-{
-    sink_state *s = (sink_state *)ctx;
-    s->calls++;
-    if (s->broken) return 0;
-    if (s->fail_errno != 0) {
-        errno = s->fail_errno;
-        return -1;
-    }
-    if (s->len + n > s->cap) {
-        s->cap = (s->len + n) * 2;
-        s->got = (unsigned char *)realloc(s->got, s->cap);
-        cr_assert(s->got != NULL);
-    }
-    memcpy(s->got + s->len, data, n);
-    s->len += n;
-    return (ptrdiff_t)n;
-}
+#define CLIENT_SINK_BUF 256 /* the streaming writers' buffer here */
 
 typedef struct env {
     test_alloc ta;
@@ -74,6 +40,7 @@ static env *env_new(void)
     cr_assert(e != NULL);
     ta_init(&e->ta, 1);
     e->pool = ta_pool(&e->ta, 4096, 0);
+    sink_init(&e->sink);
     return e;
 }
 
@@ -91,7 +58,7 @@ static void mk(env *e, bw_writer *w, int mode)
     case M_CONTIG: rc = bw_init(w, e->pool, 0); break;
     case M_BUFFER: rc = bw_init_buffer(w, e->pool, e->ibuf, sizeof e->ibuf); break;
     case M_CHAIN: rc = bw_init_chain(w, e->pool); break;
-    case M_SINK: rc = bw_init_sink(w, e->pool, SINK_BUF, test_sink, &e->sink); break;
+    case M_SINK: rc = bw_init_sink(w, e->pool, CLIENT_SINK_BUF, test_sink, &e->sink); break;
     default: rc = bw_init_fixed(w, e->fixed, sizeof e->fixed); break;
     }
     cr_assert_eq(rc, BW_OK);
@@ -162,7 +129,7 @@ Test(clients_errno, kept_from_the_sink_until_cleared)
     fill(b, sizeof b, 1);
     mk(e, &w, M_SINK);
     cr_expect_eq(bw_errno(&w), 0);
-    e->sink.fail_errno = ENOSPC;
+    sink_fail(&e->sink, SF_ERRNO, ENOSPC);
     cr_expect_eq(bw_write(&w, b, sizeof b), BW_EIO);
     errno = ENOENT; /* an unrelated call later */
     cr_expect_eq(bw_flush(&w), BW_EIO);
@@ -171,17 +138,17 @@ Test(clients_errno, kept_from_the_sink_until_cleared)
     cr_expect_eq(bw_errno(&w), ENOSPC, "a refused call keeps it");
     bw_clear_error(&w);
     cr_expect_eq(bw_errno(&w), 0, "cleared with the error");
-    e->sink.fail_errno = 0;
+    sink_heal(&e->sink);
     cr_expect_eq(bw_flush(&w), BW_OK);
     cr_expect_eq(bw_errno(&w), 0);
 
-    e->sink.broken = 1;
+    sink_fail(&e->sink, SF_ZERO, 0);
     cr_expect_eq(bw_write(&w, b, sizeof b), BW_EIO);
     cr_expect_eq(bw_errno(&w), EIO, "a broken sink records EIO");
     bw_clear(&w);
     cr_expect_eq(bw_errno(&w), 0, "bw_clear forgets it");
-    e->sink.broken = 0;
-    e->sink.fail_errno = EPIPE;
+    sink_heal(&e->sink);
+    sink_fail(&e->sink, SF_ERRNO, EPIPE);
     cr_expect_eq(bw_write(&w, b, sizeof b), BW_EIO);
     cr_expect_eq(bw_errno(&w), EPIPE);
     bw_release(&w);
@@ -215,7 +182,7 @@ Test(clients_errno, long_printf_to_a_failing_sink_keeps_the_sinks_errno)
     env *e = env_new();
     bw_writer w;
     mk(e, &w, M_SINK);
-    e->sink.fail_errno = EDQUOT;
+    sink_fail(&e->sink, SF_ERRNO, EDQUOT);
     cr_expect_eq(bw_printf(&w, "%05000d", 7), BW_EIO, "longer than the buffer: to the sink");
     cr_expect_eq(bw_errno(&w), EDQUOT);
     bw_release(&w);
@@ -350,7 +317,7 @@ Test(clients_fixed, cstr_of_a_full_streaming_buffer_records_nothing)
 {
     env *e = env_new();
     bw_writer w;
-    unsigned char b[SINK_BUF];
+    unsigned char b[CLIENT_SINK_BUF];
     fill(b, sizeof b, 3);
     mk(e, &w, M_SINK);
     cr_assert_eq(bw_write(&w, b, sizeof b), BW_OK);
@@ -423,21 +390,21 @@ Test(clients_rollback, streaming_writer_whose_sink_failed)
 {
     env *e = env_new();
     bw_writer w;
-    unsigned char b[SINK_BUF];
+    unsigned char b[CLIENT_SINK_BUF];
     uint64_t mark;
     fill(b, sizeof b, 9);
     mk(e, &w, M_SINK);
     cr_assert_eq(bw_write(&w, b, 200), BW_OK);
     mark = bw_tell(&w);
     cr_assert_eq(bw_write(&w, b, 40), BW_OK);
-    e->sink.fail_errno = EAGAIN;
+    sink_fail(&e->sink, SF_ERRNO, EAGAIN);
     cr_expect_eq(bw_write(&w, b, 100), BW_EIO, "no room: sends, which fails");
     cr_expect_eq(bw_len(&w), 240, "the unsent bytes stay held");
     cr_expect_eq(bw_truncate(&w, mark), BW_OK, "a mark among the held bytes");
     cr_expect_eq(bw_patch(&w, 0, "AB", 2), BW_OK);
     cr_expect_eq(bw_error(&w), BW_EIO);
     cr_expect_eq(bw_errno(&w), EAGAIN);
-    e->sink.fail_errno = 0;
+    sink_heal(&e->sink);
     bw_clear_error(&w);
     cr_expect_eq(bw_flush(&w), BW_OK);
     cr_expect_eq(e->sink.len, 200);
@@ -1374,7 +1341,7 @@ Test(clients_sizes, streaming_buffer_goes_back_to_its_size_after_a_long_item)
     fill(b, sizeof b, 51);
     mk(e, &w, M_SINK);
     cr_assert_eq(bw_write(&w, b, 10), BW_OK);
-    cr_expect_eq(bw_capacity(&w), SINK_BUF);
+    cr_expect_eq(bw_capacity(&w), CLIENT_SINK_BUF);
     span = (unsigned char *)bw_get_span(&w, 100000, NULL);
     cr_assert(span != NULL);
     memset(span, 'L', 100000);
@@ -1386,13 +1353,13 @@ Test(clients_sizes, streaming_buffer_goes_back_to_its_size_after_a_long_item)
     bw_pool_get_stats(e->pool, &st);
     cr_expect_eq(st.outstanding_bytes, 0, "the larger block went back when its bytes were sent");
     cr_assert_eq(bw_write(&w, b, 10), BW_OK);
-    cr_expect_eq(bw_capacity(&w), SINK_BUF, "the configured size again");
+    cr_expect_eq(bw_capacity(&w), CLIENT_SINK_BUF, "the configured size again");
     /* the same when the send comes from a write that does not fit */
     span = (unsigned char *)bw_get_span(&w, 5000, &avail);
     cr_assert(span != NULL);
     cr_assert_eq(bw_advance(&w, avail), BW_OK);
     cr_assert_eq(bw_write(&w, b, 100), BW_OK);
-    cr_expect_eq(bw_capacity(&w), SINK_BUF);
+    cr_expect_eq(bw_capacity(&w), CLIENT_SINK_BUF);
     cr_expect_eq(e->sink.len, 100020 + 10 + avail);
     cr_expect_eq(bw_len(&w), 100);
     /* a write from the enlarged buffer's own bytes keeps it until copied */

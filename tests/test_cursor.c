@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_cursor.c - the pointer encoders (bw_enc_*) byte for byte, and a span
  * committed with bw_advance_to: its result in every mode and its errors. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <stdio.h>
 

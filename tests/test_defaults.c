@@ -10,7 +10,7 @@
  * Timing: the decay tests use decay_ms = 100 and check "not yet" only while
  * less than half of it has really passed, and "given back" only after three
  * times it, so a loaded machine cannot make them flaky. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <errno.h>
 #include <pthread.h>

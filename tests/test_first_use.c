@@ -4,7 +4,7 @@
  * capacity per move up to the threshold, so it climbs through a few blocks
  * (each copied and faulted in once) instead of every power of two, until the
  * pool has learned a jump; then the learned jump and plain doubling again. */
-#include "helpers.h"
+#include "harness.h"
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_growth.c - the growth rule, block moves, reuse across runs, spans,
  * aliasing, detach and release. */
-#include "helpers.h"
+#include "harness.h"
 
 /* Append total bytes in chunk-sized pieces of a known pattern. */
 static void fill(bw_writer *w, size_t total, size_t chunk, unsigned seed, size_t *moves)

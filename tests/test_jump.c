@@ -4,7 +4,7 @@
  * below the threshold), and segmented writers that stay allocation-free in
  * steady state at large sizes (their blocks past the threshold are kept as
  * large blocks, within the pool's bounds). */
-#include "helpers.h"
+#include "harness.h"
 
 #include <stdio.h>
 #include <sys/uio.h>

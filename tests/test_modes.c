@@ -15,7 +15,7 @@
  *   4. The 0.1 defects (each test fails on 0.1).
  *   5. Allocation failure injected at every backing call, in every mode. */
 #define _GNU_SOURCE 1 /* pipe, fcntl, sigpending, fopencookie-based bw_fopen */
-#include "helpers.h"
+#include "harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,386 +26,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* ======================================================================== */
-/* 1. Harness                                                               */
-/* ======================================================================== */
-
-enum { M_CONTIG, M_BUFFER, M_CHAIN, M_SINK, M_FIXED, M_COUNT };
-static const char *const mode_name[M_COUNT] = {"contiguous", "buffer", "segmented",
-                                               "streaming", "fixed"};
-
-#define SINK_BUF 64           /* streaming buffer size in most tests      */
-#define IBUF_SIZE 64          /* bw_init_buffer's first buffer            */
-#define FIXED_SIZE (1u << 16) /* fixed buffer size in most tests          */
-#define GUARD 64              /* guard bytes on each side of a fixed buffer */
-#define GUARD_BYTE 0xEE
-
-/* An "impossible" request: more than the harness allocator ever grants (it
- * refuses any single request above ALLOC_LIMIT without calling malloc, so
- * sanitizers never see a huge allocation), yet representable. */
-#if SIZE_MAX > 0xFFFFFFFFu
-#  define HUGE_REQ ((size_t)1 << 40) /* 1 TiB */
-#  define ALLOC_LIMIT ((size_t)1 << 30)
-#else
-#  define HUGE_REQ ((size_t)768 << 20)
-#  define ALLOC_LIMIT ((size_t)256 << 20)
-#endif
-#define LIVE_LIMIT (512LL << 20)
-
-/* The test-owned sink: appends what it takes; scripted failures. */
-enum { SF_ERRNO, SF_ZERO, SF_TOO_MANY, SF_BELOW };
-typedef struct sink_state {
-    unsigned char *got;
-    size_t len, cap;
-    long calls;
-    size_t min_n;     /* smallest n it was offered (contract: >= 1)        */
-    int wrong_thread; /* called on another thread than the test's          */
-    pthread_t thread;
-    size_t take;      /* accept at most this much per call; 0 = all offered */
-    size_t budget;    /* accept this much in all, then fail; SIZE_MAX = never */
-    int fail_kind;    /* how it fails (SF_*)                               */
-    int fail_errno;   /* errno for SF_ERRNO                                */
-    int eintr_first;  /* the next call fails with EINTR                    */
-} sink_state;
-
-static ptrdiff_t test_sink(void *ctx, const void *data, size_t n)
-{
-    sink_state *s = (sink_state *)ctx;
-    size_t k = n;
-    s->calls++;
-    if (n < s->min_n) s->min_n = n;
-    if (!pthread_equal(pthread_self(), s->thread)) s->wrong_thread = 1;
-    if (s->eintr_first) {
-        s->eintr_first = 0;
-        errno = EINTR;
-        return -1;
-    }
-    if (s->budget == 0 || n == 0) {
-        switch (s->fail_kind) {
-        case SF_ZERO: return 0;
-        case SF_TOO_MANY: return (ptrdiff_t)n + 1;
-        case SF_BELOW: return -2;
-        default: errno = s->fail_errno; return -1;
-        }
-    }
-    if (s->take != 0 && k > s->take) k = s->take;
-    if (k > s->budget) k = s->budget;
-    if (s->len + k > s->cap) {
-        size_t nc = s->cap ? s->cap : 256;
-        while (nc < s->len + k) nc *= 2;
-        s->got = (unsigned char *)realloc(s->got, nc);
-        cr_assert_not_null(s->got);
-        s->cap = nc;
-    }
-    memcpy(s->got + s->len, data, k);
-    s->len += k;
-    if (s->budget != SIZE_MAX) s->budget -= k;
-    return (ptrdiff_t)k;
-}
-
-typedef struct harness {
-    int mode;
-    test_alloc ta;
-    bw_allocator hook; /* ta, refusing huge requests without calling malloc */
-    bw_pool *p;
-    bw_writer w;
-    sink_state s;
-    unsigned char *fmem; /* GUARD | fixed buffer | GUARD */
-    unsigned char *fbuf;
-    size_t fsize;
-    unsigned char ibuf[IBUF_SIZE];
-} harness;
-
-static void *h_alloc(void *ctx, size_t size)
-{
-    test_alloc *ta = (test_alloc *)ctx;
-    if (size > ALLOC_LIMIT || atomic_load(&ta->live_bytes) + (long long)size > LIVE_LIMIT) {
-        atomic_fetch_add(&ta->calls, 1);
-        return NULL;
-    }
-    return ta_alloc(ctx, size);
-}
-
-static void *h_realloc(void *ctx, void *block, size_t old_size, size_t new_size)
-{
-    test_alloc *ta = (test_alloc *)ctx;
-    if (new_size > ALLOC_LIMIT ||
-        atomic_load(&ta->live_bytes) + (long long)new_size > LIVE_LIMIT) {
-        atomic_fetch_add(&ta->calls, 1);
-        return NULL;
-    }
-    return ta_realloc(ctx, block, old_size, new_size);
-}
-
-static size_t default_param(int mode)
-{
-    switch (mode) {
-    case M_BUFFER: return IBUF_SIZE;
-    case M_SINK: return SINK_BUF;
-    case M_FIXED: return FIXED_SIZE;
-    default: return 0;
-    }
-}
-
-/* Open a writer of `mode` on a fresh counting pool. param is the contiguous
- * initial capacity, the first buffer's size, the streaming buffer_size or the
- * fixed buffer's size. The harness must not move while open. */
-static void h_open_ex(harness *h, int mode, size_t param, size_t threshold, unsigned flags)
-{
-    bw_pool_options o;
-    int rc = BW_OK;
-    memset(h, 0, sizeof *h); /* h->w is now BW_WRITER_INIT */
-    h->mode = mode;
-    ta_init(&h->ta, 1);
-    h->hook.alloc = h_alloc;
-    h->hook.realloc = h_realloc;
-    h->hook.free = ta_free;
-    h->hook.ctx = &h->ta;
-    memset(&o, 0, sizeof o);
-    o.max_pooled_size = threshold;
-    o.flags = flags;
-    o.allocator = &h->hook;
-    cr_assert_eq(bw_pool_create(&h->p, &o), BW_OK);
-    h->s.min_n = SIZE_MAX;
-    h->s.budget = SIZE_MAX;
-    h->s.fail_errno = EPIPE;
-    h->s.thread = pthread_self();
-    switch (mode) {
-    case M_CONTIG: rc = bw_init(&h->w, h->p, param); break;
-    case M_BUFFER:
-        cr_assert_leq(param, IBUF_SIZE);
-        rc = bw_init_buffer(&h->w, h->p, h->ibuf, param);
-        break;
-    case M_CHAIN: rc = bw_init_chain(&h->w, h->p); break;
-    case M_SINK: rc = bw_init_sink(&h->w, h->p, param, test_sink, &h->s); break;
-    default:
-        h->fmem = (unsigned char *)malloc(param + 2 * GUARD);
-        cr_assert_not_null(h->fmem);
-        memset(h->fmem, GUARD_BYTE, param + 2 * GUARD);
-        h->fbuf = h->fmem + GUARD;
-        h->fsize = param;
-        rc = bw_init_fixed(&h->w, h->fbuf, param);
-        break;
-    }
-    cr_assert_eq(rc, BW_OK, "init %s: %s", mode_name[mode], bw_strerror(rc));
-}
-
-static void h_open(harness *h, int mode) { h_open_ex(h, mode, default_param(mode), 0, 0); }
-
-/* Release, check the fixed buffer's guards, destroy the pool and check the
- * allocator balances to zero. */
-static void h_close(harness *h)
-{
-    size_t i, bad = 0;
-    bw_release(&h->w);
-    if (h->fmem != NULL) {
-        for (i = 0; i < GUARD; i++) {
-            bad += h->fmem[i] != GUARD_BYTE;
-            bad += h->fmem[GUARD + h->fsize + i] != GUARD_BYTE;
-        }
-        cr_expect_eq(bad, 0, "the fixed writer wrote %zu bytes outside its buffer", bad);
-        free(h->fmem);
-    }
-    free(h->s.got);
-    ta_finish(&h->ta, h->p);
-}
-
-static bw_pool_stats h_stats(harness *h)
-{
-    bw_pool_stats st;
-    bw_pool_get_stats(h->p, &st);
-    return st;
-}
-
-static long h_calls(harness *h) { return atomic_load(&h->ta.calls); }
-
-/* Make every backing call from the next one on fail (or stop failing). */
-static void h_fail_from_next(harness *h)
-{
-    atomic_store(&h->ta.fail_sticky, 1);
-    atomic_store(&h->ta.fail_at, h_calls(h) + 1);
-}
-static void h_fail_never(harness *h) { atomic_store(&h->ta.fail_at, 0); }
-
-/* A position-dependent byte pattern to write from. */
-#define PATTERN_SIZE (1u << 18)
-static const unsigned char *pattern(void)
-{
-    static unsigned char b[PATTERN_SIZE];
-    static int ready;
-    size_t i;
-    if (!ready) {
-        for (i = 0; i < sizeof b; i++) b[i] = pat(i, 7);
-        ready = 1;
-    }
-    return b;
-}
-
-/* Everything the writer produced: what the sink took, then what is held. */
-static unsigned char *h_output(const harness *h, size_t *n)
-{
-    size_t held = bw_len(&h->w);
-    unsigned char *out = (unsigned char *)malloc(h->s.len + held + 1);
-    cr_assert_not_null(out);
-    if (h->s.len != 0) memcpy(out, h->s.got, h->s.len);
-    cr_assert_eq(bw_copy_out(&h->w, 0, out + h->s.len, held), BW_OK);
-    *n = h->s.len + held;
-    return out;
-}
-
-/* bw_iovec, bw_copy_out and bw_data agree on the held bytes: the entries
- * are non-empty, add up to bw_len, and bw_data is the first entry exactly
- * when there is one (bufwriter.h, "Reading out"). */
-static void expect_views_agree(const harness *h)
-{
-    const bw_writer *w = &h->w;
-    size_t len = bw_len(w), cnt = bw_iovec(w, NULL, 0), i, off = 0, empty = 0;
-    struct iovec *iov;
-    unsigned char *a, *b;
-    if (len == 0) {
-        cr_expect_eq(cnt, 0, "%s: no held bytes, no entries", mode_name[h->mode]);
-        return;
-    }
-    cr_assert_geq(cnt, 1);
-    iov = (struct iovec *)calloc(cnt + 1, sizeof *iov);
-    a = (unsigned char *)malloc(len);
-    b = (unsigned char *)malloc(len);
-    cr_assert(iov != NULL && a != NULL && b != NULL);
-    cr_expect_eq(bw_iovec(w, iov, cnt + 1), cnt);
-    for (i = 0; i < cnt; i++) {
-        empty += iov[i].iov_len == 0;
-        if (off + iov[i].iov_len <= len) memcpy(a + off, iov[i].iov_base, iov[i].iov_len);
-        off += iov[i].iov_len;
-    }
-    cr_expect_eq(empty, 0, "%s: bw_iovec gave %zu empty entries", mode_name[h->mode], empty);
-    cr_expect_eq(off, len, "%s: iovec total %zu, bw_len %zu", mode_name[h->mode], off, len);
-    cr_expect_eq(bw_copy_out(w, 0, b, len), BW_OK);
-    cr_expect(off == len && memcmp(a, b, len) == 0, "%s: iovec and copy_out differ",
-              mode_name[h->mode]);
-    if (cnt == 1)
-        cr_expect(bw_data(w) == iov[0].iov_base, "%s: bw_data is the first held byte",
-                  mode_name[h->mode]);
-    else
-        cr_expect_null(bw_data(w), "%s: bw_data is NULL across blocks", mode_name[h->mode]);
-    free(iov);
-    free(a);
-    free(b);
-}
-
-/* The writer produced exactly want[0, n). Returns 1 when it did. */
-static int expect_output(const harness *h, const void *want, size_t n, const char *what)
-{
-    size_t got_n, i;
-    unsigned char *got = h_output(h, &got_n);
-    const unsigned char *wb = (const unsigned char *)want;
-    int ok = got_n == n && (n == 0 || memcmp(got, wb, n) == 0);
-    expect_views_agree(h);
-    cr_expect_eq(got_n, n, "%s (%s): output is %zu bytes, expected %zu", what,
-                 mode_name[h->mode], got_n, n);
-    if (got_n == n && !ok) {
-        for (i = 0; got[i] == wb[i]; i++) continue;
-        cr_expect(0, "%s (%s): byte %zu is 0x%02x, expected 0x%02x", what, mode_name[h->mode],
-                  i, got[i], wb[i]);
-    }
-    free(got);
-    return ok;
-}
-
-/* A growable byte array: the expected output. */
-typedef struct ref {
-    unsigned char *d;
-    size_t len, cap;
-} ref;
-
-static void ref_add(ref *r, const void *src, size_t n)
-{
-    if (r->len + n > r->cap) {
-        size_t nc = r->cap ? r->cap : 256;
-        while (nc < r->len + n) nc *= 2;
-        r->d = (unsigned char *)realloc(r->d, nc);
-        cr_assert_not_null(r->d);
-        r->cap = nc;
-    }
-    if (n != 0) memcpy(r->d + r->len, src, n);
-    r->len += n;
-}
-static void ref_str(ref *r, const char *s) { ref_add(r, s, strlen(s)); }
-
-/* Append a second copy of everything in r. */
-static void ref_double(ref *r)
-{
-    unsigned char *t = (unsigned char *)malloc(r->len + 1);
-    cr_assert_not_null(t);
-    memcpy(t, r->d, r->len);
-    ref_add(r, t, r->len);
-    free(t);
-}
-static void ref_free(ref *r) { free(r->d); }
-
-/* Start r as the writer's output so far. */
-static void ref_from(ref *r, const harness *h)
-{
-    size_t n;
-    unsigned char *o = h_output(h, &n);
-    memset(r, 0, sizeof *r);
-    ref_add(r, o, n);
-    free(o);
-}
-
-/* Write pattern bytes until the writer's current block holds `tail` (tn
- * bytes) at its end with exactly `slack` bytes free after it. Every mode;
- * the held bytes stay in one block and nothing is sent. */
-static void fill_tight(harness *h, const void *tail, size_t tn, size_t slack)
-{
-    bw_writer *w = &h->w;
-    size_t f;
-    cr_assert_eq(bw_reserve(w, tn + slack + 16), BW_OK);
-    f = bw_free_capacity(w);
-    cr_assert_geq(f, tn + slack + 16);
-    cr_assert_leq(f, PATTERN_SIZE);
-    cr_assert_eq(bw_write(w, pattern(), f - tn - slack), BW_OK);
-    cr_assert_eq(bw_write(w, tail, tn), BW_OK);
-    cr_assert_eq(bw_free_capacity(w), slack);
-    cr_assert_eq(h->s.calls, 0);
-}
-
-/* Write n pattern bytes (from offset `from` of the pattern). */
-static void put_pattern(harness *h, size_t from, size_t n)
-{
-    cr_assert_eq(bw_write(&h->w, pattern() + from, n), BW_OK);
-}
-
-/* Sizes and widths the compiler cannot see through (so -Werror does not
- * reject the deliberately impossible calls at compile time). */
-static size_t opaque(size_t n)
-{
-    volatile size_t v = n;
-    return v;
-}
-static int opaque_int(int n)
-{
-    volatile int v = n;
-    return v;
-}
-
-/* Record an error (BW_EINVAL: an advance beyond the free space). */
-static void record_einval(harness *h)
-{
-    cr_assert_eq(bw_advance(&h->w, SIZE_MAX), BW_EINVAL);
-    cr_assert_eq(bw_error(&h->w), BW_EINVAL);
-}
-
-/* A segmented writer holding bytes in at least `blocks` blocks. */
-static void chain_blocks(harness *h, size_t blocks, ref *r)
-{
-    size_t from = 0;
-    while (bw_iovec(&h->w, NULL, 0) < blocks) {
-        put_pattern(h, from, 1000);
-        ref_add(r, pattern() + from, 1000);
-        from += 1000;
-        cr_assert_lt(from, 200000);
-    }
-}
 
 /* ======================================================================== */
 /* 2. Byte tables                                                           */
@@ -534,7 +154,7 @@ Test(modes_bytes, every_call_gives_its_exact_bytes_in_every_mode_after_any_prefi
 {
     int m;
     size_t c, k;
-    for (m = 0; m < M_COUNT; m++)
+    FOR_EACH_MODE(m)
         for (c = 0; c < NCASES; c++)
             for (k = 0; k < NPREFIXES; k++) {
                 harness h;
@@ -561,7 +181,7 @@ Test(modes_bytes, the_whole_table_repeated_crosses_blocks_in_every_mode)
 {
     int m, rep;
     size_t c;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         ref r = {0};
         const unsigned char *p;
@@ -595,7 +215,7 @@ Test(modes_bytes, printf_long_output_in_every_mode)
     char want[400];
     int m, n = snprintf(want, sizeof want, "[%0*d|%s]", 300, 12345, "tail");
     cr_assert_eq(n, 307);
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         ref r = {0};
         h_open(&h, m);
@@ -619,7 +239,7 @@ Test(modes_bytes, printf_long_output_in_every_mode)
 Test(modes_rules, free_capacity_is_taken_without_cold_path_in_every_mode)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         size_t f, i;
         long calls;
@@ -649,7 +269,7 @@ Test(modes_rules, free_capacity_is_taken_without_cold_path_in_every_mode)
 Test(modes_rules, consumed_room_is_not_counted_in_every_mode)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         size_t cap, fr;
         h_open(&h, m);
@@ -672,7 +292,7 @@ Test(modes_rules, consumed_room_is_not_counted_in_every_mode)
 Test(modes_rules, data_is_null_only_without_storage_or_across_blocks)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         const unsigned char *d;
         h_open(&h, m);
@@ -728,7 +348,7 @@ Test(modes_rules, segmented_data_null_across_blocks_then_back_after_consume)
 Test(modes_rules, span_is_data_plus_len_and_avail_is_free_in_every_mode)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         ref r = {0};
         size_t avail = 0;
@@ -807,7 +427,7 @@ Test(modes_rules, segmented_span_starts_a_new_block_and_skips_the_rest)
 Test(modes_rules, span_bytes_not_advanced_are_not_output_in_every_mode)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         ref r = {0};
         unsigned char *s;
@@ -1054,7 +674,7 @@ Test(modes_rules, reserve_or_span_beyond_buffer_sends_then_takes_a_big_block)
 Test(modes_rules, release_and_clear_never_send_and_keep_the_mode)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         h_open(&h, m);
         put_pattern(&h, 0, 10);
@@ -1093,7 +713,7 @@ Test(modes_rules, release_and_clear_never_send_and_keep_the_mode)
 Test(modes_rules, flush_returns_the_recorded_error_in_every_mode)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         h_open(&h, m);
         cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
@@ -1214,7 +834,7 @@ Test(modes_rules, write_fd_on_a_streaming_writer_bypasses_the_sink)
 Test(modes_rules, write_fd_sends_held_bytes_in_every_mode)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         ref r = {0};
         unsigned char *got;
@@ -1246,7 +866,7 @@ Test(modes_rules, write_fd_sends_held_bytes_in_every_mode)
 Test(modes_rules, write_fd_refuses_a_writer_with_a_recorded_error)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         size_t n = 99;
         int fds[2];
@@ -1307,7 +927,7 @@ Test(modes_rules, epipe_is_eio_not_recorded_sigpipe_untouched)
 Test(modes_rules, patch_by_position_in_every_mode)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         ref r = {0};
         uint64_t at;
@@ -1355,7 +975,7 @@ Test(modes_rules, segmented_patch_across_a_block_boundary)
 Test(modes_rules, patch_out_of_range_is_einval_recorded_nothing_changed)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         h_open(&h, m);
         cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
@@ -1386,7 +1006,7 @@ Test(modes_rules, patch_out_of_range_is_einval_recorded_nothing_changed)
 Test(modes_rules, patch_source_may_overlap_the_target)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         h_open(&h, m);
         cr_assert_eq(bw_write(&h.w, "abcdefgh", 8), BW_OK);
@@ -1427,7 +1047,7 @@ Test(modes_rules, streaming_patch_and_truncate_of_sent_bytes_are_einval)
 Test(modes_rules, truncate_by_position_in_every_mode)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         ref r = {0};
         uint64_t mark;
@@ -1462,7 +1082,7 @@ Test(modes_rules, truncate_by_position_in_every_mode)
 Test(modes_rules, placeholder_position_survives_consume)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         uint64_t at;
         h_open(&h, m);
@@ -1480,7 +1100,7 @@ Test(modes_rules, placeholder_position_survives_consume)
 Test(modes_rules, clear_leaves_tell_at_the_first_dropped_byte)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         h_open(&h, m);
         put_pattern(&h, 0, 10);
@@ -1508,7 +1128,7 @@ Test(modes_rules, clear_leaves_tell_at_the_first_dropped_byte)
 Test(modes_rules, init_release_detach_restart_positions)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         h_open(&h, m);
         cr_expect_eq(bw_tell(&h.w), 0);
@@ -1538,7 +1158,7 @@ Test(modes_rules, init_release_detach_restart_positions)
 Test(modes_rules, consume_moves_the_start_without_copying)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         const unsigned char *d;
         long calls;
@@ -1607,7 +1227,7 @@ Test(modes_rules, fixed_moves_held_bytes_down_before_efull)
 Test(modes_rules, contiguous_consume_then_cold_path_keeps_bytes)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         ref r = {0};
         size_t f;
@@ -1640,7 +1260,7 @@ Test(modes_rules, detach_in_every_mode_gives_a_returnable_block)
 {
     int m;
     bw_set_report_hook(count_report, NULL);
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         ref r = {0};
         size_t len = 99, cap = 99, want_len;
@@ -1706,7 +1326,7 @@ Test(modes_rules, detach_in_every_mode_gives_a_returnable_block)
 Test(modes_rules, detach_of_a_writer_without_storage_is_null)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         size_t len = 99, cap = 99;
         if (m == M_BUFFER || m == M_FIXED) continue;
@@ -1724,7 +1344,7 @@ Test(modes_rules, detach_of_a_writer_without_storage_is_null)
 Test(modes_rules, read_outs_never_record_and_work_with_an_error)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         unsigned char dst[16];
         struct iovec iov[2];
@@ -1784,7 +1404,7 @@ Test(modes_rules, iovec_returns_the_count_needed_and_never_an_empty_entry)
 Test(modes_rules, pullup_of_contiguous_bytes_is_data_without_allocation)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         long calls;
         h_open(&h, m);
@@ -1850,7 +1470,7 @@ Test(modes_rules, pullup_failure_is_enomem_recorded_nothing_changed)
 Test(modes_rules, cstr_adds_a_nul_in_every_mode)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         const char *s;
         h_open(&h, m);
@@ -1917,7 +1537,7 @@ Test(modes_rules, cstr_in_a_full_fixed_or_streaming_buffer_is_null_and_unrecorde
 Test(modes_rules, cstr_without_storage_is_a_static_empty_string)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         const char *s;
         if (m == M_BUFFER) continue;
@@ -1987,7 +1607,7 @@ Test(modes_rules, append_writer_for_every_pair_of_modes)
 Test(modes_rules, append_writer_to_itself_doubles)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         ref held, want;
         h_open(&h, m);
@@ -2005,7 +1625,7 @@ Test(modes_rules, append_writer_to_itself_doubles)
 Test(modes_rules, src_error_is_ignored_dst_error_refuses)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness src, dst;
         h_open(&src, m);
         h_open(&dst, m);
@@ -2033,7 +1653,7 @@ Test(modes_rules, src_error_is_ignored_dst_error_refuses)
 Test(modes_rules, fopen_bytes_arrive_on_flush_and_fclose_keeps_the_writer)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         FILE *f;
         h_open(&h, m);
@@ -2268,7 +1888,7 @@ Test(modes_rules, reserve_makes_free_capacity_at_least_n)
 {
     int m;
     static const size_t ns[] = {1, 100, 4000, 5000, 70000};
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         size_t k;
         if (m == M_FIXED) continue;
@@ -2287,7 +1907,7 @@ Test(modes_rules, reserve_makes_free_capacity_at_least_n)
 Test(modes_rules, impossible_size_is_one_failed_backing_call_in_every_mode)
 {
     int m, op;
-    for (m = 0; m < M_COUNT; m++)
+    FOR_EACH_MODE(m)
         for (op = 0; op < 3; op++) {
             harness h;
             long calls;
@@ -2320,7 +1940,7 @@ Test(modes_rules, impossible_size_is_one_failed_backing_call_in_every_mode)
 Test(modes_rules, sizes_beyond_ptrdiff_max_are_eoverflow_without_allocator_call)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         long calls;
         int want = m == M_FIXED ? BW_EFULL : BW_EOVERFLOW;
@@ -2437,7 +2057,7 @@ Test(modes_rules, null_writer_every_function)
 Test(modes_rules, null_sources_are_einval_recorded)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         h_open(&h, m);
         cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
@@ -2507,7 +2127,7 @@ Test(modes_rules, failed_init_leaves_a_valid_writer_of_that_mode)
 Test(modes_rules, recorded_error_refuses_every_writing_call_and_changes_nothing)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h, other;
         size_t avail = 99, n = 99;
         long calls, sends;
@@ -2707,7 +2327,7 @@ static void alias_case(int mode, int op)
 Test(modes_rules, sources_in_the_writers_own_bytes_in_every_mode)
 {
     int m, op;
-    for (m = 0; m < M_COUNT; m++)
+    FOR_EACH_MODE(m)
         for (op = 0; op < A_COUNT; op++) alias_case(m, op);
 }
 
@@ -2729,7 +2349,7 @@ Test(modes_rules, segmented_append_to_itself_across_blocks_links)
 Test(modes_rules, zero_length_calls_allocate_nothing_and_send_nothing)
 {
     int m, pass;
-    for (m = 0; m < M_COUNT; m++)
+    FOR_EACH_MODE(m)
         for (pass = 0; pass < 2; pass++) {
             harness h;
             unsigned char dst[1];
@@ -2780,7 +2400,7 @@ Test(modes_rules, printf_longer_than_int_max_is_eoverflow_in_every_mode)
 {
     const char *volatile wide = "%s%2147483648s";
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         long calls;
         h_open(&h, m);
@@ -2824,7 +2444,7 @@ Test(modes_rules, release_drops_a_first_buffer_but_keeps_a_fixed_one)
 Test(modes_rules, copy_out_offset_must_be_within_len_even_for_zero)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         unsigned char dst[4];
         h_open(&h, m);
@@ -2841,7 +2461,7 @@ Test(modes_rules, copy_out_offset_must_be_within_len_even_for_zero)
 Test(modes_rules, pullup_and_cstr_are_null_while_an_error_is_recorded)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         long calls;
         h_open(&h, m);
@@ -2860,7 +2480,7 @@ Test(modes_rules, pullup_and_cstr_are_null_while_an_error_is_recorded)
 Test(modes_rules, consuming_everything_returns_the_start_to_the_block_start)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         size_t cap;
         const unsigned char *start;
@@ -2971,7 +2591,7 @@ Test(modes_defects, segmented_write_of_an_impossible_size_fails_at_once)
 Test(modes_defects, span_bytes_not_advanced_are_not_output)
 {
     int m;
-    for (m = 0; m < M_COUNT; m++) {
+    FOR_EACH_MODE(m) {
         harness h;
         unsigned char *s;
         size_t f;
@@ -3117,15 +2737,25 @@ static int job_with_failure(const job_ref *jr, int mode, long fail_n, int sticky
     return failed_at >= 0;
 }
 
+typedef struct job_run {
+    const job_ref *jr;
+    int mode;
+} job_run;
+
+static int job_run_failing(void *ctx, long n, int sticky)
+{
+    const job_run *r = (const job_run *)ctx;
+    return job_with_failure(r->jr, r->mode, n, sticky);
+}
+
 static void fail_every_call(int sticky)
 {
     job_ref jr;
     int m;
     job_reference(&jr);
-    for (m = 0; m < M_COUNT; m++) {
-        long n;
-        for (n = 1; n < 2000; n++)
-            if (!job_with_failure(&jr, m, n, sticky)) break;
+    FOR_EACH_MODE(m) {
+        job_run r = {&jr, m};
+        long n = fail_each_call(job_run_failing, &r, sticky, 2000);
         if (m != M_FIXED) cr_expect_gt(n, 3, "%s: the job makes backing calls", mode_name[m]);
         else cr_expect_eq(n, 1);
     }

@@ -8,7 +8,7 @@
  * The contracts are bufwriter.h's sections 6 (streaming), 9 (reading out)
  * and 10 (file descriptors, SIGPIPE, FILE*), and its ERRORS paragraph. */
 #define _GNU_SOURCE 1 /* usleep, NSIG, sigtimedwait */
-#include "helpers.h"
+#include "harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1040,9 +1040,6 @@ Test(output, fd_stream_to_closed_fd_is_ebadf, .timeout = 60)
 /* Every mode                                                               */
 /* ------------------------------------------------------------------------ */
 
-enum { M_CONTIG, M_BUFFER, M_CHAIN, M_STREAM, M_FIXED, M_COUNT };
-static const char *const mode_name[M_COUNT] = {"contiguous", "contiguous+buffer", "segmented",
-                                               "streaming", "fixed"};
 
 typedef struct mw {
     bw_writer w;
@@ -1066,7 +1063,7 @@ static void mw_init(mw *m, int mode, bw_pool *p, size_t room)
         cr_assert_eq(bw_init_buffer(&m->w, p, m->buf, 256), BW_OK);
         break;
     case M_CHAIN: cr_assert_eq(bw_init_chain(&m->w, p), BW_OK); break;
-    case M_STREAM: cr_assert_eq(bw_init_sink(&m->w, p, room, sink_fn, &m->s), BW_OK); break;
+    case M_SINK: cr_assert_eq(bw_init_sink(&m->w, p, room, sink_fn, &m->s), BW_OK); break;
     default:
         m->buf = (unsigned char *)malloc(room);
         cr_assert_eq(bw_init_fixed(&m->w, m->buf, room), BW_OK);
@@ -1439,7 +1436,7 @@ Test(output, write_fd_epipe_on_pipe_and_socket_without_dying, .timeout = 60)
 /* What the writer has received: sink + held for streaming, else held. */
 static void mw_expect_all(mw *m, const void *exp, size_t n, const char *where)
 {
-    if (m->mode == M_STREAM) {
+    if (m->mode == M_SINK) {
         cr_assert_eq(m->s.out.len + bw_len(&m->w), n, "%s %s", mode_name[m->mode], where);
         cr_assert(m->s.out.len == 0 || memcmp(m->s.out.d, exp, m->s.out.len) == 0, "%s %s",
                   mode_name[m->mode], where);
@@ -1509,7 +1506,7 @@ Test(output, fopen_over_small_streaming_buffer, .timeout = 60)
     bytes exp = {NULL, 0, 0};
     char line[64];
     int i, k;
-    mw_init(&m, M_STREAM, NULL, 256);
+    mw_init(&m, M_SINK, NULL, 256);
     f = bw_fopen(&m.w);
     cr_assert_not_null(f);
     for (i = 0; i < 2000; i++) {
@@ -1591,7 +1588,7 @@ Test(output, fopen_writer_failure_sets_errno, .timeout = 60)
     { /* sink failure: EIO */
         mw m;
         FILE *f;
-        mw_init(&m, M_STREAM, NULL, 256);
+        mw_init(&m, M_SINK, NULL, 256);
         m.s.fail_at = 1;
         m.s.fail_sticky = 1;
         m.s.fail_errno = EIO;
@@ -1819,7 +1816,7 @@ static void model_check(model *md)
     bw_writer *w = &md->m.w;
     char where[96];
     snprintf(where, sizeof where, "%s op %d (%s)", mode_name[md->m.mode], md->op, md->what);
-    if (md->m.mode == M_STREAM) {
+    if (md->m.mode == M_SINK) {
         size_t k = md->m.s.out.len - md->sink_seen;
         cr_assert_leq(md->base + k, md->R.len, "%s: sent more than held", where);
         cr_assert(k == 0 || memcmp(md->m.s.out.d + md->sink_seen, md->R.d + md->base, k) == 0,
@@ -1848,7 +1845,7 @@ static void model_append(model *md, int rc, const void *exp, size_t n, size_t ne
         return;
     }
     cr_assert_eq(rc, BW_OK, "%s op %d: rc %d", mode_name[md->m.mode], md->op, rc);
-    if (md->m.mode == M_STREAM && need <= free0)
+    if (md->m.mode == M_SINK && need <= free0)
         cr_assert_eq(md->m.s.calls, calls0, "%s op %d: a call that fits (%zu <= %zu) sent",
                      mode_name[md->m.mode], md->op, need, free0);
     by_add(&md->R, exp, n);
@@ -1988,7 +1985,7 @@ static void model_run(int mode, bw_pool *p, unsigned seed, int nops)
                 if (mode != M_CHAIN)
                     cr_assert(sp == bw_data(w) + bw_len(w), "%s op %d: span is data + len",
                               mode_name[mode], md.op);
-                if (mode == M_STREAM && need <= free0)
+                if (mode == M_SINK && need <= free0)
                     cr_assert_eq(md.m.s.calls, calls0, "stream op %d: a span that fits sent",
                                  md.op);
                 k = rnd(&md.seed) % (need + 1);
@@ -2121,12 +2118,12 @@ static void model_run(int mode, bw_pool *p, unsigned seed, int nops)
             } else {
                 cr_assert_eq(rc, BW_OK);
                 cr_assert_geq(bw_free_capacity(w), n);
-                if (mode == M_STREAM && n <= free0) cr_assert_eq(md.m.s.calls, calls0);
+                if (mode == M_SINK && n <= free0) cr_assert_eq(md.m.s.calls, calls0);
             }
         } else if (r < 96) { /* flush: streaming sends everything */
             md.what = "flush";
             cr_assert_eq(bw_flush(w), BW_OK);
-            if (mode == M_STREAM) cr_assert_eq(bw_len(w), 0);
+            if (mode == M_SINK) cr_assert_eq(bw_len(w), 0);
             else cr_assert_eq(bw_len(w), held0);
         } else if (r < 98) { /* clear: nothing held, nothing sent */
             md.what = "clear";
@@ -2142,7 +2139,7 @@ static void model_run(int mode, bw_pool *p, unsigned seed, int nops)
         }
         model_check(&md);
     }
-    if (mode == M_STREAM) {
+    if (mode == M_SINK) {
         cr_assert_eq(bw_flush(&md.m.w), BW_OK);
         model_check(&md);
         cr_assert_eq(bw_len(&md.m.w), 0);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_printf.c - formatting straight into the buffer. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <locale.h>
 #include <wchar.h>

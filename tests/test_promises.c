@@ -17,7 +17,7 @@
  *   - a streaming writer's memory stays bounded by its buffer for printf
  *     too, whatever the output's length. */
 #define _GNU_SOURCE 1 /* bw_fopen is fopencookie-based */
-#include "helpers.h"
+#include "harness.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,9 +26,6 @@
 /* A writer of every mode over a counting pool                              */
 /* ------------------------------------------------------------------------ */
 
-enum { M_CONTIG, M_BUFFER, M_CHAIN, M_SINK, M_FIXED, M_COUNT };
-static const char *const mname[M_COUNT] = {"contiguous", "buffer", "segmented", "streaming",
-                                           "fixed"};
 #define FIXED_CAP 4096
 
 typedef struct env {
@@ -97,10 +94,10 @@ static void expect_out(env *e, const void *want, size_t n, const char *what)
     cr_assert_not_null(got);
     if (e->sunk_len) memcpy(got, e->sunk, e->sunk_len);
     cr_assert_eq(bw_copy_out(&e->w, 0, got + e->sunk_len, held), BW_OK);
-    cr_expect_eq(all, n, "%s (%s): %zu bytes out, expected %zu", what, mname[e->mode], all, n);
+    cr_expect_eq(all, n, "%s (%s): %zu bytes out, expected %zu", what, mode_name[e->mode], all, n);
     if (all == n && memcmp(got, want, n) != 0) {
         for (i = 0; got[i] == ((const unsigned char *)want)[i]; i++) continue;
-        cr_expect(0, "%s (%s): byte %zu is 0x%02x, expected 0x%02x", what, mname[e->mode], i,
+        cr_expect(0, "%s (%s): byte %zu is 0x%02x, expected 0x%02x", what, mode_name[e->mode], i,
                   got[i], ((const unsigned char *)want)[i]);
     }
     free(got);
@@ -140,13 +137,13 @@ static void cstr_printf_case(int m, unsigned flags, size_t held, int pad)
     }
     cr_assert_eq(bw_write(&e.w, s, held), BW_OK);
     c = bw_cstr(&e.w);
-    cr_assert_not_null(c, "%s: cstr", mname[m]);
+    cr_assert_not_null(c, "%s: cstr", mode_name[m]);
     cr_assert(strcmp(c, s) == 0);
     want = (char *)malloc(3 * held + (size_t)pad + 8);
     cr_assert_not_null(want);
     memcpy(want, s, held);
     n = sprintf(want + held, "<%s|%*s>", s, pad, s);
-    cr_expect_eq(bw_printf(&e.w, "<%s|%*s>", c, pad, c), BW_OK, "%s, %zu held, pad %d", mname[m],
+    cr_expect_eq(bw_printf(&e.w, "<%s|%*s>", c, pad, c), BW_OK, "%s, %zu held, pad %d", mode_name[m],
                  held, pad);
     expect_out(&e, want, held + (size_t)n, "printf of bw_cstr");
     free(want);
@@ -216,7 +213,7 @@ Test(promises, fopen_writes_of_the_writers_own_bytes_contiguous_and_segmented)
                 cr_assert_not_null(c);
                 f = bw_fopen(&e.w);
                 cr_assert_not_null(f);
-                cr_expect_geq(fputs(c, f), 0, "%s: fputs", mname[modes[mi]]);
+                cr_expect_geq(fputs(c, f), 0, "%s: fputs", mode_name[modes[mi]]);
                 cr_expect_eq(fflush(f), 0);
                 /* two copies are held now: fwrite both again */
                 cr_assert_not_null(bw_pullup(&e.w));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_steady.c - the allocation-free steady state: learned starting size,
  * large retention, the caller's first buffer, back-patching. */
-#include "helpers.h"
+#include "harness.h"
 
 static bw_pool *steady_pool(test_alloc *ta, unsigned flags, size_t large_bytes,
                             size_t large_blocks, size_t max_learned)

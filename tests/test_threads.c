@@ -4,7 +4,7 @@
  * per-thread byte pattern checked before each return, blocks returned by
  * another thread than rented them, caches flushed at thread exit, destroy
  * with live threads' caches, the shared pool created from many threads. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <pthread.h>
 

@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: MIT */
+/* harness.c - the shared test harness: see harness.h. */
+#define _GNU_SOURCE 1 /* pthread_self in every flavour */
+#include "harness.h"
+
+#include <errno.h>
+#include <sys/uio.h>
+
+/* ---- The counting, failure-injecting backing allocator ----------------- */
+
+#define TA_HDR 16
+
+
+static int ta_should_fail(test_alloc *ta)
+{
+    long n = atomic_fetch_add(&ta->calls, 1) + 1;
+    long f = atomic_load(&ta->fail_at);
+    if (f == 0) return 0;
+    return atomic_load(&ta->fail_sticky) ? n >= f : n == f;
+}
+
+void *ta_alloc(void *ctx, size_t size)
+{
+    test_alloc *ta = (test_alloc *)ctx;
+    unsigned char *p;
+    if (ta_should_fail(ta) || size > SIZE_MAX - TA_HDR) return NULL;
+    p = (unsigned char *)malloc(size + TA_HDR);
+    if (p == NULL) return NULL;
+    memcpy(p, &size, sizeof size);
+    atomic_fetch_add(&ta->live_blocks, 1);
+    atomic_fetch_add(&ta->live_bytes, (long long)size);
+    atomic_fetch_add(&ta->allocs, 1);
+    return p + TA_HDR;
+}
+
+static void ta_check_size(test_alloc *ta, void *block, size_t size)
+{
+    size_t had;
+    memcpy(&had, (unsigned char *)block - TA_HDR, sizeof had);
+    if (had != size) atomic_fetch_add(&ta->size_errors, 1);
+}
+
+void *ta_realloc(void *ctx, void *block, size_t old_size, size_t new_size)
+{
+    test_alloc *ta = (test_alloc *)ctx;
+    unsigned char *p;
+    ta_check_size(ta, block, old_size);
+    if (ta_should_fail(ta) || new_size > SIZE_MAX - TA_HDR) return NULL;
+    p = (unsigned char *)realloc((unsigned char *)block - TA_HDR, new_size + TA_HDR);
+    if (p == NULL) return NULL;
+    memcpy(p, &new_size, sizeof new_size);
+    atomic_fetch_add(&ta->live_bytes, (long long)new_size - (long long)old_size);
+    atomic_fetch_add(&ta->reallocs, 1);
+    return p + TA_HDR;
+}
+
+void ta_free(void *ctx, void *block, size_t size)
+{
+    test_alloc *ta = (test_alloc *)ctx;
+    ta_check_size(ta, block, size);
+    atomic_fetch_sub(&ta->live_blocks, 1);
+    atomic_fetch_sub(&ta->live_bytes, (long long)size);
+    atomic_fetch_add(&ta->frees, 1);
+    free((unsigned char *)block - TA_HDR);
+}
+
+/* Set up ta as a fresh counting allocator; with_realloc = 0 leaves the
+ * realloc hook NULL (the pool then copies). */
+void ta_init(test_alloc *ta, int with_realloc)
+{
+    memset(ta, 0, sizeof *ta);
+    ta->hook.alloc = ta_alloc;
+    ta->hook.realloc = with_realloc ? ta_realloc : NULL;
+    ta->hook.free = ta_free;
+    ta->hook.ctx = ta;
+}
+
+/* A pool over ta with the given threshold (0 = default) and flags, with
+ * 0.1's mechanics, so tests can count exactly: first blocks are the class
+ * of the first write, nothing above the threshold is kept or learned, and
+ * nothing decays. ta_pool_defaults keeps every 0.2 default. */
+bw_pool *ta_pool(test_alloc *ta, size_t threshold, unsigned flags)
+{
+    bw_pool_options o;
+    bw_pool *p = NULL;
+    memset(&o, 0, sizeof o);
+    o.max_pooled_size = threshold;
+    o.flags = flags | BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH;
+    o.min_first_block = 1;
+    o.decay_ms = BW_DECAY_NEVER;
+    o.allocator = &ta->hook;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    return p;
+}
+
+bw_pool *ta_pool_defaults(test_alloc *ta)
+{
+    bw_pool_options o;
+    bw_pool *p = NULL;
+    memset(&o, 0, sizeof o);
+    o.allocator = &ta->hook;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    return p;
+}
+
+/* Destroy the pool and check the allocator balances to zero. */
+void ta_finish(test_alloc *ta, bw_pool *p)
+{
+    bw_pool_destroy(p);
+    cr_expect_eq(atomic_load(&ta->live_blocks), 0, "blocks leaked: %ld",
+                 atomic_load(&ta->live_blocks));
+    cr_expect_eq(atomic_load(&ta->live_bytes), 0, "bytes leaked: %lld",
+                 atomic_load(&ta->live_bytes));
+    cr_expect_eq(atomic_load(&ta->size_errors), 0, "frees with a wrong size: %ld",
+                 atomic_load(&ta->size_errors));
+}
+
+/* A byte pattern that depends on the position: catches shifted copies. */
+unsigned char pat(size_t i, unsigned seed)
+{
+    return (unsigned char)((i * 131u + (i >> 8) * 7u + seed) & 0xff);
+}
+
+
+/* ---- Modes, the test sink, the per-mode writer ------------------------ */
+
+const char *const mode_name[M_COUNT] = {"contiguous", "buffer", "segmented",
+                                               "streaming", "fixed"};
+
+
+/* The test-owned sink. */
+
+ptrdiff_t test_sink(void *ctx, const void *data, size_t n)
+{
+    sink_state *s = (sink_state *)ctx;
+    size_t k = n;
+    s->calls++;
+    if (n < s->min_n) s->min_n = n;
+    if (!pthread_equal(pthread_self(), s->thread)) s->wrong_thread = 1;
+    if (s->eintr_first) {
+        s->eintr_first = 0;
+        errno = EINTR;
+        return -1;
+    }
+    if (s->budget == 0 || n == 0) {
+        switch (s->fail_kind) {
+        case SF_ZERO: return 0;
+        case SF_TOO_MANY: return (ptrdiff_t)n + 1;
+        case SF_BELOW: return -2;
+        default: errno = s->fail_errno; return -1;
+        }
+    }
+    if (s->take != 0 && k > s->take) k = s->take;
+    if (k > s->budget) k = s->budget;
+    if (s->len + k > s->cap) {
+        size_t nc = s->cap ? s->cap : 256;
+        while (nc < s->len + k) nc *= 2;
+        s->got = (unsigned char *)realloc(s->got, nc);
+        cr_assert_not_null(s->got);
+        s->cap = nc;
+    }
+    memcpy(s->got + s->len, data, k);
+    s->len += k;
+    if (s->budget != SIZE_MAX) s->budget -= k;
+    return (ptrdiff_t)k;
+}
+
+
+void sink_init(sink_state *s)
+{
+    memset(s, 0, sizeof *s);
+    s->min_n = SIZE_MAX;
+    s->budget = SIZE_MAX;
+    s->fail_errno = EPIPE;
+    s->thread = pthread_self();
+}
+
+void sink_fail(sink_state *s, int kind, int err)
+{
+    s->budget = 0;
+    s->fail_kind = kind;
+    s->fail_errno = err;
+}
+
+void sink_heal(sink_state *s) { s->budget = SIZE_MAX; }
+
+static void *h_alloc(void *ctx, size_t size)
+{
+    test_alloc *ta = (test_alloc *)ctx;
+    if (size > ALLOC_LIMIT || atomic_load(&ta->live_bytes) + (long long)size > LIVE_LIMIT) {
+        atomic_fetch_add(&ta->calls, 1);
+        return NULL;
+    }
+    return ta_alloc(ctx, size);
+}
+
+static void *h_realloc(void *ctx, void *block, size_t old_size, size_t new_size)
+{
+    test_alloc *ta = (test_alloc *)ctx;
+    if (new_size > ALLOC_LIMIT ||
+        atomic_load(&ta->live_bytes) + (long long)new_size > LIVE_LIMIT) {
+        atomic_fetch_add(&ta->calls, 1);
+        return NULL;
+    }
+    return ta_realloc(ctx, block, old_size, new_size);
+}
+
+size_t default_param(int mode)
+{
+    switch (mode) {
+    case M_BUFFER: return IBUF_SIZE;
+    case M_SINK: return SINK_BUF;
+    case M_FIXED: return FIXED_SIZE;
+    default: return 0;
+    }
+}
+
+/* Open a writer of `mode` on a fresh counting pool. param is the contiguous
+ * initial capacity, the first buffer's size, the streaming buffer_size or the
+ * fixed buffer's size. The harness must not move while open. */
+void h_open_ex(harness *h, int mode, size_t param, size_t threshold, unsigned flags)
+{
+    bw_pool_options o;
+    int rc = BW_OK;
+    memset(h, 0, sizeof *h); /* h->w is now BW_WRITER_INIT */
+    h->mode = mode;
+    ta_init(&h->ta, 1);
+    h->hook.alloc = h_alloc;
+    h->hook.realloc = h_realloc;
+    h->hook.free = ta_free;
+    h->hook.ctx = &h->ta;
+    memset(&o, 0, sizeof o);
+    o.max_pooled_size = threshold;
+    o.flags = flags;
+    o.allocator = &h->hook;
+    cr_assert_eq(bw_pool_create(&h->p, &o), BW_OK);
+    sink_init(&h->s);
+    switch (mode) {
+    case M_CONTIG: rc = bw_init(&h->w, h->p, param); break;
+    case M_BUFFER:
+        cr_assert_leq(param, IBUF_SIZE);
+        rc = bw_init_buffer(&h->w, h->p, h->ibuf, param);
+        break;
+    case M_CHAIN: rc = bw_init_chain(&h->w, h->p); break;
+    case M_SINK: rc = bw_init_sink(&h->w, h->p, param, test_sink, &h->s); break;
+    default:
+        h->fmem = (unsigned char *)malloc(param + 2 * GUARD);
+        cr_assert_not_null(h->fmem);
+        memset(h->fmem, GUARD_BYTE, param + 2 * GUARD);
+        h->fbuf = h->fmem + GUARD;
+        h->fsize = param;
+        rc = bw_init_fixed(&h->w, h->fbuf, param);
+        break;
+    }
+    cr_assert_eq(rc, BW_OK, "init %s: %s", mode_name[mode], bw_strerror(rc));
+}
+
+void h_open(harness *h, int mode) { h_open_ex(h, mode, default_param(mode), 0, 0); }
+
+/* Release, check the fixed buffer's guards, destroy the pool and check the
+ * allocator balances to zero. */
+void h_close(harness *h)
+{
+    size_t i, bad = 0;
+    bw_release(&h->w);
+    if (h->fmem != NULL) {
+        for (i = 0; i < GUARD; i++) {
+            bad += h->fmem[i] != GUARD_BYTE;
+            bad += h->fmem[GUARD + h->fsize + i] != GUARD_BYTE;
+        }
+        cr_expect_eq(bad, 0, "the fixed writer wrote %zu bytes outside its buffer", bad);
+        free(h->fmem);
+    }
+    free(h->s.got);
+    ta_finish(&h->ta, h->p);
+}
+
+bw_pool_stats h_stats(harness *h)
+{
+    bw_pool_stats st;
+    bw_pool_get_stats(h->p, &st);
+    return st;
+}
+
+long h_calls(harness *h) { return atomic_load(&h->ta.calls); }
+
+/* Make every backing call from the next one on fail (or stop failing). */
+void h_fail_from_next(harness *h)
+{
+    atomic_store(&h->ta.fail_sticky, 1);
+    atomic_store(&h->ta.fail_at, h_calls(h) + 1);
+}
+void h_fail_never(harness *h) { atomic_store(&h->ta.fail_at, 0); }
+
+/* A position-dependent byte pattern to write from. */
+const unsigned char *pattern(void)
+{
+    static unsigned char b[PATTERN_SIZE];
+    static int ready;
+    size_t i;
+    if (!ready) {
+        for (i = 0; i < sizeof b; i++) b[i] = pat(i, 7);
+        ready = 1;
+    }
+    return b;
+}
+
+/* Everything the writer produced: what the sink took, then what is held. */
+unsigned char *h_output(const harness *h, size_t *n)
+{
+    size_t held = bw_len(&h->w);
+    unsigned char *out = (unsigned char *)malloc(h->s.len + held + 1);
+    cr_assert_not_null(out);
+    if (h->s.len != 0) memcpy(out, h->s.got, h->s.len);
+    cr_assert_eq(bw_copy_out(&h->w, 0, out + h->s.len, held), BW_OK);
+    *n = h->s.len + held;
+    return out;
+}
+
+/* bw_iovec, bw_copy_out and bw_data agree on the held bytes: the entries
+ * are non-empty, add up to bw_len, and bw_data is the first entry exactly
+ * when there is one (bufwriter.h, "Reading out"). */
+void expect_views_agree(const harness *h)
+{
+    const bw_writer *w = &h->w;
+    size_t len = bw_len(w), cnt = bw_iovec(w, NULL, 0), i, off = 0, empty = 0;
+    struct iovec *iov;
+    unsigned char *a, *b;
+    if (len == 0) {
+        cr_expect_eq(cnt, 0, "%s: no held bytes, no entries", mode_name[h->mode]);
+        return;
+    }
+    cr_assert_geq(cnt, 1);
+    iov = (struct iovec *)calloc(cnt + 1, sizeof *iov);
+    a = (unsigned char *)malloc(len);
+    b = (unsigned char *)malloc(len);
+    cr_assert(iov != NULL && a != NULL && b != NULL);
+    cr_expect_eq(bw_iovec(w, iov, cnt + 1), cnt);
+    for (i = 0; i < cnt; i++) {
+        empty += iov[i].iov_len == 0;
+        if (off + iov[i].iov_len <= len) memcpy(a + off, iov[i].iov_base, iov[i].iov_len);
+        off += iov[i].iov_len;
+    }
+    cr_expect_eq(empty, 0, "%s: bw_iovec gave %zu empty entries", mode_name[h->mode], empty);
+    cr_expect_eq(off, len, "%s: iovec total %zu, bw_len %zu", mode_name[h->mode], off, len);
+    cr_expect_eq(bw_copy_out(w, 0, b, len), BW_OK);
+    cr_expect(off == len && memcmp(a, b, len) == 0, "%s: iovec and copy_out differ",
+              mode_name[h->mode]);
+    if (cnt == 1)
+        cr_expect(bw_data(w) == iov[0].iov_base, "%s: bw_data is the first held byte",
+                  mode_name[h->mode]);
+    else
+        cr_expect_null(bw_data(w), "%s: bw_data is NULL across blocks", mode_name[h->mode]);
+    free(iov);
+    free(a);
+    free(b);
+}
+
+/* The writer produced exactly want[0, n). Returns 1 when it did. */
+int expect_output(const harness *h, const void *want, size_t n, const char *what)
+{
+    size_t got_n, i;
+    unsigned char *got = h_output(h, &got_n);
+    const unsigned char *wb = (const unsigned char *)want;
+    int ok = got_n == n && (n == 0 || memcmp(got, wb, n) == 0);
+    expect_views_agree(h);
+    cr_expect_eq(got_n, n, "%s (%s): output is %zu bytes, expected %zu", what,
+                 mode_name[h->mode], got_n, n);
+    if (got_n == n && !ok) {
+        for (i = 0; got[i] == wb[i]; i++) continue;
+        cr_expect(0, "%s (%s): byte %zu is 0x%02x, expected 0x%02x", what, mode_name[h->mode],
+                  i, got[i], wb[i]);
+    }
+    free(got);
+    return ok;
+}
+
+
+void ref_add(ref *r, const void *src, size_t n)
+{
+    if (r->len + n > r->cap) {
+        size_t nc = r->cap ? r->cap : 256;
+        while (nc < r->len + n) nc *= 2;
+        r->d = (unsigned char *)realloc(r->d, nc);
+        cr_assert_not_null(r->d);
+        r->cap = nc;
+    }
+    if (n != 0) memcpy(r->d + r->len, src, n);
+    r->len += n;
+}
+void ref_str(ref *r, const char *s) { ref_add(r, s, strlen(s)); }
+
+/* Append a second copy of everything in r. */
+void ref_double(ref *r)
+{
+    unsigned char *t = (unsigned char *)malloc(r->len + 1);
+    cr_assert_not_null(t);
+    memcpy(t, r->d, r->len);
+    ref_add(r, t, r->len);
+    free(t);
+}
+void ref_free(ref *r) { free(r->d); }
+
+/* Start r as the writer's output so far. */
+void ref_from(ref *r, const harness *h)
+{
+    size_t n;
+    unsigned char *o = h_output(h, &n);
+    memset(r, 0, sizeof *r);
+    ref_add(r, o, n);
+    free(o);
+}
+
+/* Write pattern bytes until the writer's current block holds `tail` (tn
+ * bytes) at its end with exactly `slack` bytes free after it. Every mode;
+ * the held bytes stay in one block and nothing is sent. */
+void fill_tight(harness *h, const void *tail, size_t tn, size_t slack)
+{
+    bw_writer *w = &h->w;
+    size_t f;
+    cr_assert_eq(bw_reserve(w, tn + slack + 16), BW_OK);
+    f = bw_free_capacity(w);
+    cr_assert_geq(f, tn + slack + 16);
+    cr_assert_leq(f, PATTERN_SIZE);
+    cr_assert_eq(bw_write(w, pattern(), f - tn - slack), BW_OK);
+    cr_assert_eq(bw_write(w, tail, tn), BW_OK);
+    cr_assert_eq(bw_free_capacity(w), slack);
+    cr_assert_eq(h->s.calls, 0);
+}
+
+/* Write n pattern bytes (from offset `from` of the pattern). */
+void put_pattern(harness *h, size_t from, size_t n)
+{
+    cr_assert_eq(bw_write(&h->w, pattern() + from, n), BW_OK);
+}
+
+/* Sizes and widths the compiler cannot see through (so -Werror does not
+ * reject the deliberately impossible calls at compile time). */
+size_t opaque(size_t n)
+{
+    volatile size_t v = n;
+    return v;
+}
+int opaque_int(int n)
+{
+    volatile int v = n;
+    return v;
+}
+
+/* Record an error (BW_EINVAL: an advance beyond the free space). */
+void record_einval(harness *h)
+{
+    cr_assert_eq(bw_advance(&h->w, SIZE_MAX), BW_EINVAL);
+    cr_assert_eq(bw_error(&h->w), BW_EINVAL);
+}
+
+/* A segmented writer holding bytes in at least `blocks` blocks. */
+void chain_blocks(harness *h, size_t blocks, ref *r)
+{
+    size_t from = 0;
+    while (bw_iovec(&h->w, NULL, 0) < blocks) {
+        put_pattern(h, from, 1000);
+        ref_add(r, pattern() + from, 1000);
+        from += 1000;
+        cr_assert_lt(from, 200000);
+    }
+}
+/* ---- Fail the Nth backing call ----------------------------------------- */
+
+long fail_each_call(int (*run)(void *ctx, long n, int sticky), void *ctx, int sticky, long limit)
+{
+    long n;
+    for (n = 1; n < limit; n++)
+        if (!run(ctx, n, sticky)) break;
+    return n;
+}

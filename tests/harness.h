@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* harness.h - the one test harness, shared by every tests/test_*.c.
+ *
+ *   - test_alloc: a counting, failure-injecting backing allocator. Every
+ *     block carries a 16-byte header with its size, so a free or realloc
+ *     with a size other than the one handed out is counted as a size error
+ *     (the pool must always give back exactly what it got, as sdallocx
+ *     needs). fail_at = N makes the Nth call (alloc or realloc, counting
+ *     from 1) fail; with fail_sticky, every call from the Nth on fails.
+ *   - The modes (M_CONTIG ... M_FIXED), FOR_EACH_MODE, and `harness`: a
+ *     writer of a given mode on a fresh counting pool, with the test sink
+ *     (sink_state, test_sink) for streaming and a guarded fixed buffer.
+ *   - fail_each_call: run a piece of work with backing call N failing, for
+ *     N = 1, 2, ... until a run makes fewer than N calls.
+ *   - Byte helpers: pat, pattern, ref (the expected output), expect_output. */
+#ifndef BW_TEST_HARNESS_H
+#define BW_TEST_HARNESS_H
+
+#include "bufwriter.h"
+
+#ifdef BW_MINI_CRITERION
+#  include "mini_criterion.h"
+#else
+#  include <criterion/criterion.h>
+#endif
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- The counting, failure-injecting backing allocator ----------------- */
+
+typedef struct test_alloc {
+    bw_allocator hook;
+    _Atomic long calls;        /* alloc + realloc calls, failed ones too */
+    _Atomic long live_blocks;
+    _Atomic long long live_bytes;
+    _Atomic long allocs, frees, reallocs;
+    _Atomic long size_errors;  /* free/realloc with a size that does not match */
+    _Atomic long fail_at;      /* 0 = never */
+    _Atomic int fail_sticky;
+    _Atomic int no_realloc;
+} test_alloc;
+
+void *ta_alloc(void *ctx, size_t size);
+void *ta_realloc(void *ctx, void *block, size_t old_size, size_t new_size);
+void ta_free(void *ctx, void *block, size_t size);
+
+/* Set up ta as a fresh counting allocator; with_realloc = 0 leaves the
+ * realloc hook NULL (the pool then copies). */
+void ta_init(test_alloc *ta, int with_realloc);
+
+/* A pool over ta with the given threshold (0 = default) and flags, with
+ * 0.1's mechanics, so tests can count exactly: first blocks are the class
+ * of the first write, nothing above the threshold is kept or learned, and
+ * nothing decays. ta_pool_defaults keeps every default. */
+bw_pool *ta_pool(test_alloc *ta, size_t threshold, unsigned flags);
+bw_pool *ta_pool_defaults(test_alloc *ta);
+
+/* Destroy the pool and check the allocator balances to zero. */
+void ta_finish(test_alloc *ta, bw_pool *p);
+
+/* A byte pattern that depends on the position: catches shifted copies. */
+unsigned char pat(size_t i, unsigned seed);
+
+/* ---- Modes, the test sink, the per-mode writer ------------------------ */
+
+enum { M_CONTIG, M_BUFFER, M_CHAIN, M_SINK, M_FIXED, M_COUNT };
+extern const char *const mode_name[M_COUNT];
+#define FOR_EACH_MODE(m) for ((m) = 0; (m) < M_COUNT; (m)++)
+
+#define SINK_BUF 64           /* streaming buffer size in most tests      */
+#define IBUF_SIZE 64          /* bw_init_buffer's first buffer            */
+#define FIXED_SIZE (1u << 16) /* fixed buffer size in most tests          */
+#define GUARD 64              /* guard bytes on each side of a fixed buffer */
+#define GUARD_BYTE 0xEE
+
+/* An "impossible" request: more than the harness allocator ever grants (it
+ * refuses any single request above ALLOC_LIMIT without calling malloc, so
+ * sanitizers never see a huge allocation), yet representable. */
+#if SIZE_MAX > 0xFFFFFFFFu
+#  define HUGE_REQ ((size_t)1 << 40) /* 1 TiB */
+#  define ALLOC_LIMIT ((size_t)1 << 30)
+#else
+#  define HUGE_REQ ((size_t)768 << 20)
+#  define ALLOC_LIMIT ((size_t)256 << 20)
+#endif
+#define LIVE_LIMIT (512LL << 20)
+
+/* The test-owned sink: appends what it takes; scripted failures. It fails
+ * once its budget is spent, the way fail_kind says. */
+enum { SF_ERRNO, SF_ZERO, SF_TOO_MANY, SF_BELOW };
+typedef struct sink_state {
+    unsigned char *got;
+    size_t len, cap;
+    long calls;
+    size_t min_n;     /* smallest n it was offered (contract: >= 1)        */
+    int wrong_thread; /* called on another thread than the test's          */
+    pthread_t thread;
+    size_t take;      /* accept at most this much per call; 0 = all offered */
+    size_t budget;    /* accept this much in all, then fail; SIZE_MAX = never */
+    int fail_kind;    /* how it fails (SF_*)                               */
+    int fail_errno;   /* errno for SF_ERRNO                                */
+    int eintr_first;  /* the next call fails with EINTR                    */
+} sink_state;
+
+ptrdiff_t test_sink(void *ctx, const void *data, size_t n);
+
+/* A sink that takes everything, called on this thread (and, once failing,
+ * fails with EPIPE). sink_fail: every call from now on fails the way kind
+ * says (SF_ERRNO: -1 with errno err; SF_ZERO: 0, a broken sink); sink_heal:
+ * takes everything again. */
+void sink_init(sink_state *s);
+void sink_fail(sink_state *s, int kind, int err);
+void sink_heal(sink_state *s);
+
+typedef struct harness {
+    int mode;
+    test_alloc ta;
+    bw_allocator hook; /* ta, refusing huge requests without calling malloc */
+    bw_pool *p;
+    bw_writer w;
+    sink_state s;
+    unsigned char *fmem; /* GUARD | fixed buffer | GUARD */
+    unsigned char *fbuf;
+    size_t fsize;
+    unsigned char ibuf[IBUF_SIZE];
+} harness;
+
+/* The mode's usual parameter: see h_open_ex. */
+size_t default_param(int mode);
+
+/* Open a writer of `mode` on a fresh counting pool. param is the contiguous
+ * initial capacity, the first buffer's size, the streaming buffer_size or the
+ * fixed buffer's size. The harness must not move while open. */
+void h_open_ex(harness *h, int mode, size_t param, size_t threshold, unsigned flags);
+void h_open(harness *h, int mode);
+
+/* Release, check the fixed buffer's guards, destroy the pool and check the
+ * allocator balances to zero. */
+void h_close(harness *h);
+
+bw_pool_stats h_stats(harness *h);
+long h_calls(harness *h);
+
+/* Make every backing call from the next one on fail (or stop failing). */
+void h_fail_from_next(harness *h);
+void h_fail_never(harness *h);
+
+/* A position-dependent byte pattern to write from. */
+#define PATTERN_SIZE (1u << 18)
+const unsigned char *pattern(void);
+
+/* Everything the writer produced: what the sink took, then what is held. */
+unsigned char *h_output(const harness *h, size_t *n);
+
+/* bw_iovec, bw_copy_out and bw_data agree on the held bytes. */
+void expect_views_agree(const harness *h);
+
+/* The writer produced exactly want[0, n). Returns 1 when it did. */
+int expect_output(const harness *h, const void *want, size_t n, const char *what);
+
+/* A growable byte array: the expected output. */
+typedef struct ref {
+    unsigned char *d;
+    size_t len, cap;
+} ref;
+
+void ref_add(ref *r, const void *src, size_t n);
+void ref_str(ref *r, const char *s);
+void ref_double(ref *r); /* append a second copy of everything in r */
+void ref_free(ref *r);
+void ref_from(ref *r, const harness *h); /* start r as the output so far */
+
+/* Write pattern bytes until the writer's current block holds `tail` (tn
+ * bytes) at its end with exactly `slack` bytes free after it. */
+void fill_tight(harness *h, const void *tail, size_t tn, size_t slack);
+
+/* Write n pattern bytes (from offset `from` of the pattern). */
+void put_pattern(harness *h, size_t from, size_t n);
+
+/* Sizes and widths the compiler cannot see through (so -Werror does not
+ * reject the deliberately impossible calls at compile time). */
+size_t opaque(size_t n);
+int opaque_int(int n);
+
+/* Record an error (BW_EINVAL: an advance beyond the free space). */
+void record_einval(harness *h);
+
+/* A segmented writer holding bytes in at least `blocks` blocks. */
+void chain_blocks(harness *h, size_t blocks, ref *r);
+
+/* ---- Fail the Nth backing call ----------------------------------------- */
+
+/* In the spirit of mpack's test_system_fail_until_ok: for N = 1, 2, ...
+ * (below limit), run(ctx, N, sticky) does the work with backing call N
+ * failing (alone, or with sticky from N on) and returns 1 when the failure
+ * was reached. Stops at the first N a run did not reach, and returns it. */
+long fail_each_call(int (*run)(void *ctx, long n, int sticky), void *ctx, int sticky,
+                    long limit);
+
+#endif /* BW_TEST_HARNESS_H */
