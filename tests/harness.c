@@ -4,7 +4,9 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 /* ---- The counting, failure-injecting backing allocator ----------------- */
 
@@ -465,6 +467,27 @@ void chain_blocks(harness *h, size_t blocks, ref *r)
         cr_assert_lt(from, 200000);
     }
 }
+void read_exact(int fd, unsigned char *dst, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, dst + got, n - got);
+        cr_assert_gt(r, 0, "read from the pipe");
+        got += (size_t)r;
+    }
+}
+
+int pipe_is_empty(int fd)
+{
+    unsigned char c;
+    int fl = fcntl(fd, F_GETFL);
+    ssize_t r;
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    r = read(fd, &c, 1);
+    fcntl(fd, F_SETFL, fl);
+    return r < 0 && errno == EAGAIN;
+}
+
 /* ---- Fail the Nth backing call ----------------------------------------- */
 
 long fail_each_call(int (*run)(void *ctx, long n, int sticky), void *ctx, int sticky, long limit)

@@ -189,6 +189,10 @@ int opaque_int(int n);
 /* Record an error (BW_EINVAL: an advance beyond the free space). */
 void record_einval(harness *h);
 
+/* Read exactly n bytes from fd (a pipe); whether a pipe holds nothing. */
+void read_exact(int fd, unsigned char *dst, size_t n);
+int pipe_is_empty(int fd);
+
 /* A segmented writer holding bytes in at least `blocks` blocks. */
 void chain_blocks(harness *h, size_t blocks, ref *r);
 
