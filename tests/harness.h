@@ -23,6 +23,7 @@
 #else
 #  include <criterion/criterion.h>
 #endif
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -204,5 +205,88 @@ void chain_blocks(harness *h, size_t blocks, ref *r);
  * was reached. Stops at the first N a run did not reach, and returns it. */
 long fail_each_call(int (*run)(void *ctx, long n, int sticky), void *ctx, int sticky,
                     long limit);
+
+/* ---- Scripted output: the scripted sink, a scripted stream of writes --- */
+/* Used by the output tests (sink, fd, file, failinj, model). The scripted
+ * sink counts and fails by call number and takes short counts; the plain
+ * test sink above is for the per-mode writer. */
+
+unsigned rnd(unsigned *s); /* a small LCG: 24 random bits */
+
+/* A growable byte array: the reference and the sink's output. */
+typedef struct bytes {
+    unsigned char *d;
+    size_t len, cap;
+} bytes;
+void by_add(bytes *b, const void *src, size_t n);
+void by_free(bytes *b);
+
+void st_le(unsigned char *p, uint64_t v, int n);
+void st_be(unsigned char *p, uint64_t v, int n);
+size_t uvar_enc(unsigned char *p, uint64_t v);
+size_t hex_enc(char *out, const unsigned char *src, size_t n);
+void set_nonblock(int fd);
+int closed_fd(void); /* a descriptor number that is not open */
+void drain(int fd, bytes *b); /* everything available from a non-blocking fd */
+
+/* The held bytes are exactly exp[0..n), seen through bw_copy_out, bw_iovec
+ * and (when not NULL) bw_data. */
+void held_is(const bw_writer *w, const unsigned char *exp, size_t n, const char *where);
+
+typedef struct sink {
+    bytes out;        /* every byte accepted, in order */
+    long calls;       /* every call, failed ones included */
+    long fail_at;     /* this call (from 1) fails with fail_errno; 0 = never */
+    int fail_sticky;  /* ... and every later one */
+    int fail_errno;
+    int take;         /* 0: all n; 1: one byte; 2: a random count 1..n */
+    unsigned seed;
+    int eintr;        /* every odd call is -1 with EINTR first */
+    int broken;       /* 1: returns 0; 2: returns n + 1; 3: returns -2 */
+    long bad_args;    /* calls with n == 0 or data NULL */
+} sink;
+void sink_reset(sink *s, int take, unsigned seed);
+ptrdiff_t sink_fn(void *ctx, const void *data, size_t n);
+
+/* For a streaming writer that never consumed: what the sink got, then what
+ * is held, is exactly exp[0..bw_tell). */
+void sent_then_held(const bw_writer *w, const sink *s, const unsigned char *exp,
+                    const char *where);
+
+/* A scripted stream of writes: every op writes exactly s[off, off + len). */
+enum {
+    K_WRITE, K_PUTS, K_PRINTF_S, K_PRINTF_N, K_U32LE, K_U64BE, K_UVAR, K_DEC,
+    K_HEX, K_SPAN, K_RESERVE, K_NKINDS
+};
+typedef struct op {
+    int kind, width;
+    size_t off, len, hint;
+    uint64_t v;
+} op;
+typedef struct work {
+    bytes s;
+    op *ops;
+    size_t nops, cap;
+} work;
+void work_make(work *wk, unsigned seed, size_t target, const size_t *sizes, size_t nsizes);
+void work_free(work *wk);
+int do_op(bw_writer *w, const work *wk, const op *o); /* BW_OK and its bytes, or an error */
+
+extern const size_t small_sizes[10];
+#define NSMALL (sizeof small_sizes / sizeof small_sizes[0])
+
+/* A writer of a mode over the scripted sink. room: the streaming buffer
+ * size or the fixed buffer size. */
+typedef struct mw {
+    bw_writer w;
+    int mode;
+    sink s;
+    unsigned char *buf; /* fixed: the buffer; M_BUFFER: the first buffer */
+    size_t room;
+} mw;
+void mw_init(mw *m, int mode, bw_pool *p, size_t room);
+void mw_done(mw *m);
+/* Write n pattern bytes in varied chunks; exp gets them too. */
+void fill_pattern(bw_writer *w, unsigned char *exp, size_t n, unsigned seed);
 
 #endif /* BW_TEST_HARNESS_H */
