@@ -4,6 +4,7 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <time.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <sys/uio.h>
@@ -487,6 +488,118 @@ int pipe_is_empty(int fd)
     r = read(fd, &c, 1);
     fcntl(fd, F_SETFL, fl);
     return r < 0 && errno == EAGAIN;
+}
+
+/* ---- Pools: options, stats, renting, time, big jobs -------------------- */
+
+uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void sleep_ms(uint64_t ms)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+void sleep_until(uint64_t t)
+{
+    uint64_t n;
+    while ((n = mono_ms()) < t) sleep_ms(t - n);
+}
+
+bw_pool_options opts_for(test_alloc *ta)
+{
+    bw_pool_options o;
+    memset(&o, 0, sizeof o);
+    o.allocator = ta != NULL ? &ta->hook : NULL;
+    return o;
+}
+
+bw_pool *mkpool(const bw_pool_options *o)
+{
+    bw_pool *p = NULL;
+    cr_assert_eq(bw_pool_create(&p, o), BW_OK);
+    cr_assert_not_null(p);
+    return p;
+}
+
+bw_pool_stats stats_of(bw_pool *p)
+{
+    bw_pool_stats s;
+    bw_pool_get_stats(p, &s);
+    return s;
+}
+
+void *rent_ok(bw_pool *p, size_t n, size_t *cap)
+{
+    void *b = bw_pool_rent(p, n, cap);
+    cr_assert_not_null(b, "rent of %zu failed", n);
+    return b;
+}
+
+int all_bytes(const void *b, size_t n, unsigned char v)
+{
+    const unsigned char *c = (const unsigned char *)b;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (c[i] != v) return 0;
+    return 1;
+}
+
+
+static void *garbage_alloc(void *ctx, size_t size)
+{
+    void *b = ta_alloc(ctx, size);
+    if (b != NULL) memset(b, 0xAB, size);
+    return b;
+}
+
+void garbage_init(test_alloc *ta)
+{
+    ta_init(ta, 0);
+    ta->hook.alloc = garbage_alloc;
+}
+
+ptrdiff_t discard_sink(void *ctx, const void *data, size_t n)
+{
+    (void)ctx;
+    (void)data;
+    return (ptrdiff_t)n;
+}
+
+unsigned char chunk[8192];
+
+void fill_chunk(unsigned seed)
+{
+    size_t i;
+    for (i = 0; i < sizeof chunk; i++) chunk[i] = pat(i, seed);
+}
+
+size_t write_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
+{
+    bw_writer w;
+    size_t last = 0, n = 0, i, bad = 0;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    while (bw_len(&w) < total) {
+        size_t k = total - bw_len(&w) < sizeof chunk ? total - bw_len(&w) : sizeof chunk;
+        cr_assert_eq(bw_write(&w, chunk, k), BW_OK);
+        if (bw_capacity(&w) != last) {
+            last = bw_capacity(&w);
+            if (caps != NULL && n < 32) caps[n++] = last;
+        }
+    }
+    cr_assert_eq(bw_len(&w), total);
+    for (i = 0; i < total; i++) bad += bw_data(&w)[i] != chunk[i % sizeof chunk];
+    cr_expect_eq(bad, 0, "the bytes survived every move");
+    bw_release(&w);
+    if (ncaps != NULL) *ncaps = n;
+    return last;
 }
 
 /* ---- Fail the Nth backing call ----------------------------------------- */

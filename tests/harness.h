@@ -197,6 +197,38 @@ int pipe_is_empty(int fd);
 /* A segmented writer holding bytes in at least `blocks` blocks. */
 void chain_blocks(harness *h, size_t blocks, ref *r);
 
+/* ---- Pools: options, stats, renting, time, big jobs -------------------- */
+
+#define KiB ((size_t)1 << 10)
+#define MiB ((size_t)1 << 20)
+
+uint64_t mono_ms(void); /* CLOCK_MONOTONIC in ms */
+void sleep_ms(uint64_t ms);
+void sleep_until(uint64_t t);
+
+/* Zeroed options over ta (NULL: the default allocator); a pool from o. */
+bw_pool_options opts_for(test_alloc *ta);
+bw_pool *mkpool(const bw_pool_options *o);
+bw_pool_stats stats_of(bw_pool *p);
+void *rent_ok(bw_pool *p, size_t n, size_t *cap); /* a rent that must succeed */
+int all_bytes(const void *b, size_t n, unsigned char v); /* every byte is v */
+
+/* An allocator whose new memory holds garbage (0xAB), as reused malloc
+ * memory may: a block that reads as zeros was zeroed by the pool. */
+void garbage_init(test_alloc *ta);
+
+/* A sink that takes everything and keeps nothing. */
+ptrdiff_t discard_sink(void *ctx, const void *data, size_t n);
+
+/* 8 KiB of pat(i, seed), for the big jobs. */
+extern unsigned char chunk[8192];
+void fill_chunk(unsigned seed);
+
+/* A contiguous writer on p writes `total` bytes of chunk in 8 KiB pieces,
+ * checks they all arrived and is released. caps[] (if given) gets every
+ * capacity it had (at most 32), *ncaps their number; returns the last. */
+size_t write_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps);
+
 /* ---- Fail the Nth backing call ----------------------------------------- */
 
 /* In the spirit of mpack's test_system_fail_until_ok: for N = 1, 2, ...

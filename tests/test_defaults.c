@@ -24,102 +24,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#define KiB   ((size_t)1 << 10)
-#define MiB   ((size_t)1 << 20)
 #define TH    (64 * KiB) /* a small threshold keeps the large-job tests fast */
 #define DECAY 100u       /* ms */
 
-/* ------------------------------------------------------------------ */
-/* Helpers                                                              */
-/* ------------------------------------------------------------------ */
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void sleep_ms(uint64_t ms)
-{
-    struct timespec ts;
-    ts.tv_sec = (time_t)(ms / 1000);
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
-
-static void sleep_until(uint64_t t)
-{
-    uint64_t n;
-    while ((n = mono_ms()) < t) sleep_ms(t - n);
-}
-
-static bw_pool_options opts_for(test_alloc *ta)
-{
-    bw_pool_options o;
-    memset(&o, 0, sizeof o);
-    o.allocator = ta != NULL ? &ta->hook : NULL;
-    return o;
-}
-
-static bw_pool *mkpool(const bw_pool_options *o)
-{
-    bw_pool *p = NULL;
-    cr_assert_eq(bw_pool_create(&p, o), BW_OK);
-    cr_assert_not_null(p);
-    return p;
-}
-
-static bw_pool_stats stats_of(bw_pool *p)
-{
-    bw_pool_stats s;
-    bw_pool_get_stats(p, &s);
-    return s;
-}
-
-static void *rent_ok(bw_pool *p, size_t n, size_t *cap)
-{
-    void *b = bw_pool_rent(p, n, cap);
-    cr_assert_not_null(b, "rent of %zu failed", n);
-    return b;
-}
-
-static int all_bytes(const void *b, size_t n, unsigned char v)
-{
-    const unsigned char *c = (const unsigned char *)b;
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (c[i] != v) return 0;
-    return 1;
-}
-
-static unsigned char chunk[8192];
-
-static void fill_chunk(void)
-{
-    size_t i;
-    for (i = 0; i < sizeof chunk; i++) chunk[i] = pat(i, 7);
-}
-
-/* A contiguous writer on p that writes `total` bytes in 8 KiB chunks and is
- * released. Returns the capacity right after it first went above TH (0 if
- * it never did); caps[] (if given) receives every capacity it had. */
+/* A big job (write_job) on p. Returns the capacity right after it first
+ * went above TH (0 if it never did); caps[] (if given) receives every
+ * capacity it had. */
 static size_t big_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
 {
-    bw_writer w;
-    size_t cross = 0, last = 0, n = 0;
-    fill_chunk();
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    while (bw_len(&w) < total) {
-        size_t k = total - bw_len(&w) < sizeof chunk ? total - bw_len(&w) : sizeof chunk;
-        cr_assert_eq(bw_write(&w, chunk, k), BW_OK);
-        if (bw_capacity(&w) != last) {
-            last = bw_capacity(&w);
-            if (caps != NULL && n < 32) caps[n++] = last;
-            if (cross == 0 && last > TH) cross = last;
-        }
-    }
-    bw_release(&w);
+    size_t all[32], n, i, cross = 0;
+    fill_chunk(7);
+    write_job(p, total, all, &n);
+    for (i = 0; i < n && cross == 0; i++)
+        if (all[i] > TH) cross = all[i];
+    if (caps != NULL) memcpy(caps, all, n * sizeof all[0]);
     if (ncaps != NULL) *ncaps = n;
     return cross;
 }
@@ -136,28 +54,6 @@ static bw_pool *learn_pool(test_alloc *ta, unsigned flags, size_t max_learned)
     o.flags = flags;
     o.max_learned_size = max_learned;
     return mkpool(&o);
-}
-
-/* An allocator whose new memory holds garbage (0xAB), as reused malloc
- * memory may: a block that reads as zeros was zeroed by the pool. */
-static void *garbage_alloc(void *ctx, size_t size)
-{
-    void *b = ta_alloc(ctx, size);
-    if (b != NULL) memset(b, 0xAB, size);
-    return b;
-}
-
-static void garbage_init(test_alloc *ta)
-{
-    ta_init(ta, 0);
-    ta->hook.alloc = garbage_alloc;
-}
-
-static ptrdiff_t discard_sink(void *ctx, const void *data, size_t n)
-{
-    (void)ctx;
-    (void)data;
-    return (ptrdiff_t)n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -203,7 +99,7 @@ Test(defaults, zeroed_options_behave_as_null)
         /* The learned jump is on: after two 3 MiB jobs a writer that
          * outgrows 16 KiB jumps to 4 MiB; before, it climbs 16 times its
          * capacity per move (16 KiB -> 256 KiB). */
-        fill_chunk();
+        fill_chunk(7);
         for (k = 0; k < 3; k++) {
             cross = 0;
             cr_assert_eq(bw_init(&w, p, 0), BW_OK);
@@ -791,7 +687,7 @@ Test(defaults, segmented_streaming_and_fixed_writers_neither_record_nor_jump)
     int k;
     ta_init(&ta, 1);
     p = learn_pool(&ta, 0, 0);
-    fill_chunk();
+    fill_chunk(7);
     for (k = 0; k < 2; k++) {
         /* segmented, 600 KiB */
         cr_assert_eq(bw_init_chain(&w, p), BW_OK);
