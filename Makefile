@@ -197,7 +197,8 @@ R_single   = $< $(CRITERION_ARGS)
 
 # What each builds: TSan the thread tests only; normal and asan add the C++
 # unit (tests/test_cpp.cpp: bufwriter.hpp, C++17), asan with its sanitizers.
-TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c tests/test_pool_defects.c
+TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c tests/test_decay.c \
+                tests/test_pool_regressions.c tests/test_pool_defects.c
 TEST_WARN     = $(CSTD) -Wall -Wextra -Werror -pthread $(EXTRA_CFLAGS)
 flavour_cc    = $(word 1,$(T_$(1)))
 flavour_mini  = $(filter mini,$(word 2,$(T_$(1))))

@@ -573,6 +573,17 @@ ptrdiff_t discard_sink(void *ctx, const void *data, size_t n)
     return (ptrdiff_t)n;
 }
 
+bw_pool *learn_pool(test_alloc *ta, unsigned flags, size_t max_learned)
+{
+    bw_pool_options o = opts_for(ta);
+    o.max_pooled_size = TH;
+    o.jump_floor = TH;
+    o.decay_ms = BW_DECAY_NEVER;
+    o.flags = flags;
+    o.max_learned_size = max_learned;
+    return mkpool(&o);
+}
+
 unsigned char chunk[8192];
 
 void fill_chunk(unsigned seed)

@@ -201,6 +201,7 @@ void chain_blocks(harness *h, size_t blocks, ref *r);
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
+#define TH (64 * KiB) /* a small threshold keeps the large-job tests fast */
 
 uint64_t mono_ms(void); /* CLOCK_MONOTONIC in ms */
 void sleep_ms(uint64_t ms);
@@ -216,6 +217,11 @@ int all_bytes(const void *b, size_t n, unsigned char v); /* every byte is v */
 /* An allocator whose new memory holds garbage (0xAB), as reused malloc
  * memory may: a block that reads as zeros was zeroed by the pool. */
 void garbage_init(test_alloc *ta);
+
+/* A pool over ta with threshold TH, no decay, the jump floor at the
+ * threshold (these tests pin the jump's mechanics; test_jump.c tests the
+ * default floor), everything else default. */
+bw_pool *learn_pool(test_alloc *ta, unsigned flags, size_t max_learned);
 
 /* A sink that takes everything and keeps nothing. */
 ptrdiff_t discard_sink(void *ctx, const void *data, size_t n);
