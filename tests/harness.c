@@ -490,6 +490,85 @@ int pipe_is_empty(int fd)
     return r < 0 && errno == EAGAIN;
 }
 
+/* ---- Several writers on one pool --------------------------------------- */
+
+env *env_new(void)
+{
+    env *e = (env *)calloc(1, sizeof *e);
+    cr_assert(e != NULL);
+    ta_init(&e->ta, 1);
+    e->pool = ta_pool(&e->ta, 4096, 0);
+    sink_init(&e->sink);
+    return e;
+}
+
+void env_free(env *e)
+{
+    ta_finish(&e->ta, e->pool);
+    free(e->sink.got);
+    free(e);
+}
+
+void mk(env *e, bw_writer *w, int mode)
+{
+    int rc = BW_OK;
+    switch (mode) {
+    case M_CONTIG: rc = bw_init(w, e->pool, 0); break;
+    case M_BUFFER: rc = bw_init_buffer(w, e->pool, e->ibuf, sizeof e->ibuf); break;
+    case M_CHAIN: rc = bw_init_chain(w, e->pool); break;
+    case M_SINK: rc = bw_init_sink(w, e->pool, CLIENT_SINK_BUF, test_sink, &e->sink); break;
+    default: rc = bw_init_fixed(w, e->fixed, sizeof e->fixed); break;
+    }
+    cr_assert_eq(rc, BW_OK);
+}
+
+/* Everything the writer produced: what the sink took, then what is held. */
+size_t produced(env *e, const bw_writer *w, unsigned char *dst)
+{
+    size_t held = bw_len(w);
+    if (e->sink.len != 0) memcpy(dst, e->sink.got, e->sink.len);
+    cr_assert_eq(bw_copy_out(w, 0, dst + e->sink.len, held), BW_OK);
+    return e->sink.len + held;
+}
+
+
+void on_done(void *ctx, const void *data, size_t n)
+{
+    donec *d = (donec *)ctx;
+    d->calls++;
+    d->data = data;
+    d->n = n;
+}
+
+void fill(unsigned char *p, size_t n, unsigned seed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) p[i] = pat(i, seed);
+}
+
+/* The held bytes as one malloc'd copy, through bw_iovec. */
+unsigned char *held_by_iovec(const bw_writer *w, size_t *n)
+{
+    struct iovec iov[256];
+    size_t k = bw_iovec(w, iov, 256), i, off = 0;
+    unsigned char *b = (unsigned char *)malloc(bw_len(w) + 1);
+    cr_assert(k <= 256 && b != NULL);
+    for (i = 0; i < k; i++) {
+        cr_assert(iov[i].iov_len != 0, "no empty iovec entry");
+        memcpy(b + off, iov[i].iov_base, iov[i].iov_len);
+        off += iov[i].iov_len;
+    }
+    *n = off;
+    return b;
+}
+
+uint64_t outstanding(bw_pool *p)
+{
+    bw_pool_stats st;
+    bw_pool_get_stats(p, &st);
+    return st.outstanding_bytes;
+}
+
 /* ---- Pools: options, stats, renting, time, big jobs -------------------- */
 
 uint64_t mono_ms(void)

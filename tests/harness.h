@@ -197,6 +197,42 @@ int pipe_is_empty(int fd);
 /* A segmented writer holding bytes in at least `blocks` blocks. */
 void chain_blocks(harness *h, size_t blocks, ref *r);
 
+/* ---- Several writers on one pool --------------------------------------- */
+/* env: a counting pool with 0.1's mechanics (ta_pool, threshold 4096), one
+ * test sink, a first buffer and a fixed buffer, for tests that put several
+ * writers of any mode on one pool (moves, references, detach). */
+
+#define CLIENT_SINK_BUF 256 /* an env streaming writer's buffer */
+
+typedef struct env {
+    test_alloc ta;
+    bw_pool *pool;
+    sink_state sink;
+    unsigned char ibuf[IBUF_SIZE];
+    unsigned char fixed[FIXED_SIZE];
+} env;
+
+env *env_new(void);
+void env_free(env *e); /* checks the allocator balances to zero */
+void mk(env *e, bw_writer *w, int mode); /* a writer of mode on e's pool */
+
+/* Everything the writer produced: what the sink took, then what is held. */
+size_t produced(env *e, const bw_writer *w, unsigned char *dst);
+
+/* A done callback's record: how often, with what. */
+typedef struct donec {
+    int calls;
+    const void *data;
+    size_t n;
+} donec;
+void on_done(void *ctx, const void *data, size_t n);
+
+void fill(unsigned char *p, size_t n, unsigned seed); /* pat(i, seed) */
+
+/* The held bytes as one malloc'd copy, through bw_iovec. */
+unsigned char *held_by_iovec(const bw_writer *w, size_t *n);
+uint64_t outstanding(bw_pool *p); /* the pool's outstanding_bytes */
+
 /* ---- Pools: options, stats, renting, time, big jobs -------------------- */
 
 #define KiB ((size_t)1 << 10)

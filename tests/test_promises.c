@@ -28,7 +28,7 @@
 
 #define FIXED_CAP 4096
 
-typedef struct env {
+typedef struct promise_env {
     int mode;
     test_alloc ta;
     bw_pool *p;
@@ -37,11 +37,11 @@ typedef struct env {
     size_t sunk_len, sunk_cap;
     unsigned char ibuf[64];
     unsigned char fbuf[FIXED_CAP];
-} env;
+} promise_env;
 
 static ptrdiff_t env_sink(void *ctx, const void *data, size_t n)
 {
-    env *e = (env *)ctx;
+    promise_env *e = (promise_env *)ctx;
     if (e->sunk_len + n > e->sunk_cap) {
         size_t nc = e->sunk_cap ? e->sunk_cap : 1024;
         while (nc < e->sunk_len + n) nc *= 2;
@@ -55,7 +55,7 @@ static ptrdiff_t env_sink(void *ctx, const void *data, size_t n)
 }
 
 /* A fresh pool (flags; 0.2's defaults otherwise) and a writer of mode m. */
-static void env_open(env *e, int m, unsigned flags)
+static void env_open(promise_env *e, int m, unsigned flags)
 {
     bw_pool_options o;
     memset(e, 0, sizeof *e);
@@ -79,7 +79,7 @@ static void env_open(env *e, int m, unsigned flags)
     }
 }
 
-static void env_close(env *e)
+static void env_close(promise_env *e)
 {
     bw_release(&e->w);
     free(e->sunk);
@@ -87,7 +87,7 @@ static void env_close(env *e)
 }
 
 /* The writer's whole output (sunk + held) is want[0, n). */
-static void expect_out(env *e, const void *want, size_t n, const char *what)
+static void expect_out(promise_env *e, const void *want, size_t n, const char *what)
 {
     size_t held = bw_len(&e->w), all = e->sunk_len + held, i;
     unsigned char *got = (unsigned char *)malloc(all + 1);
@@ -123,7 +123,7 @@ static char *letters(size_t n, unsigned seed)
  * linking, sending). */
 static void cstr_printf_case(int m, unsigned flags, size_t held, int pad)
 {
-    env e;
+    promise_env e;
     char *s = letters(held, (unsigned)m), *want;
     const char *c;
     int n;
@@ -201,7 +201,7 @@ Test(promises, fopen_writes_of_the_writers_own_bytes_contiguous_and_segmented)
     for (mi = 0; mi < 3; mi++)
         for (fi = 0; fi < 3; fi++)
             for (si = 0; si < 3; si++) {
-                env e;
+                promise_env e;
                 size_t n = sizes[si];
                 char *s = letters(n, 3), *want = (char *)malloc(4 * n);
                 FILE *f;
@@ -243,7 +243,7 @@ Test(promises, segmented_writer_on_a_bypass_pool_keeps_its_links_aligned)
 {
     /* writes larger than twice the last block: blocks of exactly their size */
     static const size_t steps[] = {10001, 3, 77777, 5, 200001, 1};
-    env e;
+    promise_env e;
     char *s = letters(300000, 9);
     size_t i, at = 0, len, cap;
     void *b;
@@ -393,7 +393,7 @@ static void *track_alloc(void *ctx, size_t size)
 
 Test(promises, streaming_printf_of_any_length_stays_within_the_buffer)
 {
-    env e;
+    promise_env e;
     const size_t big = 4u << 20;
     char *s = letters(big, 2), *want;
     const char *c;
