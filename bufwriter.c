@@ -93,7 +93,10 @@ BW__INTERNAL int bw__fail(bw_writer *w, int rc)
 
 static bw_pool *bw__pool_of(bw_writer *w)
 {
-    if (w->pool == NULL) w->pool = bw_pool_shared();
+    if (w->pool == NULL) { /* the shared pool: a load once it exists */
+        bw_pool *p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
+        w->pool = p != NULL ? p : bw_pool_shared();
+    }
     return w->pool;
 }
 
@@ -622,17 +625,26 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
  * no bytes to move or copy, no old block to give back, just the rent, and
  * src written at the start. The first write of every small message comes
  * here, so it skips bw__room_contig's general case. No error is recorded
- * (the caller checked), so lim is the capacity. */
-static int bw__contig_first(bw_writer *w, size_t n, const void *src)
+ * (the caller checked), so lim is the capacity. The usual first block (the
+ * pool's first_block: min_first_block, no learning in play) needs no size
+ * rule, and its rent is the thread cache's inline pop: 88 instructions
+ * from bw_reserve to here and back with the block (callgrind), where the
+ * general way (bw__contig_size, bw_pool_shared, bw_pool_rent) took 159. */
+static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p = bw__pool_of(w);
     size_t cap, got;
-    unsigned char *b;
+    unsigned char *b = NULL;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__contig_size(w, p, n, &cap);
-    if (rc != BW_OK) return bw__fail(w, rc);
-    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (n <= p->first_block) {
+        cap = p->first_block;
+        b = (unsigned char *)bw__rent_first(p, &got);
+    } else {
+        rc = bw__contig_size(w, p, n, &cap);
+        if (rc != BW_OK) return bw__fail(w, rc);
+    }
+    if (b == NULL) b = (unsigned char *)bw_pool_rent(p, cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
     w->cap = w->lim = got;
@@ -719,16 +731,15 @@ static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
     return BW_OK;
 }
 
-int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
+/* bw_init's block for an initial capacity, apart: bw_init without one (a
+ * small message) is then the stores alone, no stack frame. */
+static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 {
-    bw_pool *p;
+    bw_pool *p = bw__pool_of(w);
     size_t cap, got;
     void *b;
     int rc;
 
-    if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
-    if (initial_capacity == 0) return BW_OK;
-    p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* With BW_POOL_LEARN_SIZE the larger of the two. */
     if (p->learn && bw__learned(p) > initial_capacity) initial_capacity = bw__learned(p);
@@ -741,14 +752,31 @@ int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
     return BW_OK;
 }
 
-int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
+int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
 {
     if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
-    if (buf == NULL || size == 0) return bw__fail(w, BW_EINVAL);
+    if (initial_capacity == 0) return BW_OK;
+    return bw__init_block(w, initial_capacity);
+}
+
+/* Each field stored once (not bw__init_mode's zeros, then the buffer's):
+ * a writer over a stack array is a few stores. */
+int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (buf == NULL || size == 0) {
+        (void)bw__init_mode(w, pool, BW__CONTIG);
+        return bw__fail(w, BW_EINVAL);
+    }
     if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
     w->data = (unsigned char *)buf;
+    w->len = 0;
     w->cap = w->lim = size;
+    w->pos = w->base = 0;
+    w->pool = pool;
+    w->mode = BW__CONTIG;
     w->flags = BW__EXTERNAL;
+    w->err = BW_OK;
     return BW_OK;
 }
 
@@ -807,16 +835,15 @@ int bw_init_fixed(bw_writer *w, void *buf, size_t size)
     return BW_OK;
 }
 
-/* The end of a job: a contiguous writer's length teaches a learning pool. */
-static void bw__job_done(bw_writer *w)
+/* The end of a job: a contiguous writer's length teaches a learning pool.
+ * Only what the pool learns from (bw__learn_record's checks, folded into
+ * the pool's learn_above: one compare), so that a small message's release
+ * makes no call for nothing. */
+static inline void bw__job_done(bw_writer *w)
 {
-    size_t len = bw_len(w);
     bw_pool *p = w->pool;
-    /* Only what the pool learns from (the checks of bw__learn_record, here
-     * so that a small message's release makes no call for nothing). */
-    if (w->mode == BW__CONTIG && len != 0 && p != NULL &&
-        (p->learn || (p->learn_growth && len > p->jump_floor)))
-        bw__learn_record(p, len);
+    if (w->mode == BW__CONTIG && p != NULL && bw_len(w) > p->learn_above)
+        bw__learn_record(p, bw_len(w));
 }
 
 /* Give back every segmented block but the last. */
@@ -846,10 +873,10 @@ static void bw__reset(bw_writer *w)
     w->lim = w->cap; /* no error now */
 }
 
-void bw_release(bw_writer *w)
+/* bw_release of a segmented, streaming or fixed writer (none of them
+ * teaches the pool: bw__job_done would record nothing). */
+static BW__COLD void bw__release_rest(bw_writer *w)
 {
-    if (w == NULL) return;
-    bw__job_done(w);
     if (w->data != NULL && w->mode != BW__FIXED && !(w->flags & BW__EXTERNAL)) {
         if (w->mode == BW__CHAIN) {
             bw__seg_drop_all_but_tail(w);
@@ -859,6 +886,31 @@ void bw_release(bw_writer *w)
         }
     }
     bw__reset(w);
+}
+
+/* A contiguous writer (every small message) has its own way through: the
+ * job's length teaches the pool only past learn_above (one compare), the
+ * block goes back by the thread cache's inline push, and the fields it
+ * uses are emptied, with no call. Other modes take bw__release_rest. */
+void bw_release(bw_writer *w)
+{
+    bw_pool *p;
+    unsigned char *b;
+    size_t cap, len;
+    if (w == NULL) return;
+    p = w->pool;
+    if (w->mode != BW__CONTIG) {
+        bw__release_rest(w);
+        return;
+    }
+    /* Emptied first: stores through the block may alias w. */
+    b = w->flags & BW__EXTERNAL ? NULL : w->data;
+    cap = w->cap;
+    len = bw_len(w);
+    bw__reset(w);
+    if (BW__UNLIKELY(p != NULL && len > p->learn_above)) bw__learn_record(p, len);
+    /* A block implies its pool (the rent set it). */
+    if (b != NULL && !bw__return_fast(p, b, cap)) (void)bw_pool_return(p, b, cap);
 }
 
 void bw_clear(bw_writer *w)

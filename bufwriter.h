@@ -1058,7 +1058,13 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
  * cold, so the fast paths stay a compare, a store and an add. */
 BW_API int bw__write_slow(bw_writer *w, const void *src, size_t n);
 
-#define BW__FITS(w, n) ((w) != NULL && (w)->lim - (w)->len >= BW__CAST(size_t, n))
+/* What the compiler may take as true (that a fast path's result it cannot
+ * see is never NULL, say), at no cost. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__ASSUME(x) do { if (!(x)) __builtin_unreachable(); } while (0)
+#else
+#  define BW__ASSUME(x) ((void)0)
+#endif
 
 BW__QUIET_BEGIN
 
@@ -1164,11 +1170,11 @@ BW__INLINE unsigned char *bw_enc_bytes(unsigned char *p, const void *src, size_t
     BW__INLINE int bw_put_##name(bw_writer *w, type v)                       \
     {                                                                        \
         size_t bw__n;                                                        \
-        if (BW__UNLIKELY(!BW__FITS(w, size))) {                              \
+        if (BW__UNLIKELY(w == NULL || (bw__n = w->len) + size > w->lim)) {   \
             int bw__rc = bw_reserve(w, size);                                \
             if (bw__rc != BW_OK) return bw__rc;                              \
+            bw__n = w->len;                                                  \
         }                                                                    \
-        bw__n = w->len;                                                      \
         bw_enc_##name(w->data + bw__n, v);                                   \
         w->len = bw__n + size;                                               \
         return BW_OK;                                                        \
@@ -1186,8 +1192,8 @@ BW__TYPES(BW__DEFINE_PATCH)
 
 BW__INLINE int bw_put_uvarint(bw_writer *w, uint64_t v)
 {
-    if (BW__LIKELY(BW__FITS(w, 10))) {
-        size_t n = w->len;
+    size_t n;
+    if (BW__LIKELY(w != NULL && (n = w->len) + 10 <= w->lim)) {
         unsigned char *d = w->data + n;
         w->len = n + BW__CAST(size_t, bw_enc_uvarint(d, v) - d);
         return BW_OK;
@@ -1205,33 +1211,43 @@ BW__INLINE int bw_put_svarint(bw_writer *w, int64_t v)
 
 /* A span that fits is an inline read of the fields (a cursor takes one per
  * record); the cold path makes room (a size_hint of 0 goes there too, for
- * its room of 1, as does a recorded error: lim == len). */
+ * its room of 1, as does a recorded error: lim == len). A span that fits is
+ * never NULL (the block has room): saying so lets the compiler drop the
+ * caller's NULL check from the fast path. */
 BW_API void *bw__get_span_slow(bw_writer *w, size_t size_hint, size_t *avail);
 BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
 {
-    if (BW__LIKELY(w && size_hint - 1 < w->lim - w->len)) {
+    if (BW__UNLIKELY(w == NULL)) {
+        if (avail) *avail = 0;
+        return NULL;
+    }
+    if (BW__LIKELY(size_hint - 1 < w->lim - w->len)) {
         size_t len = w->len;
         unsigned char *p = w->data + len; /* before *avail, which may alias w */
         if (avail) *avail = w->cap - len;
+        BW__ASSUME(p != NULL);
         return p;
     }
     return bw__get_span_slow(w, size_hint, avail);
 }
 
-/* The cursor's commit: the span's start is data + len, so end - start is
- * what bw_advance takes; NULL, an end before the start (it wraps) and a
- * recorded error (lim == len) miss the fast path, as does 0 (n - 1 wraps),
- * so that bw_advance gives their result. */
+/* The cursor's commit, in offsets from data: the span starts at len, so
+ * end commits when len < end - data <= lim, and len becomes end - data
+ * (three loads, two compares and a store). Everything else takes
+ * bw_advance, for its result: end == the span's start (0 bytes: BW_OK, or
+ * the recorded error), a recorded error (lim == len: nothing passes), an
+ * end before data or past lim, and a NULL end (0 - data is past any lim,
+ * as no block wraps the address space). */
 BW__INLINE int bw_advance_to(bw_writer *w, const void *end)
 {
-    size_t n;
+    size_t off;
     if (!w) return BW_EINVAL;
-    n = BW__CAST(size_t, BW__ADDR(end) - (BW__ADDR(w->data) + w->len));
-    if (BW__LIKELY(end && n - 1 < w->lim - w->len)) {
-        w->len += n;
+    off = BW__CAST(size_t, BW__ADDR(end) - BW__ADDR(w->data));
+    if (BW__LIKELY(off > w->len && off <= w->lim)) {
+        w->len = off;
         return BW_OK;
     }
-    return bw_advance(w, end ? n : BW__CAST(size_t, -1));
+    return bw_advance(w, end ? off - w->len : BW__CAST(size_t, -1));
 }
 
 BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)

@@ -463,8 +463,10 @@ void register_append(const Options &o)
             if (!p.quadratic || quadratic_ok(10 * MiB, ch)) add("B", p, 10 * MiB, ch, o);
     }
 
-    // J: the 0.3 sweep, every size in every run (the targets' rows).
-    const size_t jsizes[] = {64 * KiB, 256 * KiB, 1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB};
+    // J: the 0.3 sweep, every size in every run (the targets' rows, and
+    // the headline's 10 MiB, so the plot has it under every allocator).
+    const size_t jsizes[] = {64 * KiB,  256 * KiB, 1 * MiB,   4 * MiB,
+                             10 * MiB, 16 * MiB,  64 * MiB, 256 * MiB};
     for (const Policy &p : kPolicies)
         if (p.jsweep)
             for (size_t sz : jsizes) add("J", p, sz, 8 * KiB, o);

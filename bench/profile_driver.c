@@ -27,6 +27,7 @@
  * Count one with callgrind, only the measured loop:
  *   valgrind --tool=callgrind --toggle-collect='msg_loop*' profile_driver msg 1000000 64 pooled
  * (put_loop* for put, rec_loop* for rec); the totals line / N is per call.
+ * `make callgrind` runs every put mode, record kind and message size so.
  * Builds against 0.1's header too (make callgrind LIBDIR=...): there the
  * chain is a bw_chain and fixed is bw_init_buffer over the caller's buffer;
  * there is no streaming mode. */

@@ -30,8 +30,9 @@ value, unit, target and verdict: filled on the rows that have a target, and
 on one row per scenario measurement (workload S, method "scenario: metric").
 
 Writes DIR/summary.csv (every row of every file) and, when gnuplot is
-installed and B rows exist, DIR/workload_b.png (time vs size, log-log, one
-panel per allocator) and DIR/workload_b_chunks.png (time vs chunk size).
+installed, DIR/workload_b.png (time vs size from the J rows, log-log, one
+panel per allocator) and DIR/workload_b_chunks.png (time vs chunk size from
+the B rows).
 Standard library only.
 """
 import csv
@@ -411,13 +412,14 @@ def write_csv(runs, path, verdicts, scen, scen_path):
                        [x["value"], x["unit"], x["target"], x["verdict"]])
 
 
-def plot(runs, outdir, xkey, fixed, png, xlabel, title):
-    """One panel per run with B rows; x = size (MiB) or chunk (bytes)."""
+def plot(runs, outdir, workload, xkey, fixed, png, xlabel, title):
+    """One panel per run with rows of the workload; x = size (MiB) or chunk
+    (bytes)."""
     panels = []
     for run in runs:
         series = {}
         for r in run["rows"]:
-            if r["workload"] != "B" or r["median"] is None:
+            if r["workload"] != workload or r["median"] is None:
                 continue
             if xkey == "size" and r["chunk"] != fixed:
                 continue
@@ -528,9 +530,11 @@ def main(argv):
     print()
     write_csv(runs, os.path.join(outdir, "summary.csv"), verdicts, scen, scen_path)
     print("wrote %s" % os.path.join(outdir, "summary.csv"))
-    for args in (("size", 8192, "workload_b.png", "total size (MiB), 8 KiB chunks",
-                  "Workload B: time vs size (log-log), 8 KiB chunks"),
-                 ("chunk", 10 << 20, "workload_b_chunks.png", "chunk size (bytes), 10 MiB total",
+    # Time vs size from the J sweep: it runs the peers and both limits under
+    # every allocator, 64 KiB .. 256 MiB with 10 MiB among them.
+    for args in (("J", "size", 8192, "workload_b.png", "total size (MiB), 8 KiB chunks",
+                  "Time vs job size (log-log), repeated jobs in 8 KiB chunks (J sweep)"),
+                 ("B", "chunk", 10 << 20, "workload_b_chunks.png", "chunk size (bytes), 10 MiB total",
                   "Workload B: time vs chunk size (log-log), 10 MiB")):
         p = plot(runs, outdir, *args)
         if p:

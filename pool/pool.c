@@ -283,12 +283,19 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
         bw__pool_free(p);
         return BW_ENOMEM;
     }
+    /* What bw__contig_size and bw__job_done would decide for a small
+     * message, decided once (learn, learn_growth and jump_floor are set by
+     * bw__large_init). */
+    p->first_block = !p->learn && !(p->learn_growth && p->min_first > p->jump_floor)
+                         ? p->min_first : 0;
+    p->learn_above = p->learn ? 0 : p->learn_growth ? p->jump_floor : SIZE_MAX;
+    p->first_class = bw__class_index(p, p->min_first);
     bw__pool_register(p);
     *out = p;
     return BW_OK;
 }
 
-static _Atomic(bw_pool *) bw__shared_pool;
+bw_pool *_Atomic bw__shared_pool;
 
 void bw_pool_destroy(bw_pool *pool)
 {
@@ -348,69 +355,6 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 
 /* Every slow path starts here: the thread's cache (NULL without one), and
  * decay when it is on. The clock is read on slow paths only. */
-/* The thread-cache fast paths, shared by bw_pool_rent / bw_pool_return and
- * by the pool-switch path of their slow halves. */
-
-/* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
- * and a limit of 0 sends every rent of a checked or cache-less pool to the
- * slow path. */
-static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const size_t *capacity)
-{
-    return p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit;
-}
-
-/* Decay runs on slow paths only, where the clock is read. So that a thread
- * whose calls are all served by its cache still gives back what bigger jobs
- * left retained (the shared level, the large blocks, its own idle blocks),
- * one pop of a class in BW__DECAY_POPS goes to the slow path anyway: a mask
- * test of the pop counter the fast path has loaded already. */
-#define BW__DECAY_POPS 1024u
-
-/* A block of tc's class for min_size, or NULL when that class is empty, or
- * when this pop is the class's BW__DECAY_POPS-th (the slow path pops it). */
-static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
-{
-    unsigned ci = bw__class_index(p, min_size);
-    uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
-    size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
-    size_t cap;
-    void *b;
-    /* pop + 1 is the counter's next value, stored below: one test more. */
-    if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
-    cap = p->min_size << ci;
-    b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
-    /* Decay's low-water mark: the blocks below it stay untouched. */
-    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
-    BW__TRACK_UNDEFINED(b, cap);
-    *capacity = cap;
-    return b;
-}
-
-/* A power of two with capacity - min_size < span: min_size <= capacity <=
- * the largest thread-cached class in one compare (unsigned wrap); a span of
- * 0 sends every return of a checked, zeroing or cache-less pool to the slow
- * path. */
-static inline bool bw__return_fast_ok(const bw_pool *p, const void *block, size_t capacity)
-{
-    return p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
-           capacity - p->min_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
-}
-
-/* Keep block in tc; false when its class holds all the slots it reserved. */
-static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t capacity)
-{
-    unsigned ci = bw__log2(capacity) - p->min_shift;
-    uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
-    size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
-    if (BW__UNLIKELY(n >= tc->resv[ci])) return false;
-    BW__TRACK_NOACCESS(block, capacity);
-    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
-    return true;
-}
-
 static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;

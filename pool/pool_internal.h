@@ -5,6 +5,7 @@
 #define BW_POOL_INTERNAL_H
 
 #include "../bufwriter.h"
+#include "track.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -194,6 +195,17 @@ struct bw_pool {
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
     size_t min_first;          /* a writer's first block, at least           */
+    /* The writer's shortcuts (bufwriter.c), set once the fields they come
+     * from are, so a small message reads one field for each question. */
+    size_t first_block;        /* a contiguous writer's first block when it
+                                  needs at most this many bytes: min_first,
+                                  when no learned size or jump applies to it;
+                                  0 when one does                            */
+    unsigned first_class;      /* its class index                            */
+    size_t learn_above;        /* a contiguous writer's final length teaches
+                                  the pool when above this: 0 with
+                                  BW_POOL_LEARN_SIZE, jump_floor with the
+                                  learned jump alone, SIZE_MAX with neither  */
     bw_allocator alloc;        /* a copy of the hook                         */
     _Atomic size_t reserved;   /* shared-level bytes + every thread cache's
                                   reserved slots                              */
@@ -351,6 +363,100 @@ static inline bw__tcache *bw__tcache_get(bw_pool *p)
     if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id) return tc;
     return bw__tcache_get_slow(p);
 }
+
+/* The thread-cache fast paths, inline: bw_pool_rent and bw_pool_return
+ * (pool.c) start with them, and so do the writer's first block and its
+ * release (bufwriter.c), which then make no call into the pool for a small
+ * message. */
+
+/* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
+ * and a limit of 0 sends every rent of a checked or cache-less pool to the
+ * slow path. */
+static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const size_t *capacity)
+{
+    return p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit;
+}
+
+/* Decay runs on slow paths only, where the clock is read. So that a thread
+ * whose calls are all served by its cache still gives back what bigger jobs
+ * left retained (the shared level, the large blocks, its own idle blocks),
+ * one pop of a class in BW__DECAY_POPS goes to the slow path anyway: a mask
+ * test of the pop counter the fast path has loaded already. */
+#define BW__DECAY_POPS 1024u
+
+/* A block of tc's class ci (cap bytes), or NULL when that class is empty,
+ * or when this pop is the class's BW__DECAY_POPS-th (the slow path pops
+ * it). */
+static inline void *bw__tc_pop_class(bw__tcache *tc, unsigned ci, size_t cap, size_t *capacity)
+{
+    uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+    size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
+    void *b;
+    /* pop + 1 is the counter's next value, stored below: one test more. */
+    if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
+    b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
+    /* Decay's low-water mark: the blocks below it stay untouched. */
+    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
+        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    BW__TRACK_UNDEFINED(b, cap);
+    *capacity = cap;
+    return b;
+}
+
+/* The same for min_size's class: one bit scan more. */
+static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
+{
+    unsigned ci = bw__class_index(p, min_size);
+    return bw__tc_pop_class(tc, ci, p->min_size << ci, capacity);
+}
+
+/* A power of two with capacity - min_size < span: min_size <= capacity <=
+ * the largest thread-cached class in one compare (unsigned wrap); a span of
+ * 0 sends every return of a checked, zeroing or cache-less pool to the slow
+ * path. */
+static inline bool bw__return_fast_ok(const bw_pool *p, const void *block, size_t capacity)
+{
+    return p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
+           capacity - p->min_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
+}
+
+/* Keep block in tc; false when its class holds all the slots it reserved. */
+static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t capacity)
+{
+    unsigned ci = bw__log2(capacity) - p->min_shift;
+    uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
+    size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+    if (BW__UNLIKELY(n >= tc->resv[ci])) return false;
+    BW__TRACK_NOACCESS(block, capacity);
+    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
+    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+    return true;
+}
+
+/* A writer's usual first block (first_block bytes, class first_class)
+ * from the calling thread's cache, or NULL: then bw_pool_rent. The class
+ * is known, so this is the pool id's compare and the pop alone. */
+static inline void *bw__rent_first(bw_pool *p, size_t *capacity)
+{
+    if (p->first_block - 1 < p->fast_rent_limit &&
+        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id)
+        return bw__tc_pop_class(bw__tl_last, p->first_class, p->first_block, capacity);
+    return NULL;
+}
+
+/* Keep block in the calling thread's cache; false when it cannot (then
+ * bw_pool_return, which tries this first too). */
+static inline bool bw__return_fast(bw_pool *p, void *block, size_t capacity)
+{
+    return bw__return_fast_ok(p, block, capacity) &&
+           atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
+           bw__tc_push(p, bw__tl_last, block, capacity);
+}
+
+/* The shared pool once created (pool.c), for a writer's inline first rent;
+ * NULL before: then bw_pool_shared() creates it. */
+extern bw_pool *_Atomic bw__shared_pool;
 
 /* Checked mode (check.c). Each returns false after reporting a problem. */
 #define BW__CANARY_SIZE 16

@@ -2,7 +2,7 @@
 /* bufwriter.h - single-header build of bufwriter 0.3.0
  *
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
- *   bufwriter.h, pool/pool_internal.h, pool/track.h, writer_internal.h,
+ *   bufwriter.h, pool/track.h, pool/pool_internal.h, writer_internal.h,
  *   bufwriter.c, io.c, pool/alloc.c, pool/check.c, pool/large.c,
  *   pool/pool.c, pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
@@ -1110,7 +1110,13 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
  * cold, so the fast paths stay a compare, a store and an add. */
 BW_API int bw__write_slow(bw_writer *w, const void *src, size_t n);
 
-#define BW__FITS(w, n) ((w) != NULL && (w)->lim - (w)->len >= BW__CAST(size_t, n))
+/* What the compiler may take as true (that a fast path's result it cannot
+ * see is never NULL, say), at no cost. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__ASSUME(x) do { if (!(x)) __builtin_unreachable(); } while (0)
+#else
+#  define BW__ASSUME(x) ((void)0)
+#endif
 
 BW__QUIET_BEGIN
 
@@ -1216,11 +1222,11 @@ BW__INLINE unsigned char *bw_enc_bytes(unsigned char *p, const void *src, size_t
     BW__INLINE int bw_put_##name(bw_writer *w, type v)                       \
     {                                                                        \
         size_t bw__n;                                                        \
-        if (BW__UNLIKELY(!BW__FITS(w, size))) {                              \
+        if (BW__UNLIKELY(w == NULL || (bw__n = w->len) + size > w->lim)) {   \
             int bw__rc = bw_reserve(w, size);                                \
             if (bw__rc != BW_OK) return bw__rc;                              \
+            bw__n = w->len;                                                  \
         }                                                                    \
-        bw__n = w->len;                                                      \
         bw_enc_##name(w->data + bw__n, v);                                   \
         w->len = bw__n + size;                                               \
         return BW_OK;                                                        \
@@ -1238,8 +1244,8 @@ BW__TYPES(BW__DEFINE_PATCH)
 
 BW__INLINE int bw_put_uvarint(bw_writer *w, uint64_t v)
 {
-    if (BW__LIKELY(BW__FITS(w, 10))) {
-        size_t n = w->len;
+    size_t n;
+    if (BW__LIKELY(w != NULL && (n = w->len) + 10 <= w->lim)) {
         unsigned char *d = w->data + n;
         w->len = n + BW__CAST(size_t, bw_enc_uvarint(d, v) - d);
         return BW_OK;
@@ -1257,33 +1263,43 @@ BW__INLINE int bw_put_svarint(bw_writer *w, int64_t v)
 
 /* A span that fits is an inline read of the fields (a cursor takes one per
  * record); the cold path makes room (a size_hint of 0 goes there too, for
- * its room of 1, as does a recorded error: lim == len). */
+ * its room of 1, as does a recorded error: lim == len). A span that fits is
+ * never NULL (the block has room): saying so lets the compiler drop the
+ * caller's NULL check from the fast path. */
 BW_API void *bw__get_span_slow(bw_writer *w, size_t size_hint, size_t *avail);
 BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
 {
-    if (BW__LIKELY(w && size_hint - 1 < w->lim - w->len)) {
+    if (BW__UNLIKELY(w == NULL)) {
+        if (avail) *avail = 0;
+        return NULL;
+    }
+    if (BW__LIKELY(size_hint - 1 < w->lim - w->len)) {
         size_t len = w->len;
         unsigned char *p = w->data + len; /* before *avail, which may alias w */
         if (avail) *avail = w->cap - len;
+        BW__ASSUME(p != NULL);
         return p;
     }
     return bw__get_span_slow(w, size_hint, avail);
 }
 
-/* The cursor's commit: the span's start is data + len, so end - start is
- * what bw_advance takes; NULL, an end before the start (it wraps) and a
- * recorded error (lim == len) miss the fast path, as does 0 (n - 1 wraps),
- * so that bw_advance gives their result. */
+/* The cursor's commit, in offsets from data: the span starts at len, so
+ * end commits when len < end - data <= lim, and len becomes end - data
+ * (three loads, two compares and a store). Everything else takes
+ * bw_advance, for its result: end == the span's start (0 bytes: BW_OK, or
+ * the recorded error), a recorded error (lim == len: nothing passes), an
+ * end before data or past lim, and a NULL end (0 - data is past any lim,
+ * as no block wraps the address space). */
 BW__INLINE int bw_advance_to(bw_writer *w, const void *end)
 {
-    size_t n;
+    size_t off;
     if (!w) return BW_EINVAL;
-    n = BW__CAST(size_t, BW__ADDR(end) - (BW__ADDR(w->data) + w->len));
-    if (BW__LIKELY(end && n - 1 < w->lim - w->len)) {
-        w->len += n;
+    off = BW__CAST(size_t, BW__ADDR(end) - BW__ADDR(w->data));
+    if (BW__LIKELY(off > w->len && off <= w->lim)) {
+        w->len = off;
         return BW_OK;
     }
-    return bw_advance(w, end ? n : BW__CAST(size_t, -1));
+    return bw_advance(w, end ? off - w->len : BW__CAST(size_t, -1));
 }
 
 BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)
@@ -1353,6 +1369,61 @@ BW__QUIET_END
 #  endif
 #endif
 
+/*************** Begin file pool/track.h ************************************/
+/* track.h - tell memory checkers which bytes the user may touch.
+ *
+ * A pool hides use-after-free from the tools that would catch it: a returned
+ * block is still mapped and the next rent hands out the same bytes. So blocks
+ * held by the pool are marked no-access, and unmarked when rented:
+ *   - under AddressSanitizer: poisoned (a touch is reported as
+ *     use-after-poison, with the stack);
+ *   - under valgrind memcheck, in builds with -DBW_VALGRIND and valgrind's
+ *     headers: NOACCESS, and UNDEFINED when rented (DEFINED when the pool
+ *     zeroes blocks);
+ *   - otherwise: nothing, no cost.
+ * The pool code calls only these three macros, never the tools directly. */
+#ifndef BW_TRACK_H
+#define BW_TRACK_H
+
+#include <stddef.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#  define BW__ASAN 1
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer)
+#    define BW__ASAN 1
+#  endif
+#endif
+
+#if defined(BW__ASAN)
+#  include <sanitizer/asan_interface.h>
+#  define BW__TRACK_NOACCESS(p, n)  ASAN_POISON_MEMORY_REGION((p), (n))
+#  define BW__TRACK_UNDEFINED(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#  define BW__TRACK_DEFINED(p, n)   ASAN_UNPOISON_MEMORY_REGION((p), (n))
+/* A block handed back while it is still poisoned was already returned. */
+#  define BW__TRACK_IS_NOACCESS(p)  __asan_address_is_poisoned(p)
+#elif defined(BW_VALGRIND) && defined(__has_include)
+#  if __has_include(<valgrind/memcheck.h>)
+#    include <valgrind/memcheck.h>
+#    define BW__TRACK_NOACCESS(p, n)  ((void)VALGRIND_MAKE_MEM_NOACCESS((p), (n)))
+#    define BW__TRACK_UNDEFINED(p, n) ((void)VALGRIND_MAKE_MEM_UNDEFINED((p), (n)))
+#    define BW__TRACK_DEFINED(p, n)   ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
+#  endif
+#endif
+
+#ifndef BW__TRACK_IS_NOACCESS
+#  define BW__TRACK_IS_NOACCESS(p)  ((void)(p), 0)
+#endif
+
+#ifndef BW__TRACK_NOACCESS
+#  define BW__TRACK_NOACCESS(p, n)  ((void)(p), (void)(n))
+#  define BW__TRACK_UNDEFINED(p, n) ((void)(p), (void)(n))
+#  define BW__TRACK_DEFINED(p, n)   ((void)(p), (void)(n))
+#endif
+
+#endif /* BW_TRACK_H */
+/*************** End file pool/track.h **************************************/
+
 /*************** Begin file pool/pool_internal.h ****************************/
 /* pool_internal.h - the pool's private structures, shared by the files of
  * pool/ and by bufwriter.c. Nothing here is part of the public API. */
@@ -1360,6 +1431,7 @@ BW__QUIET_END
 #define BW_POOL_INTERNAL_H
 
 /* #include "../bufwriter.h": amalgamated above */
+/* #include "track.h": amalgamated above */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -1549,6 +1621,17 @@ struct bw_pool {
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
     size_t min_first;          /* a writer's first block, at least           */
+    /* The writer's shortcuts (bufwriter.c), set once the fields they come
+     * from are, so a small message reads one field for each question. */
+    size_t first_block;        /* a contiguous writer's first block when it
+                                  needs at most this many bytes: min_first,
+                                  when no learned size or jump applies to it;
+                                  0 when one does                            */
+    unsigned first_class;      /* its class index                            */
+    size_t learn_above;        /* a contiguous writer's final length teaches
+                                  the pool when above this: 0 with
+                                  BW_POOL_LEARN_SIZE, jump_floor with the
+                                  learned jump alone, SIZE_MAX with neither  */
     bw_allocator alloc;        /* a copy of the hook                         */
     _Atomic size_t reserved;   /* shared-level bytes + every thread cache's
                                   reserved slots                              */
@@ -1707,6 +1790,100 @@ static inline bw__tcache *bw__tcache_get(bw_pool *p)
     return bw__tcache_get_slow(p);
 }
 
+/* The thread-cache fast paths, inline: bw_pool_rent and bw_pool_return
+ * (pool.c) start with them, and so do the writer's first block and its
+ * release (bufwriter.c), which then make no call into the pool for a small
+ * message. */
+
+/* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
+ * and a limit of 0 sends every rent of a checked or cache-less pool to the
+ * slow path. */
+static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const size_t *capacity)
+{
+    return p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit;
+}
+
+/* Decay runs on slow paths only, where the clock is read. So that a thread
+ * whose calls are all served by its cache still gives back what bigger jobs
+ * left retained (the shared level, the large blocks, its own idle blocks),
+ * one pop of a class in BW__DECAY_POPS goes to the slow path anyway: a mask
+ * test of the pop counter the fast path has loaded already. */
+#define BW__DECAY_POPS 1024u
+
+/* A block of tc's class ci (cap bytes), or NULL when that class is empty,
+ * or when this pop is the class's BW__DECAY_POPS-th (the slow path pops
+ * it). */
+static inline void *bw__tc_pop_class(bw__tcache *tc, unsigned ci, size_t cap, size_t *capacity)
+{
+    uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+    size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
+    void *b;
+    /* pop + 1 is the counter's next value, stored below: one test more. */
+    if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
+    b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
+    /* Decay's low-water mark: the blocks below it stay untouched. */
+    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
+        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    BW__TRACK_UNDEFINED(b, cap);
+    *capacity = cap;
+    return b;
+}
+
+/* The same for min_size's class: one bit scan more. */
+static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
+{
+    unsigned ci = bw__class_index(p, min_size);
+    return bw__tc_pop_class(tc, ci, p->min_size << ci, capacity);
+}
+
+/* A power of two with capacity - min_size < span: min_size <= capacity <=
+ * the largest thread-cached class in one compare (unsigned wrap); a span of
+ * 0 sends every return of a checked, zeroing or cache-less pool to the slow
+ * path. */
+static inline bool bw__return_fast_ok(const bw_pool *p, const void *block, size_t capacity)
+{
+    return p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
+           capacity - p->min_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
+}
+
+/* Keep block in tc; false when its class holds all the slots it reserved. */
+static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t capacity)
+{
+    unsigned ci = bw__log2(capacity) - p->min_shift;
+    uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
+    size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+    if (BW__UNLIKELY(n >= tc->resv[ci])) return false;
+    BW__TRACK_NOACCESS(block, capacity);
+    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
+    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+    return true;
+}
+
+/* A writer's usual first block (first_block bytes, class first_class)
+ * from the calling thread's cache, or NULL: then bw_pool_rent. The class
+ * is known, so this is the pool id's compare and the pop alone. */
+static inline void *bw__rent_first(bw_pool *p, size_t *capacity)
+{
+    if (p->first_block - 1 < p->fast_rent_limit &&
+        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id)
+        return bw__tc_pop_class(bw__tl_last, p->first_class, p->first_block, capacity);
+    return NULL;
+}
+
+/* Keep block in the calling thread's cache; false when it cannot (then
+ * bw_pool_return, which tries this first too). */
+static inline bool bw__return_fast(bw_pool *p, void *block, size_t capacity)
+{
+    return bw__return_fast_ok(p, block, capacity) &&
+           atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
+           bw__tc_push(p, bw__tl_last, block, capacity);
+}
+
+/* The shared pool once created (pool.c), for a writer's inline first rent;
+ * NULL before: then bw_pool_shared() creates it. */
+static bw_pool *_Atomic bw__shared_pool;
+
 /* Checked mode (check.c). Each returns false after reporting a problem. */
 #define BW__CANARY_SIZE 16
 BW__INTERNAL bool bw__check_env(const char *name);
@@ -1757,61 +1934,6 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
 
 #endif /* BW_POOL_INTERNAL_H */
 /*************** End file pool/pool_internal.h ******************************/
-
-/*************** Begin file pool/track.h ************************************/
-/* track.h - tell memory checkers which bytes the user may touch.
- *
- * A pool hides use-after-free from the tools that would catch it: a returned
- * block is still mapped and the next rent hands out the same bytes. So blocks
- * held by the pool are marked no-access, and unmarked when rented:
- *   - under AddressSanitizer: poisoned (a touch is reported as
- *     use-after-poison, with the stack);
- *   - under valgrind memcheck, in builds with -DBW_VALGRIND and valgrind's
- *     headers: NOACCESS, and UNDEFINED when rented (DEFINED when the pool
- *     zeroes blocks);
- *   - otherwise: nothing, no cost.
- * The pool code calls only these three macros, never the tools directly. */
-#ifndef BW_TRACK_H
-#define BW_TRACK_H
-
-#include <stddef.h>
-
-#if defined(__SANITIZE_ADDRESS__)
-#  define BW__ASAN 1
-#elif defined(__has_feature)
-#  if __has_feature(address_sanitizer)
-#    define BW__ASAN 1
-#  endif
-#endif
-
-#if defined(BW__ASAN)
-#  include <sanitizer/asan_interface.h>
-#  define BW__TRACK_NOACCESS(p, n)  ASAN_POISON_MEMORY_REGION((p), (n))
-#  define BW__TRACK_UNDEFINED(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#  define BW__TRACK_DEFINED(p, n)   ASAN_UNPOISON_MEMORY_REGION((p), (n))
-/* A block handed back while it is still poisoned was already returned. */
-#  define BW__TRACK_IS_NOACCESS(p)  __asan_address_is_poisoned(p)
-#elif defined(BW_VALGRIND) && defined(__has_include)
-#  if __has_include(<valgrind/memcheck.h>)
-#    include <valgrind/memcheck.h>
-#    define BW__TRACK_NOACCESS(p, n)  ((void)VALGRIND_MAKE_MEM_NOACCESS((p), (n)))
-#    define BW__TRACK_UNDEFINED(p, n) ((void)VALGRIND_MAKE_MEM_UNDEFINED((p), (n)))
-#    define BW__TRACK_DEFINED(p, n)   ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
-#  endif
-#endif
-
-#ifndef BW__TRACK_IS_NOACCESS
-#  define BW__TRACK_IS_NOACCESS(p)  ((void)(p), 0)
-#endif
-
-#ifndef BW__TRACK_NOACCESS
-#  define BW__TRACK_NOACCESS(p, n)  ((void)(p), (void)(n))
-#  define BW__TRACK_UNDEFINED(p, n) ((void)(p), (void)(n))
-#  define BW__TRACK_DEFINED(p, n)   ((void)(p), (void)(n))
-#endif
-
-#endif /* BW_TRACK_H */
-/*************** End file pool/track.h **************************************/
 
 /*************** Begin file writer_internal.h *******************************/
 /* writer_internal.h - what bufwriter.c and io.c share about a writer's
@@ -1978,7 +2100,10 @@ BW__INTERNAL int bw__fail(bw_writer *w, int rc)
 
 static bw_pool *bw__pool_of(bw_writer *w)
 {
-    if (w->pool == NULL) w->pool = bw_pool_shared();
+    if (w->pool == NULL) { /* the shared pool: a load once it exists */
+        bw_pool *p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
+        w->pool = p != NULL ? p : bw_pool_shared();
+    }
     return w->pool;
 }
 
@@ -2507,17 +2632,26 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
  * no bytes to move or copy, no old block to give back, just the rent, and
  * src written at the start. The first write of every small message comes
  * here, so it skips bw__room_contig's general case. No error is recorded
- * (the caller checked), so lim is the capacity. */
-static int bw__contig_first(bw_writer *w, size_t n, const void *src)
+ * (the caller checked), so lim is the capacity. The usual first block (the
+ * pool's first_block: min_first_block, no learning in play) needs no size
+ * rule, and its rent is the thread cache's inline pop: 88 instructions
+ * from bw_reserve to here and back with the block (callgrind), where the
+ * general way (bw__contig_size, bw_pool_shared, bw_pool_rent) took 159. */
+static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p = bw__pool_of(w);
     size_t cap, got;
-    unsigned char *b;
+    unsigned char *b = NULL;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__contig_size(w, p, n, &cap);
-    if (rc != BW_OK) return bw__fail(w, rc);
-    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (n <= p->first_block) {
+        cap = p->first_block;
+        b = (unsigned char *)bw__rent_first(p, &got);
+    } else {
+        rc = bw__contig_size(w, p, n, &cap);
+        if (rc != BW_OK) return bw__fail(w, rc);
+    }
+    if (b == NULL) b = (unsigned char *)bw_pool_rent(p, cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
     w->cap = w->lim = got;
@@ -2604,16 +2738,15 @@ static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
     return BW_OK;
 }
 
-int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
+/* bw_init's block for an initial capacity, apart: bw_init without one (a
+ * small message) is then the stores alone, no stack frame. */
+static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 {
-    bw_pool *p;
+    bw_pool *p = bw__pool_of(w);
     size_t cap, got;
     void *b;
     int rc;
 
-    if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
-    if (initial_capacity == 0) return BW_OK;
-    p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* With BW_POOL_LEARN_SIZE the larger of the two. */
     if (p->learn && bw__learned(p) > initial_capacity) initial_capacity = bw__learned(p);
@@ -2626,14 +2759,31 @@ int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
     return BW_OK;
 }
 
-int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
+int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
 {
     if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
-    if (buf == NULL || size == 0) return bw__fail(w, BW_EINVAL);
+    if (initial_capacity == 0) return BW_OK;
+    return bw__init_block(w, initial_capacity);
+}
+
+/* Each field stored once (not bw__init_mode's zeros, then the buffer's):
+ * a writer over a stack array is a few stores. */
+int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (buf == NULL || size == 0) {
+        (void)bw__init_mode(w, pool, BW__CONTIG);
+        return bw__fail(w, BW_EINVAL);
+    }
     if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
     w->data = (unsigned char *)buf;
+    w->len = 0;
     w->cap = w->lim = size;
+    w->pos = w->base = 0;
+    w->pool = pool;
+    w->mode = BW__CONTIG;
     w->flags = BW__EXTERNAL;
+    w->err = BW_OK;
     return BW_OK;
 }
 
@@ -2692,16 +2842,15 @@ int bw_init_fixed(bw_writer *w, void *buf, size_t size)
     return BW_OK;
 }
 
-/* The end of a job: a contiguous writer's length teaches a learning pool. */
-static void bw__job_done(bw_writer *w)
+/* The end of a job: a contiguous writer's length teaches a learning pool.
+ * Only what the pool learns from (bw__learn_record's checks, folded into
+ * the pool's learn_above: one compare), so that a small message's release
+ * makes no call for nothing. */
+static inline void bw__job_done(bw_writer *w)
 {
-    size_t len = bw_len(w);
     bw_pool *p = w->pool;
-    /* Only what the pool learns from (the checks of bw__learn_record, here
-     * so that a small message's release makes no call for nothing). */
-    if (w->mode == BW__CONTIG && len != 0 && p != NULL &&
-        (p->learn || (p->learn_growth && len > p->jump_floor)))
-        bw__learn_record(p, len);
+    if (w->mode == BW__CONTIG && p != NULL && bw_len(w) > p->learn_above)
+        bw__learn_record(p, bw_len(w));
 }
 
 /* Give back every segmented block but the last. */
@@ -2731,10 +2880,10 @@ static void bw__reset(bw_writer *w)
     w->lim = w->cap; /* no error now */
 }
 
-void bw_release(bw_writer *w)
+/* bw_release of a segmented, streaming or fixed writer (none of them
+ * teaches the pool: bw__job_done would record nothing). */
+static BW__COLD void bw__release_rest(bw_writer *w)
 {
-    if (w == NULL) return;
-    bw__job_done(w);
     if (w->data != NULL && w->mode != BW__FIXED && !(w->flags & BW__EXTERNAL)) {
         if (w->mode == BW__CHAIN) {
             bw__seg_drop_all_but_tail(w);
@@ -2744,6 +2893,31 @@ void bw_release(bw_writer *w)
         }
     }
     bw__reset(w);
+}
+
+/* A contiguous writer (every small message) has its own way through: the
+ * job's length teaches the pool only past learn_above (one compare), the
+ * block goes back by the thread cache's inline push, and the fields it
+ * uses are emptied, with no call. Other modes take bw__release_rest. */
+void bw_release(bw_writer *w)
+{
+    bw_pool *p;
+    unsigned char *b;
+    size_t cap, len;
+    if (w == NULL) return;
+    p = w->pool;
+    if (w->mode != BW__CONTIG) {
+        bw__release_rest(w);
+        return;
+    }
+    /* Emptied first: stores through the block may alias w. */
+    b = w->flags & BW__EXTERNAL ? NULL : w->data;
+    cap = w->cap;
+    len = bw_len(w);
+    bw__reset(w);
+    if (BW__UNLIKELY(p != NULL && len > p->learn_above)) bw__learn_record(p, len);
+    /* A block implies its pool (the rent set it). */
+    if (b != NULL && !bw__return_fast(p, b, cap)) (void)bw_pool_return(p, b, cap);
 }
 
 void bw_clear(bw_writer *w)
@@ -5069,12 +5243,19 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
         bw__pool_free(p);
         return BW_ENOMEM;
     }
+    /* What bw__contig_size and bw__job_done would decide for a small
+     * message, decided once (learn, learn_growth and jump_floor are set by
+     * bw__large_init). */
+    p->first_block = !p->learn && !(p->learn_growth && p->min_first > p->jump_floor)
+                         ? p->min_first : 0;
+    p->learn_above = p->learn ? 0 : p->learn_growth ? p->jump_floor : SIZE_MAX;
+    p->first_class = bw__class_index(p, p->min_first);
     bw__pool_register(p);
     *out = p;
     return BW_OK;
 }
 
-static _Atomic(bw_pool *) bw__shared_pool;
+static bw_pool *_Atomic bw__shared_pool;
 
 void bw_pool_destroy(bw_pool *pool)
 {
@@ -5134,69 +5315,6 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 
 /* Every slow path starts here: the thread's cache (NULL without one), and
  * decay when it is on. The clock is read on slow paths only. */
-/* The thread-cache fast paths, shared by bw_pool_rent / bw_pool_return and
- * by the pool-switch path of their slow halves. */
-
-/* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
- * and a limit of 0 sends every rent of a checked or cache-less pool to the
- * slow path. */
-static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const size_t *capacity)
-{
-    return p != NULL && capacity != NULL && min_size - 1 < p->fast_rent_limit;
-}
-
-/* Decay runs on slow paths only, where the clock is read. So that a thread
- * whose calls are all served by its cache still gives back what bigger jobs
- * left retained (the shared level, the large blocks, its own idle blocks),
- * one pop of a class in BW__DECAY_POPS goes to the slow path anyway: a mask
- * test of the pop counter the fast path has loaded already. */
-#define BW__DECAY_POPS 1024u
-
-/* A block of tc's class for min_size, or NULL when that class is empty, or
- * when this pop is the class's BW__DECAY_POPS-th (the slow path pops it). */
-static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
-{
-    unsigned ci = bw__class_index(p, min_size);
-    uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
-    size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
-    size_t cap;
-    void *b;
-    /* pop + 1 is the counter's next value, stored below: one test more. */
-    if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
-    cap = p->min_size << ci;
-    b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
-    /* Decay's low-water mark: the blocks below it stay untouched. */
-    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
-    BW__TRACK_UNDEFINED(b, cap);
-    *capacity = cap;
-    return b;
-}
-
-/* A power of two with capacity - min_size < span: min_size <= capacity <=
- * the largest thread-cached class in one compare (unsigned wrap); a span of
- * 0 sends every return of a checked, zeroing or cache-less pool to the slow
- * path. */
-static inline bool bw__return_fast_ok(const bw_pool *p, const void *block, size_t capacity)
-{
-    return p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
-           capacity - p->min_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
-}
-
-/* Keep block in tc; false when its class holds all the slots it reserved. */
-static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t capacity)
-{
-    unsigned ci = bw__log2(capacity) - p->min_shift;
-    uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
-    size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
-    if (BW__UNLIKELY(n >= tc->resv[ci])) return false;
-    BW__TRACK_NOACCESS(block, capacity);
-    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
-    return true;
-}
-
 static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;

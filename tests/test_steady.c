@@ -367,3 +367,107 @@ Test(steady, patch_out_of_range_changes_nothing)
         bw_release(&w);
     }
 }
+
+/* One small message on p: a u32 length and 64 payload bytes in a fresh
+ * contiguous writer, checked, then released. Returns the block it used. */
+static const unsigned char *small_message(bw_pool *p, unsigned seed)
+{
+    unsigned char body[64];
+    const unsigned char *d;
+    bw_writer w;
+    size_t i, bad = 0;
+    for (i = 0; i < sizeof body; i++) body[i] = pat(i, seed);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_put_u32le(&w, 64), BW_OK);
+    cr_assert_eq(bw_write(&w, body, sizeof body), BW_OK);
+    d = bw_data(&w);
+    cr_assert_eq(bw_len(&w), 68);
+    cr_assert_eq(bw_capacity(&w), 512, "the first block is min_first_block");
+    cr_assert_eq(d[0], 64);
+    for (i = 0; i < sizeof body; i++) bad += d[4 + i] != pat(i, seed);
+    cr_assert_eq(bad, 0);
+    bw_release(&w);
+    cr_assert_eq(bw_len(&w), 0);
+    cr_assert_eq(bw_capacity(&w), 0, "released: no storage");
+    cr_assert_eq(bw_error(&w), BW_OK);
+    return d;
+}
+
+Test(steady, pooled_small_messages_reuse_one_block_through_the_thread_cache)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats st;
+    const unsigned char *first;
+    unsigned i;
+    ta_init(&ta, 1);
+    p = ta_pool_defaults(&ta);
+    first = small_message(p, 0);
+    for (i = 1; i < 100; i++)
+        cr_assert_eq(small_message(p, i), first, "message %u: the same block again", i);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.rents, 100);
+    cr_expect_eq(st.hits, 99, "every block after the first is a retained one");
+    cr_expect_eq(st.returns, 100);
+    cr_expect_eq(st.backing_allocs, 1);
+    cr_expect_eq(st.outstanding_bytes, 0);
+    cr_expect_eq(st.retained_bytes, 512);
+    cr_expect_eq(st.learned_large_size, 0, "jobs below the jump floor teach no jump");
+    ta_finish(&ta, p);
+}
+
+Test(steady, pooled_small_messages_keep_each_pools_promises)
+{
+    test_alloc ta;
+    bw_pool_options o;
+    bw_pool *learn, *zero, *checked, *other;
+    bw_pool_stats st;
+    bw_writer w;
+    const unsigned char *a, *b;
+    size_t i, nonzero = 0;
+    unsigned k;
+    ta_init(&ta, 1);
+    memset(&o, 0, sizeof o);
+    o.allocator = &ta.hook;
+    /* A learning pool: every release records the job's 68 bytes. */
+    o.flags = BW_POOL_LEARN_SIZE;
+    cr_assert_eq(bw_pool_create(&learn, &o), BW_OK);
+    for (k = 0; k < 4; k++) (void)small_message(learn, k);
+    bw_pool_get_stats(learn, &st);
+    cr_expect_eq(st.learned_size, 128, "learned from small jobs: the class of 68 B");
+    cr_expect_eq(st.hits, 3);
+    /* A zeroing pool: the block a message left reads as zeros next time. */
+    o.flags = BW_POOL_ZERO_ON_RETURN;
+    cr_assert_eq(bw_pool_create(&zero, &o), BW_OK);
+    (void)small_message(zero, 1);
+    cr_assert_eq(bw_init(&w, zero, 0), BW_OK);
+    cr_assert_eq(bw_put_u32le(&w, 7), BW_OK);
+    for (i = 4; i < bw_capacity(&w); i++) nonzero += bw_data(&w)[i] != 0;
+    cr_expect_eq(nonzero, 0, "the last message's bytes never reach the next");
+    bw_release(&w);
+    /* A checked pool: its blocks go through the checks, still reused. */
+    o.flags = BW_POOL_CHECKED;
+    cr_assert_eq(bw_pool_create(&checked, &o), BW_OK);
+    for (k = 0; k < 4; k++) (void)small_message(checked, k);
+    bw_pool_get_stats(checked, &st);
+    cr_expect_eq(st.hits, 3);
+    cr_expect_eq(st.outstanding_bytes, 0);
+    /* Two pools in turn (the thread's last cache is the other's): each
+     * message gets its own pool's block, and each pool keeps its own. */
+    o.flags = 0;
+    cr_assert_eq(bw_pool_create(&other, &o), BW_OK);
+    a = small_message(learn, 9);
+    b = small_message(other, 9);
+    for (k = 0; k < 10; k++) {
+        cr_expect_eq(small_message(learn, k), a);
+        cr_expect_eq(small_message(other, k), b);
+    }
+    cr_expect_neq(a, b);
+    bw_pool_get_stats(other, &st);
+    cr_expect_eq(st.rents, 11);
+    cr_expect_eq(st.hits, 10);
+    bw_pool_destroy(learn);
+    bw_pool_destroy(zero);
+    bw_pool_destroy(checked);
+    ta_finish(&ta, other);
+}
