@@ -35,6 +35,24 @@ static size_t big_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
     return cross;
 }
 
+/* A 128 KiB block (above TH) rented and returned is freed at once, not
+ * kept; renting it again allocates again. *cap: the block's capacity. */
+static void expect_large_block_not_kept(bw_pool *p, size_t *cap)
+{
+    bw_pool_stats s;
+    void *b = rent_ok(p, 128 * KiB, cap);
+    cr_expect_eq(bw_pool_return(p, b, *cap), BW_OK);
+    s = stats_of(p);
+    cr_expect_eq(s.backing_frees, 1);
+    cr_expect_eq(s.large_retained_bytes, 0);
+    cr_expect_eq(s.retained_bytes, 0);
+    b = rent_ok(p, 128 * KiB, cap);
+    s = stats_of(p);
+    cr_expect_eq(s.backing_allocs, 2);
+    cr_expect_eq(s.large_hits, 0);
+    cr_expect_eq(bw_pool_return(p, b, *cap), BW_OK);
+}
+
 /* ------------------------------------------------------------------ */
 /* Options, flags, bounds, stats                                        */
 /* ------------------------------------------------------------------ */
@@ -129,24 +147,14 @@ Test(defaults, no_large_retention_flag_frees_blocks_above_the_threshold)
     bw_pool *p;
     bw_pool_stats s;
     size_t cap;
-    void *b;
     ta_init(&ta, 1);
     o = opts_for(&ta);
     o.max_pooled_size = TH;
     o.flags = BW_POOL_NO_LARGE_RETENTION;
     p = mkpool(&o);
-    b = rent_ok(p, 128 * KiB, &cap);
-    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    expect_large_block_not_kept(p, &cap);
     s = stats_of(p);
-    cr_expect_eq(s.backing_frees, 1);
-    cr_expect_eq(s.large_retained_bytes, 0);
-    cr_expect_eq(s.retained_bytes, 0);
-    b = rent_ok(p, 128 * KiB, &cap);
-    s = stats_of(p);
-    cr_expect_eq(s.backing_allocs, 2);
     cr_expect_eq(s.hits, 0);
-    cr_expect_eq(s.large_hits, 0);
-    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
     ta_finish(&ta, p);
 }
 
@@ -472,23 +480,11 @@ Test(defaults, bypass_turns_large_retention_off)
 {
     test_alloc ta;
     bw_pool *p;
-    bw_pool_stats s;
-    void *b;
     size_t cap;
     ta_init(&ta, 1);
     p = learn_pool(&ta, BW_POOL_BYPASS, 0);
-    b = rent_ok(p, 128 * KiB, &cap);
+    expect_large_block_not_kept(p, &cap);
     cr_expect_eq(cap, 128 * KiB);
-    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
-    s = stats_of(p);
-    cr_expect_eq(s.backing_frees, 1);
-    cr_expect_eq(s.large_retained_bytes, 0);
-    cr_expect_eq(s.retained_bytes, 0);
-    b = rent_ok(p, 128 * KiB, &cap);
-    s = stats_of(p);
-    cr_expect_eq(s.large_hits, 0);
-    cr_expect_eq(s.backing_allocs, 2);
-    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
     ta_finish(&ta, p);
 }
 

@@ -194,53 +194,46 @@ static void stream_to_dead_reader(int fd, const char *where)
     cr_expect_neq(fcntl(fd, F_GETFD), -1, "%s: the library never closes the fd", where);
 }
 
-Test(fd, fd_stream_to_pipe_without_reader_is_epipe_no_signal, .timeout = 60)
+/* Stream into a pipe whose reader is gone; the signal state (pending
+ * SIGPIPE: `pending`) is the same after as before. */
+static void pipe_without_reader(const char *where, int pending)
 {
     sigstate before;
     int fds[2];
-    signal(SIGPIPE, SIG_DFL); /* a SIGPIPE that got through would kill us */
     sig_save(&before);
     cr_assert_eq(pipe(fds), 0);
     close(fds[0]);
-    stream_to_dead_reader(fds[1], "pipe");
-    sig_expect_same(&before, 0, "pipe");
+    stream_to_dead_reader(fds[1], where);
+    sig_expect_same(&before, pending, where);
     close(fds[1]);
+}
+
+Test(fd, fd_stream_to_pipe_without_reader_is_epipe_no_signal, .timeout = 60)
+{
+    signal(SIGPIPE, SIG_DFL); /* a SIGPIPE that got through would kill us */
+    pipe_without_reader("pipe", 0);
 }
 
 Test(fd, fd_stream_to_pipe_without_reader_with_sigpipe_blocked_leaves_none_pending, .timeout = 60)
 {
-    sigstate before;
     sigset_t set;
-    int fds[2];
     signal(SIGPIPE, SIG_DFL);
     sigemptyset(&set);
     sigaddset(&set, SIGPIPE);
     cr_assert_eq(pthread_sigmask(SIG_BLOCK, &set, NULL), 0);
-    sig_save(&before);
-    cr_assert_eq(pipe(fds), 0);
-    close(fds[0]);
-    stream_to_dead_reader(fds[1], "pipe, SIGPIPE blocked");
-    sig_expect_same(&before, 0, "pipe, SIGPIPE blocked");
-    close(fds[1]);
+    pipe_without_reader("pipe, SIGPIPE blocked", 0);
 }
 
 Test(fd, fd_stream_to_pipe_without_reader_keeps_a_callers_pending_sigpipe, .timeout = 60)
 {
-    sigstate before;
     sigset_t set;
     struct timespec zero = {0, 0};
-    int fds[2];
     signal(SIGPIPE, SIG_DFL);
     sigemptyset(&set);
     sigaddset(&set, SIGPIPE);
     cr_assert_eq(pthread_sigmask(SIG_BLOCK, &set, NULL), 0);
     raise(SIGPIPE); /* the caller's own, pending */
-    sig_save(&before);
-    cr_assert_eq(pipe(fds), 0);
-    close(fds[0]);
-    stream_to_dead_reader(fds[1], "pipe, SIGPIPE already pending");
-    sig_expect_same(&before, 1, "pipe, SIGPIPE already pending");
-    close(fds[1]);
+    pipe_without_reader("pipe, SIGPIPE already pending", 1);
     (void)sigtimedwait(&set, NULL, &zero); /* take ours back */
 }
 

@@ -38,6 +38,18 @@ static void mw_expect_all(mw *m, const void *exp, size_t n, const char *where)
 }
 #endif
 
+/* fputs s to f, then fflush: it must fail (EOF). Returns the errno. */
+static int fputs_then_fflush_fails(FILE *f, const char *s)
+{
+    int rc, e;
+    fputs(s, f);
+    errno = 0;
+    rc = fflush(f);
+    e = errno;
+    cr_expect_eq(rc, EOF);
+    return e;
+}
+
 Test(file, fopen_fprintf_lands_in_every_mode, .timeout = 60)
 {
 #ifdef BW_HAVE_FILE_ADAPTER
@@ -124,17 +136,13 @@ Test(file, fopen_fixed_writer_that_fills_fails_with_enospc, .timeout = 60)
     unsigned char buf[16];
     char big[101];
     FILE *f;
-    int rc, e;
+    int e;
     memset(big, 'a', 100);
     big[100] = '\0';
     cr_assert_eq(bw_init_fixed(&w, buf, sizeof buf), BW_OK);
     f = bw_fopen(&w);
     cr_assert_not_null(f);
-    fputs(big, f);
-    errno = 0;
-    rc = fflush(f);
-    e = errno;
-    cr_expect_eq(rc, EOF);
+    e = fputs_then_fflush_fails(f, big);
     cr_expect_eq(e, ENOSPC, "errno %d", e);
     cr_expect(ferror(f), "the FILE has its error flag");
     cr_expect_eq(bw_error(&w), BW_EFULL);
@@ -150,7 +158,7 @@ Test(file, fopen_writer_failure_sets_errno, .timeout = 60)
 {
 #ifdef BW_HAVE_FILE_ADAPTER
     char big[1000];
-    int rc, e;
+    int e;
     memset(big, 'q', sizeof big - 1);
     big[sizeof big - 1] = '\0';
     { /* allocator failure: ENOMEM */
@@ -165,11 +173,7 @@ Test(file, fopen_writer_failure_sets_errno, .timeout = 60)
         cr_assert_eq(bw_init(&w, p, 0), BW_OK);
         f = bw_fopen(&w);
         cr_assert_not_null(f);
-        fputs(big, f);
-        errno = 0;
-        rc = fflush(f);
-        e = errno;
-        cr_expect_eq(rc, EOF);
+        e = fputs_then_fflush_fails(f, big);
         cr_expect_eq(e, ENOMEM, "errno %d", e);
         cr_expect_eq(bw_error(&w), BW_ENOMEM);
         fclose(f);
@@ -185,11 +189,7 @@ Test(file, fopen_writer_failure_sets_errno, .timeout = 60)
         m.s.fail_errno = EIO;
         f = bw_fopen(&m.w);
         cr_assert_not_null(f);
-        fputs(big, f);
-        errno = 0;
-        rc = fflush(f);
-        e = errno;
-        cr_expect_eq(rc, EOF);
+        e = fputs_then_fflush_fails(f, big);
         cr_expect_eq(e, EIO, "errno %d", e);
         cr_expect_eq(bw_error(&m.w), BW_EIO);
         fclose(f);
