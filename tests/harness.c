@@ -85,26 +85,18 @@ void ta_init(test_alloc *ta, int with_realloc)
  * nothing decays. ta_pool_defaults keeps every 0.2 default. */
 bw_pool *ta_pool(test_alloc *ta, size_t threshold, unsigned flags)
 {
-    bw_pool_options o;
-    bw_pool *p = NULL;
-    memset(&o, 0, sizeof o);
+    bw_pool_options o = opts_for(ta);
     o.max_pooled_size = threshold;
     o.flags = flags | BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH;
     o.min_first_block = 1;
     o.decay_ms = BW_DECAY_NEVER;
-    o.allocator = &ta->hook;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
-    return p;
+    return mkpool(&o);
 }
 
 bw_pool *ta_pool_defaults(test_alloc *ta)
 {
-    bw_pool_options o;
-    bw_pool *p = NULL;
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta->hook;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
-    return p;
+    bw_pool_options o = opts_for(ta);
+    return mkpool(&o);
 }
 
 /* Destroy the pool and check the allocator balances to zero. */

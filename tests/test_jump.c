@@ -14,16 +14,12 @@
  * goes back while a test counts). */
 static bw_pool *jump_pool(test_alloc *ta, unsigned flags, size_t max_learned, size_t floor)
 {
-    bw_pool_options o;
-    bw_pool *p = NULL;
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta->hook;
+    bw_pool_options o = opts_for(ta);
     o.decay_ms = BW_DECAY_NEVER;
     o.flags = flags;
     o.max_learned_size = max_learned;
     o.jump_floor = floor;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
-    return p;
+    return mkpool(&o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -233,15 +229,11 @@ static size_t chain_job(bw_pool *p, size_t total, int check)
 
 static bw_pool *chain_pool(test_alloc *ta, size_t large_bytes, size_t large_blocks, uint32_t decay)
 {
-    bw_pool_options o;
-    bw_pool *p = NULL;
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta->hook;
+    bw_pool_options o = opts_for(ta);
     o.decay_ms = decay;
     o.max_large_bytes = large_bytes;
     o.max_large_blocks = large_blocks;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
-    return p;
+    return mkpool(&o);
 }
 
 Test(chain_steady, repeated_16_and_64_mib_jobs_allocate_nothing_after_the_first)
