@@ -4,6 +4,7 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <time.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -441,6 +442,16 @@ int opaque_int(int n)
 {
     volatile int v = n;
     return v;
+}
+
+int vp(bw_writer *w, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = bw_vprintf(w, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 /* Record an error (BW_EINVAL: an advance beyond the free space). */

@@ -187,6 +187,9 @@ void put_pattern(harness *h, size_t from, size_t n);
 size_t opaque(size_t n);
 int opaque_int(int n);
 
+/* bw_vprintf through a variadic call. */
+int vp(bw_writer *w, const char *fmt, ...);
+
 /* Record an error (BW_EINVAL: an advance beyond the free space). */
 void record_einval(harness *h);
 

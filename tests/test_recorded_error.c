@@ -20,16 +20,6 @@
 
 /* --- NULL, missing sink, failed init, the recorded error ----------------- */
 
-static int vp(bw_writer *w, const char *fmt, ...)
-{
-    va_list ap;
-    int rc;
-    va_start(ap, fmt);
-    rc = bw_vprintf(w, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
 Test(recorded_error, null_writer_every_function)
 {
     unsigned char b[8];
