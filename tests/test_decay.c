@@ -37,6 +37,17 @@ static bw_pool *decay_pool(test_alloc *ta, unsigned flags, uint32_t decay_ms)
     return mkpool(&o);
 }
 
+/* Checked only while less than half of decay_ms has really passed between
+ * t0 and t1: nothing was given back yet, p still retains `kept` bytes. */
+static void expect_kept_while_young(bw_pool *p, uint64_t t0, uint64_t t1, uint64_t kept)
+{
+    bw_pool_stats s;
+    if (t1 - t0 >= DECAY / 2) return;
+    s = stats_of(p);
+    cr_expect_eq(s.retained_bytes, kept, "given back after %llu ms", (unsigned long long)(t1 - t0));
+    cr_expect_eq(s.decayed_bytes, 0);
+}
+
 Test(decay, pooled_block_decays_at_first_slow_return_after_decay_ms_not_before)
 {
     test_alloc ta, tn, td;
@@ -66,12 +77,7 @@ Test(decay, pooled_block_decays_at_first_slow_return_after_decay_ms_not_before)
     sleep_ms(20);
     probe = rent_ok(p, 16, &pcap);
     t1 = mono_ms();
-    if (t1 - t0 < DECAY / 2) {
-        s = stats_of(p);
-        cr_expect_eq(s.retained_bytes, 4096, "given back after %llu ms",
-                     (unsigned long long)(t1 - t0));
-        cr_expect_eq(s.decayed_bytes, 0);
-    }
+    expect_kept_while_young(p, t0, t1, 4096);
     /* Past decay_ms: stats alone change nothing ... */
     sleep_until(t0 + 3 * DECAY);
     s = stats_of(p);
@@ -126,12 +132,7 @@ Test(decay, thread_cache_block_decays_at_its_threads_first_slow_rent_after_decay
     sleep_ms(20);
     probe[0] = rent_ok(p, 128 * KiB, &pcap[0]); /* a slow path on this thread */
     t1 = mono_ms();
-    if (t1 - t0 < DECAY / 2) {
-        s = stats_of(p);
-        cr_expect_eq(s.retained_bytes, 256, "given back after %llu ms",
-                     (unsigned long long)(t1 - t0));
-        cr_expect_eq(s.decayed_bytes, 0);
-    }
+    expect_kept_while_young(p, t0, t1, 256);
     sleep_until(t0 + 3 * DECAY);
     s = stats_of(p);
     cr_expect_eq(s.retained_bytes, 256, "bw_pool_get_stats must not decay");
