@@ -6,7 +6,7 @@
  * (and, separately, call N and every later one failing). Each failure must
  * return BW_ENOMEM, leave every written byte identical, stick, and leak
  * nothing once the writer is released and the pool destroyed. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <stdio.h>
 
@@ -108,46 +108,34 @@ static int run(bw_pool *p, unsigned char *ref)
  * workload makes many backing calls both below and above the threshold. */
 static bw_pool *no_retention_pool(test_alloc *ta)
 {
-    bw_pool_options o;
-    bw_pool *p = NULL;
-    memset(&o, 0, sizeof o);
+    bw_pool_options o = opts_for(ta);
     o.max_pooled_size = THRESHOLD;
     o.max_retained_bytes = 1;
     o.flags = BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH;
     o.min_first_block = 1;
-    o.allocator = &ta->hook;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
-    return p;
+    return mkpool(&o);
 }
 
 /* Learned size and large retention: later jobs start big and take kept
  * blocks, so failures land on those paths too. */
 static bw_pool *steady_pool(test_alloc *ta)
 {
-    bw_pool_options o;
-    bw_pool *p = NULL;
-    memset(&o, 0, sizeof o);
+    bw_pool_options o = opts_for(ta);
     o.max_pooled_size = THRESHOLD;
     o.flags = BW_POOL_LEARN_SIZE | BW_POOL_NO_LEARNED_GROWTH;
     o.max_large_bytes = 1u << 20;
     o.max_large_blocks = 3;
     o.min_first_block = 1;
-    o.allocator = &ta->hook;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
-    return p;
+    return mkpool(&o);
 }
 
 /* Every 0.2 default (large retention, the learned jump, the first block's
  * minimum, decay) with the small threshold. */
 static bw_pool *defaults_pool(test_alloc *ta)
 {
-    bw_pool_options o;
-    bw_pool *p = NULL;
-    memset(&o, 0, sizeof o);
+    bw_pool_options o = opts_for(ta);
     o.max_pooled_size = THRESHOLD;
-    o.allocator = &ta->hook;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
-    return p;
+    return mkpool(&o);
 }
 
 static void fail_every_n_with(int with_realloc, int sticky, bw_pool *(*make)(test_alloc *),
@@ -225,7 +213,7 @@ Test(allocfail, init_failure_leaves_clean_writer)
     atomic_store(&ta.fail_at, 1);
     cr_expect_eq(bw_init(&w, p, 100), BW_ENOMEM);
     cr_expect_eq(bw_capacity(&w), 0);
-    cr_expect_eq(bw_error(&w), BW_ENOMEM, "recorded (rule 19)");
+    cr_expect_eq(bw_error(&w), BW_ENOMEM, "recorded (a failed call records its error)");
     cr_expect_eq(bw_puts(&w, "refused"), BW_ENOMEM);
     bw_clear_error(&w);
     cr_expect_eq(bw_puts(&w, "ok now"), BW_OK);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_cursor.c - the pointer encoders (bw_enc_*) byte for byte, and a span
  * committed with bw_advance_to: its result in every mode and its errors. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <stdio.h>
 
@@ -134,89 +134,21 @@ Test(cursor, encoders_agree_with_the_puts)
 /* A span committed with bw_advance_to, in every mode                     */
 /* ---------------------------------------------------------------------- */
 
-enum { C_CONTIG, C_BUFFER, C_CHAIN, C_SINK, C_FIXED, C_COUNT };
-static const char *const cmode[C_COUNT] = {"contiguous", "buffer", "segmented", "streaming",
-                                           "fixed"};
-
-typedef struct out {
-    unsigned char *d;
-    size_t n, cap;
-} out;
-
-static void out_add(out *o, const void *src, size_t n)
-{
-    if (o->n + n > o->cap) {
-        o->cap = (o->n + n) * 2;
-        o->d = (unsigned char *)realloc(o->d, o->cap);
-        cr_assert_not_null(o->d);
-    }
-    memcpy(o->d + o->n, src, n);
-    o->n += n;
-}
-
-static ptrdiff_t out_sink(void *ctx, const void *data, size_t n)
-{
-    out_add((out *)ctx, data, n);
-    return (ptrdiff_t)n;
-}
-
-typedef struct cw {
-    bw_writer w;
-    test_alloc ta;
-    bw_pool *p;
-    out sent;
-    unsigned char ibuf[100];
-    unsigned char *fixed;
-} cw;
-
+/* The harness's writer of mode m: a 256-byte streaming buffer, a 128 KiB
+ * fixed buffer. */
 #define FIXED_CAP ((size_t)1 << 17)
 
-static void cw_open(cw *c, int mode)
+static void cw_open(harness *c, int mode)
 {
-    bw_pool_options o;
-    int rc = BW_OK;
-    memset(c, 0, sizeof *c);
-    ta_init(&c->ta, 1);
-    memset(&o, 0, sizeof o);
-    o.allocator = &c->ta.hook;
-    cr_assert_eq(bw_pool_create(&c->p, &o), BW_OK);
-    switch (mode) {
-    case C_CONTIG: rc = bw_init(&c->w, c->p, 0); break;
-    case C_BUFFER: rc = bw_init_buffer(&c->w, c->p, c->ibuf, sizeof c->ibuf); break;
-    case C_CHAIN: rc = bw_init_chain(&c->w, c->p); break;
-    case C_SINK: rc = bw_init_sink(&c->w, c->p, 256, out_sink, &c->sent); break;
-    default:
-        c->fixed = (unsigned char *)malloc(FIXED_CAP);
-        cr_assert_not_null(c->fixed);
-        rc = bw_init_fixed(&c->w, c->fixed, FIXED_CAP);
-        break;
-    }
-    cr_assert_eq(rc, BW_OK);
+    h_open_ex(c, mode, mode == M_SINK ? 256 : mode == M_FIXED ? FIXED_CAP : default_param(mode), 0,
+              0);
 }
 
-/* Everything the writer produced: what was sent, then what is held. */
-static out cw_output(cw *c)
-{
-    out o = {NULL, 0, 0};
-    size_t n = bw_len(&c->w);
-    if (c->sent.n != 0) out_add(&o, c->sent.d, c->sent.n);
-    if (n != 0) {
-        unsigned char *tmp = (unsigned char *)malloc(n);
-        cr_assert_not_null(tmp);
-        cr_assert_eq(bw_copy_out(&c->w, 0, tmp, n), BW_OK);
-        out_add(&o, tmp, n);
-        free(tmp);
-    }
-    return o;
-}
-
-static void cw_close(cw *c)
-{
-    bw_release(&c->w);
-    free(c->fixed);
-    free(c->sent.d);
-    ta_finish(&c->ta, c->p);
-}
+/* The writer's whole output (h_output): what was sent, then what is held. */
+typedef struct out {
+    unsigned char *d;
+    size_t n;
+} out;
 
 /* The record a serializer would write: u32 + uvarint + u64 + f64 + bytes. */
 #define REC_MAX (4 + 10 + 8 + 8 + 7)
@@ -243,8 +175,8 @@ static void put_record(bw_writer *w, uint32_t i)
 Test(cursor, records_through_a_span_equal_the_puts_in_every_mode)
 {
     int m;
-    for (m = 0; m < C_COUNT; m++) {
-        cw c;
+    FOR_EACH_MODE(m) {
+        harness c;
         bw_writer ref = BW_WRITER_INIT;
         out got;
         uint32_t i;
@@ -254,28 +186,28 @@ Test(cursor, records_through_a_span_equal_the_puts_in_every_mode)
             uint64_t tell = bw_tell(&c.w);
             unsigned char *p = (unsigned char *)bw_get_span(&c.w, REC_MAX, &avail);
             unsigned char *end;
-            cr_assert_not_null(p, "%s: span %u: %s", cmode[m], i, bw_strerror(bw_error(&c.w)));
-            cr_assert_geq(avail, REC_MAX, "%s: the span has the room asked for", cmode[m]);
+            cr_assert_not_null(p, "%s: span %u: %s", mode_name[m], i, bw_strerror(bw_error(&c.w)));
+            cr_assert_geq(avail, REC_MAX, "%s: the span has the room asked for", mode_name[m]);
             end = enc_record(p, i);
-            cr_assert_eq(bw_advance_to(&c.w, end), BW_OK, "%s: record %u", cmode[m], i);
+            cr_assert_eq(bw_advance_to(&c.w, end), BW_OK, "%s: record %u", mode_name[m], i);
             cr_assert_eq(bw_tell(&c.w), tell + (uint64_t)(end - p),
-                         "%s: exactly end - start committed", cmode[m]);
-            if (m != C_SINK)
-                cr_assert_eq(bw_len(&c.w), before + (size_t)(end - p), "%s", cmode[m]);
+                         "%s: exactly end - start committed", mode_name[m]);
+            if (m != M_SINK)
+                cr_assert_eq(bw_len(&c.w), before + (size_t)(end - p), "%s", mode_name[m]);
             put_record(&ref, i);
         }
         cr_assert_eq(bw_error(&c.w), BW_OK);
         cr_assert_eq(bw_flush(&c.w), BW_OK);
-        got = cw_output(&c);
-        cr_assert_eq(got.n, bw_len(&ref), "%s: %zu bytes, the puts wrote %zu", cmode[m], got.n,
+        got.d = h_output(&c, &got.n);
+        cr_assert_eq(got.n, bw_len(&ref), "%s: %zu bytes, the puts wrote %zu", mode_name[m], got.n,
                      bw_len(&ref));
         cr_assert(memcmp(got.d, bw_data(&ref), got.n) == 0, "%s: same bytes as the puts",
-                  cmode[m]);
-        if (m == C_SINK) cr_assert_gt(c.sent.n, 0, "the streaming writer sent as it went");
-        if (m == C_CHAIN) cr_assert_null(bw_data(&c.w), "the segmented writer linked blocks");
+                  mode_name[m]);
+        if (m == M_SINK) cr_assert_gt(c.s.len, 0, "the streaming writer sent as it went");
+        if (m == M_CHAIN) cr_assert_null(bw_data(&c.w), "the segmented writer linked blocks");
         free(got.d);
         bw_release(&ref);
-        cw_close(&c);
+        h_close(&c);
     }
 }
 
@@ -284,8 +216,8 @@ Test(cursor, records_through_a_span_equal_the_puts_in_every_mode)
 Test(cursor, advance_to_counts_from_the_current_start_in_every_mode)
 {
     int m;
-    for (m = 0; m < C_COUNT; m++) {
-        cw c;
+    FOR_EACH_MODE(m) {
+        harness c;
         unsigned char *p, *q;
         out got;
         cw_open(&c, m);
@@ -294,23 +226,23 @@ Test(cursor, advance_to_counts_from_the_current_start_in_every_mode)
         p = bw_enc_u16be(p, 0x0102);
         cr_assert_eq(bw_advance(&c.w, 2), BW_OK);
         q = (unsigned char *)bw_get_span(&c.w, 16, NULL);
-        cr_assert_eq(q, p, "%s: the span's start moved by the advance", cmode[m]);
+        cr_assert_eq(q, p, "%s: the span's start moved by the advance", mode_name[m]);
         q = bw_enc_u8(q, 3);
         cr_assert_eq(bw_advance_to(&c.w, q), BW_OK);
         cr_assert_eq(bw_advance_to(&c.w, q), BW_OK, "%s: end == start commits nothing",
-                     cmode[m]);
-        cr_assert_eq(bw_tell(&c.w), 3, "%s", cmode[m]);
+                     mode_name[m]);
+        cr_assert_eq(bw_tell(&c.w), 3, "%s", mode_name[m]);
         cr_assert_eq(bw_put_u8(&c.w, 4), BW_OK);
         q = (unsigned char *)bw_get_span(&c.w, 0, NULL);
-        cr_assert_not_null(q, "%s: a hint of 0 still gives a byte", cmode[m]);
+        cr_assert_not_null(q, "%s: a hint of 0 still gives a byte", mode_name[m]);
         q = bw_enc_u8(q, 5);
         cr_assert_eq(bw_advance_to(&c.w, q), BW_OK);
         cr_assert_eq(bw_flush(&c.w), BW_OK);
-        got = cw_output(&c);
-        cr_assert_eq(got.n, 5, "%s", cmode[m]);
-        cr_assert(memcmp(got.d, "\1\2\3\4\5", 5) == 0, "%s: bytes", cmode[m]);
+        got.d = h_output(&c, &got.n);
+        cr_assert_eq(got.n, 5, "%s", mode_name[m]);
+        cr_assert(memcmp(got.d, "\1\2\3\4\5", 5) == 0, "%s: bytes", mode_name[m]);
         free(got.d);
-        cw_close(&c);
+        h_close(&c);
     }
 }
 
@@ -325,8 +257,8 @@ Test(cursor, advance_to_errors_in_every_mode)
         unsigned char b[4];
         cr_assert_eq(bw_advance_to(NULL, b), BW_EINVAL);
     }
-    for (m = 0; m < C_COUNT; m++) {
-        cw c;
+    FOR_EACH_MODE(m) {
+        harness c;
         size_t avail;
         unsigned char *p;
         uint64_t tell;
@@ -337,9 +269,9 @@ Test(cursor, advance_to_errors_in_every_mode)
         /* Before the span's start (into the held bytes). */
         p = (unsigned char *)bw_get_span(&c.w, 8, &avail);
         cr_assert_not_null(p);
-        cr_assert_eq(bw_advance_to(&c.w, p - 1), BW_EINVAL, "%s: before the start", cmode[m]);
-        cr_assert_eq(bw_error(&c.w), BW_EINVAL, "%s: recorded", cmode[m]);
-        cr_assert_eq(bw_tell(&c.w), tell, "%s: nothing committed", cmode[m]);
+        cr_assert_eq(bw_advance_to(&c.w, p - 1), BW_EINVAL, "%s: before the start", mode_name[m]);
+        cr_assert_eq(bw_error(&c.w), BW_EINVAL, "%s: recorded", mode_name[m]);
+        cr_assert_eq(bw_tell(&c.w), tell, "%s: nothing committed", mode_name[m]);
         bw_clear_error(&c.w);
 
         /* Past the span: one byte more than the free space. The last byte
@@ -347,36 +279,36 @@ Test(cursor, advance_to_errors_in_every_mode)
         p = (unsigned char *)bw_get_span(&c.w, 8, &avail);
         cr_assert_eq(avail, bw_free_capacity(&c.w));
         cr_assert_eq(bw_advance_to(&c.w, p + avail + 1), BW_EINVAL, "%s: past the span",
-                     cmode[m]);
+                     mode_name[m]);
         cr_assert_eq(bw_error(&c.w), BW_EINVAL);
-        cr_assert_eq(bw_tell(&c.w), tell, "%s: nothing committed", cmode[m]);
+        cr_assert_eq(bw_tell(&c.w), tell, "%s: nothing committed", mode_name[m]);
         bw_clear_error(&c.w);
 
         /* NULL end. */
-        cr_assert_eq(bw_advance_to(&c.w, NULL), BW_EINVAL, "%s: NULL end", cmode[m]);
+        cr_assert_eq(bw_advance_to(&c.w, NULL), BW_EINVAL, "%s: NULL end", mode_name[m]);
         cr_assert_eq(bw_error(&c.w), BW_EINVAL);
         cr_assert_eq(bw_tell(&c.w), tell);
 
         /* With an error recorded: that error, nothing committed, even for an
          * end that would be valid, or the start itself. */
         p = (unsigned char *)bw_get_span(&c.w, 8, &avail);
-        cr_assert_null(p, "%s: no span while an error is recorded", cmode[m]);
+        cr_assert_null(p, "%s: no span while an error is recorded", mode_name[m]);
         bw_clear_error(&c.w);
         p = (unsigned char *)bw_get_span(&c.w, 8, &avail);
         cr_assert_not_null(p);
         cr_assert_eq(bw_advance_to(&c.w, p + avail + 1), BW_EINVAL);
-        cr_assert_eq(bw_advance_to(&c.w, p + 4), BW_EINVAL, "%s: the recorded error", cmode[m]);
+        cr_assert_eq(bw_advance_to(&c.w, p + 4), BW_EINVAL, "%s: the recorded error", mode_name[m]);
         cr_assert_eq(bw_advance_to(&c.w, p), BW_EINVAL, "%s: even committing nothing",
-                     cmode[m]);
-        cr_assert_eq(bw_tell(&c.w), tell, "%s: nothing committed", cmode[m]);
+                     mode_name[m]);
+        cr_assert_eq(bw_tell(&c.w), tell, "%s: nothing committed", mode_name[m]);
         bw_clear_error(&c.w);
 
         /* And the whole span is fine. */
         p = (unsigned char *)bw_get_span(&c.w, 8, &avail);
         memset(p, 0x5a, avail);
-        cr_assert_eq(bw_advance_to(&c.w, p + avail), BW_OK, "%s: the whole span", cmode[m]);
+        cr_assert_eq(bw_advance_to(&c.w, p + avail), BW_OK, "%s: the whole span", mode_name[m]);
         cr_assert_eq(bw_tell(&c.w), tell + avail);
-        cw_close(&c);
+        h_close(&c);
     }
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_encoding.c - every typed write, byte for byte. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <float.h>
 #include <math.h>

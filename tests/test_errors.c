@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_errors.c - bad input, NULL and zero, overflow, the sticky error.
  * Every bad input gets a clear status and changes no written byte. */
-#include "helpers.h"
+#include "harness.h"
 
 /* A writer holding "abc" on a counting pool. */
 typedef struct fixture {

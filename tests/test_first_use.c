@@ -4,42 +4,15 @@
  * capacity per move up to the threshold, so it climbs through a few blocks
  * (each copied and faulted in once) instead of every power of two, until the
  * pool has learned a jump; then the learned jump and plain doubling again. */
-#include "helpers.h"
-
-#define KiB ((size_t)1 << 10)
-#define MiB ((size_t)1 << 20)
-
-static unsigned char chunk[8192];
-
-static bw_pool_stats stats_of(bw_pool *p)
-{
-    bw_pool_stats s;
-    bw_pool_get_stats(p, &s);
-    return s;
-}
+#include "harness.h"
 
 /* A BW_WRITER_INIT-like writer on p writes `total` bytes in 8 KiB chunks,
  * checks them and is released. caps[] gets every capacity it had (at most
  * 32), *ncaps their number. */
 static void job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
 {
-    bw_writer w;
-    size_t last = 0, n = 0, i, bad = 0;
-    for (i = 0; i < sizeof chunk; i++) chunk[i] = pat(i, 5);
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    while (bw_len(&w) < total) {
-        size_t k = total - bw_len(&w) < sizeof chunk ? total - bw_len(&w) : sizeof chunk;
-        cr_assert_eq(bw_write(&w, chunk, k), BW_OK);
-        if (bw_capacity(&w) != last) {
-            last = bw_capacity(&w);
-            if (n < 32) caps[n++] = last;
-        }
-    }
-    cr_assert_eq(bw_len(&w), total);
-    for (i = 0; i < total; i++) bad += bw_data(&w)[i] != pat(i % sizeof chunk, 5);
-    cr_expect_eq(bad, 0, "the bytes survived every move");
-    bw_release(&w);
-    *ncaps = n;
+    fill_chunk(5);
+    write_job(p, total, caps, ncaps);
 }
 
 static void expect_caps(const size_t *caps, size_t n, const size_t *want, size_t nwant,

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* test_growth.c - the growth rule, block moves, reuse across runs, spans,
  * aliasing, detach and release. */
-#include "helpers.h"
+#include "harness.h"
 
 /* Append total bytes in chunk-sized pieces of a known pattern. */
-static void fill(bw_writer *w, size_t total, size_t chunk, unsigned seed, size_t *moves)
+static void grow_fill(bw_writer *w, size_t total, size_t chunk, unsigned seed, size_t *moves)
 {
     unsigned char buf[8192];
     size_t done = 0;
@@ -40,7 +40,7 @@ Test(growth, ten_mib_in_8k_chunks)
     ta_init(&ta, 1);
     p = ta_pool(&ta, 0, 0);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    fill(&w, 10u << 20, 8192, 1, &moves);
+    grow_fill(&w, 10u << 20, 8192, 1, &moves);
     check_bytes(&w, 10u << 20, 1);
     cr_expect_eq(bw_capacity(&w), 16u << 20);
     /* 8 KiB, then doubling up to 16 MiB: at most log2(16 MiB / 16 B) = 20. */
@@ -50,7 +50,7 @@ Test(growth, ten_mib_in_8k_chunks)
 
     /* Second run over the same pool: every block at or below the threshold
      * comes from retained blocks. */
-    fill(&w, 10u << 20, 8192, 2, NULL);
+    grow_fill(&w, 10u << 20, 8192, 2, NULL);
     check_bytes(&w, 10u << 20, 2);
     bw_pool_get_stats(p, &st2);
     /* Classes 8 KiB .. 1 MiB (8 rents) all hit; 2..16 MiB go to the
@@ -70,7 +70,7 @@ Test(growth, ten_mib_without_realloc_hook)
     ta_init(&ta, 0);
     p = ta_pool(&ta, 0, 0);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    fill(&w, 10u << 20, 8192, 3, &moves);
+    grow_fill(&w, 10u << 20, 8192, 3, &moves);
     check_bytes(&w, 10u << 20, 3);
     cr_expect_eq(bw_capacity(&w), 16u << 20);
     cr_expect_leq(moves, 20);
@@ -158,7 +158,7 @@ Test(growth, init_capacity_is_rounded)
     bw_release(&w);
     cr_expect_eq(bw_init(&w, p, SIZE_MAX), BW_EOVERFLOW);
     cr_expect_eq(bw_capacity(&w), 0);
-    cr_expect_eq(bw_error(&w), BW_EOVERFLOW, "a failed init is recorded (rule 19)");
+    cr_expect_eq(bw_error(&w), BW_EOVERFLOW, "a failed init is recorded");
     cr_expect_eq(bw_init(&w, p, (size_t)PTRDIFF_MAX), BW_EOVERFLOW);
     ta_finish(&ta, p);
 }

@@ -4,66 +4,22 @@
  * below the threshold), and segmented writers that stay allocation-free in
  * steady state at large sizes (their blocks past the threshold are kept as
  * large blocks, within the pool's bounds). */
-#include "helpers.h"
+#include "harness.h"
 
 #include <stdio.h>
 #include <sys/uio.h>
 #include <time.h>
 
-#define KiB ((size_t)1 << 10)
-#define MiB ((size_t)1 << 20)
-
-static unsigned char chunk[8192];
-
-static void fill_chunk(void)
-{
-    size_t i;
-    for (i = 0; i < sizeof chunk; i++) chunk[i] = pat(i, 3);
-}
-
-static bw_pool_stats stats_of(bw_pool *p)
-{
-    bw_pool_stats s;
-    bw_pool_get_stats(p, &s);
-    return s;
-}
-
 /* Every default but the allocator (counted) and decay (never, so nothing
  * goes back while a test counts). */
 static bw_pool *jump_pool(test_alloc *ta, unsigned flags, size_t max_learned, size_t floor)
 {
-    bw_pool_options o;
-    bw_pool *p = NULL;
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta->hook;
+    bw_pool_options o = opts_for(ta);
     o.decay_ms = BW_DECAY_NEVER;
     o.flags = flags;
     o.max_learned_size = max_learned;
     o.jump_floor = floor;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
-    return p;
-}
-
-/* A contiguous writer on p writes `total` bytes in 8 KiB chunks and is
- * released. caps[] gets every capacity it had (at most 32), *ncaps their
- * number; returns the largest. */
-static size_t job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
-{
-    bw_writer w;
-    size_t last = 0, n = 0;
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    while (bw_len(&w) < total) {
-        size_t k = total - bw_len(&w) < sizeof chunk ? total - bw_len(&w) : sizeof chunk;
-        cr_assert_eq(bw_write(&w, chunk, k), BW_OK);
-        if (bw_capacity(&w) != last) {
-            last = bw_capacity(&w);
-            if (n < 32) caps[n++] = last;
-        }
-    }
-    cr_assert_eq(bw_len(&w), total);
-    bw_release(&w);
-    *ncaps = n;
-    return last;
+    return mkpool(&o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -78,7 +34,7 @@ Test(jump, similar_jobs_reach_their_size_in_one_jump_after_two)
      * (256 KiB, 4 MiB) instead of every power of two. */
     static const size_t climb[] = { 3, 4, 4 };
     size_t i, k, caps[32], n;
-    fill_chunk();
+    fill_chunk(3);
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         test_alloc ta;
         bw_pool *p;
@@ -87,14 +43,14 @@ Test(jump, similar_jobs_reach_their_size_in_one_jump_after_two)
         p = jump_pool(&ta, 0, 0, 0);
         /* Nothing learned, then one sample: both climb. */
         for (k = 0; k < 2; k++) {
-            cr_expect_eq(job(p, sizes[i], caps, &n), sizes[i] <= 256 * KiB ? 256 * KiB : 4 * MiB);
+            cr_expect_eq(write_job(p, sizes[i], caps, &n), sizes[i] <= 256 * KiB ? 256 * KiB : 4 * MiB);
             cr_expect_eq(n, climb[i], "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k, n);
         }
         cr_expect_eq(stats_of(p).learned_large_size, sizes[i]);
         /* From the third on: up to the floor as before, then one jump. */
         for (k = 0; k < 3; k++) {
             rents = stats_of(p).rents;
-            cr_expect_eq(job(p, sizes[i], caps, &n), sizes[i]);
+            cr_expect_eq(write_job(p, sizes[i], caps, &n), sizes[i]);
             cr_expect_eq(n, 3, "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k + 2, n);
             if (n == 3) {
                 cr_expect_eq(caps[0], 8 * KiB);
@@ -115,18 +71,18 @@ Test(jump, writers_that_stay_below_the_floor_never_get_a_large_block)
     size_t i, k, caps[32], n;
     ta_init(&ta, 1);
     p = jump_pool(&ta, 0, 0, 0);
-    fill_chunk();
-    for (k = 0; k < 3; k++) job(p, 4 * MiB, caps, &n);
+    fill_chunk(3);
+    for (k = 0; k < 3; k++) write_job(p, 4 * MiB, caps, &n);
     cr_assert_eq(stats_of(p).learned_large_size, 4 * MiB);
     for (k = 0; k < 20; k++) {
         for (i = 0; i < sizeof small / sizeof small[0]; i++) {
-            size_t top = job(p, small[i], caps, &n);
+            size_t top = write_job(p, small[i], caps, &n);
             cr_expect_leq(top, 16 * KiB, "a %zu-byte writer got %zu", small[i], top);
         }
     }
     /* They teach nothing either: the jump still goes to 4 MiB. */
     cr_expect_eq(stats_of(p).learned_large_size, 4 * MiB);
-    cr_expect_eq(job(p, 100 * KiB, caps, &n), 4 * MiB);
+    cr_expect_eq(write_job(p, 100 * KiB, caps, &n), 4 * MiB);
     ta_finish(&ta, p);
 }
 
@@ -141,8 +97,8 @@ Test(jump, one_outlier_job_does_not_make_later_jobs_jump_to_its_size)
     ta_init(&ta, 1);
     /* max_learned_size above the outlier, so the cap cannot hide it. */
     p = jump_pool(&ta, 0, 1024 * MiB, 0);
-    fill_chunk();
-    for (k = 0; k < 3; k++) job(p, MiB, caps, &n);
+    fill_chunk(3);
+    for (k = 0; k < 3; k++) write_job(p, MiB, caps, &n);
     cr_assert_eq(stats_of(p).learned_large_size, MiB);
     for (round = 0; round < 2; round++) {
         /* A 256 MiB job (its bytes reserved and committed, not written:
@@ -156,7 +112,7 @@ Test(jump, one_outlier_job_does_not_make_later_jobs_jump_to_its_size)
         if (round == 0) {
             /* One: the next 1 MiB job still jumps to 1 MiB. */
             cr_expect_eq(stats_of(p).learned_large_size, MiB);
-            cr_expect_eq(job(p, MiB, caps, &n), MiB);
+            cr_expect_eq(write_job(p, MiB, caps, &n), MiB);
             cr_expect_eq(n, 3);
             if (n == 3) cr_expect_eq(caps[2], MiB);
         }
@@ -175,8 +131,8 @@ Test(jump, a_first_block_past_the_floor_jumps_one_at_it_does_not)
     size_t k, caps[32], n;
     ta_init(&ta, 1);
     p = jump_pool(&ta, 0, 0, 0);
-    fill_chunk();
-    for (k = 0; k < 2; k++) job(p, MiB, caps, &n);
+    fill_chunk(3);
+    for (k = 0; k < 2; k++) write_job(p, MiB, caps, &n);
     cr_assert_eq(stats_of(p).learned_large_size, MiB);
     /* A first block of exactly the floor is not past it. */
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
@@ -198,9 +154,9 @@ Test(jump, no_learned_growth_climbs_and_records_nothing)
     size_t k, caps[32], n;
     ta_init(&ta, 1);
     p = jump_pool(&ta, BW_POOL_NO_LEARNED_GROWTH, 0, 0);
-    fill_chunk();
+    fill_chunk(3);
     for (k = 0; k < 4; k++) {
-        cr_expect_eq(job(p, MiB, caps, &n), MiB);
+        cr_expect_eq(write_job(p, MiB, caps, &n), MiB);
         cr_expect_eq(n, 8, "job %zu: 8 KiB .. 1 MiB, every doubling (%zu)", k, n);
     }
     cr_expect_eq(stats_of(p).learned_large_size, 0);
@@ -213,15 +169,15 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     bw_pool_options o;
     bw_pool *p;
     size_t k, caps[32], n;
-    fill_chunk();
+    fill_chunk(3);
     /* A floor of 256 KiB: 200 KiB jobs teach nothing, 1 MiB jobs jump from
      * 256 KiB. */
     ta_init(&ta, 1);
     p = jump_pool(&ta, 0, 0, 256 * KiB);
-    for (k = 0; k < 3; k++) job(p, 200 * KiB, caps, &n);
+    for (k = 0; k < 3; k++) write_job(p, 200 * KiB, caps, &n);
     cr_expect_eq(stats_of(p).learned_large_size, 0);
-    for (k = 0; k < 2; k++) job(p, MiB, caps, &n);
-    cr_expect_eq(job(p, MiB, caps, &n), MiB);
+    for (k = 0; k < 2; k++) write_job(p, MiB, caps, &n);
+    cr_expect_eq(write_job(p, MiB, caps, &n), MiB);
     cr_expect_eq(n, 7, "8 KiB .. 256 KiB, then 1 MiB (%zu)", n);
     if (n == 7) cr_expect_eq(caps[5], 256 * KiB);
     ta_finish(&ta, p);
@@ -233,8 +189,8 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     o.max_pooled_size = 8 * KiB;
     p = NULL;
     cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
-    for (k = 0; k < 2; k++) job(p, 600 * KiB, caps, &n);
-    cr_expect_eq(job(p, 600 * KiB, caps, &n), MiB);
+    for (k = 0; k < 2; k++) write_job(p, 600 * KiB, caps, &n);
+    cr_expect_eq(write_job(p, 600 * KiB, caps, &n), MiB);
     cr_expect_eq(n, 2, "8 KiB, then 1 MiB (%zu)", n);
     ta_finish(&ta, p);
 }
@@ -273,22 +229,18 @@ static size_t chain_job(bw_pool *p, size_t total, int check)
 
 static bw_pool *chain_pool(test_alloc *ta, size_t large_bytes, size_t large_blocks, uint32_t decay)
 {
-    bw_pool_options o;
-    bw_pool *p = NULL;
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta->hook;
+    bw_pool_options o = opts_for(ta);
     o.decay_ms = decay;
     o.max_large_bytes = large_bytes;
     o.max_large_blocks = large_blocks;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
-    return p;
+    return mkpool(&o);
 }
 
 Test(chain_steady, repeated_16_and_64_mib_jobs_allocate_nothing_after_the_first)
 {
     static const size_t sizes[] = { 16 * MiB, 64 * MiB };
     size_t i, k;
-    fill_chunk();
+    fill_chunk(3);
     for (i = 0; i < 2; i++) {
         test_alloc ta;
         bw_pool *p;
@@ -323,7 +275,7 @@ Test(chain_steady, large_chain_blocks_stay_within_the_large_bounds)
     bw_pool *p;
     bw_pool_stats s;
     size_t k, top;
-    fill_chunk();
+    fill_chunk(3);
     /* 8 MiB and 3 blocks kept above the threshold: a 16 MiB chain takes 2
      * and 4 MiB, then the 2 MiB that still fit, then 1 MiB blocks. */
     ta_init(&ta, 1);
@@ -359,7 +311,7 @@ Test(chain_steady, kept_chain_blocks_decay)
     bw_pool_stats s;
     void *b;
     size_t cap;
-    fill_chunk();
+    fill_chunk(3);
     ta_init(&ta, 1);
     p = chain_pool(&ta, 0, 0, 50);
     chain_job(p, 16 * MiB, 0);

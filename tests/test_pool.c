@@ -2,7 +2,7 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
 /* test_pool.c - the size-class pool: options, classes, reuse, bounds,
  * stats, trim, zeroing, checked mode. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <signal.h>
 #include <stdalign.h>

@@ -34,7 +34,7 @@
  * libbufwriter.a) while threads that used it live is tested by
  * tests/dl/run.sh (make test-dlclose): it needs a separately built plugin
  * that dlclose really unmaps. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <pthread.h>
 #include <sys/types.h>

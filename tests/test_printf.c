@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_printf.c - formatting straight into the buffer. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <locale.h>
 #include <wchar.h>
@@ -75,20 +75,10 @@ Test(printf, exact_fit_boundary)
     }
 }
 
-static int vwrap(bw_writer *x, const char *fmt, ...)
-{
-    va_list ap;
-    int rc;
-    va_start(ap, fmt);
-    rc = bw_vprintf(x, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
 Test(printf, vprintf_with_growth)
 {
     int i;
-    for (i = 0; i < 2000; i++) cr_assert_eq(vwrap(&w, "%04d,", i), BW_OK);
+    for (i = 0; i < 2000; i++) cr_assert_eq(vp(&w, "%04d,", i), BW_OK);
     cr_expect_eq(bw_len(&w), 2000 * 5);
     cr_expect(memcmp(bw_data(&w) + 5 * 1234, "1234,", 5) == 0);
 }
@@ -111,6 +101,6 @@ Test(printf, null_arguments)
 {
     const char *volatile nofmt = NULL;
     cr_expect_eq(bw_printf(NULL, "%d", 1), BW_EINVAL);
-    cr_expect_eq(vwrap(&w, nofmt), BW_EINVAL);
+    cr_expect_eq(vp(&w, nofmt), BW_EINVAL);
     cr_expect_eq(bw_error(&w), BW_EINVAL);
 }

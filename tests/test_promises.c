@@ -17,7 +17,7 @@
  *   - a streaming writer's memory stays bounded by its buffer for printf
  *     too, whatever the output's length. */
 #define _GNU_SOURCE 1 /* bw_fopen is fopencookie-based */
-#include "helpers.h"
+#include "harness.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,84 +26,14 @@
 /* A writer of every mode over a counting pool                              */
 /* ------------------------------------------------------------------------ */
 
-enum { M_CONTIG, M_BUFFER, M_CHAIN, M_SINK, M_FIXED, M_COUNT };
-static const char *const mname[M_COUNT] = {"contiguous", "buffer", "segmented", "streaming",
-                                           "fixed"};
-#define FIXED_CAP 4096
+#define FIXED_CAP 4096 /* the streaming and the fixed writers' buffer here */
 
-typedef struct env {
-    int mode;
-    test_alloc ta;
-    bw_pool *p;
-    bw_writer w;
-    unsigned char *sunk; /* what the sink took */
-    size_t sunk_len, sunk_cap;
-    unsigned char ibuf[64];
-    unsigned char fbuf[FIXED_CAP];
-} env;
-
-static ptrdiff_t env_sink(void *ctx, const void *data, size_t n)
+/* The harness's writer of mode m on a fresh pool with flags; a fixed
+ * buffer starts with stale bytes ("SSSS..."), which bw_cstr must not show. */
+static void env_open(harness *h, int m, unsigned flags)
 {
-    env *e = (env *)ctx;
-    if (e->sunk_len + n > e->sunk_cap) {
-        size_t nc = e->sunk_cap ? e->sunk_cap : 1024;
-        while (nc < e->sunk_len + n) nc *= 2;
-        e->sunk = (unsigned char *)realloc(e->sunk, nc);
-        cr_assert_not_null(e->sunk);
-        e->sunk_cap = nc;
-    }
-    memcpy(e->sunk + e->sunk_len, data, n);
-    e->sunk_len += n;
-    return (ptrdiff_t)n;
-}
-
-/* A fresh pool (flags; 0.2's defaults otherwise) and a writer of mode m. */
-static void env_open(env *e, int m, unsigned flags)
-{
-    bw_pool_options o;
-    memset(e, 0, sizeof *e);
-    e->mode = m;
-    ta_init(&e->ta, 1);
-    memset(&o, 0, sizeof o);
-    o.flags = flags;
-    o.allocator = &e->ta.hook;
-    cr_assert_eq(bw_pool_create(&e->p, &o), BW_OK);
-    switch (m) {
-    case M_CONTIG: cr_assert_eq(bw_init(&e->w, e->p, 0), BW_OK); break;
-    case M_BUFFER:
-        cr_assert_eq(bw_init_buffer(&e->w, e->p, e->ibuf, sizeof e->ibuf), BW_OK);
-        break;
-    case M_CHAIN: cr_assert_eq(bw_init_chain(&e->w, e->p), BW_OK); break;
-    case M_SINK: cr_assert_eq(bw_init_sink(&e->w, e->p, 4096, env_sink, e), BW_OK); break;
-    default:
-        memset(e->fbuf, 'S', sizeof e->fbuf); /* stale bytes: "SSSS..." */
-        cr_assert_eq(bw_init_fixed(&e->w, e->fbuf, sizeof e->fbuf), BW_OK);
-        break;
-    }
-}
-
-static void env_close(env *e)
-{
-    bw_release(&e->w);
-    free(e->sunk);
-    ta_finish(&e->ta, e->p);
-}
-
-/* The writer's whole output (sunk + held) is want[0, n). */
-static void expect_out(env *e, const void *want, size_t n, const char *what)
-{
-    size_t held = bw_len(&e->w), all = e->sunk_len + held, i;
-    unsigned char *got = (unsigned char *)malloc(all + 1);
-    cr_assert_not_null(got);
-    if (e->sunk_len) memcpy(got, e->sunk, e->sunk_len);
-    cr_assert_eq(bw_copy_out(&e->w, 0, got + e->sunk_len, held), BW_OK);
-    cr_expect_eq(all, n, "%s (%s): %zu bytes out, expected %zu", what, mname[e->mode], all, n);
-    if (all == n && memcmp(got, want, n) != 0) {
-        for (i = 0; got[i] == ((const unsigned char *)want)[i]; i++) continue;
-        cr_expect(0, "%s (%s): byte %zu is 0x%02x, expected 0x%02x", what, mname[e->mode], i,
-                  got[i], ((const unsigned char *)want)[i]);
-    }
-    free(got);
+    h_open_ex(h, m, m == M_SINK || m == M_FIXED ? FIXED_CAP : default_param(m), 0, flags);
+    if (m == M_FIXED) memset(h->fbuf, 'S', h->fsize);
 }
 
 /* A string of n letters that depend on the position (no NUL). */
@@ -126,7 +56,7 @@ static char *letters(size_t n, unsigned seed)
  * linking, sending). */
 static void cstr_printf_case(int m, unsigned flags, size_t held, int pad)
 {
-    env e;
+    harness e;
     char *s = letters(held, (unsigned)m), *want;
     const char *c;
     int n;
@@ -140,18 +70,18 @@ static void cstr_printf_case(int m, unsigned flags, size_t held, int pad)
     }
     cr_assert_eq(bw_write(&e.w, s, held), BW_OK);
     c = bw_cstr(&e.w);
-    cr_assert_not_null(c, "%s: cstr", mname[m]);
+    cr_assert_not_null(c, "%s: cstr", mode_name[m]);
     cr_assert(strcmp(c, s) == 0);
     want = (char *)malloc(3 * held + (size_t)pad + 8);
     cr_assert_not_null(want);
     memcpy(want, s, held);
     n = sprintf(want + held, "<%s|%*s>", s, pad, s);
-    cr_expect_eq(bw_printf(&e.w, "<%s|%*s>", c, pad, c), BW_OK, "%s, %zu held, pad %d", mname[m],
+    cr_expect_eq(bw_printf(&e.w, "<%s|%*s>", c, pad, c), BW_OK, "%s, %zu held, pad %d", mode_name[m],
                  held, pad);
-    expect_out(&e, want, held + (size_t)n, "printf of bw_cstr");
+    expect_output(&e, want, held + (size_t)n, "printf of bw_cstr");
     free(want);
     free(s);
-    env_close(&e);
+    h_close(&e);
 }
 
 Test(promises, printf_arguments_from_bw_cstr_in_every_mode)
@@ -204,7 +134,7 @@ Test(promises, fopen_writes_of_the_writers_own_bytes_contiguous_and_segmented)
     for (mi = 0; mi < 3; mi++)
         for (fi = 0; fi < 3; fi++)
             for (si = 0; si < 3; si++) {
-                env e;
+                harness e;
                 size_t n = sizes[si];
                 char *s = letters(n, 3), *want = (char *)malloc(4 * n);
                 FILE *f;
@@ -216,7 +146,7 @@ Test(promises, fopen_writes_of_the_writers_own_bytes_contiguous_and_segmented)
                 cr_assert_not_null(c);
                 f = bw_fopen(&e.w);
                 cr_assert_not_null(f);
-                cr_expect_geq(fputs(c, f), 0, "%s: fputs", mname[modes[mi]]);
+                cr_expect_geq(fputs(c, f), 0, "%s: fputs", mode_name[modes[mi]]);
                 cr_expect_eq(fflush(f), 0);
                 /* two copies are held now: fwrite both again */
                 cr_assert_not_null(bw_pullup(&e.w));
@@ -225,11 +155,11 @@ Test(promises, fopen_writes_of_the_writers_own_bytes_contiguous_and_segmented)
                 memcpy(want, s, n);
                 memcpy(want + n, s, n);
                 memcpy(want + 2 * n, want, 2 * n);
-                expect_out(&e, want, 4 * n, "fputs and fwrite of own bytes");
+                expect_output(&e, want, 4 * n, "fputs and fwrite of own bytes");
                 cr_expect_eq(bw_error(&e.w), BW_OK);
                 free(want);
                 free(s);
-                env_close(&e);
+                h_close(&e);
             }
 }
 #endif
@@ -246,7 +176,7 @@ Test(promises, segmented_writer_on_a_bypass_pool_keeps_its_links_aligned)
 {
     /* writes larger than twice the last block: blocks of exactly their size */
     static const size_t steps[] = {10001, 3, 77777, 5, 200001, 1};
-    env e;
+    harness e;
     char *s = letters(300000, 9);
     size_t i, at = 0, len, cap;
     void *b;
@@ -259,7 +189,7 @@ Test(promises, segmented_writer_on_a_bypass_pool_keeps_its_links_aligned)
         at += 8;
         cr_assert_eq(bw_reserve(&e.w, 3 * at + 1), BW_OK);
     }
-    expect_out(&e, s, at, "segmented on bypass");
+    expect_output(&e, s, at, "segmented on bypass");
     cr_assert_eq(bw_truncate(&e.w, 1000), BW_OK);
     cr_assert_eq(bw_reserve(&e.w, 333), BW_OK);
     cr_assert_not_null(bw_pullup(&e.w));
@@ -270,7 +200,7 @@ Test(promises, segmented_writer_on_a_bypass_pool_keeps_its_links_aligned)
     cr_expect(memcmp(b, s, 1000) == 0);
     cr_expect_eq(bw_pool_return(e.p, b, cap), BW_OK);
     free(s);
-    env_close(&e);
+    h_close(&e);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -396,7 +326,7 @@ static void *track_alloc(void *ctx, size_t size)
 
 Test(promises, streaming_printf_of_any_length_stays_within_the_buffer)
 {
-    env e;
+    harness e;
     const size_t big = 4u << 20;
     char *s = letters(big, 2), *want;
     const char *c;
@@ -411,7 +341,7 @@ Test(promises, streaming_printf_of_any_length_stays_within_the_buffer)
         o.allocator = &e.ta.hook;
         cr_assert_eq(bw_pool_create(&e.p, &o), BW_OK);
     }
-    cr_assert_eq(bw_init_sink(&e.w, e.p, 64 << 10, env_sink, &e), BW_OK);
+    cr_assert_eq(bw_init_sink(&e.w, e.p, 64 << 10, test_sink, &e.s), BW_OK);
     atomic_store(&largest_alloc, 0);
     cr_assert_eq(bw_puts(&e.w, "head:"), BW_OK);
     c = bw_cstr(&e.w); /* an argument inside the buffer */
@@ -424,9 +354,9 @@ Test(promises, streaming_printf_of_any_length_stays_within_the_buffer)
     want = (char *)malloc(big + 64);
     cr_assert_not_null(want);
     n = (size_t)sprintf(want, "head:[head:|%s|head:]", s);
-    expect_out(&e, want, n, "4 MiB printf through a 64 KiB buffer");
+    expect_output(&e, want, n, "4 MiB printf through a 64 KiB buffer");
     cr_expect_eq(bw_tell(&e.w), n);
     free(want);
     free(s);
-    env_close(&e);
+    h_close(&e);
 }

@@ -17,7 +17,7 @@
  *
  * Each case runs in a forked child with SIGPIPE's default disposition, so a
  * signal that got through kills the child and the parent sees it. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <errno.h>
 #include <pthread.h>

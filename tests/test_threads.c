@@ -4,7 +4,7 @@
  * per-thread byte pattern checked before each return, blocks returned by
  * another thread than rented them, caches flushed at thread exit, destroy
  * with live threads' caches, the shared pool created from many threads. */
-#include "helpers.h"
+#include "harness.h"
 
 #include <pthread.h>
 
@@ -26,7 +26,7 @@ typedef struct worker {
     long errors;
 } worker;
 
-static unsigned rnd(unsigned *s)
+static unsigned thread_rnd(unsigned *s)
 {
     *s = *s * 1103515245u + 12345u;
     return *s >> 8;
@@ -57,12 +57,12 @@ static void *rent_return_worker(void *arg)
     unsigned seeds[16];
     int r, i;
     for (r = 0; r < ROUNDS; r++) {
-        int slot = (int)(rnd(&s) % 16);
+        int slot = (int)(thread_rnd(&s) % 16);
         if (held[slot] != NULL) {
             wk->errors += check_block((unsigned char *)held[slot], caps[slot], seeds[slot]);
             /* A quarter of the blocks go to another thread to return. */
             pthread_mutex_lock(&wk->box->lock);
-            if (rnd(&s) % 4 == 0 && wk->box->count < 64) {
+            if (thread_rnd(&s) % 4 == 0 && wk->box->count < 64) {
                 int k = wk->box->count++;
                 wk->box->block[k] = held[slot];
                 wk->box->cap[k] = caps[slot];
@@ -75,11 +75,11 @@ static void *rent_return_worker(void *arg)
                 held[slot] = NULL;
             }
         } else {
-            size_t size = (size_t)1 << (rnd(&s) % 22); /* 1 B .. 2 MiB */
-            size += rnd(&s) % size;
+            size_t size = (size_t)1 << (thread_rnd(&s) % 22); /* 1 B .. 2 MiB */
+            size += thread_rnd(&s) % size;
             held[slot] = bw_pool_rent(wk->pool, size, &caps[slot]);
             if (held[slot] == NULL || caps[slot] < size) { wk->errors++; continue; }
-            seeds[slot] = rnd(&s);
+            seeds[slot] = thread_rnd(&s);
             fill_block((unsigned char *)held[slot], caps[slot], seeds[slot]);
         }
         /* Return someone else's block now and then. */

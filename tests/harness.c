@@ -1,0 +1,1047 @@
+/* SPDX-License-Identifier: MIT */
+/* harness.c - the shared test harness: see harness.h. */
+#define _GNU_SOURCE 1 /* pthread_self in every flavour */
+#include "harness.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <time.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* ---- The counting, failure-injecting backing allocator ----------------- */
+
+#define TA_HDR 16
+
+
+static int ta_should_fail(test_alloc *ta)
+{
+    long n = atomic_fetch_add(&ta->calls, 1) + 1;
+    long f = atomic_load(&ta->fail_at);
+    if (f == 0) return 0;
+    return atomic_load(&ta->fail_sticky) ? n >= f : n == f;
+}
+
+void *ta_alloc(void *ctx, size_t size)
+{
+    test_alloc *ta = (test_alloc *)ctx;
+    unsigned char *p;
+    if (ta_should_fail(ta) || size > SIZE_MAX - TA_HDR) return NULL;
+    p = (unsigned char *)malloc(size + TA_HDR);
+    if (p == NULL) return NULL;
+    memcpy(p, &size, sizeof size);
+    atomic_fetch_add(&ta->live_blocks, 1);
+    atomic_fetch_add(&ta->live_bytes, (long long)size);
+    atomic_fetch_add(&ta->allocs, 1);
+    return p + TA_HDR;
+}
+
+static void ta_check_size(test_alloc *ta, void *block, size_t size)
+{
+    size_t had;
+    memcpy(&had, (unsigned char *)block - TA_HDR, sizeof had);
+    if (had != size) atomic_fetch_add(&ta->size_errors, 1);
+}
+
+void *ta_realloc(void *ctx, void *block, size_t old_size, size_t new_size)
+{
+    test_alloc *ta = (test_alloc *)ctx;
+    unsigned char *p;
+    ta_check_size(ta, block, old_size);
+    if (ta_should_fail(ta) || new_size > SIZE_MAX - TA_HDR) return NULL;
+    p = (unsigned char *)realloc((unsigned char *)block - TA_HDR, new_size + TA_HDR);
+    if (p == NULL) return NULL;
+    memcpy(p, &new_size, sizeof new_size);
+    atomic_fetch_add(&ta->live_bytes, (long long)new_size - (long long)old_size);
+    atomic_fetch_add(&ta->reallocs, 1);
+    return p + TA_HDR;
+}
+
+void ta_free(void *ctx, void *block, size_t size)
+{
+    test_alloc *ta = (test_alloc *)ctx;
+    ta_check_size(ta, block, size);
+    atomic_fetch_sub(&ta->live_blocks, 1);
+    atomic_fetch_sub(&ta->live_bytes, (long long)size);
+    atomic_fetch_add(&ta->frees, 1);
+    free((unsigned char *)block - TA_HDR);
+}
+
+/* Set up ta as a fresh counting allocator; with_realloc = 0 leaves the
+ * realloc hook NULL (the pool then copies). */
+void ta_init(test_alloc *ta, int with_realloc)
+{
+    memset(ta, 0, sizeof *ta);
+    ta->hook.alloc = ta_alloc;
+    ta->hook.realloc = with_realloc ? ta_realloc : NULL;
+    ta->hook.free = ta_free;
+    ta->hook.ctx = ta;
+}
+
+/* A pool over ta with the given threshold (0 = default) and flags, with
+ * 0.1's mechanics, so tests can count exactly: first blocks are the class
+ * of the first write, nothing above the threshold is kept or learned, and
+ * nothing decays. ta_pool_defaults keeps every 0.2 default. */
+bw_pool *ta_pool(test_alloc *ta, size_t threshold, unsigned flags)
+{
+    bw_pool_options o = opts_for(ta);
+    o.max_pooled_size = threshold;
+    o.flags = flags | BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH;
+    o.min_first_block = 1;
+    o.decay_ms = BW_DECAY_NEVER;
+    return mkpool(&o);
+}
+
+bw_pool *ta_pool_defaults(test_alloc *ta)
+{
+    bw_pool_options o = opts_for(ta);
+    return mkpool(&o);
+}
+
+/* Destroy the pool and check the allocator balances to zero. */
+void ta_finish(test_alloc *ta, bw_pool *p)
+{
+    bw_pool_destroy(p);
+    cr_expect_eq(atomic_load(&ta->live_blocks), 0, "blocks leaked: %ld",
+                 atomic_load(&ta->live_blocks));
+    cr_expect_eq(atomic_load(&ta->live_bytes), 0, "bytes leaked: %lld",
+                 atomic_load(&ta->live_bytes));
+    cr_expect_eq(atomic_load(&ta->size_errors), 0, "frees with a wrong size: %ld",
+                 atomic_load(&ta->size_errors));
+}
+
+/* A byte pattern that depends on the position: catches shifted copies. */
+unsigned char pat(size_t i, unsigned seed)
+{
+    return (unsigned char)((i * 131u + (i >> 8) * 7u + seed) & 0xff);
+}
+
+
+/* ---- Modes, the test sink, the per-mode writer ------------------------ */
+
+const char *const mode_name[M_COUNT] = {"contiguous", "buffer", "segmented",
+                                               "streaming", "fixed"};
+
+
+/* The test-owned sink. */
+
+ptrdiff_t test_sink(void *ctx, const void *data, size_t n)
+{
+    sink_state *s = (sink_state *)ctx;
+    size_t k = n;
+    s->calls++;
+    if (n < s->min_n) s->min_n = n;
+    if (!pthread_equal(pthread_self(), s->thread)) s->wrong_thread = 1;
+    if (s->eintr_first) {
+        s->eintr_first = 0;
+        errno = EINTR;
+        return -1;
+    }
+    if (s->budget == 0 || n == 0) {
+        switch (s->fail_kind) {
+        case SF_ZERO: return 0;
+        case SF_TOO_MANY: return (ptrdiff_t)n + 1;
+        case SF_BELOW: return -2;
+        default: errno = s->fail_errno; return -1;
+        }
+    }
+    if (s->take != 0 && k > s->take) k = s->take;
+    if (k > s->budget) k = s->budget;
+    if (s->len + k > s->cap) {
+        size_t nc = s->cap ? s->cap : 256;
+        while (nc < s->len + k) nc *= 2;
+        s->got = (unsigned char *)realloc(s->got, nc);
+        cr_assert_not_null(s->got);
+        s->cap = nc;
+    }
+    memcpy(s->got + s->len, data, k);
+    s->len += k;
+    if (s->budget != SIZE_MAX) s->budget -= k;
+    return (ptrdiff_t)k;
+}
+
+
+void sink_init(sink_state *s)
+{
+    memset(s, 0, sizeof *s);
+    s->min_n = SIZE_MAX;
+    s->budget = SIZE_MAX;
+    s->fail_errno = EPIPE;
+    s->thread = pthread_self();
+}
+
+void sink_fail(sink_state *s, int kind, int err)
+{
+    s->budget = 0;
+    s->fail_kind = kind;
+    s->fail_errno = err;
+}
+
+void sink_heal(sink_state *s) { s->budget = SIZE_MAX; }
+
+static void *h_alloc(void *ctx, size_t size)
+{
+    test_alloc *ta = (test_alloc *)ctx;
+    if (size > ALLOC_LIMIT || atomic_load(&ta->live_bytes) + (long long)size > LIVE_LIMIT) {
+        atomic_fetch_add(&ta->calls, 1);
+        return NULL;
+    }
+    return ta_alloc(ctx, size);
+}
+
+static void *h_realloc(void *ctx, void *block, size_t old_size, size_t new_size)
+{
+    test_alloc *ta = (test_alloc *)ctx;
+    if (new_size > ALLOC_LIMIT ||
+        atomic_load(&ta->live_bytes) + (long long)new_size > LIVE_LIMIT) {
+        atomic_fetch_add(&ta->calls, 1);
+        return NULL;
+    }
+    return ta_realloc(ctx, block, old_size, new_size);
+}
+
+size_t default_param(int mode)
+{
+    switch (mode) {
+    case M_BUFFER: return IBUF_SIZE;
+    case M_SINK: return SINK_BUF;
+    case M_FIXED: return FIXED_SIZE;
+    default: return 0;
+    }
+}
+
+/* Open a writer of `mode` on a fresh counting pool. param is the contiguous
+ * initial capacity, the first buffer's size, the streaming buffer_size or the
+ * fixed buffer's size. The harness must not move while open. */
+void h_open_ex(harness *h, int mode, size_t param, size_t threshold, unsigned flags)
+{
+    bw_pool_options o;
+    int rc = BW_OK;
+    memset(h, 0, sizeof *h); /* h->w is now BW_WRITER_INIT */
+    h->mode = mode;
+    ta_init(&h->ta, 1);
+    h->hook.alloc = h_alloc;
+    h->hook.realloc = h_realloc;
+    h->hook.free = ta_free;
+    h->hook.ctx = &h->ta;
+    memset(&o, 0, sizeof o);
+    o.max_pooled_size = threshold;
+    o.flags = flags;
+    o.allocator = &h->hook;
+    cr_assert_eq(bw_pool_create(&h->p, &o), BW_OK);
+    sink_init(&h->s);
+    switch (mode) {
+    case M_CONTIG: rc = bw_init(&h->w, h->p, param); break;
+    case M_BUFFER:
+        cr_assert_leq(param, IBUF_SIZE);
+        rc = bw_init_buffer(&h->w, h->p, h->ibuf, param);
+        break;
+    case M_CHAIN: rc = bw_init_chain(&h->w, h->p); break;
+    case M_SINK: rc = bw_init_sink(&h->w, h->p, param, test_sink, &h->s); break;
+    default:
+        h->fmem = (unsigned char *)malloc(param + 2 * GUARD);
+        cr_assert_not_null(h->fmem);
+        memset(h->fmem, GUARD_BYTE, param + 2 * GUARD);
+        h->fbuf = h->fmem + GUARD;
+        h->fsize = param;
+        rc = bw_init_fixed(&h->w, h->fbuf, param);
+        break;
+    }
+    cr_assert_eq(rc, BW_OK, "init %s: %s", mode_name[mode], bw_strerror(rc));
+}
+
+void h_open(harness *h, int mode) { h_open_ex(h, mode, default_param(mode), 0, 0); }
+
+/* Release, check the fixed buffer's guards, destroy the pool and check the
+ * allocator balances to zero. */
+void h_close(harness *h)
+{
+    size_t i, bad = 0;
+    bw_release(&h->w);
+    if (h->fmem != NULL) {
+        for (i = 0; i < GUARD; i++) {
+            bad += h->fmem[i] != GUARD_BYTE;
+            bad += h->fmem[GUARD + h->fsize + i] != GUARD_BYTE;
+        }
+        cr_expect_eq(bad, 0, "the fixed writer wrote %zu bytes outside its buffer", bad);
+        free(h->fmem);
+    }
+    free(h->s.got);
+    ta_finish(&h->ta, h->p);
+}
+
+bw_pool_stats h_stats(harness *h)
+{
+    bw_pool_stats st;
+    bw_pool_get_stats(h->p, &st);
+    return st;
+}
+
+long h_calls(harness *h) { return atomic_load(&h->ta.calls); }
+
+/* Make every backing call from the next one on fail (or stop failing). */
+void h_fail_from_next(harness *h)
+{
+    atomic_store(&h->ta.fail_sticky, 1);
+    atomic_store(&h->ta.fail_at, h_calls(h) + 1);
+}
+void h_fail_never(harness *h) { atomic_store(&h->ta.fail_at, 0); }
+
+/* A position-dependent byte pattern to write from. */
+const unsigned char *pattern(void)
+{
+    static unsigned char b[PATTERN_SIZE];
+    static int ready;
+    size_t i;
+    if (!ready) {
+        for (i = 0; i < sizeof b; i++) b[i] = pat(i, 7);
+        ready = 1;
+    }
+    return b;
+}
+
+/* Everything the writer produced: what the sink took, then what is held. */
+unsigned char *h_output(const harness *h, size_t *n)
+{
+    size_t held = bw_len(&h->w);
+    unsigned char *out = (unsigned char *)malloc(h->s.len + held + 1);
+    cr_assert_not_null(out);
+    if (h->s.len != 0) memcpy(out, h->s.got, h->s.len);
+    cr_assert_eq(bw_copy_out(&h->w, 0, out + h->s.len, held), BW_OK);
+    *n = h->s.len + held;
+    return out;
+}
+
+/* bw_iovec, bw_copy_out and bw_data agree on the held bytes: the entries
+ * are non-empty, add up to bw_len, and bw_data is the first entry exactly
+ * when there is one (bufwriter.h, "Reading out"). */
+void expect_views_agree(const harness *h)
+{
+    const bw_writer *w = &h->w;
+    size_t len = bw_len(w), cnt = bw_iovec(w, NULL, 0), i, off = 0, empty = 0;
+    struct iovec *iov;
+    unsigned char *a, *b;
+    if (len == 0) {
+        cr_expect_eq(cnt, 0, "%s: no held bytes, no entries", mode_name[h->mode]);
+        return;
+    }
+    cr_assert_geq(cnt, 1);
+    iov = (struct iovec *)calloc(cnt + 1, sizeof *iov);
+    a = (unsigned char *)malloc(len);
+    b = (unsigned char *)malloc(len);
+    cr_assert(iov != NULL && a != NULL && b != NULL);
+    cr_expect_eq(bw_iovec(w, iov, cnt + 1), cnt);
+    for (i = 0; i < cnt; i++) {
+        empty += iov[i].iov_len == 0;
+        if (off + iov[i].iov_len <= len) memcpy(a + off, iov[i].iov_base, iov[i].iov_len);
+        off += iov[i].iov_len;
+    }
+    cr_expect_eq(empty, 0, "%s: bw_iovec gave %zu empty entries", mode_name[h->mode], empty);
+    cr_expect_eq(off, len, "%s: iovec total %zu, bw_len %zu", mode_name[h->mode], off, len);
+    cr_expect_eq(bw_copy_out(w, 0, b, len), BW_OK);
+    cr_expect(off == len && memcmp(a, b, len) == 0, "%s: iovec and copy_out differ",
+              mode_name[h->mode]);
+    if (cnt == 1)
+        cr_expect(bw_data(w) == iov[0].iov_base, "%s: bw_data is the first held byte",
+                  mode_name[h->mode]);
+    else
+        cr_expect_null(bw_data(w), "%s: bw_data is NULL across blocks", mode_name[h->mode]);
+    free(iov);
+    free(a);
+    free(b);
+}
+
+/* The writer produced exactly want[0, n). Returns 1 when it did. */
+int expect_output(const harness *h, const void *want, size_t n, const char *what)
+{
+    size_t got_n, i;
+    unsigned char *got = h_output(h, &got_n);
+    const unsigned char *wb = (const unsigned char *)want;
+    int ok = got_n == n && (n == 0 || memcmp(got, wb, n) == 0);
+    expect_views_agree(h);
+    cr_expect_eq(got_n, n, "%s (%s): output is %zu bytes, expected %zu", what,
+                 mode_name[h->mode], got_n, n);
+    if (got_n == n && !ok) {
+        for (i = 0; got[i] == wb[i]; i++) continue;
+        cr_expect(0, "%s (%s): byte %zu is 0x%02x, expected 0x%02x", what, mode_name[h->mode],
+                  i, got[i], wb[i]);
+    }
+    free(got);
+    return ok;
+}
+
+
+void ref_add(ref *r, const void *src, size_t n)
+{
+    if (r->len + n > r->cap) {
+        size_t nc = r->cap ? r->cap : 256;
+        while (nc < r->len + n) nc *= 2;
+        r->d = (unsigned char *)realloc(r->d, nc);
+        cr_assert_not_null(r->d);
+        r->cap = nc;
+    }
+    if (n != 0) memcpy(r->d + r->len, src, n);
+    r->len += n;
+}
+void ref_str(ref *r, const char *s) { ref_add(r, s, strlen(s)); }
+
+/* Append a second copy of everything in r. */
+void ref_double(ref *r)
+{
+    unsigned char *t = (unsigned char *)malloc(r->len + 1);
+    cr_assert_not_null(t);
+    memcpy(t, r->d, r->len);
+    ref_add(r, t, r->len);
+    free(t);
+}
+void ref_free(ref *r) { free(r->d); }
+
+/* Start r as the writer's output so far. */
+void ref_from(ref *r, const harness *h)
+{
+    size_t n;
+    unsigned char *o = h_output(h, &n);
+    memset(r, 0, sizeof *r);
+    ref_add(r, o, n);
+    free(o);
+}
+
+/* Write pattern bytes until the writer's current block holds `tail` (tn
+ * bytes) at its end with exactly `slack` bytes free after it. Every mode;
+ * the held bytes stay in one block and nothing is sent. */
+void fill_tight(harness *h, const void *tail, size_t tn, size_t slack)
+{
+    bw_writer *w = &h->w;
+    size_t f;
+    cr_assert_eq(bw_reserve(w, tn + slack + 16), BW_OK);
+    f = bw_free_capacity(w);
+    cr_assert_geq(f, tn + slack + 16);
+    cr_assert_leq(f, PATTERN_SIZE);
+    cr_assert_eq(bw_write(w, pattern(), f - tn - slack), BW_OK);
+    cr_assert_eq(bw_write(w, tail, tn), BW_OK);
+    cr_assert_eq(bw_free_capacity(w), slack);
+    cr_assert_eq(h->s.calls, 0);
+}
+
+/* Write n pattern bytes (from offset `from` of the pattern). */
+void put_pattern(harness *h, size_t from, size_t n)
+{
+    cr_assert_eq(bw_write(&h->w, pattern() + from, n), BW_OK);
+}
+
+/* Sizes and widths the compiler cannot see through (so -Werror does not
+ * reject the deliberately impossible calls at compile time). */
+size_t opaque(size_t n)
+{
+    volatile size_t v = n;
+    return v;
+}
+int opaque_int(int n)
+{
+    volatile int v = n;
+    return v;
+}
+
+int vp(bw_writer *w, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = bw_vprintf(w, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Record an error (BW_EINVAL: an advance beyond the free space). */
+void record_einval(harness *h)
+{
+    cr_assert_eq(bw_advance(&h->w, SIZE_MAX), BW_EINVAL);
+    cr_assert_eq(bw_error(&h->w), BW_EINVAL);
+}
+
+/* A segmented writer holding bytes in at least `blocks` blocks. */
+void chain_blocks(harness *h, size_t blocks, ref *r)
+{
+    size_t from = 0;
+    while (bw_iovec(&h->w, NULL, 0) < blocks) {
+        put_pattern(h, from, 1000);
+        ref_add(r, pattern() + from, 1000);
+        from += 1000;
+        cr_assert_lt(from, 200000);
+    }
+}
+void read_exact(int fd, unsigned char *dst, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, dst + got, n - got);
+        cr_assert_gt(r, 0, "read from the pipe");
+        got += (size_t)r;
+    }
+}
+
+int pipe_is_empty(int fd)
+{
+    unsigned char c;
+    int fl = fcntl(fd, F_GETFL);
+    ssize_t r;
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    r = read(fd, &c, 1);
+    fcntl(fd, F_SETFL, fl);
+    return r < 0 && errno == EAGAIN;
+}
+
+/* ---- Several writers on one pool --------------------------------------- */
+
+env *env_new(void)
+{
+    env *e = (env *)calloc(1, sizeof *e);
+    cr_assert(e != NULL);
+    ta_init(&e->ta, 1);
+    e->pool = ta_pool(&e->ta, 4096, 0);
+    sink_init(&e->sink);
+    return e;
+}
+
+void env_free(env *e)
+{
+    ta_finish(&e->ta, e->pool);
+    free(e->sink.got);
+    free(e);
+}
+
+void mk(env *e, bw_writer *w, int mode)
+{
+    int rc = BW_OK;
+    switch (mode) {
+    case M_CONTIG: rc = bw_init(w, e->pool, 0); break;
+    case M_BUFFER: rc = bw_init_buffer(w, e->pool, e->ibuf, sizeof e->ibuf); break;
+    case M_CHAIN: rc = bw_init_chain(w, e->pool); break;
+    case M_SINK: rc = bw_init_sink(w, e->pool, CLIENT_SINK_BUF, test_sink, &e->sink); break;
+    default: rc = bw_init_fixed(w, e->fixed, sizeof e->fixed); break;
+    }
+    cr_assert_eq(rc, BW_OK);
+}
+
+/* Everything the writer produced: what the sink took, then what is held. */
+size_t produced(env *e, const bw_writer *w, unsigned char *dst)
+{
+    size_t held = bw_len(w);
+    if (e->sink.len != 0) memcpy(dst, e->sink.got, e->sink.len);
+    cr_assert_eq(bw_copy_out(w, 0, dst + e->sink.len, held), BW_OK);
+    return e->sink.len + held;
+}
+
+
+void on_done(void *ctx, const void *data, size_t n)
+{
+    donec *d = (donec *)ctx;
+    d->calls++;
+    d->data = data;
+    d->n = n;
+}
+
+void fill(unsigned char *p, size_t n, unsigned seed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) p[i] = pat(i, seed);
+}
+
+/* The held bytes as one malloc'd copy, through bw_iovec. */
+unsigned char *held_by_iovec(const bw_writer *w, size_t *n)
+{
+    struct iovec iov[256];
+    size_t k = bw_iovec(w, iov, 256), i, off = 0;
+    unsigned char *b = (unsigned char *)malloc(bw_len(w) + 1);
+    cr_assert(k <= 256 && b != NULL);
+    for (i = 0; i < k; i++) {
+        cr_assert(iov[i].iov_len != 0, "no empty iovec entry");
+        memcpy(b + off, iov[i].iov_base, iov[i].iov_len);
+        off += iov[i].iov_len;
+    }
+    *n = off;
+    return b;
+}
+
+uint64_t outstanding(bw_pool *p)
+{
+    bw_pool_stats st;
+    bw_pool_get_stats(p, &st);
+    return st.outstanding_bytes;
+}
+
+/* ---- Pools: options, stats, renting, time, big jobs -------------------- */
+
+uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void sleep_ms(uint64_t ms)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+void sleep_until(uint64_t t)
+{
+    uint64_t n;
+    while ((n = mono_ms()) < t) sleep_ms(t - n);
+}
+
+bw_pool_options opts_for(test_alloc *ta)
+{
+    bw_pool_options o;
+    memset(&o, 0, sizeof o);
+    o.allocator = ta != NULL ? &ta->hook : NULL;
+    return o;
+}
+
+bw_pool *mkpool(const bw_pool_options *o)
+{
+    bw_pool *p = NULL;
+    cr_assert_eq(bw_pool_create(&p, o), BW_OK);
+    cr_assert_not_null(p);
+    return p;
+}
+
+bw_pool_stats stats_of(bw_pool *p)
+{
+    bw_pool_stats s;
+    bw_pool_get_stats(p, &s);
+    return s;
+}
+
+void *rent_ok(bw_pool *p, size_t n, size_t *cap)
+{
+    void *b = bw_pool_rent(p, n, cap);
+    cr_assert_not_null(b, "rent of %zu failed", n);
+    return b;
+}
+
+int all_bytes(const void *b, size_t n, unsigned char v)
+{
+    const unsigned char *c = (const unsigned char *)b;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (c[i] != v) return 0;
+    return 1;
+}
+
+
+static void *garbage_alloc(void *ctx, size_t size)
+{
+    void *b = ta_alloc(ctx, size);
+    if (b != NULL) memset(b, 0xAB, size);
+    return b;
+}
+
+void garbage_init(test_alloc *ta)
+{
+    ta_init(ta, 0);
+    ta->hook.alloc = garbage_alloc;
+}
+
+ptrdiff_t discard_sink(void *ctx, const void *data, size_t n)
+{
+    (void)ctx;
+    (void)data;
+    return (ptrdiff_t)n;
+}
+
+bw_pool *learn_pool(test_alloc *ta, unsigned flags, size_t max_learned)
+{
+    bw_pool_options o = opts_for(ta);
+    o.max_pooled_size = TH;
+    o.jump_floor = TH;
+    o.decay_ms = BW_DECAY_NEVER;
+    o.flags = flags;
+    o.max_learned_size = max_learned;
+    return mkpool(&o);
+}
+
+unsigned char chunk[8192];
+
+void fill_chunk(unsigned seed)
+{
+    size_t i;
+    for (i = 0; i < sizeof chunk; i++) chunk[i] = pat(i, seed);
+}
+
+size_t write_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
+{
+    bw_writer w;
+    size_t last = 0, n = 0, i, bad = 0;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    while (bw_len(&w) < total) {
+        size_t k = total - bw_len(&w) < sizeof chunk ? total - bw_len(&w) : sizeof chunk;
+        cr_assert_eq(bw_write(&w, chunk, k), BW_OK);
+        if (bw_capacity(&w) != last) {
+            last = bw_capacity(&w);
+            if (caps != NULL && n < 32) caps[n++] = last;
+        }
+    }
+    cr_assert_eq(bw_len(&w), total);
+    for (i = 0; i < total; i++) bad += bw_data(&w)[i] != chunk[i % sizeof chunk];
+    cr_expect_eq(bad, 0, "the bytes survived every move");
+    bw_release(&w);
+    if (ncaps != NULL) *ncaps = n;
+    return last;
+}
+
+/* ---- Fail the Nth backing call ----------------------------------------- */
+
+long fail_each_call(int (*run)(void *ctx, long n, int sticky), void *ctx, int sticky, long limit)
+{
+    long n;
+    for (n = 1; n < limit; n++)
+        if (!run(ctx, n, sticky)) break;
+    return n;
+}
+
+/* ---- Scripted output ---------------------------------------------------- */
+
+unsigned rnd(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return (*s >> 8) & 0xffffffu;
+}
+
+
+void by_add(bytes *b, const void *src, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t c = b->cap ? b->cap : 256;
+        while (c < b->len + n + 1) c *= 2;
+        b->d = (unsigned char *)realloc(b->d, c);
+        cr_assert_not_null(b->d);
+        b->cap = c;
+    }
+    if (n) memcpy(b->d + b->len, src, n);
+    b->len += n;
+}
+
+void by_free(bytes *b)
+{
+    free(b->d);
+    memset(b, 0, sizeof *b);
+}
+
+void st_le(unsigned char *p, uint64_t v, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+void st_be(unsigned char *p, uint64_t v, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+}
+
+size_t uvar_enc(unsigned char *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+size_t hex_enc(char *out, const unsigned char *src, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    size_t i;
+    for (i = 0; i < n; i++) {
+        out[2 * i] = digits[src[i] >> 4];
+        out[2 * i + 1] = digits[src[i] & 15];
+    }
+    return 2 * n;
+}
+
+void set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    cr_assert_geq(fl, 0);
+    cr_assert_eq(fcntl(fd, F_SETFL, fl | O_NONBLOCK), 0);
+}
+
+/* A descriptor number that is not open (for EBADF and "no system call"). */
+int closed_fd(void)
+{
+    int fd = 700;
+    while (fcntl(fd, F_GETFD) != -1) fd++;
+    return fd;
+}
+
+/* Read everything available from a non-blocking fd into b. */
+void drain(int fd, bytes *b)
+{
+    unsigned char tmp[65536];
+    for (;;) {
+        ssize_t k = read(fd, tmp, sizeof tmp);
+        if (k <= 0) break;
+        by_add(b, tmp, (size_t)k);
+    }
+}
+
+/* The held bytes are exactly exp[0..n), seen through bw_copy_out, bw_iovec
+ * and (when not NULL) bw_data. */
+void held_is(const bw_writer *w, const unsigned char *exp, size_t n, const char *where)
+{
+    unsigned char *out = (unsigned char *)malloc(n + 1);
+    struct iovec one[1];
+    struct iovec *iov;
+    size_t cnt, i, off = 0;
+    const unsigned char *d;
+    cr_assert_eq(bw_len(w), n, "%s: bw_len %zu, expected %zu", where, bw_len(w), n);
+    cr_assert_eq(bw_copy_out(w, 0, out, n), BW_OK, "%s", where);
+    cr_assert(n == 0 || memcmp(out, exp, n) == 0, "%s: copy_out differs", where);
+    cnt = bw_iovec(w, one, 0);
+    if (n == 0) cr_assert_eq(cnt, 0, "%s: iovec of nothing", where);
+    else cr_assert_geq(cnt, 1, "%s", where);
+    iov = (struct iovec *)malloc((cnt + 1) * sizeof *iov);
+    cr_assert_eq(bw_iovec(w, iov, cnt + 1), cnt, "%s", where);
+    for (i = 0; i < cnt; i++) {
+        cr_assert_gt(iov[i].iov_len, 0, "%s: empty iovec entry %zu", where, i);
+        cr_assert_leq(off + iov[i].iov_len, n, "%s", where);
+        cr_assert(memcmp(iov[i].iov_base, exp + off, iov[i].iov_len) == 0,
+                  "%s: iovec entry %zu differs", where, i);
+        off += iov[i].iov_len;
+    }
+    cr_assert_eq(off, n, "%s: iovec covers %zu of %zu", where, off, n);
+    d = bw_data(w);
+    if (d != NULL && n > 0)
+        cr_assert(memcmp(d, exp, n) == 0, "%s: bw_data differs", where);
+    free(iov);
+    free(out);
+}
+
+/* A scripted sink                                                          */
+
+
+void sink_reset(sink *s, int take, unsigned seed)
+{
+    by_free(&s->out);
+    memset(s, 0, sizeof *s);
+    s->take = take;
+    s->seed = seed;
+    s->fail_errno = EIO;
+}
+
+ptrdiff_t sink_fn(void *ctx, const void *data, size_t n)
+{
+    sink *s = (sink *)ctx;
+    size_t k = n;
+    s->calls++;
+    if (n == 0 || data == NULL) {
+        s->bad_args++;
+        return n == 0 ? 0 : -1;
+    }
+    if (s->fail_at != 0 && (s->fail_sticky ? s->calls >= s->fail_at : s->calls == s->fail_at)) {
+        errno = s->fail_errno;
+        return -1;
+    }
+    if (s->eintr && (s->calls & 1)) {
+        errno = EINTR;
+        return -1;
+    }
+    switch (s->broken) {
+    case 1: return 0;
+    case 2: return (ptrdiff_t)n + 1;
+    case 3: errno = EPERM; return -2;
+    default: break;
+    }
+    if (s->take == 1) k = 1;
+    else if (s->take == 2) k = 1 + rnd(&s->seed) % n;
+    by_add(&s->out, data, k);
+    return (ptrdiff_t)k;
+}
+
+/* For a streaming writer that never consumed: what the sink got, then what
+ * is held, is exactly exp[0..bw_tell). */
+void sent_then_held(const bw_writer *w, const sink *s, const unsigned char *exp,
+                           const char *where)
+{
+    cr_assert_eq((uint64_t)s->out.len + bw_len(w), bw_tell(w),
+                 "%s: sent %zu + held %zu != tell %" PRIu64, where, s->out.len, bw_len(w),
+                 bw_tell(w));
+    cr_assert(s->out.len == 0 || memcmp(s->out.d, exp, s->out.len) == 0,
+              "%s: the sink got other bytes", where);
+    held_is(w, exp + s->out.len, bw_len(w), where);
+}
+
+/* A scripted stream of writes: every op writes exactly s[off, off + len)  */
+
+
+
+
+void work_make(work *wk, unsigned seed, size_t target, const size_t *sizes, size_t nsizes)
+{
+    memset(wk, 0, sizeof *wk);
+    while (wk->s.len < target) {
+        op o;
+        unsigned char tmp[64];
+        size_t n, i;
+        memset(&o, 0, sizeof o);
+        o.kind = (int)(rnd(&seed) % K_NKINDS);
+        o.off = wk->s.len;
+        switch (o.kind) {
+        case K_WRITE: case K_PUTS: case K_PRINTF_S: case K_SPAN:
+            n = sizes[rnd(&seed) % nsizes];
+            for (i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)(1 + rnd(&seed) % 255); /* no NUL */
+                by_add(&wk->s, &c, 1);
+            }
+            o.hint = n + rnd(&seed) % 50;
+            break;
+        case K_PRINTF_N:
+            o.v = ((uint64_t)rnd(&seed) << 24) | rnd(&seed);
+            o.width = (int)(rnd(&seed) % 40);
+            n = (size_t)snprintf((char *)tmp, sizeof tmp, "<%0*" PRIu64 ">", o.width, o.v);
+            by_add(&wk->s, tmp, n);
+            break;
+        case K_U32LE:
+            o.v = rnd(&seed) * 257u;
+            st_le(tmp, o.v, 4);
+            by_add(&wk->s, tmp, 4);
+            break;
+        case K_U64BE:
+            o.v = ((uint64_t)rnd(&seed) << 40) ^ ((uint64_t)rnd(&seed) << 20) ^ rnd(&seed);
+            st_be(tmp, o.v, 8);
+            by_add(&wk->s, tmp, 8);
+            break;
+        case K_UVAR:
+            o.v = (((uint64_t)rnd(&seed) << 40) ^ ((uint64_t)rnd(&seed) << 20) ^ rnd(&seed)) >>
+                  (rnd(&seed) % 64);
+            by_add(&wk->s, tmp, uvar_enc(tmp, o.v));
+            break;
+        case K_DEC:
+            o.v = (((uint64_t)rnd(&seed) << 40) ^ rnd(&seed)) >> (rnd(&seed) % 64);
+            n = (size_t)snprintf((char *)tmp, sizeof tmp, "%" PRIu64, o.v);
+            by_add(&wk->s, tmp, n);
+            break;
+        case K_HEX: {
+            unsigned char src[8];
+            o.v = ((uint64_t)rnd(&seed) << 40) ^ ((uint64_t)rnd(&seed) << 20) ^ rnd(&seed);
+            st_le(src, o.v, 8);
+            n = 1 + rnd(&seed) % 8;
+            by_add(&wk->s, tmp, hex_enc((char *)tmp, src, n));
+            break;
+        }
+        default: /* K_RESERVE: no bytes */
+            o.hint = sizes[rnd(&seed) % nsizes] * (1 + rnd(&seed) % 3);
+            break;
+        }
+        o.len = wk->s.len - o.off;
+        if (wk->nops == wk->cap) {
+            wk->cap = wk->cap ? wk->cap * 2 : 64;
+            wk->ops = (op *)realloc(wk->ops, wk->cap * sizeof *wk->ops);
+            cr_assert_not_null(wk->ops);
+        }
+        wk->ops[wk->nops++] = o;
+    }
+}
+
+void work_free(work *wk)
+{
+    by_free(&wk->s);
+    free(wk->ops);
+    memset(wk, 0, sizeof *wk);
+}
+
+/* Perform one op on w: BW_OK and exactly its bytes, or an error. */
+int do_op(bw_writer *w, const work *wk, const op *o)
+{
+    const unsigned char *src = wk->s.d + o->off;
+    unsigned char b[8];
+    int rc;
+    switch (o->kind) {
+    case K_WRITE: return bw_write(w, src, o->len);
+    case K_PUTS: {
+        char *t = (char *)malloc(o->len + 1);
+        memcpy(t, src, o->len);
+        t[o->len] = '\0';
+        rc = bw_puts(w, t);
+        free(t);
+        return rc;
+    }
+    case K_PRINTF_S: return bw_printf(w, "%.*s", (int)o->len, (const char *)src);
+    case K_PRINTF_N: return bw_printf(w, "<%0*" PRIu64 ">", o->width, o->v);
+    case K_U32LE: return bw_put_u32le(w, (uint32_t)o->v);
+    case K_U64BE: return bw_put_u64be(w, o->v);
+    case K_UVAR: return bw_put_uvarint(w, o->v);
+    case K_DEC: return bw_put_dec_u64(w, o->v);
+    case K_HEX:
+        st_le(b, o->v, 8);
+        return bw_put_hex(w, b, o->len / 2);
+    case K_SPAN: {
+        size_t avail = 12345;
+        unsigned char *p = (unsigned char *)bw_get_span(w, o->hint, &avail);
+        if (p == NULL) {
+            cr_assert_eq(avail, 0, "a failed get_span gives avail 0");
+            cr_assert_neq(bw_error(w), BW_OK, "a failed get_span records its error");
+            return bw_error(w);
+        }
+        cr_assert_geq(avail, o->hint);
+        cr_assert_eq(avail, bw_free_capacity(w));
+        memcpy(p, src, o->len);
+        return bw_advance(w, o->len);
+    }
+    default:
+        rc = bw_reserve(w, o->hint);
+        if (rc == BW_OK) cr_assert_geq(bw_free_capacity(w), o->hint);
+        return rc;
+    }
+}
+
+const size_t small_sizes[10] = {1, 2, 7, 31, 100, 255, 256, 257, 700, 3000};
+
+
+/* room: the streaming buffer size or the fixed buffer size. */
+void mw_init(mw *m, int mode, bw_pool *p, size_t room)
+{
+    memset(m, 0, sizeof *m);
+    m->mode = mode;
+    m->room = room;
+    sink_reset(&m->s, 2, 1234);
+    switch (mode) {
+    case M_CONTIG: cr_assert_eq(bw_init(&m->w, p, 0), BW_OK); break;
+    case M_BUFFER:
+        m->buf = (unsigned char *)malloc(256);
+        cr_assert_eq(bw_init_buffer(&m->w, p, m->buf, 256), BW_OK);
+        break;
+    case M_CHAIN: cr_assert_eq(bw_init_chain(&m->w, p), BW_OK); break;
+    case M_SINK: cr_assert_eq(bw_init_sink(&m->w, p, room, sink_fn, &m->s), BW_OK); break;
+    default:
+        m->buf = (unsigned char *)malloc(room);
+        cr_assert_eq(bw_init_fixed(&m->w, m->buf, room), BW_OK);
+        break;
+    }
+}
+
+void mw_done(mw *m)
+{
+    bw_release(&m->w);
+    free(m->buf);
+    by_free(&m->s.out);
+}
+
+void fill_pattern(bw_writer *w, unsigned char *exp, size_t n, unsigned seed)
+{
+    size_t i, k;
+    for (i = 0; i < n; i++) exp[i] = pat(i, seed);
+    for (i = 0; i < n; i += k) {
+        k = 1 + (i * 31) % 3000;
+        if (k > n - i) k = n - i;
+        cr_assert_eq(bw_write(w, exp + i, k), BW_OK);
+    }
+}

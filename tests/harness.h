@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/* harness.h - the one test harness, shared by every tests/test_*.c.
+ *
+ *   - test_alloc: a counting, failure-injecting backing allocator. Every
+ *     block carries a 16-byte header with its size, so a free or realloc
+ *     with a size other than the one handed out is counted as a size error
+ *     (the pool must always give back exactly what it got, as sdallocx
+ *     needs). fail_at = N makes the Nth call (alloc or realloc, counting
+ *     from 1) fail; with fail_sticky, every call from the Nth on fails.
+ *   - The modes (M_CONTIG ... M_FIXED), FOR_EACH_MODE, and `harness`: a
+ *     writer of a given mode on a fresh counting pool, with the test sink
+ *     (sink_state, test_sink) for streaming and a guarded fixed buffer.
+ *   - fail_each_call: run a piece of work with backing call N failing, for
+ *     N = 1, 2, ... until a run makes fewer than N calls.
+ *   - Byte helpers: pat, pattern, ref (the expected output), expect_output. */
+#ifndef BW_TEST_HARNESS_H
+#define BW_TEST_HARNESS_H
+
+#include "bufwriter.h"
+
+#ifdef BW_MINI_CRITERION
+#  include "mini_criterion.h"
+#else
+#  include <criterion/criterion.h>
+#endif
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- The counting, failure-injecting backing allocator ----------------- */
+
+typedef struct test_alloc {
+    bw_allocator hook;
+    _Atomic long calls;        /* alloc + realloc calls, failed ones too */
+    _Atomic long live_blocks;
+    _Atomic long long live_bytes;
+    _Atomic long allocs, frees, reallocs;
+    _Atomic long size_errors;  /* free/realloc with a size that does not match */
+    _Atomic long fail_at;      /* 0 = never */
+    _Atomic int fail_sticky;
+    _Atomic int no_realloc;
+} test_alloc;
+
+void *ta_alloc(void *ctx, size_t size);
+void *ta_realloc(void *ctx, void *block, size_t old_size, size_t new_size);
+void ta_free(void *ctx, void *block, size_t size);
+
+/* Set up ta as a fresh counting allocator; with_realloc = 0 leaves the
+ * realloc hook NULL (the pool then copies). */
+void ta_init(test_alloc *ta, int with_realloc);
+
+/* A pool over ta with the given threshold (0 = default) and flags, with
+ * 0.1's mechanics, so tests can count exactly: first blocks are the class
+ * of the first write, nothing above the threshold is kept or learned, and
+ * nothing decays. ta_pool_defaults keeps every default. */
+bw_pool *ta_pool(test_alloc *ta, size_t threshold, unsigned flags);
+bw_pool *ta_pool_defaults(test_alloc *ta);
+
+/* Destroy the pool and check the allocator balances to zero. */
+void ta_finish(test_alloc *ta, bw_pool *p);
+
+/* A byte pattern that depends on the position: catches shifted copies. */
+unsigned char pat(size_t i, unsigned seed);
+
+/* ---- Modes, the test sink, the per-mode writer ------------------------ */
+
+enum { M_CONTIG, M_BUFFER, M_CHAIN, M_SINK, M_FIXED, M_COUNT };
+extern const char *const mode_name[M_COUNT];
+#define FOR_EACH_MODE(m) for ((m) = 0; (m) < M_COUNT; (m)++)
+
+#define SINK_BUF 64           /* streaming buffer size in most tests      */
+#define IBUF_SIZE 64          /* bw_init_buffer's first buffer            */
+#define FIXED_SIZE (1u << 16) /* fixed buffer size in most tests          */
+#define GUARD 64              /* guard bytes on each side of a fixed buffer */
+#define GUARD_BYTE 0xEE
+
+/* An "impossible" request: more than the harness allocator ever grants (it
+ * refuses any single request above ALLOC_LIMIT without calling malloc, so
+ * sanitizers never see a huge allocation), yet representable. */
+#if SIZE_MAX > 0xFFFFFFFFu
+#  define HUGE_REQ ((size_t)1 << 40) /* 1 TiB */
+#  define ALLOC_LIMIT ((size_t)1 << 30)
+#else
+#  define HUGE_REQ ((size_t)768 << 20)
+#  define ALLOC_LIMIT ((size_t)256 << 20)
+#endif
+#define LIVE_LIMIT (512LL << 20)
+
+/* The test-owned sink: appends what it takes; scripted failures. It fails
+ * once its budget is spent, the way fail_kind says. */
+enum { SF_ERRNO, SF_ZERO, SF_TOO_MANY, SF_BELOW };
+typedef struct sink_state {
+    unsigned char *got;
+    size_t len, cap;
+    long calls;
+    size_t min_n;     /* smallest n it was offered (contract: >= 1)        */
+    int wrong_thread; /* called on another thread than the test's          */
+    pthread_t thread;
+    size_t take;      /* accept at most this much per call; 0 = all offered */
+    size_t budget;    /* accept this much in all, then fail; SIZE_MAX = never */
+    int fail_kind;    /* how it fails (SF_*)                               */
+    int fail_errno;   /* errno for SF_ERRNO                                */
+    int eintr_first;  /* the next call fails with EINTR                    */
+} sink_state;
+
+ptrdiff_t test_sink(void *ctx, const void *data, size_t n);
+
+/* A sink that takes everything, called on this thread (and, once failing,
+ * fails with EPIPE). sink_fail: every call from now on fails the way kind
+ * says (SF_ERRNO: -1 with errno err; SF_ZERO: 0, a broken sink); sink_heal:
+ * takes everything again. */
+void sink_init(sink_state *s);
+void sink_fail(sink_state *s, int kind, int err);
+void sink_heal(sink_state *s);
+
+typedef struct harness {
+    int mode;
+    test_alloc ta;
+    bw_allocator hook; /* ta, refusing huge requests without calling malloc */
+    bw_pool *p;
+    bw_writer w;
+    sink_state s;
+    unsigned char *fmem; /* GUARD | fixed buffer | GUARD */
+    unsigned char *fbuf;
+    size_t fsize;
+    unsigned char ibuf[IBUF_SIZE];
+} harness;
+
+/* The mode's usual parameter: see h_open_ex. */
+size_t default_param(int mode);
+
+/* Open a writer of `mode` on a fresh counting pool. param is the contiguous
+ * initial capacity, the first buffer's size, the streaming buffer_size or the
+ * fixed buffer's size. The harness must not move while open. */
+void h_open_ex(harness *h, int mode, size_t param, size_t threshold, unsigned flags);
+void h_open(harness *h, int mode);
+
+/* Release, check the fixed buffer's guards, destroy the pool and check the
+ * allocator balances to zero. */
+void h_close(harness *h);
+
+bw_pool_stats h_stats(harness *h);
+long h_calls(harness *h);
+
+/* Make every backing call from the next one on fail (or stop failing). */
+void h_fail_from_next(harness *h);
+void h_fail_never(harness *h);
+
+/* A position-dependent byte pattern to write from. */
+#define PATTERN_SIZE (1u << 18)
+const unsigned char *pattern(void);
+
+/* Everything the writer produced: what the sink took, then what is held. */
+unsigned char *h_output(const harness *h, size_t *n);
+
+/* bw_iovec, bw_copy_out and bw_data agree on the held bytes. */
+void expect_views_agree(const harness *h);
+
+/* The writer produced exactly want[0, n). Returns 1 when it did. */
+int expect_output(const harness *h, const void *want, size_t n, const char *what);
+
+/* A growable byte array: the expected output. */
+typedef struct ref {
+    unsigned char *d;
+    size_t len, cap;
+} ref;
+
+void ref_add(ref *r, const void *src, size_t n);
+void ref_str(ref *r, const char *s);
+void ref_double(ref *r); /* append a second copy of everything in r */
+void ref_free(ref *r);
+void ref_from(ref *r, const harness *h); /* start r as the output so far */
+
+/* Write pattern bytes until the writer's current block holds `tail` (tn
+ * bytes) at its end with exactly `slack` bytes free after it. */
+void fill_tight(harness *h, const void *tail, size_t tn, size_t slack);
+
+/* Write n pattern bytes (from offset `from` of the pattern). */
+void put_pattern(harness *h, size_t from, size_t n);
+
+/* Sizes and widths the compiler cannot see through (so -Werror does not
+ * reject the deliberately impossible calls at compile time). */
+size_t opaque(size_t n);
+int opaque_int(int n);
+
+/* bw_vprintf through a variadic call. */
+int vp(bw_writer *w, const char *fmt, ...);
+
+/* Record an error (BW_EINVAL: an advance beyond the free space). */
+void record_einval(harness *h);
+
+/* Read exactly n bytes from fd (a pipe); whether a pipe holds nothing. */
+void read_exact(int fd, unsigned char *dst, size_t n);
+int pipe_is_empty(int fd);
+
+/* A segmented writer holding bytes in at least `blocks` blocks. */
+void chain_blocks(harness *h, size_t blocks, ref *r);
+
+/* ---- Several writers on one pool --------------------------------------- */
+/* env: a counting pool with 0.1's mechanics (ta_pool, threshold 4096), one
+ * test sink, a first buffer and a fixed buffer, for tests that put several
+ * writers of any mode on one pool (moves, references, detach). */
+
+#define CLIENT_SINK_BUF 256 /* an env streaming writer's buffer */
+
+typedef struct env {
+    test_alloc ta;
+    bw_pool *pool;
+    sink_state sink;
+    unsigned char ibuf[IBUF_SIZE];
+    unsigned char fixed[FIXED_SIZE];
+} env;
+
+env *env_new(void);
+void env_free(env *e); /* checks the allocator balances to zero */
+void mk(env *e, bw_writer *w, int mode); /* a writer of mode on e's pool */
+
+/* Everything the writer produced: what the sink took, then what is held. */
+size_t produced(env *e, const bw_writer *w, unsigned char *dst);
+
+/* A done callback's record: how often, with what. */
+typedef struct donec {
+    int calls;
+    const void *data;
+    size_t n;
+} donec;
+void on_done(void *ctx, const void *data, size_t n);
+
+void fill(unsigned char *p, size_t n, unsigned seed); /* pat(i, seed) */
+
+/* The held bytes as one malloc'd copy, through bw_iovec. */
+unsigned char *held_by_iovec(const bw_writer *w, size_t *n);
+uint64_t outstanding(bw_pool *p); /* the pool's outstanding_bytes */
+
+/* ---- Pools: options, stats, renting, time, big jobs -------------------- */
+
+#define KiB ((size_t)1 << 10)
+#define MiB ((size_t)1 << 20)
+#define TH (64 * KiB) /* a small threshold keeps the large-job tests fast */
+
+uint64_t mono_ms(void); /* CLOCK_MONOTONIC in ms */
+void sleep_ms(uint64_t ms);
+void sleep_until(uint64_t t);
+
+/* Zeroed options over ta (NULL: the default allocator); a pool from o. */
+bw_pool_options opts_for(test_alloc *ta);
+bw_pool *mkpool(const bw_pool_options *o);
+bw_pool_stats stats_of(bw_pool *p);
+void *rent_ok(bw_pool *p, size_t n, size_t *cap); /* a rent that must succeed */
+int all_bytes(const void *b, size_t n, unsigned char v); /* every byte is v */
+
+/* An allocator whose new memory holds garbage (0xAB), as reused malloc
+ * memory may: a block that reads as zeros was zeroed by the pool. */
+void garbage_init(test_alloc *ta);
+
+/* A pool over ta with threshold TH, no decay, the jump floor at the
+ * threshold (these tests pin the jump's mechanics; test_jump.c tests the
+ * default floor), everything else default. */
+bw_pool *learn_pool(test_alloc *ta, unsigned flags, size_t max_learned);
+
+/* A sink that takes everything and keeps nothing. */
+ptrdiff_t discard_sink(void *ctx, const void *data, size_t n);
+
+/* 8 KiB of pat(i, seed), for the big jobs. */
+extern unsigned char chunk[8192];
+void fill_chunk(unsigned seed);
+
+/* A contiguous writer on p writes `total` bytes of chunk in 8 KiB pieces,
+ * checks they all arrived and is released. caps[] (if given) gets every
+ * capacity it had (at most 32), *ncaps their number; returns the last. */
+size_t write_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps);
+
+/* ---- Fail the Nth backing call ----------------------------------------- */
+
+/* In the spirit of mpack's test_system_fail_until_ok: for N = 1, 2, ...
+ * (below limit), run(ctx, N, sticky) does the work with backing call N
+ * failing (alone, or with sticky from N on) and returns 1 when the failure
+ * was reached. Stops at the first N a run did not reach, and returns it. */
+long fail_each_call(int (*run)(void *ctx, long n, int sticky), void *ctx, int sticky,
+                    long limit);
+
+/* ---- Scripted output: the scripted sink, a scripted stream of writes --- */
+/* Used by the output tests (sink, fd, file, failinj, model). The scripted
+ * sink counts and fails by call number and takes short counts; the plain
+ * test sink above is for the per-mode writer. */
+
+unsigned rnd(unsigned *s); /* a small LCG: 24 random bits */
+
+/* A growable byte array: the reference and the sink's output. */
+typedef struct bytes {
+    unsigned char *d;
+    size_t len, cap;
+} bytes;
+void by_add(bytes *b, const void *src, size_t n);
+void by_free(bytes *b);
+
+void st_le(unsigned char *p, uint64_t v, int n);
+void st_be(unsigned char *p, uint64_t v, int n);
+size_t uvar_enc(unsigned char *p, uint64_t v);
+size_t hex_enc(char *out, const unsigned char *src, size_t n);
+void set_nonblock(int fd);
+int closed_fd(void); /* a descriptor number that is not open */
+void drain(int fd, bytes *b); /* everything available from a non-blocking fd */
+
+/* The held bytes are exactly exp[0..n), seen through bw_copy_out, bw_iovec
+ * and (when not NULL) bw_data. */
+void held_is(const bw_writer *w, const unsigned char *exp, size_t n, const char *where);
+
+typedef struct sink {
+    bytes out;        /* every byte accepted, in order */
+    long calls;       /* every call, failed ones included */
+    long fail_at;     /* this call (from 1) fails with fail_errno; 0 = never */
+    int fail_sticky;  /* ... and every later one */
+    int fail_errno;
+    int take;         /* 0: all n; 1: one byte; 2: a random count 1..n */
+    unsigned seed;
+    int eintr;        /* every odd call is -1 with EINTR first */
+    int broken;       /* 1: returns 0; 2: returns n + 1; 3: returns -2 */
+    long bad_args;    /* calls with n == 0 or data NULL */
+} sink;
+void sink_reset(sink *s, int take, unsigned seed);
+ptrdiff_t sink_fn(void *ctx, const void *data, size_t n);
+
+/* For a streaming writer that never consumed: what the sink got, then what
+ * is held, is exactly exp[0..bw_tell). */
+void sent_then_held(const bw_writer *w, const sink *s, const unsigned char *exp,
+                    const char *where);
+
+/* A scripted stream of writes: every op writes exactly s[off, off + len). */
+enum {
+    K_WRITE, K_PUTS, K_PRINTF_S, K_PRINTF_N, K_U32LE, K_U64BE, K_UVAR, K_DEC,
+    K_HEX, K_SPAN, K_RESERVE, K_NKINDS
+};
+typedef struct op {
+    int kind, width;
+    size_t off, len, hint;
+    uint64_t v;
+} op;
+typedef struct work {
+    bytes s;
+    op *ops;
+    size_t nops, cap;
+} work;
+void work_make(work *wk, unsigned seed, size_t target, const size_t *sizes, size_t nsizes);
+void work_free(work *wk);
+int do_op(bw_writer *w, const work *wk, const op *o); /* BW_OK and its bytes, or an error */
+
+extern const size_t small_sizes[10];
+#define NSMALL (sizeof small_sizes / sizeof small_sizes[0])
+
+/* A writer of a mode over the scripted sink. room: the streaming buffer
+ * size or the fixed buffer size. */
+typedef struct mw {
+    bw_writer w;
+    int mode;
+    sink s;
+    unsigned char *buf; /* fixed: the buffer; M_BUFFER: the first buffer */
+    size_t room;
+} mw;
+void mw_init(mw *m, int mode, bw_pool *p, size_t room);
+void mw_done(mw *m);
+/* Write n pattern bytes in varied chunks; exp gets them too. */
+void fill_pattern(bw_writer *w, unsigned char *exp, size_t n, unsigned seed);
+
+#endif /* BW_TEST_HARNESS_H */

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+#define _DEFAULT_SOURCE 1 /* POSIX 2008 (clock_gettime, nanosleep) */
+/* test_decay.c - decay (bufwriter.h, section 5 "Pool"): what the pool and
+ * the thread caches keep is given back once it is older than decay_ms, at
+ * the next slow path or the thread's exit; trim is not decay.
+ *
+ * Timing: the decay tests use decay_ms = 100 and check "not yet" only while
+ * less than half of it has really passed, and "given back" only after three
+ * times it, so a loaded machine cannot make them flaky. */
+#include "harness.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DECAY 100u       /* ms */
+
+/* ------------------------------------------------------------------ */
+/* Decay                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* decay_ms DECAY over ta, threshold TH, with extra flags. */
+static bw_pool *decay_pool(test_alloc *ta, unsigned flags, uint32_t decay_ms)
+{
+    bw_pool_options o = opts_for(ta);
+    o.max_pooled_size = TH;
+    o.flags = flags;
+    o.decay_ms = decay_ms;
+    return mkpool(&o);
+}
+
+/* Checked only while less than half of decay_ms has really passed between
+ * t0 and t1: nothing was given back yet, p still retains `kept` bytes. */
+static void expect_kept_while_young(bw_pool *p, uint64_t t0, uint64_t t1, uint64_t kept)
+{
+    bw_pool_stats s;
+    if (t1 - t0 >= DECAY / 2) return;
+    s = stats_of(p);
+    cr_expect_eq(s.retained_bytes, kept, "given back after %llu ms", (unsigned long long)(t1 - t0));
+    cr_expect_eq(s.decayed_bytes, 0);
+}
+
+Test(decay, pooled_block_decays_at_first_slow_return_after_decay_ms_not_before)
+{
+    test_alloc ta, tn, td;
+    bw_pool *p, *never, *dflt;
+    bw_pool_stats s;
+    void *b, *big, *probe, *bn, *bd;
+    size_t cap, bigcap, pcap, cn, cd;
+    uint64_t t0, t1;
+    ta_init(&ta, 1);
+    ta_init(&tn, 1);
+    ta_init(&td, 1);
+    /* No thread cache: the block sits in the shared level, and every call
+     * is a slow one. */
+    p = decay_pool(&ta, BW_POOL_NO_THREAD_CACHE | BW_POOL_NO_LARGE_RETENTION, DECAY);
+    never = decay_pool(&tn, BW_POOL_NO_THREAD_CACHE, BW_DECAY_NEVER);
+    dflt = decay_pool(&td, BW_POOL_NO_THREAD_CACHE, 0);
+    b = rent_ok(p, 4096, &cap);
+    big = rent_ok(p, 128 * KiB, &bigcap);
+    bn = rent_ok(never, 4096, &cn);
+    bd = rent_ok(dflt, 4096, &cd);
+    t0 = mono_ms();
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    cr_expect_eq(bw_pool_return(never, bn, cn), BW_OK);
+    cr_expect_eq(bw_pool_return(dflt, bd, cd), BW_OK);
+    cr_expect_eq(stats_of(p).retained_bytes, 4096);
+    /* Younger than decay_ms: a slow rent keeps it. */
+    sleep_ms(20);
+    probe = rent_ok(p, 16, &pcap);
+    t1 = mono_ms();
+    expect_kept_while_young(p, t0, t1, 4096);
+    /* Past decay_ms: stats alone change nothing ... */
+    sleep_until(t0 + 3 * DECAY);
+    s = stats_of(p);
+    cr_expect_eq(s.retained_bytes, 4096, "bw_pool_get_stats must not decay");
+    cr_expect_eq(s.decayed_bytes, 0);
+    s = stats_of(p);
+    cr_expect_eq(s.retained_bytes, 4096);
+    cr_expect_eq(s.backing_frees, 0);
+    /* ... the first slow-path return gives it back, as decay. */
+    cr_expect_eq(bw_pool_return(p, big, bigcap), BW_OK);
+    s = stats_of(p);
+    cr_expect_eq(s.retained_bytes, 0, "still retained after %llu ms",
+                 (unsigned long long)(mono_ms() - t0));
+    cr_expect_eq(s.decayed_bytes, 4096);
+    cr_expect_eq(s.backing_frees, 2); /* the decayed block, the large one */
+    /* Cumulative, and trim is not decay. */
+    cr_expect_eq(bw_pool_return(p, probe, pcap), BW_OK);
+    bw_pool_trim(p);
+    s = stats_of(p);
+    cr_expect_eq(s.decayed_bytes, 4096);
+    cr_expect_eq(s.retained_bytes, 0);
+    /* BW_DECAY_NEVER and the default (seconds) keep it. */
+    bn = rent_ok(never, 16, &cn);
+    bd = rent_ok(dflt, 16, &cd);
+    s = stats_of(never);
+    cr_expect_eq(s.retained_bytes, 4096);
+    cr_expect_eq(s.decayed_bytes, 0);
+    s = stats_of(dflt);
+    cr_expect_eq(s.retained_bytes, 4096);
+    cr_expect_eq(s.decayed_bytes, 0);
+    cr_expect_eq(bw_pool_return(never, bn, cn), BW_OK);
+    cr_expect_eq(bw_pool_return(dflt, bd, cd), BW_OK);
+    ta_finish(&ta, p);
+    ta_finish(&tn, never);
+    ta_finish(&td, dflt);
+}
+
+Test(decay, thread_cache_block_decays_at_its_threads_first_slow_rent_after_decay_ms)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats s;
+    void *b, *probe[2];
+    size_t cap, pcap[2];
+    uint64_t t0, t1;
+    ta_init(&ta, 1);
+    p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
+    b = rent_ok(p, 256, &cap);
+    t0 = mono_ms();
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK); /* into this thread's cache */
+    cr_expect_eq(stats_of(p).retained_bytes, 256);
+    sleep_ms(20);
+    probe[0] = rent_ok(p, 128 * KiB, &pcap[0]); /* a slow path on this thread */
+    t1 = mono_ms();
+    expect_kept_while_young(p, t0, t1, 256);
+    sleep_until(t0 + 3 * DECAY);
+    s = stats_of(p);
+    cr_expect_eq(s.retained_bytes, 256, "bw_pool_get_stats must not decay");
+    probe[1] = rent_ok(p, 128 * KiB, &pcap[1]);
+    s = stats_of(p);
+    cr_expect_eq(s.decayed_bytes, 256, "returned %llu ms ago, not decayed at this slow rent",
+                 (unsigned long long)(mono_ms() - t0));
+    cr_expect_eq(s.retained_bytes, 0);
+    cr_expect_eq(bw_pool_return(p, probe[0], pcap[0]), BW_OK);
+    cr_expect_eq(bw_pool_return(p, probe[1], pcap[1]), BW_OK);
+    ta_finish(&ta, p);
+}
+
+Test(decay, thread_cache_block_is_never_given_back_younger_than_decay_ms)
+{
+    test_alloc ta;
+    bw_pool *p;
+    void *b;
+    size_t cap;
+    uint64_t t0, t1 = 0;
+    int decayed = 0;
+    ta_init(&ta, 1);
+    p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
+    b = rent_ok(p, 256, &cap);
+    t0 = mono_ms();
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    /* A slow call on this thread every 5 ms. */
+    while (mono_ms() < t0 + 6 * DECAY) {
+        size_t c;
+        void *x = rent_ok(p, 128 * KiB, &c);
+        cr_expect_eq(bw_pool_return(p, x, c), BW_OK);
+        t1 = mono_ms();
+        if (stats_of(p).decayed_bytes != 0) {
+            decayed = 1;
+            break;
+        }
+        sleep_ms(5);
+    }
+    cr_expect(decayed, "a thread-cached block never decayed with slow calls for %u ms", 6 * DECAY);
+    /* Allow the coarse clock's step (a few ms) below decay_ms. */
+    if (decayed)
+        cr_expect_geq(t1 - t0 + 5, DECAY, "decayed %llu ms after its return",
+                      (unsigned long long)(t1 - t0));
+    cr_expect_eq(stats_of(p).decayed_bytes, decayed ? 256 : 0);
+    ta_finish(&ta, p);
+}
+
+struct exit_arg {
+    bw_pool *p;
+    uint64_t t0;
+};
+
+static void *return_then_idle(void *arg)
+{
+    struct exit_arg *a = (struct exit_arg *)arg;
+    size_t cap;
+    void *b = bw_pool_rent(a->p, 256, &cap);
+    if (b != NULL) {
+        a->t0 = mono_ms();
+        (void)bw_pool_return(a->p, b, cap); /* into this thread's cache */
+    }
+    sleep_ms(3 * DECAY);
+    return b;
+}
+
+Test(decay, thread_cache_decays_at_its_threads_exit)
+{
+    test_alloc ta;
+    bw_pool *p;
+    pthread_t th;
+    struct exit_arg a;
+    bw_pool_stats s;
+    void *r, *probe;
+    size_t pcap;
+    ta_init(&ta, 1);
+    p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
+    a.p = p;
+    a.t0 = 0;
+    cr_assert_eq(pthread_create(&th, NULL, return_then_idle, &a), 0);
+    cr_assert_eq(pthread_join(th, &r), 0);
+    cr_assert_not_null(r);
+    /* The block is 3 x decay_ms old: the thread's exit, or at the latest
+     * the next slow call, gives it back. */
+    probe = rent_ok(p, 128 * KiB, &pcap);
+    s = stats_of(p);
+    cr_expect_eq(s.decayed_bytes, 256, "a block %llu ms old survived its thread's exit",
+                 (unsigned long long)(mono_ms() - a.t0));
+    cr_expect_eq(s.retained_bytes, 0);
+    cr_expect_eq(bw_pool_return(p, probe, pcap), BW_OK);
+    ta_finish(&ta, p);
+}
+
+Test(decay, kept_large_block_decays_at_first_slow_rent_after_decay_ms_not_before)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats s;
+    void *a, *b, *probe[2];
+    size_t ca, cb, pcap[2];
+    uint64_t t0, t1;
+    ta_init(&ta, 1);
+    p = decay_pool(&ta, BW_POOL_NO_THREAD_CACHE, DECAY);
+    a = rent_ok(p, 128 * KiB, &ca);
+    b = rent_ok(p, 256 * KiB, &cb);
+    t0 = mono_ms();
+    cr_expect_eq(bw_pool_return(p, a, ca), BW_OK);
+    cr_expect_eq(stats_of(p).large_retained_bytes, 128 * KiB);
+    sleep_ms(20);
+    probe[0] = rent_ok(p, 16, &pcap[0]);
+    t1 = mono_ms();
+    if (t1 - t0 < DECAY / 2) {
+        s = stats_of(p);
+        cr_expect_eq(s.large_retained_bytes, 128 * KiB, "given back after %llu ms",
+                     (unsigned long long)(t1 - t0));
+        cr_expect_eq(s.decayed_bytes, 0);
+    }
+    sleep_until(t0 + 3 * DECAY);
+    s = stats_of(p);
+    cr_expect_eq(s.large_retained_bytes, 128 * KiB, "bw_pool_get_stats must not decay");
+    probe[1] = rent_ok(p, 16, &pcap[1]);
+    s = stats_of(p);
+    cr_expect_eq(s.decayed_bytes, 128 * KiB);
+    cr_expect_eq(s.large_retained_bytes, 0);
+    cr_expect_eq(s.retained_bytes, 0);
+    /* A block returned now is young: kept. */
+    cr_expect_eq(bw_pool_return(p, b, cb), BW_OK);
+    s = stats_of(p);
+    cr_expect_eq(s.large_retained_bytes, 256 * KiB);
+    cr_expect_eq(s.decayed_bytes, 128 * KiB);
+    cr_expect_eq(bw_pool_return(p, probe[0], pcap[0]), BW_OK);
+    cr_expect_eq(bw_pool_return(p, probe[1], pcap[1]), BW_OK);
+    ta_finish(&ta, p);
+}
+
+Test(decay, trim_frees_everything_at_once_and_is_not_decay)
+{
+    test_alloc ta;
+    bw_pool_options o;
+    bw_pool *p;
+    bw_pool_stats s;
+    void *b[3];
+    size_t cap[3], i;
+    size_t sz[3] = { 256, 512 * KiB, 2 * MiB }; /* thread cache, shared level, large */
+    uint32_t decays[2] = { DECAY, BW_DECAY_NEVER };
+    unsigned k;
+    for (k = 0; k < 2; k++) {
+        ta_init(&ta, 1);
+        o = opts_for(&ta);
+        o.decay_ms = decays[k];
+        p = mkpool(&o);
+        for (i = 0; i < 3; i++) b[i] = rent_ok(p, sz[i], &cap[i]);
+        for (i = 0; i < 3; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+        s = stats_of(p);
+        cr_expect_eq(s.retained_bytes, 256 + 512 * KiB + 2 * MiB);
+        cr_expect_eq(s.large_retained_bytes, 2 * MiB);
+        bw_pool_trim(p);
+        s = stats_of(p);
+        cr_expect_eq(s.retained_bytes, 0, "decay_ms %u", decays[k]);
+        cr_expect_eq(s.large_retained_bytes, 0);
+        cr_expect_eq(s.backing_frees, 3);
+        cr_expect_eq(s.decayed_bytes, 0, "trim is not decay");
+        ta_finish(&ta, p);
+    }
+}

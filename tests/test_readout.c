@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: MIT */
+/* test_readout.c - reading out, in every mode (bufwriter.h, section 9): the
+ * const read-outs, pullup and cstr, append_writer, and the edges of
+ * release, copy_out, pullup and consume.
+ *
+ * Every check runs in each mode the harness opens (harness.h): contiguous
+ * (bw_init, and bw_init_buffer over a caller's first buffer), segmented,
+ * streaming (a test-owned sink) and fixed (a buffer inside guard bytes). */
+#define _GNU_SOURCE 1 /* pipe, fcntl, sigpending, fopencookie-based bw_fopen */
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* --- Const read-outs ----------------------------------------------------- */
+
+Test(readout, read_outs_never_record_and_work_with_an_error)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        unsigned char dst[16];
+        struct iovec iov[2];
+        h_open(&h, m);
+        cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+        cr_expect_eq(bw_copy_out(&h.w, 5, dst, 6), BW_EINVAL, "%s", mode_name[m]);
+        cr_expect_eq(bw_copy_out(&h.w, SIZE_MAX, dst, 2), BW_EINVAL);
+        cr_expect_eq(bw_copy_out(&h.w, 2, dst, SIZE_MAX), BW_EINVAL, "wrapping");
+        cr_expect_eq(bw_error(&h.w), BW_OK, "%s: never recorded", mode_name[m]);
+        cr_expect_eq(bw_copy_out(&h.w, 3, dst, 0), BW_OK);
+        cr_expect_eq(bw_copy_out(&h.w, 4, dst, 6), BW_OK);
+        cr_expect(memcmp(dst, "456789", 6) == 0);
+        record_einval(&h);
+        memset(dst, 0, sizeof dst);
+        cr_expect_eq(bw_copy_out(&h.w, 0, dst, 10), BW_OK, "%s: works with an error",
+                     mode_name[m]);
+        cr_expect(memcmp(dst, "0123456789", 10) == 0);
+        cr_expect_eq(bw_iovec(&h.w, iov, 2), 1);
+        cr_expect_eq(iov[0].iov_len, 10);
+        cr_expect_not_null(bw_data(&h.w));
+        cr_expect_eq(bw_len(&h.w), 10);
+        cr_expect_eq(bw_tell(&h.w), 10);
+        cr_expect_eq(bw_error(&h.w), BW_EINVAL);
+        h_close(&h);
+    }
+}
+
+Test(readout, iovec_returns_the_count_needed_and_never_an_empty_entry)
+{
+    harness h;
+    ref r = {0};
+    struct iovec iov[4];
+    size_t f;
+    h_open(&h, M_CHAIN);
+    cr_expect_eq(bw_iovec(&h.w, iov, 4), 0, "nothing held");
+    chain_blocks(&h, 3, &r);
+    memset(iov, 0x5a, sizeof iov);
+    cr_expect_eq(bw_iovec(&h.w, NULL, 0), 3);
+    cr_expect_eq(bw_iovec(&h.w, iov, 2), 3, "the count all held bytes need");
+    cr_expect(iov[0].iov_len > 0 && iov[1].iov_len > 0);
+    cr_expect_eq(iov[2].iov_len, (size_t)0x5a5a5a5a5a5a5a5aull & SIZE_MAX, "not filled");
+    expect_output(&h, r.d, r.len, "three blocks");
+    /* A span that skips the tail's rest, then a write that fills the new
+     * block exactly: still no empty entries. */
+    f = bw_free_capacity(&h.w);
+    cr_assert_not_null(bw_get_span(&h.w, f + 1, NULL));
+    cr_expect_eq(bw_iovec(&h.w, NULL, 0), 3, "the new block holds nothing yet");
+    expect_output(&h, r.d, r.len, "after a skip");
+    cr_assert_eq(bw_consume(&h.w, r.len), BW_OK);
+    cr_expect_eq(bw_iovec(&h.w, NULL, 0), 0);
+    ref_free(&r);
+    h_close(&h);
+}
+
+/* --- Pullup and cstr ----------------------------------------------------- */
+
+Test(readout, pullup_of_contiguous_bytes_is_data_without_allocation)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        long calls;
+        h_open(&h, m);
+        put_pattern(&h, 0, 40);
+        cr_assert_eq(bw_consume(&h.w, 3), BW_OK);
+        calls = h_calls(&h);
+        cr_expect(bw_pullup(&h.w) == bw_data(&h.w), "%s", mode_name[m]);
+        cr_expect_eq(h_calls(&h), calls, "%s: no allocation", mode_name[m]);
+        expect_output(&h, pattern() + 3, 37, "pullup");
+        h_close(&h);
+    }
+}
+
+Test(readout, segmented_pullup_is_one_block_one_copy)
+{
+    harness h;
+    ref r = {0};
+    bw_pool_stats before, after;
+    const unsigned char *p;
+    h_open(&h, M_CHAIN);
+    chain_blocks(&h, 3, &r);
+    before = h_stats(&h);
+    p = bw_pullup(&h.w);
+    after = h_stats(&h);
+    cr_assert_not_null(p);
+    cr_expect(memcmp(p, r.d, r.len) == 0);
+    cr_expect(bw_data(&h.w) == p);
+    cr_expect_eq(bw_iovec(&h.w, NULL, 0), 1);
+    cr_expect_eq(after.rents, before.rents + 1, "one block");
+    cr_expect_eq(after.returns, before.returns + 3, "the old blocks go back");
+    cr_expect_geq(after.outstanding_bytes, r.len);
+    cr_expect(bw_pullup(&h.w) == p, "already contiguous now");
+    cr_expect_eq(h_stats(&h).rents, after.rents);
+    put_pattern(&h, 0, 10);
+    ref_add(&r, pattern(), 10);
+    expect_output(&h, r.d, r.len, "writing after pullup");
+    ref_free(&r);
+    h_close(&h);
+}
+
+Test(readout, pullup_failure_is_enomem_recorded_nothing_changed)
+{
+    harness h;
+    ref r = {0};
+    h_open(&h, M_CHAIN);
+    chain_blocks(&h, 3, &r);
+    h_fail_from_next(&h);
+    cr_expect_null(bw_pullup(&h.w));
+    cr_expect_eq(bw_error(&h.w), BW_ENOMEM);
+    cr_expect_eq(bw_iovec(&h.w, NULL, 0), 3);
+    expect_output(&h, r.d, r.len, "failed pullup");
+    h_fail_never(&h);
+    cr_expect_null(bw_pullup(&h.w), "NULL while an error is recorded");
+    cr_expect_null(bw_cstr(&h.w));
+    cr_expect_eq(bw_iovec(&h.w, NULL, 0), 3, "nothing changed");
+    bw_clear_error(&h.w);
+    cr_expect_not_null(bw_pullup(&h.w));
+    expect_output(&h, r.d, r.len, "pullup after clear_error");
+    ref_free(&r);
+    h_close(&h);
+}
+
+Test(readout, cstr_adds_a_nul_in_every_mode)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        const char *s;
+        h_open(&h, m);
+        cr_assert_eq(bw_puts(&h.w, "hello"), BW_OK);
+        s = bw_cstr(&h.w);
+        cr_assert_not_null(s, "%s", mode_name[m]);
+        cr_expect_str_eq(s, "hello");
+        cr_expect_eq(bw_len(&h.w), 5, "the NUL is not counted");
+        cr_expect_eq(h.s.calls, 0, "never sends");
+        cr_expect_eq(bw_puts(&h.w, " world"), BW_OK);
+        s = bw_cstr(&h.w);
+        cr_assert_not_null(s);
+        cr_expect_str_eq(s, "hello world");
+        h_close(&h);
+    }
+}
+
+Test(readout, cstr_of_segmented_bytes_pulls_up)
+{
+    harness h;
+    ref r = {0};
+    const char *s;
+    size_t i;
+    h_open(&h, M_CHAIN);
+    chain_blocks(&h, 3, &r);
+    for (i = 0; i < r.len; i++) cr_assert_eq(bw_patch_u8(&h.w, i, 'a' + (unsigned char)(i % 26)), BW_OK);
+    s = bw_cstr(&h.w);
+    cr_assert_not_null(s);
+    cr_expect_eq(strlen(s), r.len);
+    cr_expect_eq(s[r.len - 1], 'a' + (char)((r.len - 1) % 26));
+    cr_expect_eq(bw_iovec(&h.w, NULL, 0), 1);
+    ref_free(&r);
+    h_close(&h);
+}
+
+Test(readout, cstr_in_a_full_fixed_or_streaming_buffer_is_null_and_unrecorded)
+{
+    harness h;
+    const char *s;
+    h_open_ex(&h, M_FIXED, 5, 0, 0);
+    cr_assert_eq(bw_puts(&h.w, "hello"), BW_OK);
+    cr_expect_null(bw_cstr(&h.w));
+    cr_expect_eq(bw_error(&h.w), BW_OK, "no room for the NUL poisons nothing");
+    expect_output(&h, "hello", 5, "full fixed");
+    h_close(&h);
+
+    h_open_ex(&h, M_FIXED, 6, 0, 0);
+    cr_assert_eq(bw_puts(&h.w, "hello"), BW_OK);
+    s = bw_cstr(&h.w);
+    cr_assert_not_null(s, "one byte spare: room for the NUL");
+    cr_expect_str_eq(s, "hello");
+    cr_expect(s == (const char *)h.fbuf);
+    h_close(&h);
+
+    h_open(&h, M_SINK);
+    put_pattern(&h, 0, SINK_BUF);
+    cr_expect_null(bw_cstr(&h.w));
+    cr_expect_eq(bw_error(&h.w), BW_OK);
+    cr_expect_eq(h.s.calls, 0, "never sends");
+    expect_output(&h, pattern(), SINK_BUF, "full streaming buffer");
+    h_close(&h);
+}
+
+Test(readout, cstr_without_storage_is_a_static_empty_string)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        const char *s;
+        if (m == M_BUFFER) continue;
+        h_open_ex(&h, m, m == M_FIXED ? 0 : default_param(m), 0, 0);
+        if (m == M_FIXED) cr_assert_eq(bw_init_fixed(&h.w, NULL, 0), BW_OK);
+        s = bw_cstr(&h.w);
+        cr_assert_not_null(s, "%s", mode_name[m]);
+        cr_expect_eq(s[0], '\0');
+        cr_expect_eq(h_calls(&h), 0, "%s: no allocation", mode_name[m]);
+        cr_expect_eq(bw_error(&h.w), BW_OK);
+        h_close(&h);
+    }
+}
+
+/* --- append_writer ------------------------------------------------------- */
+
+/* Give the writer some held bytes: several blocks when segmented, some
+ * already sent when streaming. Returns what is held. */
+static void give_held_bytes(harness *h, size_t from, ref *held)
+{
+    size_t n;
+    unsigned char *buf;
+    memset(held, 0, sizeof *held);
+    if (h->mode == M_CHAIN) {
+        put_pattern(h, from, 9000);
+    } else if (h->mode == M_SINK) {
+        put_pattern(h, from, 50);
+        put_pattern(h, from + 50, 30);
+    } else {
+        put_pattern(h, from, 600);
+    }
+    n = bw_len(&h->w);
+    buf = (unsigned char *)malloc(n);
+    cr_assert_eq(bw_copy_out(&h->w, 0, buf, n), BW_OK);
+    ref_add(held, buf, n);
+    free(buf);
+}
+
+Test(readout, append_writer_for_every_pair_of_modes)
+{
+    int a, b;
+    for (a = 0; a < M_COUNT; a++)
+        for (b = 0; b < M_COUNT; b++) {
+            harness src, dst;
+            ref held, want;
+            uint64_t tell;
+            h_open(&src, a);
+            h_open(&dst, b);
+            give_held_bytes(&src, 1000, &held);
+            tell = bw_tell(&src.w);
+            cr_assert_eq(bw_write(&dst.w, "P:", 2), BW_OK);
+            ref_from(&want, &dst);
+            cr_expect_eq(bw_append_writer(&dst.w, &src.w), BW_OK, "%s into %s", mode_name[a],
+                         mode_name[b]);
+            ref_add(&want, held.d, held.len);
+            expect_output(&dst, want.d, want.len, mode_name[a]);
+            cr_expect_eq(bw_tell(&src.w), tell, "src unchanged");
+            cr_expect_eq(bw_len(&src.w), held.len);
+            cr_expect_eq(src.s.calls, a == M_SINK ? 1 : 0);
+            ref_free(&held);
+            ref_free(&want);
+            h_close(&src);
+            h_close(&dst);
+        }
+}
+
+Test(readout, append_writer_to_itself_doubles)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        ref held, want;
+        h_open(&h, m);
+        give_held_bytes(&h, 0, &held);
+        ref_from(&want, &h);
+        cr_expect_eq(bw_append_writer(&h.w, &h.w), BW_OK, "%s", mode_name[m]);
+        ref_add(&want, held.d, held.len);
+        expect_output(&h, want.d, want.len, "dst == src");
+        ref_free(&held);
+        ref_free(&want);
+        h_close(&h);
+    }
+}
+
+Test(readout, src_error_is_ignored_dst_error_refuses)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness src, dst;
+        h_open(&src, m);
+        h_open(&dst, m);
+        cr_assert_eq(bw_write(&src.w, "src", 3), BW_OK);
+        record_einval(&src);
+        cr_expect_eq(bw_append_writer(&dst.w, &src.w), BW_OK, "%s: src error ignored",
+                     mode_name[m]);
+        expect_output(&dst, "src", 3, "appended");
+        cr_expect_eq(bw_error(&src.w), BW_EINVAL, "src keeps its error");
+        bw_clear_error(&src.w);
+        cr_expect_eq(bw_puts(&dst.w, "+"), BW_OK);
+        cr_expect_eq(bw_consume(&dst.w, 1), BW_OK);
+        cr_assert_eq(bw_reserve(&dst.w, SIZE_MAX), m == M_FIXED ? BW_EFULL : BW_EOVERFLOW);
+        cr_expect_eq(bw_append_writer(&dst.w, &src.w), bw_error(&dst.w),
+                     "%s: dst error refuses", mode_name[m]);
+        expect_output(&dst, "rc+", 3, "nothing appended");
+        h_close(&src);
+        h_close(&dst);
+    }
+}
+
+/* --- Release, copy_out, pullup, consume edges ---------------------------- */
+
+Test(readout, release_drops_a_first_buffer_but_keeps_a_fixed_one)
+{
+    harness h;
+    h_open(&h, M_BUFFER);
+    cr_assert_eq(bw_puts(&h.w, "abc"), BW_OK);
+    cr_expect(bw_data(&h.w) == h.ibuf);
+    cr_expect_eq(h_stats(&h).rents, 0);
+    bw_release(&h.w);
+    cr_assert_eq(bw_puts(&h.w, "abc"), BW_OK);
+    cr_expect(bw_data(&h.w) != h.ibuf, "the first buffer is dropped");
+    cr_expect_eq(h_stats(&h).rents, 1, "the writer rents from its pool");
+    cr_expect(bw_writer_pool(&h.w) == h.p);
+    h_close(&h);
+
+    h_open(&h, M_FIXED);
+    cr_assert_eq(bw_puts(&h.w, "abc"), BW_OK);
+    bw_release(&h.w);
+    cr_expect(bw_data(&h.w) == h.fbuf, "the fixed buffer is kept");
+    cr_assert_eq(bw_puts(&h.w, "xyz"), BW_OK);
+    cr_expect(memcmp(h.fbuf, "xyz", 3) == 0);
+    cr_expect_eq(bw_free_capacity(&h.w), FIXED_SIZE - 3);
+    h_close(&h);
+}
+
+Test(readout, copy_out_offset_must_be_within_len_even_for_zero)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        unsigned char dst[4];
+        h_open(&h, m);
+        cr_expect_eq(bw_copy_out(&h.w, 0, dst, 0), BW_OK);
+        cr_expect_eq(bw_copy_out(&h.w, 1, dst, 0), BW_EINVAL, "%s", mode_name[m]);
+        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        cr_expect_eq(bw_copy_out(&h.w, 3, dst, 0), BW_OK);
+        cr_expect_eq(bw_copy_out(&h.w, 4, dst, 0), BW_EINVAL, "%s", mode_name[m]);
+        cr_expect_eq(bw_error(&h.w), BW_OK);
+        h_close(&h);
+    }
+}
+
+Test(readout, pullup_and_cstr_are_null_while_an_error_is_recorded)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        long calls;
+        h_open(&h, m);
+        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        record_einval(&h);
+        calls = h_calls(&h);
+        cr_expect_null(bw_pullup(&h.w), "%s", mode_name[m]);
+        cr_expect_null(bw_cstr(&h.w), "%s", mode_name[m]);
+        cr_expect_eq(bw_error(&h.w), BW_EINVAL);
+        cr_expect_eq(h_calls(&h), calls);
+        expect_output(&h, "abc", 3, "nothing changed");
+        h_close(&h);
+    }
+}
+
+Test(readout, consuming_everything_returns_the_start_to_the_block_start)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        size_t cap;
+        const unsigned char *start;
+        h_open(&h, m);
+        cr_assert_eq(bw_put_u8(&h.w, 'a'), BW_OK);
+        start = bw_data(&h.w);
+        cap = bw_capacity(&h.w);
+        put_pattern(&h, 0, 20);
+        cr_assert_eq(bw_consume(&h.w, 21), BW_OK);
+        cr_expect(bw_data(&h.w) == start, "%s: back at the block's start", mode_name[m]);
+        cr_expect_eq(bw_free_capacity(&h.w), cap, "%s: all the room again", mode_name[m]);
+        cr_expect_eq(bw_tell(&h.w), 21);
+        cr_assert_eq(bw_put_u8(&h.w, 'z'), BW_OK);
+        cr_expect_eq(start[0], 'z');
+        h_close(&h);
+    }
+}

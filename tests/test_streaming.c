@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: MIT */
+/* test_streaming.c - streaming writers (bufwriter.h, section 6): when the
+ * sink is called, short counts, EINTR and errors; file descriptors, EPIPE
+ * and SIGPIPE, bw_write_fd in every mode (section 10); bw_fopen.
+ *
+ * Every check runs in each mode the harness opens (harness.h): contiguous
+ * (bw_init, and bw_init_buffer over a caller's first buffer), segmented,
+ * streaming (a test-owned sink) and fixed (a buffer inside guard bytes). */
+#define _GNU_SOURCE 1 /* pipe, fcntl, sigpending, fopencookie-based bw_fopen */
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* --- Streaming ----------------------------------------------------------- */
+
+Test(streaming, streaming_sends_only_when_room_is_needed_and_on_flush)
+{
+    harness h;
+    size_t i, avail;
+    h_open(&h, M_SINK);
+    for (i = 0; i < SINK_BUF; i++) cr_assert_eq(bw_put_u8(&h.w, pat(i, 7)), BW_OK);
+    cr_expect_eq(h.s.calls, 0, "64 bytes fit a 64-byte buffer: nothing sent");
+    cr_expect_eq(bw_len(&h.w), SINK_BUF);
+    cr_expect_eq(bw_put_u8(&h.w, pat(SINK_BUF, 7)), BW_OK);
+    cr_expect_geq(h.s.calls, 1, "the 65th byte needs room: the buffer is sent");
+    cr_expect(h.s.len >= 1 && memcmp(h.s.got, pattern(), h.s.len) == 0, "a prefix was sent");
+    expect_output(&h, pattern(), SINK_BUF + 1, "65 bytes");
+    /* Calls that fit send nothing. */
+    h.s.calls = 0;
+    cr_expect_eq(bw_reserve(&h.w, bw_free_capacity(&h.w)), BW_OK);
+    cr_expect_not_null(bw_get_span(&h.w, 1, &avail));
+    cr_expect_eq(bw_printf(&h.w, "%d", 7), BW_OK);
+    cr_expect_eq(bw_reserve(&h.w, 0), BW_OK);
+    cr_expect_eq(h.s.calls, 0, "reserve, span and printf that fit send nothing");
+    cr_expect_eq(bw_flush(&h.w), BW_OK);
+    cr_expect_geq(h.s.calls, 1);
+    cr_expect_eq(bw_len(&h.w), 0, "flush sends every held byte");
+    cr_expect_eq(h.s.len, SINK_BUF + 2);
+    cr_expect_eq(h.s.got[SINK_BUF + 1], '7');
+    h_close(&h);
+}
+
+Test(streaming, short_counts_and_eintr_are_continued)
+{
+    harness h;
+    ref r = {0};
+    int i;
+    h_open(&h, M_SINK);
+    h.s.take = 3;
+    h.s.eintr_first = 1;
+    for (i = 0; i < 20; i++) {
+        put_pattern(&h, (size_t)i * 17, 17);
+        ref_add(&r, pattern() + i * 17, 17);
+    }
+    cr_expect_eq(bw_flush(&h.w), BW_OK);
+    cr_expect_eq(bw_error(&h.w), BW_OK);
+    cr_expect_eq(bw_len(&h.w), 0);
+    cr_expect_eq(h.s.len, r.len);
+    cr_expect(memcmp(h.s.got, r.d, r.len) == 0, "every byte once, in order");
+    cr_expect_geq(h.s.calls, (long)(r.len / 3));
+    cr_expect_geq(h.s.min_n, 1, "the sink is never called with n = 0");
+    cr_expect_eq(h.s.wrong_thread, 0, "called on the calling thread");
+    ref_free(&r);
+    h_close(&h);
+}
+
+Test(streaming, sink_error_records_eio_and_keeps_its_errno)
+{
+    harness h;
+    h_open(&h, M_SINK);
+    h.s.budget = 0;
+    h.s.fail_errno = EPIPE;
+    put_pattern(&h, 0, 10);
+    errno = 0;
+    cr_expect_eq(bw_flush(&h.w), BW_EIO);
+    cr_expect_eq(errno, EPIPE, "errno as the sink left it");
+    cr_expect_eq(bw_error(&h.w), BW_EIO, "recorded");
+    cr_expect_eq(h.s.calls, 1);
+    expect_output(&h, pattern(), 10, "held bytes kept");
+    cr_expect_eq(bw_put_u8(&h.w, 1), BW_EIO, "later writes refused");
+    cr_expect_eq(bw_flush(&h.w), BW_EIO);
+    cr_expect_eq(h.s.calls, 1, "nothing sent while the error is recorded");
+    h_close(&h);
+}
+
+Test(streaming, broken_sink_is_eio_with_errno_eio_and_no_loop)
+{
+    static const int kinds[] = {SF_ZERO, SF_TOO_MANY, SF_BELOW};
+    static const char *const names[] = {"returns 0", "returns n + 1", "returns -2"};
+    size_t k;
+    for (k = 0; k < 3; k++) {
+        harness h;
+        h_open(&h, M_SINK);
+        h.s.budget = 0;
+        h.s.fail_kind = kinds[k];
+        put_pattern(&h, 0, 10);
+        errno = 0;
+        cr_expect_eq(bw_flush(&h.w), BW_EIO, "sink %s", names[k]);
+        cr_expect_eq(errno, EIO, "sink %s: errno EIO", names[k]);
+        cr_expect_eq(bw_error(&h.w), BW_EIO, "sink %s", names[k]);
+        cr_expect_eq(h.s.calls, 1, "sink %s: called once, no loop", names[k]);
+        h_close(&h);
+    }
+}
+
+Test(streaming, clear_error_then_flush_retries_from_first_byte_not_taken)
+{
+    harness h;
+    h_open(&h, M_SINK);
+    h.s.budget = 5;
+    cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+    cr_expect_eq(bw_flush(&h.w), BW_EIO);
+    cr_expect_eq(h.s.len, 5);
+    cr_expect_eq(bw_len(&h.w), 5, "what the sink did not take stays held");
+    cr_expect_eq(bw_tell(&h.w), 10);
+    bw_clear_error(&h.w);
+    cr_expect_eq(bw_error(&h.w), BW_OK);
+    h.s.budget = SIZE_MAX;
+    cr_expect_eq(bw_flush(&h.w), BW_OK);
+    cr_expect_eq(h.s.len, 10);
+    cr_expect(memcmp(h.s.got, "0123456789", 10) == 0);
+    cr_expect_eq(bw_len(&h.w), 0);
+    h_close(&h);
+}
+
+Test(streaming, failed_large_call_accepts_a_prefix_told_by_tell)
+{
+    harness h;
+    uint64_t t;
+    h_open(&h, M_SINK);
+    h.s.budget = 100;
+    cr_expect_eq(bw_write(&h.w, pattern(), 1000), BW_EIO);
+    t = bw_tell(&h.w);
+    cr_expect_leq(t, 1000);
+    cr_expect_geq(t, 100, "at least what the sink took was accepted");
+    cr_expect_eq(h.s.len, 100);
+    cr_expect_eq(h.s.len + bw_len(&h.w), t, "every accepted byte is sent or held");
+    expect_output(&h, pattern(), (size_t)t, "accepted prefix");
+    h_close(&h);
+}
+
+Test(streaming, call_within_buffer_size_is_all_or_nothing)
+{
+    harness h;
+    uint64_t t;
+    h_open(&h, M_SINK);
+    h.s.budget = 0;
+    put_pattern(&h, 0, 40);
+    cr_expect_eq(bw_write(&h.w, pattern() + 40, 40), BW_EIO);
+    t = bw_tell(&h.w);
+    cr_expect(t == 40 || t == 80, "all or nothing: tell %llu", (unsigned long long)t);
+    expect_output(&h, pattern(), (size_t)t, "all or nothing");
+    h_close(&h);
+}
+
+Test(streaming, buffer_size_default_rounding_and_overflow)
+{
+    static const size_t sizes[][2] = {{0, 65536}, {100, 128}, {3, 16}, {64, 64}, {5000, 8192}};
+    size_t k;
+    for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        harness h;
+        h_open_ex(&h, M_SINK, sizes[k][0], 0, 0);
+        cr_expect_eq(h_stats(&h).rents, 0, "the buffer is rented at the first write");
+        cr_expect_null(bw_data(&h.w));
+        cr_expect_eq(bw_put_u8(&h.w, 1), BW_OK);
+        cr_expect_eq(h_stats(&h).rents, 1);
+        cr_expect_eq(bw_capacity(&h.w), sizes[k][1], "buffer_size %zu", sizes[k][0]);
+        h_close(&h);
+    }
+    {
+        harness h;
+        bw_writer w = BW_WRITER_INIT;
+        h_open(&h, M_CONTIG);
+        cr_expect_eq(bw_init_sink(&w, h.p, opaque((size_t)PTRDIFF_MAX + 1), test_sink, &h.s),
+                     BW_EOVERFLOW);
+        cr_expect_eq(bw_error(&w), BW_EOVERFLOW, "recorded");
+        bw_release(&w);
+        h_close(&h);
+    }
+}
+
+Test(streaming, reserve_or_span_beyond_buffer_sends_then_takes_a_big_block)
+{
+    harness h;
+    ref r = {0};
+    unsigned char *s;
+    size_t avail = 0;
+    long calls;
+    h_open(&h, M_SINK);
+    put_pattern(&h, 0, 10);
+    ref_add(&r, pattern(), 10);
+    cr_expect_eq(bw_reserve(&h.w, 200), BW_OK);
+    cr_expect_eq(h.s.len, 10, "what was held is sent");
+    cr_expect_eq(bw_len(&h.w), 0);
+    cr_expect_geq(bw_free_capacity(&h.w), 200);
+    calls = h.s.calls;
+    put_pattern(&h, 10, 200);
+    ref_add(&r, pattern() + 10, 200);
+    cr_expect_eq(h.s.calls, calls, "the reserved room takes 200 bytes without a send");
+    s = (unsigned char *)bw_get_span(&h.w, 300, &avail);
+    cr_assert_not_null(s);
+    cr_expect_geq(avail, 300);
+    cr_expect_eq(bw_len(&h.w), 0, "held bytes sent before the big span");
+    memcpy(s, pattern() + 210, 300);
+    cr_expect_eq(bw_advance(&h.w, 300), BW_OK);
+    ref_add(&r, pattern() + 210, 300);
+    cr_expect_eq(bw_flush(&h.w), BW_OK);
+    expect_output(&h, r.d, r.len, "reserve and span beyond the buffer");
+    ref_free(&r);
+    h_close(&h);
+}
+
+Test(streaming, release_and_clear_never_send_and_keep_the_mode)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        h_open(&h, m);
+        put_pattern(&h, 0, 10);
+        bw_clear(&h.w);
+        cr_expect_eq(bw_len(&h.w), 0);
+        put_pattern(&h, 0, 10);
+        bw_release(&h.w);
+        cr_expect_eq(h.s.calls, 0, "%s: clear and release send nothing", mode_name[m]);
+        cr_expect_eq(bw_len(&h.w), 0);
+        cr_expect_eq(bw_tell(&h.w), 0);
+        /* Still the same mode, with the same parameters. */
+        cr_assert_eq(bw_put_u8(&h.w, 'a'), BW_OK);
+        switch (m) {
+        case M_SINK:
+            cr_expect_eq(bw_capacity(&h.w), SINK_BUF, "buffer size kept");
+            put_pattern(&h, 0, 100);
+            cr_expect_geq(h.s.calls, 1, "still streaming to the same sink");
+            break;
+        case M_FIXED:
+            cr_expect(bw_data(&h.w) == h.fbuf, "still the fixed buffer");
+            cr_expect_eq(bw_reserve(&h.w, FIXED_SIZE), BW_EFULL, "still fixed");
+            break;
+        case M_CHAIN:
+            put_pattern(&h, 0, 5000);
+            cr_expect_null(bw_data(&h.w), "still segmented: two blocks");
+            break;
+        default:
+            put_pattern(&h, 0, 5000);
+            cr_expect_not_null(bw_data(&h.w), "still contiguous");
+            break;
+        }
+        h_close(&h);
+    }
+}
+
+Test(streaming, flush_returns_the_recorded_error_in_every_mode)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        h_open(&h, m);
+        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        record_einval(&h);
+        cr_expect_eq(bw_flush(&h.w), BW_EINVAL, "%s", mode_name[m]);
+        cr_expect_eq(h.s.calls, 0, "nothing sent");
+        expect_output(&h, "abc", 3, "flush with an error");
+        bw_clear_error(&h.w);
+        cr_expect_eq(bw_flush(&h.w), BW_OK, "%s", mode_name[m]);
+        if (m == M_SINK) cr_expect_eq(h.s.len, 3);
+        expect_output(&h, "abc", 3, "flush");
+        h_close(&h);
+    }
+}
+
+/* --- File descriptors, EPIPE, SIGPIPE ------------------------------------ */
+
+Test(streaming, init_fd_negative_is_einval_recorded)
+{
+    harness h;
+    bw_writer w = BW_WRITER_INIT;
+    h_open(&h, M_CONTIG);
+    cr_expect_eq(bw_init_fd(&w, h.p, 0, -1), BW_EINVAL);
+    cr_expect_eq(bw_error(&w), BW_EINVAL);
+    cr_expect(bw_writer_pool(&w) == h.p, "a valid streaming writer on its pool");
+    bw_release(&w);
+    h_close(&h);
+}
+
+Test(streaming, fd_writer_sends_and_never_closes_the_fd)
+{
+    harness h;
+    bw_writer w = BW_WRITER_INIT;
+    unsigned char got[300];
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    h_open(&h, M_CONTIG);
+    cr_assert_eq(bw_init_fd(&w, h.p, 64, fds[1]), BW_OK);
+    cr_expect_eq(bw_write(&w, pattern(), 300), BW_OK);
+    cr_expect_eq(bw_flush(&w), BW_OK);
+    cr_expect_eq(bw_len(&w), 0);
+    read_exact(fds[0], got, 300);
+    cr_expect(memcmp(got, pattern(), 300) == 0);
+    bw_release(&w);
+    cr_expect_neq(fcntl(fds[1], F_GETFD), -1, "the fd is still open");
+    close(fds[0]);
+    close(fds[1]);
+    h_close(&h);
+}
+
+Test(streaming, eagain_in_a_flush_records_eio)
+{
+    harness h;
+    bw_writer w = BW_WRITER_INIT;
+    unsigned char junk[4096];
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK);
+    memset(junk, 'j', sizeof junk);
+    while (write(fds[1], junk, sizeof junk) > 0) continue;
+    while (write(fds[1], junk, 1) > 0) continue;
+    h_open(&h, M_CONTIG);
+    cr_assert_eq(bw_init_fd(&w, h.p, 64, fds[1]), BW_OK);
+    cr_expect_eq(bw_write(&w, "0123456789", 10), BW_OK);
+    errno = 0;
+    cr_expect_eq(bw_flush(&w), BW_EIO);
+    cr_expect_eq(errno, EAGAIN);
+    cr_expect_eq(bw_error(&w), BW_EIO, "recorded, like any failure");
+    cr_expect_eq(bw_len(&w), 10, "kept");
+    bw_release(&w);
+    close(fds[0]);
+    close(fds[1]);
+    h_close(&h);
+}
+
+Test(streaming, write_fd_on_a_streaming_writer_bypasses_the_sink)
+{
+    harness h;
+    unsigned char got[10];
+    size_t n = 0;
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    h_open(&h, M_SINK);
+    cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+    cr_expect_eq(bw_write_fd(&h.w, fds[1], &n), BW_OK);
+    cr_expect_eq(n, 10);
+    cr_expect_eq(h.s.calls, 0, "the sink is not called");
+    cr_expect_eq(bw_len(&h.w), 0, "what went out is consumed");
+    cr_expect_eq(bw_tell(&h.w), 10);
+    read_exact(fds[0], got, 10);
+    cr_expect(memcmp(got, "0123456789", 10) == 0);
+    close(fds[0]);
+    close(fds[1]);
+    h_close(&h);
+}
+
+Test(streaming, write_fd_sends_held_bytes_in_every_mode)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        ref r = {0};
+        unsigned char *got;
+        size_t n = 0, held, sent;
+        int fds[2];
+        cr_assert_eq(pipe(fds), 0);
+        h_open(&h, m);
+        put_pattern(&h, 0, 6000);
+        put_pattern(&h, 6000, 30);
+        ref_add(&r, pattern(), 6030);
+        held = bw_len(&h.w);
+        sent = h.s.len;
+        cr_expect_eq(bw_write_fd(&h.w, fds[1], &n), BW_OK, "%s", mode_name[m]);
+        cr_expect_eq(n, held);
+        cr_expect_eq(bw_len(&h.w), 0);
+        got = (unsigned char *)malloc(held + 1);
+        read_exact(fds[0], got, held);
+        cr_expect(sent + held == r.len && memcmp(got, r.d + sent, held) == 0,
+                  "%s: the held bytes, in order", mode_name[m]);
+        cr_expect(pipe_is_empty(fds[0]));
+        free(got);
+        ref_free(&r);
+        close(fds[0]);
+        close(fds[1]);
+        h_close(&h);
+    }
+}
+
+Test(streaming, write_fd_refuses_a_writer_with_a_recorded_error)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        size_t n = 99;
+        int fds[2];
+        cr_assert_eq(pipe(fds), 0);
+        h_open(&h, m);
+        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        record_einval(&h);
+        cr_expect_eq(bw_write_fd(&h.w, fds[1], &n), BW_EINVAL, "%s", mode_name[m]);
+        cr_expect(pipe_is_empty(fds[0]), "%s: nothing sent", mode_name[m]);
+        expect_output(&h, "abc", 3, "write_fd refused");
+        close(fds[0]);
+        close(fds[1]);
+        h_close(&h);
+    }
+}
+
+Test(streaming, epipe_is_eio_not_recorded_sigpipe_untouched)
+{
+    harness h;
+    bw_writer w = BW_WRITER_INIT;
+    struct sigaction before, after;
+    sigset_t mask_before, mask_after, pending;
+    int fds[2];
+    signal(SIGPIPE, SIG_DFL);
+    cr_assert_eq(sigaction(SIGPIPE, NULL, &before), 0);
+    cr_assert_eq(pthread_sigmask(SIG_SETMASK, NULL, &mask_before), 0);
+    cr_assert_eq(pipe(fds), 0);
+    close(fds[0]);
+    h_open(&h, M_CONTIG);
+    cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+    errno = 0;
+    cr_expect_eq(bw_write_fd(&h.w, fds[1], NULL), BW_EIO, "written may be NULL");
+    cr_expect_eq(errno, EPIPE);
+    cr_expect_eq(bw_error(&h.w), BW_OK, "a write_fd failure is not recorded");
+    cr_expect_eq(bw_len(&h.w), 10, "the rest stays held");
+    /* A streaming writer on the same fd records it. */
+    cr_assert_eq(bw_init_fd(&w, h.p, 64, fds[1]), BW_OK);
+    cr_expect_eq(bw_write(&w, "abc", 3), BW_OK);
+    errno = 0;
+    cr_expect_eq(bw_flush(&w), BW_EIO);
+    cr_expect_eq(errno, EPIPE);
+    cr_expect_eq(bw_error(&w), BW_EIO);
+    bw_release(&w);
+    cr_assert_eq(sigaction(SIGPIPE, NULL, &after), 0);
+    cr_expect(after.sa_handler == SIG_DFL, "SIGPIPE disposition unchanged");
+    cr_assert_eq(pthread_sigmask(SIG_SETMASK, NULL, &mask_after), 0);
+    cr_expect_eq(sigismember(&mask_after, SIGPIPE), sigismember(&mask_before, SIGPIPE),
+                 "signal mask unchanged");
+    cr_assert_eq(sigpending(&pending), 0);
+    cr_expect(!sigismember(&pending, SIGPIPE), "no SIGPIPE left pending");
+    (void)before;
+    close(fds[1]);
+    h_close(&h);
+}
+
+/* --- bw_fopen ------------------------------------------------------------ */
+
+#ifdef BW_HAVE_FILE_ADAPTER
+Test(streaming, fopen_bytes_arrive_on_flush_and_fclose_keeps_the_writer)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        FILE *f;
+        h_open(&h, m);
+        f = bw_fopen(&h.w);
+        cr_assert_not_null(f, "%s", mode_name[m]);
+        cr_expect_gt(fprintf(f, "n=%d;", 42), 0);
+        cr_expect_eq(bw_len(&h.w), 0, "%s: not before the FILE flushes", mode_name[m]);
+        cr_expect_eq(fflush(f), 0);
+        expect_output(&h, "n=42;", 5, "after fflush");
+        cr_expect_geq(fputs("tail", f), 0);
+        cr_expect_eq(fclose(f), 0, "%s", mode_name[m]);
+        expect_output(&h, "n=42;tail", 9, "after fclose");
+        cr_expect_eq(h.s.calls, 0, "fclose does not flush the writer to its sink");
+        cr_expect_eq(bw_puts(&h.w, "!"), BW_OK, "the writer is not released");
+        expect_output(&h, "n=42;tail!", 10, "writing after fclose");
+        h_close(&h);
+    }
+}
+
+Test(streaming, fopen_writer_failures_set_errno)
+{
+    harness h;
+    FILE *f;
+
+    h_open_ex(&h, M_FIXED, 4, 0, 0);
+    f = bw_fopen(&h.w);
+    cr_assert_not_null(f);
+    fputs("hello world", f);
+    errno = 0;
+    cr_expect_eq(fflush(f), EOF);
+    cr_expect_eq(errno, ENOSPC, "BW_EFULL");
+    cr_expect_eq(bw_error(&h.w), BW_EFULL);
+    fclose(f);
+    h_close(&h);
+
+    h_open(&h, M_CONTIG);
+    f = bw_fopen(&h.w);
+    cr_assert_not_null(f);
+    h_fail_from_next(&h);
+    fputs("hello world", f);
+    errno = 0;
+    cr_expect_eq(fflush(f), EOF);
+    cr_expect_eq(errno, ENOMEM, "BW_ENOMEM");
+    fclose(f);
+    h_fail_never(&h);
+    h_close(&h);
+
+    h_open_ex(&h, M_SINK, 16, 0, 0);
+    h.s.budget = 0;
+    f = bw_fopen(&h.w);
+    cr_assert_not_null(f);
+    fputs("a line longer than sixteen bytes", f);
+    errno = 0;
+    cr_expect_eq(fflush(f), EOF);
+    cr_expect_eq(errno, EIO, "BW_EIO");
+    cr_expect_eq(bw_error(&h.w), BW_EIO);
+    fclose(f);
+    h_close(&h);
+}
+
+Test(streaming, fopen_seek_and_tell_fail_with_espipe)
+{
+    harness h;
+    FILE *f;
+    h_open(&h, M_CONTIG);
+    f = bw_fopen(&h.w);
+    cr_assert_not_null(f);
+    fputs("abc", f);
+    errno = 0;
+    cr_expect_eq(fseek(f, 0, SEEK_SET), -1);
+    cr_expect_eq(errno, ESPIPE);
+    errno = 0;
+    cr_expect_eq(ftell(f), -1L);
+    cr_expect_eq(errno, ESPIPE);
+    fclose(f);
+    errno = 0;
+    cr_expect_null(bw_fopen(NULL));
+    cr_expect_eq(errno, EINVAL);
+    h_close(&h);
+}
+#endif
