@@ -38,13 +38,10 @@ BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
 {
     p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
     p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
-    /* A threshold below the default floor keeps the floor at the threshold
-     * (where 0.2 jumped). */
-    p->jump_floor = o->jump_floor ? o->jump_floor : BW__DEFAULT_JUMP_FLOOR;
-    if (!o->jump_floor && p->jump_floor > p->threshold) p->jump_floor = p->threshold;
-    p->max_learned = o->max_learned_size ? o->max_learned_size : BW__DEFAULT_MAX_LEARNED;
-    p->max_large_bytes = o->max_large_bytes ? o->max_large_bytes : BW__DEFAULT_LARGE_BYTES;
-    p->max_large_blocks = o->max_large_blocks ? o->max_large_blocks : BW__DEFAULT_LARGE_BLOCKS;
+    p->jump_floor = o->jump_floor;
+    p->max_learned = o->max_learned_size;
+    p->max_large_bytes = o->max_large_bytes;
+    p->max_large_blocks = o->max_large_blocks;
     p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
     if (!p->keep_large) return true;
     if (pthread_mutex_init(&p->large_lock, NULL) != 0) return false;

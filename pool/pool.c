@@ -218,25 +218,44 @@ static void bw__pool_free(bw_pool *p)
     free(p);
 }
 
+/* The one reader of bw_pool_options (BW__OPTIONS): *r is *o (NULL: all
+ * zeros) with every zero option replaced by its default. */
+static void bw__options_resolve(bw_pool_options *r, const bw_pool_options *o)
+{
+    static const bw_pool_options zeros;
+    *r = o != NULL ? *o : zeros;
+#define BW__RESOLVE(name, type, dflt) if (r->name == 0) r->name = (type)(dflt);
+    BW__OPTIONS(BW__RESOLVE)
+#undef BW__RESOLVE
+    if (r->allocator == NULL) r->allocator = bw_allocator_libc();
+    /* A threshold below the default jump floor keeps the floor at the
+     * threshold (where 0.2 jumped); a floor set by the caller stays. */
+    if ((o == NULL || o->jump_floor == 0) && r->jump_floor > r->max_pooled_size)
+        r->jump_floor = r->max_pooled_size;
+}
+
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 {
-    static const bw_pool_options defaults; /* all zeros: every default */
-    const bw_pool_options *o = opts ? opts : &defaults;
-    size_t threshold = o->max_pooled_size ? o->max_pooled_size : BW__DEFAULT_THRESHOLD;
-    size_t min_size = o->min_block_size ? o->min_block_size : BW__DEFAULT_MIN_BLOCK;
-    const bw_allocator *a = o->allocator ? o->allocator : bw_allocator_libc();
+    bw_pool_options ro;
+    const bw_pool_options *o = &ro;
+    size_t threshold, min_size;
+    const bw_allocator *a;
     bw_pool *p;
     unsigned n, ci;
 
     if (out == NULL) return BW_EINVAL;
     *out = NULL;
+    bw__options_resolve(&ro, opts);
+    threshold = o->max_pooled_size;
+    min_size = o->min_block_size;
+    a = o->allocator;
     /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
     if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < BW__MIN_CLASS ||
         min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
         return BW_EINVAL;
     if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
     if ((o->flags & ~(unsigned)BW__ALL_FLAGS) != 0) return BW_EINVAL;
-    if (o->min_first_block > threshold) return BW_EINVAL;
+    if (opts != NULL && opts->min_first_block > threshold) return BW_EINVAL;
 
     n = bw__log2(threshold) - bw__log2(min_size) + 1;
     p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
@@ -253,8 +272,8 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     p->min_size = min_size;
     p->min_shift = bw__log2(min_size);
     p->nclasses = n;
-    p->max_per_class = o->max_blocks_per_class ? o->max_blocks_per_class : BW__DEFAULT_PER_CLASS;
-    p->max_retained = o->max_retained_bytes ? o->max_retained_bytes : BW__DEFAULT_RETAINED;
+    p->max_per_class = o->max_blocks_per_class;
+    p->max_retained = o->max_retained_bytes;
     p->flags = o->flags;
     p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
     p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env("BW_CHECKED");
@@ -274,8 +293,8 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
                 ? 0 : top;
         p->fast_return_span = p->fast_rent_limit ? top - min_size + 1 : 0;
     }
-    p->decay_ms = o->decay_ms ? o->decay_ms : BW__DEFAULT_DECAY_MS;
-    p->min_first = o->min_first_block ? o->min_first_block : BW__DEFAULT_FIRST_BLOCK;
+    p->decay_ms = o->decay_ms;
+    p->min_first = o->min_first_block;
     if (p->min_first > threshold) p->min_first = threshold;
     p->min_first = bw_pool_class_size(p, p->min_first);
     p->alloc = *a;

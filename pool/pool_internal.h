@@ -20,22 +20,6 @@
 #define BW__MAX_CLASSES 64
 #define BW__RECENT 16      /* lengths remembered for the learned size      */
 
-/* Compile-time knobs (documented defaults). */
-#ifndef BW__DEFAULT_THRESHOLD
-#  define BW__DEFAULT_THRESHOLD ((size_t)1 << 20)     /* 1 MiB */
-#endif
-#ifndef BW__DEFAULT_MIN_BLOCK
-#  define BW__DEFAULT_MIN_BLOCK ((size_t)16)
-#endif
-#ifndef BW__DEFAULT_PER_CLASS
-#  define BW__DEFAULT_PER_CLASS ((size_t)32)
-#endif
-#ifndef BW__DEFAULT_RETAINED
-#  define BW__DEFAULT_RETAINED  ((size_t)64 << 20)    /* 64 MiB */
-#endif
-#define BW__DEFAULT_LARGE_BYTES  ((size_t)64 << 20)   /* 64 MiB */
-#define BW__DEFAULT_LARGE_BLOCKS ((size_t)8)
-#define BW__DEFAULT_MAX_LEARNED  ((size_t)64 << 20)   /* 64 MiB */
 /* The learned jump's floor: a contiguous writer whose growth crosses it
  * jumps to the learned size. Measured (256 KiB / 1 MiB jobs in 8 KiB
  * chunks against a warm memcpy, private pool): a floor of 8 KiB costs
@@ -56,16 +40,31 @@
  * threshold in a huge-page block. The cost: a first job of 300 KiB touches
  * a 2 MiB huge page (460 us against 359 us with doubling); 1 and 4 MiB
  * first jobs take half the time. */
-#ifndef BW__FRESH_GROWTH
-#  define BW__FRESH_GROWTH ((size_t)16)
-#endif
-#define BW__DEFAULT_DECAY_MS     10000u               /* jemalloc's dirty decay */
+#define BW__FRESH_GROWTH ((size_t)16)
 /* A writer's first block: 512 B holds a 256-byte payload with its header in
  * one rent; with 256 B such a message rented twice and copied (45 ns
  * against 19 ns per message, E/mfb rows), and 16 or 64 B messages cost the
  * same either way (.NET's ArrayBufferWriter starts at 256, Go's
  * bytes.Buffer at 64). */
 #define BW__DEFAULT_FIRST_BLOCK  ((size_t)512)
+
+/* The pool's options, one table: the bw_pool_options field, its type and
+ * the value a 0 there stands for (bufwriter.h documents each next to its
+ * field). bw__options_resolve (pool.c) is the one reader: it fills every
+ * default, and the rest of the pool reads only the resolved copy. Adding an
+ * option is its field and doc line in bufwriter.h, one row here, and the
+ * code that uses it. */
+#define BW__OPTIONS(X)                                                   \
+    X(max_pooled_size, size_t, (size_t)1 << 20)       /* 1 MiB */        \
+    X(min_block_size, size_t, (size_t)16)                                \
+    X(max_blocks_per_class, size_t, (size_t)32)                          \
+    X(max_retained_bytes, size_t, (size_t)64 << 20)   /* 64 MiB */       \
+    X(max_large_bytes, size_t, (size_t)64 << 20)      /* 64 MiB */       \
+    X(max_large_blocks, size_t, (size_t)8)                               \
+    X(max_learned_size, size_t, (size_t)64 << 20)     /* 64 MiB */       \
+    X(decay_ms, uint32_t, 10000u)  /* jemalloc's dirty decay */          \
+    X(min_first_block, size_t, BW__DEFAULT_FIRST_BLOCK)                  \
+    X(jump_floor, size_t, BW__DEFAULT_JUMP_FLOOR)
 /* Thread caches serve classes up to this size (jemalloc's tcache_max is
  * 32 KiB too): bigger blocks are few and their copy costs far more than a
  * lock, and so an idle thread never sits on much memory that cannot decay
@@ -473,6 +472,7 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
 BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock);
 
 /* Large retention and the learned size (large.c). */
+/* o: the resolved options (bw__options_resolve). */
 BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
 BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
 BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);

@@ -32,22 +32,30 @@
  *   the public bw_ symbols.
  *
  * OPTIONS (define them before the #include, or with -D on the command line;
- * the ones marked [impl] matter in the BUFWRITER_IMPLEMENTATION file)
- *   BUFWRITER_IMPLEMENTATION  emit the implementation in this file.
- *   BW_DEBUG          [impl] checked mode in every pool: a double return, a
- *                     foreign block or a wrong capacity is reported through
- *                     bw_set_report_hook (default: stderr, then abort).
- *                     Without it, BW_POOL_CHECKED or the environment
- *                     variable BW_CHECKED=1 turn checked mode on.
- *   BW_VALGRIND       [impl] mark blocks held by a pool no-access for
- *                     valgrind memcheck (needs <valgrind/memcheck.h>).
- *                     Under AddressSanitizer they are poisoned anyway.
- *   BW_HAVE_JEMALLOC  [impl] build bw_allocator_jemalloc() on jemalloc's
- *                     mallocx/rallocx/sdallocx; link with -ljemalloc.
- *                     Without it bw_allocator_jemalloc() returns NULL.
- *   BW_API            how public functions are declared (default: GCC/Clang
- *                     visibility("default"), else nothing). Define it the
- *                     same way in every file.
+ * "library only" means the BUFWRITER_IMPLEMENTATION file here). Copied from
+ * the header's COMPILE-TIME OPTIONS section:
+ *   Each says whether it must be the same in the library and in every file
+ *   that includes this header ("must match"), or is local to one side.
+ *   BUFWRITER_IMPLEMENTATION  single header only: emit the implementation in
+ *                   this translation unit (exactly one). Local.
+ *   BW_DEBUG        checked mode for every pool (see BW_POOL_CHECKED). Library
+ *                   only; includers need not match.
+ *   BW_HAVE_JEMALLOC  set by builds with the jemalloc hook (make JEMALLOC=1):
+ *                   bw_allocator_jemalloc() on jemalloc's mallocx/rallocx/
+ *                   sdallocx (link with -ljemalloc); NULL otherwise. Library
+ *                   only (pkg-config passes it on; harmless either way).
+ *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck
+ *                   (needs <valgrind/memcheck.h>). Library only.
+ *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
+ *                   match: it removes a declaration.
+ *   BW_API          the export attribute on public functions (default:
+ *                   visibility "default"). Must match for a shared library.
+ *   The pool's defaults (bw_pool_options) are not build-time options: set
+ *   them per pool.
+ *   Under AddressSanitizer the pool poisons the blocks it holds, in the
+ *   library; nothing in this header is instrumented, so an instrumented
+ *   program over an uninstrumented library (or the reverse) reports nothing
+ *   on correct code.
  */
 
 /*************** Begin file bufwriter.h *************************************/
@@ -148,15 +156,18 @@
  *                   this translation unit (exactly one). Local.
  *   BW_DEBUG        checked mode for every pool (see BW_POOL_CHECKED). Library
  *                   only; includers need not match.
- *   BW_HAVE_JEMALLOC  set by builds with the jemalloc hook (make JEMALLOC=1);
- *                   bw_allocator_jemalloc() is NULL otherwise. Library only
- *                   (pkg-config passes it on; harmless either way).
- *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck.
- *                   Library only.
+ *   BW_HAVE_JEMALLOC  set by builds with the jemalloc hook (make JEMALLOC=1):
+ *                   bw_allocator_jemalloc() on jemalloc's mallocx/rallocx/
+ *                   sdallocx (link with -ljemalloc); NULL otherwise. Library
+ *                   only (pkg-config passes it on; harmless either way).
+ *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck
+ *                   (needs <valgrind/memcheck.h>). Library only.
  *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
  *                   match: it removes a declaration.
  *   BW_API          the export attribute on public functions (default:
  *                   visibility "default"). Must match for a shared library.
+ *   The pool's defaults (bw_pool_options) are not build-time options: set
+ *   them per pool.
  *   Under AddressSanitizer the pool poisons the blocks it holds, in the
  *   library; nothing in this header is instrumented, so an instrumented
  *   program over an uninstrumented library (or the reverse) reports nothing
@@ -1446,22 +1457,6 @@ BW__QUIET_END
 #define BW__MAX_CLASSES 64
 #define BW__RECENT 16      /* lengths remembered for the learned size      */
 
-/* Compile-time knobs (documented defaults). */
-#ifndef BW__DEFAULT_THRESHOLD
-#  define BW__DEFAULT_THRESHOLD ((size_t)1 << 20)     /* 1 MiB */
-#endif
-#ifndef BW__DEFAULT_MIN_BLOCK
-#  define BW__DEFAULT_MIN_BLOCK ((size_t)16)
-#endif
-#ifndef BW__DEFAULT_PER_CLASS
-#  define BW__DEFAULT_PER_CLASS ((size_t)32)
-#endif
-#ifndef BW__DEFAULT_RETAINED
-#  define BW__DEFAULT_RETAINED  ((size_t)64 << 20)    /* 64 MiB */
-#endif
-#define BW__DEFAULT_LARGE_BYTES  ((size_t)64 << 20)   /* 64 MiB */
-#define BW__DEFAULT_LARGE_BLOCKS ((size_t)8)
-#define BW__DEFAULT_MAX_LEARNED  ((size_t)64 << 20)   /* 64 MiB */
 /* The learned jump's floor: a contiguous writer whose growth crosses it
  * jumps to the learned size. Measured (256 KiB / 1 MiB jobs in 8 KiB
  * chunks against a warm memcpy, private pool): a floor of 8 KiB costs
@@ -1482,16 +1477,31 @@ BW__QUIET_END
  * threshold in a huge-page block. The cost: a first job of 300 KiB touches
  * a 2 MiB huge page (460 us against 359 us with doubling); 1 and 4 MiB
  * first jobs take half the time. */
-#ifndef BW__FRESH_GROWTH
-#  define BW__FRESH_GROWTH ((size_t)16)
-#endif
-#define BW__DEFAULT_DECAY_MS     10000u               /* jemalloc's dirty decay */
+#define BW__FRESH_GROWTH ((size_t)16)
 /* A writer's first block: 512 B holds a 256-byte payload with its header in
  * one rent; with 256 B such a message rented twice and copied (45 ns
  * against 19 ns per message, E/mfb rows), and 16 or 64 B messages cost the
  * same either way (.NET's ArrayBufferWriter starts at 256, Go's
  * bytes.Buffer at 64). */
 #define BW__DEFAULT_FIRST_BLOCK  ((size_t)512)
+
+/* The pool's options, one table: the bw_pool_options field, its type and
+ * the value a 0 there stands for (bufwriter.h documents each next to its
+ * field). bw__options_resolve (pool.c) is the one reader: it fills every
+ * default, and the rest of the pool reads only the resolved copy. Adding an
+ * option is its field and doc line in bufwriter.h, one row here, and the
+ * code that uses it. */
+#define BW__OPTIONS(X)                                                   \
+    X(max_pooled_size, size_t, (size_t)1 << 20)       /* 1 MiB */        \
+    X(min_block_size, size_t, (size_t)16)                                \
+    X(max_blocks_per_class, size_t, (size_t)32)                          \
+    X(max_retained_bytes, size_t, (size_t)64 << 20)   /* 64 MiB */       \
+    X(max_large_bytes, size_t, (size_t)64 << 20)      /* 64 MiB */       \
+    X(max_large_blocks, size_t, (size_t)8)                               \
+    X(max_learned_size, size_t, (size_t)64 << 20)     /* 64 MiB */       \
+    X(decay_ms, uint32_t, 10000u)  /* jemalloc's dirty decay */          \
+    X(min_first_block, size_t, BW__DEFAULT_FIRST_BLOCK)                  \
+    X(jump_floor, size_t, BW__DEFAULT_JUMP_FLOOR)
 /* Thread caches serve classes up to this size (jemalloc's tcache_max is
  * 32 KiB too): bigger blocks are few and their copy costs far more than a
  * lock, and so an idle thread never sits on much memory that cannot decay
@@ -1899,6 +1909,7 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
 BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock);
 
 /* Large retention and the learned size (large.c). */
+/* o: the resolved options (bw__options_resolve). */
 BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
 BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
 BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);
@@ -4799,13 +4810,10 @@ BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
 {
     p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
     p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
-    /* A threshold below the default floor keeps the floor at the threshold
-     * (where 0.2 jumped). */
-    p->jump_floor = o->jump_floor ? o->jump_floor : BW__DEFAULT_JUMP_FLOOR;
-    if (!o->jump_floor && p->jump_floor > p->threshold) p->jump_floor = p->threshold;
-    p->max_learned = o->max_learned_size ? o->max_learned_size : BW__DEFAULT_MAX_LEARNED;
-    p->max_large_bytes = o->max_large_bytes ? o->max_large_bytes : BW__DEFAULT_LARGE_BYTES;
-    p->max_large_blocks = o->max_large_blocks ? o->max_large_blocks : BW__DEFAULT_LARGE_BLOCKS;
+    p->jump_floor = o->jump_floor;
+    p->max_learned = o->max_learned_size;
+    p->max_large_bytes = o->max_large_bytes;
+    p->max_large_blocks = o->max_large_blocks;
     p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
     if (!p->keep_large) return true;
     if (pthread_mutex_init(&p->large_lock, NULL) != 0) return false;
@@ -5178,25 +5186,44 @@ static void bw__pool_free(bw_pool *p)
     free(p);
 }
 
+/* The one reader of bw_pool_options (BW__OPTIONS): *r is *o (NULL: all
+ * zeros) with every zero option replaced by its default. */
+static void bw__options_resolve(bw_pool_options *r, const bw_pool_options *o)
+{
+    static const bw_pool_options zeros;
+    *r = o != NULL ? *o : zeros;
+#define BW__RESOLVE(name, type, dflt) if (r->name == 0) r->name = (type)(dflt);
+    BW__OPTIONS(BW__RESOLVE)
+#undef BW__RESOLVE
+    if (r->allocator == NULL) r->allocator = bw_allocator_libc();
+    /* A threshold below the default jump floor keeps the floor at the
+     * threshold (where 0.2 jumped); a floor set by the caller stays. */
+    if ((o == NULL || o->jump_floor == 0) && r->jump_floor > r->max_pooled_size)
+        r->jump_floor = r->max_pooled_size;
+}
+
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 {
-    static const bw_pool_options defaults; /* all zeros: every default */
-    const bw_pool_options *o = opts ? opts : &defaults;
-    size_t threshold = o->max_pooled_size ? o->max_pooled_size : BW__DEFAULT_THRESHOLD;
-    size_t min_size = o->min_block_size ? o->min_block_size : BW__DEFAULT_MIN_BLOCK;
-    const bw_allocator *a = o->allocator ? o->allocator : bw_allocator_libc();
+    bw_pool_options ro;
+    const bw_pool_options *o = &ro;
+    size_t threshold, min_size;
+    const bw_allocator *a;
     bw_pool *p;
     unsigned n, ci;
 
     if (out == NULL) return BW_EINVAL;
     *out = NULL;
+    bw__options_resolve(&ro, opts);
+    threshold = o->max_pooled_size;
+    min_size = o->min_block_size;
+    a = o->allocator;
     /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
     if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < BW__MIN_CLASS ||
         min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
         return BW_EINVAL;
     if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
     if ((o->flags & ~(unsigned)BW__ALL_FLAGS) != 0) return BW_EINVAL;
-    if (o->min_first_block > threshold) return BW_EINVAL;
+    if (opts != NULL && opts->min_first_block > threshold) return BW_EINVAL;
 
     n = bw__log2(threshold) - bw__log2(min_size) + 1;
     p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
@@ -5213,8 +5240,8 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     p->min_size = min_size;
     p->min_shift = bw__log2(min_size);
     p->nclasses = n;
-    p->max_per_class = o->max_blocks_per_class ? o->max_blocks_per_class : BW__DEFAULT_PER_CLASS;
-    p->max_retained = o->max_retained_bytes ? o->max_retained_bytes : BW__DEFAULT_RETAINED;
+    p->max_per_class = o->max_blocks_per_class;
+    p->max_retained = o->max_retained_bytes;
     p->flags = o->flags;
     p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
     p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env("BW_CHECKED");
@@ -5234,8 +5261,8 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
                 ? 0 : top;
         p->fast_return_span = p->fast_rent_limit ? top - min_size + 1 : 0;
     }
-    p->decay_ms = o->decay_ms ? o->decay_ms : BW__DEFAULT_DECAY_MS;
-    p->min_first = o->min_first_block ? o->min_first_block : BW__DEFAULT_FIRST_BLOCK;
+    p->decay_ms = o->decay_ms;
+    p->min_first = o->min_first_block;
     if (p->min_first > threshold) p->min_first = threshold;
     p->min_first = bw_pool_class_size(p, p->min_first);
     p->alloc = *a;
