@@ -2,7 +2,7 @@
 /* pool.c - the size-class pool: create/destroy, rent/return, the shared
  * level, trim and stats. Thread caches live in tcache.c, checked mode in
  * check.c, the backing allocators in alloc.c. */
-#include "pool_internal.h"
+#include "pool_writer.h"
 #include "track.h"
 
 #include <stdlib.h>
@@ -298,13 +298,14 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     if (p->min_first > threshold) p->min_first = threshold;
     p->min_first = bw_pool_class_size(p, p->min_first);
     p->alloc = *a;
+    bw__learn_init(p, o);
     if (!bw__large_init(p, o) || (p->checked && !bw__check_init(p))) {
         bw__pool_free(p);
         return BW_ENOMEM;
     }
-    /* What bw__contig_size and bw__job_done would decide for a small
+    /* What bw__pool_contig_size and bw__job_done would decide for a small
      * message, decided once (learn, learn_growth and jump_floor are set by
-     * bw__large_init). */
+     * bw__learn_init). */
     p->first_block = !p->learn && !(p->learn_growth && p->min_first > p->jump_floor)
                          ? p->min_first : 0;
     p->learn_above = p->learn ? 0 : p->learn_growth ? p->jump_floor : SIZE_MAX;
@@ -605,15 +606,6 @@ BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap)
     BW__POOL_ADD(p, out_bytes, 0 - (uint64_t)cap);
     BW__POOL_ADD(p, backing_frees, 1);
     return true;
-}
-
-/* The growth rule's size for n bytes: the class at or below the threshold,
- * the next power of two above it; 0 for 0 or when it cannot be represented. */
-BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n)
-{
-    if (n == 0 || n > (size_t)PTRDIFF_MAX / 2 + 1) return 0;
-    if (n <= p->threshold) return bw_pool_class_size(p, n);
-    return bw__pow2_ceil(n);
 }
 
 /* Trim / stats ---------------------------------------------------------- */

@@ -221,7 +221,7 @@ struct bw_pool {
     bool keep_large;           /* large retention on                         */
     size_t nlarge;
     _Atomic size_t large_bytes;
-    /* Learned starting size (large.c): the last lengths writers ended at. */
+    /* Learned starting size (learn.c): the last lengths writers ended at. */
     bool learn;
     size_t max_learned;
     _Atomic size_t recent[BW__RECENT];
@@ -304,8 +304,6 @@ _Static_assert(BW__MIN_CLASS == (size_t)1 << 4 && BW__TCACHE_MAX == (size_t)1 <<
                "a thread cache's whole flush must fit in one bw__frees");
 BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 
-/* The growth rule's size for n bytes (0 for 0 or unrepresentable). */
-BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n);
 /* fork: the lock that guards the shared pool's creation. */
 BW__INTERNAL void bw__shared_lock_fork(bool lock);
 
@@ -471,13 +469,14 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
 /* p NULL: the report hook's lock; else p's table lock. */
 BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock);
 
-/* Large retention and the learned size (large.c). */
-/* o: the resolved options (bw__options_resolve). */
+/* Large retention (large.c); o: the resolved options. */
 BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
 BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
 BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
+/* Learning (learn.c); o: the resolved options. */
+BW__INTERNAL void bw__learn_init(bw_pool *p, const bw_pool_options *o);
 /* A writer's final length: BW_POOL_LEARN_SIZE's samples, and the learned
  * jump's when it passed the jump floor. */
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);

@@ -2,9 +2,9 @@
 /* bufwriter.h - single-header build of bufwriter 0.3.0
  *
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
- *   bufwriter.h, pool/track.h, pool/pool_internal.h, writer_internal.h,
- *   bufwriter.c, io.c, pool/alloc.c, pool/check.c, pool/large.c,
- *   pool/pool.c, pool/tcache.c.
+ *   bufwriter.h, pool/track.h, pool/pool_internal.h, pool/pool_writer.h,
+ *   writer_internal.h, bufwriter.c, io.c, pool/alloc.c, pool/check.c,
+ *   pool/large.c, pool/learn.c, pool/pool.c, pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
  * from a fresh generation (`make check-single`).
  *
@@ -1658,7 +1658,7 @@ struct bw_pool {
     bool keep_large;           /* large retention on                         */
     size_t nlarge;
     _Atomic size_t large_bytes;
-    /* Learned starting size (large.c): the last lengths writers ended at. */
+    /* Learned starting size (learn.c): the last lengths writers ended at. */
     bool learn;
     size_t max_learned;
     _Atomic size_t recent[BW__RECENT];
@@ -1741,8 +1741,6 @@ _Static_assert(BW__MIN_CLASS == (size_t)1 << 4 && BW__TCACHE_MAX == (size_t)1 <<
                "a thread cache's whole flush must fit in one bw__frees");
 BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 
-/* The growth rule's size for n bytes (0 for 0 or unrepresentable). */
-BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n);
 /* fork: the lock that guards the shared pool's creation. */
 BW__INTERNAL void bw__shared_lock_fork(bool lock);
 
@@ -1908,13 +1906,14 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
 /* p NULL: the report hook's lock; else p's table lock. */
 BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock);
 
-/* Large retention and the learned size (large.c). */
-/* o: the resolved options (bw__options_resolve). */
+/* Large retention (large.c); o: the resolved options. */
 BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
 BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
 BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
+/* Learning (learn.c); o: the resolved options. */
+BW__INTERNAL void bw__learn_init(bw_pool *p, const bw_pool_options *o);
 /* A writer's final length: BW_POOL_LEARN_SIZE's samples, and the learned
  * jump's when it passed the jump floor. */
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
@@ -1946,6 +1945,86 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
 #endif /* BW_POOL_INTERNAL_H */
 /*************** End file pool/pool_internal.h ******************************/
 
+/*************** Begin file pool/pool_writer.h ******************************/
+/* pool_writer.h - what the writer (bufwriter.c) asks of the pool, and all
+ * it asks: the growth rule, a contiguous writer's next size (first block,
+ * learned size, learned jump), a segmented writer's share of large
+ * retention, learning from a finished job, and the inline thread-cache
+ * rent and return of a small message. The writer never reads the fields of
+ * struct bw_pool itself: the policies live in the pool, once, and the few
+ * facts a fast path needs are inline accessors here (as cheap as the field
+ * read they replace). Nothing here is part of the public API. */
+#ifndef BW_POOL_WRITER_H
+#define BW_POOL_WRITER_H
+
+/* #include "pool_internal.h": amalgamated above */
+
+#include <stdint.h>
+
+/* The largest block the writer ever asks for: blocks never exceed
+ * PTRDIFF_MAX bytes (pointer differences inside one stay defined). */
+#define BW__MAX_BLOCK ((size_t)PTRDIFF_MAX)
+
+/* The growth rule's size for n bytes: the pool's class at or below its
+ * threshold, the next power of two above it; 0 for 0 or when that cannot
+ * be represented. */
+static inline size_t bw__grow_size(const bw_pool *p, size_t n)
+{
+    if (n == 0 || n > BW__MAX_BLOCK / 2 + 1) return 0;
+    if (n <= p->threshold) return bw_pool_class_size(p, n);
+    return bw__pow2_ceil(n);
+}
+
+/* The growth rule for a writer holding len bytes in a block of cap (0:
+ * none) that needs n more: room for len + n, at least twice cap, by
+ * bw__grow_size. BW_EOVERFLOW when that cannot be represented. */
+static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t cap,
+                                size_t *out)
+{
+    size_t need;
+    if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
+    need = len + n;
+    if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
+    if (need < cap * 2) need = cap * 2;
+    *out = bw__grow_size(p, need | (need == 0)); /* a need of 0 gets a class */
+    return *out != 0 ? BW_OK : BW_EOVERFLOW;
+}
+
+/* The size a contiguous writer moves to for n more bytes, holding `held`
+ * in a block of cap (0: none yet; external: the caller's buffer): the
+ * first block, the growth rule and the learned jump (learn.c). */
+BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
+                                      size_t n, size_t *out);
+/* A contiguous writer's first block for an initial capacity: the larger of
+ * it and the learned size (BW_POOL_LEARN_SIZE), by the growth rule. */
+BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out);
+/* A segmented writer's next block past the threshold, want at most, when
+ * its blocks above the threshold already hold `held` bytes in `count`
+ * blocks (large.c). */
+BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
+                                       size_t want);
+
+/* The pool's threshold: rents at or below it come from its classes. */
+static inline size_t bw__pool_threshold(const bw_pool *p) { return p->threshold; }
+
+/* A writer's first block is at least this (min_first_block's class). */
+static inline size_t bw__pool_min_first(const bw_pool *p) { return p->min_first; }
+
+/* A contiguous writer's usual first block when it needs at most this many
+ * bytes (rent it with bw__rent_first); 0 when learning decides instead. */
+static inline size_t bw__pool_first_block(const bw_pool *p) { return p->first_block; }
+
+/* Whether a contiguous writer that ends at len bytes teaches the pool
+ * (then bw__learn_record): one compare, so a small message's release makes
+ * no call for nothing. */
+static inline bool bw__pool_learns(const bw_pool *p, size_t len)
+{
+    return len > p->learn_above;
+}
+
+#endif /* BW_POOL_WRITER_H */
+/*************** End file pool/pool_writer.h ********************************/
+
 /*************** Begin file writer_internal.h *******************************/
 /* writer_internal.h - what bufwriter.c and io.c share about a writer's
  * modes and storage. Nothing here is part of the public API. */
@@ -1953,7 +2032,7 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
 #define BW_WRITER_INTERNAL_H
 
 /* #include "bufwriter.h": amalgamated above */
-/* #include "pool/pool_internal.h": amalgamated above */
+/* #include "pool/pool_writer.h": amalgamated above */
 
 /* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED, in
  * bufwriter.h (section 11), where bw_data's inline fast path needs them. */
@@ -2041,7 +2120,6 @@ BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va
 
 /* The largest block the writer asks for: sizes past PTRDIFF_MAX break
  * pointer differences, so they count as unrepresentable. */
-#define BW__MAX_BLOCK ((size_t)PTRDIFF_MAX)
 /* A segmented writer's first block, and a streaming writer's buffer. */
 #define BW__CHAIN_FIRST ((size_t)4096)
 #define BW__STREAM_DEFAULT ((size_t)64 << 10)
@@ -2153,25 +2231,6 @@ static void bw__seg_return(bw_writer *w, bw__seg *s)
     (void)bw_pool_return(w->pool, s->data, bw__seg_cap(s) + BW__SEG_HDR);
 }
 
-/* The growth rule: room for len + n bytes, at least twice the old capacity,
- * rounded to the pool's class at or below its threshold and to the next
- * power of two above it. BW_EOVERFLOW when that cannot be represented. */
-static int bw__target(const bw_pool *p, size_t len, size_t n, size_t cap, size_t *out)
-{
-    size_t need;
-    if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
-    need = len + n;
-    if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
-    if (need < cap * 2) need = cap * 2;
-    if (need <= p->threshold) {
-        *out = bw_pool_class_size(p, need);
-    } else {
-        if (need > BW__MAX_BLOCK / 2 + 1) return BW_EOVERFLOW;
-        *out = bw__pow2_ceil(need);
-    }
-    return BW_OK;
-}
-
 /* True when [p, p + n) overlaps the writer's storage (any of its blocks). */
 static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
 {
@@ -2235,54 +2294,12 @@ static void bw__move_down(bw_writer *w, const void **src)
  * appends src[0, n) and commits them. src may point into held bytes. On
  * failure the error is recorded and nothing held changes. */
 
-/* The size a contiguous writer moves to for n more bytes: a first block of
- * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
- * so a small message does not climb through the smallest classes (up to the
- * threshold the rent rounds it to its class, as the growth rule would);
- * then the growth rule for the held bytes and n. A move that crosses the
- * jump floor goes to the size recent jobs past the floor ended at (the
- * learned jump), not through every power of two on the way: a stream of
- * similar 256 KiB .. 64 MiB jobs then copies less than 2 x jump_floor
- * (32 KiB) per job. Until the pool has learned a jump, a move past the floor
- * and up to the threshold (not a first block) grows BW__FRESH_GROWTH times:
- * a process's first 10 MiB job went through 8 pooled classes, about 2 MiB
- * copied and faulted in 4 KiB pages (1.5x a fresh huge-page mapping written
- * once); now 16 KiB, 256 KiB, then large blocks (huge pages, resized in
- * place). */
+/* The size a contiguous writer moves to for n more bytes (the pool's
+ * rule: first block, growth, learned jump). */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
 {
-    size_t want = n, cap;
-    int rc;
-    if (w->cap == 0) {
-        size_t first = p->learn ? bw__learned(p) : 0;
-        if (first < p->min_first) first = p->min_first;
-        if (first > want) want = first;
-    }
-    if (w->cap == 0 && want <= p->threshold) {
-        cap = want;
-    } else {
-        rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
-        if (rc != BW_OK) return rc;
-    }
-    if ((w->flags & BW__EXTERNAL) && p->learn) {
-        /* Out of the caller's buffer: its first block of the pool's, so the
-         * learned size as for a writer that started with none. */
-        size_t first = bw__grow_size(p, bw__learned(p));
-        if (first > cap) cap = first;
-    }
-    if (cap > p->jump_floor && w->cap <= p->threshold && p->learn_growth) {
-        size_t learned = bw__learned_large(p), jump = 0, from;
-        if (learned != 0 && w->cap <= p->jump_floor) {
-            jump = bw__grow_size(p, learned);
-        } else if (learned == 0 && w->cap != 0) {
-            from = w->cap > p->jump_floor ? w->cap : p->jump_floor;
-            if (from <= SIZE_MAX / BW__FRESH_GROWTH) jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
-        }
-        if (jump > p->max_learned) jump = p->max_learned;
-        if (jump > cap) cap = jump;
-    }
-    *out = cap;
-    return BW_OK;
+    return bw__pool_contig_size(p, w->len - bw__start(w), w->cap,
+                                (w->flags & BW__EXTERNAL) != 0, n, out);
 }
 
 /* Move a contiguous writer's held bytes into a new block with room for n
@@ -2330,7 +2347,7 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
     if (w->data != NULL) {
         bw__move_down(w, &src);
         if (w->cap - w->len >= n) goto copy;
-        if (!(w->flags & BW__EXTERNAL) && w->cap > w->pool->threshold &&
+        if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__overlaps(w, src, src != NULL ? n : 0)) {
             size_t cap;
             unsigned char *nb;
@@ -2374,7 +2391,7 @@ static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
 static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
 {
     size_t n;
-    int rc = bw__target(p, 0, want, 0, &n);
+    int rc = bw__pool_grow(p, 0, want, 0, &n);
     if (rc != BW_OK) return rc;
     if (n > BW__MAX_BLOCK - (BW__SEG_ALIGN - 1)) return BW_EOVERFLOW;
     *out = (n + (BW__SEG_ALIGN - 1)) & ~(size_t)(BW__SEG_ALIGN - 1);
@@ -2382,33 +2399,22 @@ static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
 }
 
 /* The size of a segmented writer's next block past the threshold, `want`
- * (2 x the previous one) at most: blocks there are kept as large blocks
- * when they come back, so a chain keeps doubling while its blocks above the
- * threshold still fit the pool's large retention bounds (max_large_bytes,
- * max_large_blocks), then takes the largest power of two that fits, then
- * threshold-sized blocks (the shared level's). So a 64 MiB chain is ten
- * pooled blocks and six large ones that all come back to the next job:
- * with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class) and
- * every job paid for 32 MiB of fresh pages. Without large retention,
- * threshold-sized blocks, as before. */
+ * (2 x the previous one) at most: what the pool's large retention can
+ * still keep of the chain (bw__pool_seg_large), given its blocks above the
+ * threshold. */
 static size_t bw__seg_large(const bw_writer *w, const bw_pool *p, size_t want)
 {
-    size_t held = 0, count = 0, room;
+    size_t held = 0, count = 0;
     const bw__seg *s = (const bw__seg *)w->m.head;
-    if (!p->keep_large) return p->threshold;
     if (s == NULL && w->data != NULL) s = bw__tail_seg(w);
     for (; s != NULL; s = s->next) {
         size_t sz = bw__seg_cap(s) + BW__SEG_HDR;
-        if (sz > p->threshold) {
+        if (sz > bw__pool_threshold(p)) {
             held += sz;
             count++;
         }
     }
-    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return p->threshold;
-    room = p->max_large_bytes - held;
-    if (want <= room) return want;
-    room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
-    return room > p->threshold ? room : p->threshold;
+    return bw__pool_seg_large(p, held, count, want);
 }
 
 /* Segmented: rent a block after the current one with at least `need` usable
@@ -2433,8 +2439,8 @@ static bw__seg *bw__seg_rent_after(bw_writer *w, size_t need, size_t prev)
     }
     want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
     if (want < BW__CHAIN_FIRST) want = BW__CHAIN_FIRST;
-    if (want < p->min_first) want = p->min_first;
-    if (want > p->threshold) want = bw__seg_large(w, p, want);
+    if (want < bw__pool_min_first(p)) want = bw__pool_min_first(p);
+    if (want > bw__pool_threshold(p)) want = bw__seg_large(w, p, want);
     if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
     rc = bw__seg_size(p, want, &want);
     if (rc != BW_OK) {
@@ -2579,7 +2585,7 @@ static int bw__stream_buffer(bw_writer *w, size_t n)
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n > cap) {
-        rc = bw__target(p, 0, n, 0, &cap);
+        rc = bw__pool_grow(p, 0, n, 0, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
     b = (unsigned char *)bw_pool_rent(p, cap, &got);
@@ -2655,8 +2661,8 @@ static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
     unsigned char *b = NULL;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    if (n <= p->first_block) {
-        cap = p->first_block;
+    if (n <= bw__pool_first_block(p)) {
+        cap = bw__pool_first_block(p);
         b = (unsigned char *)bw__rent_first(p, &got);
     } else {
         rc = bw__contig_size(w, p, n, &cap);
@@ -2759,9 +2765,8 @@ static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
     int rc;
 
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    /* With BW_POOL_LEARN_SIZE the larger of the two. */
-    if (p->learn && bw__learned(p) > initial_capacity) initial_capacity = bw__learned(p);
-    rc = bw__target(p, 0, initial_capacity, 0, &cap);
+    /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
+    rc = bw__pool_start_size(p, initial_capacity, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     b = bw_pool_rent(p, cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
@@ -2819,7 +2824,7 @@ static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
     if (buffer_size > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__target(p, 0, buffer_size, 0, &w->m.s.size);
+    rc = bw__pool_grow(p, 0, buffer_size, 0, &w->m.s.size);
     return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
 }
 
@@ -2855,12 +2860,12 @@ int bw_init_fixed(bw_writer *w, void *buf, size_t size)
 
 /* The end of a job: a contiguous writer's length teaches a learning pool.
  * Only what the pool learns from (bw__learn_record's checks, folded into
- * the pool's learn_above: one compare), so that a small message's release
+ * bw__pool_learns: one compare), so that a small message's release
  * makes no call for nothing. */
 static inline void bw__job_done(bw_writer *w)
 {
     bw_pool *p = w->pool;
-    if (w->mode == BW__CONTIG && p != NULL && bw_len(w) > p->learn_above)
+    if (w->mode == BW__CONTIG && p != NULL && bw__pool_learns(p, bw_len(w)))
         bw__learn_record(p, bw_len(w));
 }
 
@@ -2907,7 +2912,7 @@ static BW__COLD void bw__release_rest(bw_writer *w)
 }
 
 /* A contiguous writer (every small message) has its own way through: the
- * job's length teaches the pool only past learn_above (one compare), the
+ * job's length teaches the pool only past bw__pool_learns (one compare), the
  * block goes back by the thread cache's inline push, and the fields it
  * uses are emptied, with no call. Other modes take bw__release_rest. */
 void bw_release(bw_writer *w)
@@ -2926,7 +2931,7 @@ void bw_release(bw_writer *w)
     cap = w->cap;
     len = bw_len(w);
     bw__reset(w);
-    if (BW__UNLIKELY(p != NULL && len > p->learn_above)) bw__learn_record(p, len);
+    if (BW__UNLIKELY(p != NULL && bw__pool_learns(p, len))) bw__learn_record(p, len);
     /* A block implies its pool (the rent set it). */
     if (b != NULL && !bw__return_fast(p, b, cap)) (void)bw_pool_return(p, b, cap);
 }
@@ -3090,7 +3095,7 @@ static int bw__apart(bw_writer *w, size_t need)
     if (w->data != NULL && need <= w->cap - w->len) return 1;
     if (w->mode != BW__CONTIG || p == NULL || bw__contig_size(w, p, need, &cap) != BW_OK)
         return 0;
-    if (cap <= p->threshold) cap = bw_pool_class_size(p, cap);
+    if (cap <= bw__pool_threshold(p)) cap = bw_pool_class_size(p, cap);
     return cap - (w->len - bw__start(w)) == need;
 }
 
@@ -3653,7 +3658,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
             bw_pool *p = bw__pool_of(w);
             size_t want;
             if (l != 0) {
-                if (p == NULL || bw__target(p, 0, l, 0, &want) != BW_OK ||
+                if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
                     (b = bw_pool_rent(p, want, &c)) == NULL) {
                     bw__fail(w, BW_ENOMEM);
                     return NULL;
@@ -4771,7 +4776,7 @@ BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
 /*************** End file pool/check.c **************************************/
 
 /*************** Begin file pool/large.c ************************************/
-/* large.c - what a pool keeps and learns about its writers' big jobs:
+/* large.c - what a pool keeps of its writers' big jobs:
  *
  * Large retention (on by default): blocks above the threshold are kept
  * when they come back, bounded in bytes and count, oldest evicted first, so
@@ -4784,21 +4789,8 @@ BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
  *
  * Kept blocks decay: one unused for decay_ms goes back to the allocator.
  *
- * The learned jump (on by default): contiguous writers that passed the jump
- * floor (16 KiB) record the length they ended at; a writer whose growth
- * crosses the floor jumps straight to the size for the second largest of
- * the last 16, instead of stepping through every power of two (and copying
- * at each). The floor, not the threshold: a stream of 256 KiB .. 1 MiB jobs
- * climbed 512 B -> 1 MiB a doubling at a time and never taught the jump.
- * The second largest of 16, needing 2: one outlier job (the 256 MiB export
- * among 1 MiB responses) never decides the jump alone. Until then (a fresh
- * pool) a writer past the floor grows 16x per move up to the threshold
- * (BW__FRESH_GROWTH), so a process's first big job is not the slow one.
- *
- * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
- * ended at; a new writer starts at about the 90th percentile of the last 16,
- * so similar jobs stop growing (and copying) altogether. */
-/* #include "pool_internal.h": amalgamated above */
+ * What the pool learns from its writers' jobs is in learn.c. */
+/* #include "pool_writer.h": amalgamated above */
 /* #include "track.h": amalgamated above */
 
 #include <stdlib.h>
@@ -4808,10 +4800,6 @@ BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
 
 BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
 {
-    p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
-    p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
-    p->jump_floor = o->jump_floor;
-    p->max_learned = o->max_learned_size;
     p->max_large_bytes = o->max_large_bytes;
     p->max_large_blocks = o->max_large_blocks;
     p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
@@ -4919,6 +4907,57 @@ BW__INTERNAL void bw__large_free_all(bw_pool *p)
     }
 }
 
+/* A segmented writer's next block past the threshold, want (2 x the
+ * previous one) at most: blocks there are kept as large blocks when they
+ * come back, so a chain keeps doubling while its blocks above the
+ * threshold (held bytes in count blocks) still fit the large retention
+ * bounds, then takes the largest power of two that fits, then
+ * threshold-sized blocks (the shared level's). So a 64 MiB chain is ten
+ * pooled blocks and six large ones that all come back to the next job:
+ * with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class) and
+ * every job paid for 32 MiB of fresh pages. Without large retention,
+ * threshold-sized blocks, as before. */
+BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
+                                       size_t want)
+{
+    size_t room;
+    if (!p->keep_large) return p->threshold;
+    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return p->threshold;
+    room = p->max_large_bytes - held;
+    if (want <= room) return want;
+    room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
+    return room > p->threshold ? room : p->threshold;
+}
+/*************** End file pool/large.c **************************************/
+
+/*************** Begin file pool/learn.c ************************************/
+/* learn.c - what a pool learns from its writers' jobs, and the size a
+ * contiguous writer moves to because of it.
+ *
+ * The learned jump (on by default): contiguous writers that passed the jump
+ * floor (16 KiB) record the length they ended at; a writer whose growth
+ * crosses the floor jumps straight to the size for the second largest of
+ * the last 16, instead of stepping through every power of two (and copying
+ * at each). The floor, not the threshold: a stream of 256 KiB .. 1 MiB jobs
+ * climbed 512 B -> 1 MiB a doubling at a time and never taught the jump.
+ * The second largest of 16, needing 2: one outlier job (the 256 MiB export
+ * among 1 MiB responses) never decides the jump alone. Until then (a fresh
+ * pool) a writer past the floor grows 16x per move up to the threshold
+ * (BW__FRESH_GROWTH), so a process's first big job is not the slow one.
+ *
+ * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
+ * ended at; a new writer starts at about the 90th percentile of the last 16,
+ * so similar jobs stop growing (and copying) altogether. */
+/* #include "pool_writer.h": amalgamated above */
+
+BW__INTERNAL void bw__learn_init(bw_pool *p, const bw_pool_options *o)
+{
+    p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
+    p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
+    p->jump_floor = o->jump_floor;
+    p->max_learned = o->max_learned_size;
+}
+
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
 {
     unsigned i;
@@ -4964,13 +5003,70 @@ BW__INTERNAL size_t bw__learned_large(bw_pool *p)
 {
     return p->learn_growth ? bw__second_largest(p, p->big, true) : 0;
 }
-/*************** End file pool/large.c **************************************/
+
+/* The size a contiguous writer moves to for n more bytes: a first block of
+ * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
+ * so a small message does not climb through the smallest classes (up to the
+ * threshold the rent rounds it to its class, as the growth rule would);
+ * then the growth rule for the held bytes and n. A move that crosses the
+ * jump floor goes to the size recent jobs past the floor ended at (the
+ * learned jump), not through every power of two on the way: a stream of
+ * similar 256 KiB .. 64 MiB jobs then copies less than 2 x jump_floor
+ * (32 KiB) per job. Until the pool has learned a jump, a move past the floor
+ * and up to the threshold (not a first block) grows BW__FRESH_GROWTH times:
+ * a process's first 10 MiB job went through 8 pooled classes, about 2 MiB
+ * copied and faulted in 4 KiB pages (1.5x a fresh huge-page mapping written
+ * once); now 16 KiB, 256 KiB, then large blocks (huge pages, resized in
+ * place). */
+BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
+                                      size_t n, size_t *out)
+{
+    size_t want = n, size;
+    int rc;
+    if (cap == 0) {
+        size_t first = bw__learned(p);
+        if (first < p->min_first) first = p->min_first;
+        if (first > want) want = first;
+    }
+    if (cap == 0 && want <= p->threshold) {
+        size = want;
+    } else {
+        rc = bw__pool_grow(p, held, want, cap, &size);
+        if (rc != BW_OK) return rc;
+    }
+    if (external && p->learn) {
+        /* Out of the caller's buffer: its first block of the pool's, so the
+         * learned size as for a writer that started with none. */
+        size_t first = bw__grow_size(p, bw__learned(p));
+        if (first > size) size = first;
+    }
+    if (size > p->jump_floor && cap <= p->threshold && p->learn_growth) {
+        size_t learned = bw__learned_large(p), jump = 0, from;
+        if (learned != 0 && cap <= p->jump_floor) {
+            jump = bw__grow_size(p, learned);
+        } else if (learned == 0 && cap != 0) {
+            from = cap > p->jump_floor ? cap : p->jump_floor;
+            if (from <= SIZE_MAX / BW__FRESH_GROWTH) jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
+        }
+        if (jump > p->max_learned) jump = p->max_learned;
+        if (jump > size) size = jump;
+    }
+    *out = size;
+    return BW_OK;
+}
+
+BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
+{
+    size_t learned = bw__learned(p);
+    return bw__pool_grow(p, 0, learned > initial ? learned : initial, 0, out);
+}
+/*************** End file pool/learn.c **************************************/
 
 /*************** Begin file pool/pool.c *************************************/
 /* pool.c - the size-class pool: create/destroy, rent/return, the shared
  * level, trim and stats. Thread caches live in tcache.c, checked mode in
  * check.c, the backing allocators in alloc.c. */
-/* #include "pool_internal.h": amalgamated above */
+/* #include "pool_writer.h": amalgamated above */
 /* #include "track.h": amalgamated above */
 
 #include <stdlib.h>
@@ -5266,13 +5362,14 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     if (p->min_first > threshold) p->min_first = threshold;
     p->min_first = bw_pool_class_size(p, p->min_first);
     p->alloc = *a;
+    bw__learn_init(p, o);
     if (!bw__large_init(p, o) || (p->checked && !bw__check_init(p))) {
         bw__pool_free(p);
         return BW_ENOMEM;
     }
-    /* What bw__contig_size and bw__job_done would decide for a small
+    /* What bw__pool_contig_size and bw__job_done would decide for a small
      * message, decided once (learn, learn_growth and jump_floor are set by
-     * bw__large_init). */
+     * bw__learn_init). */
     p->first_block = !p->learn && !(p->learn_growth && p->min_first > p->jump_floor)
                          ? p->min_first : 0;
     p->learn_above = p->learn ? 0 : p->learn_growth ? p->jump_floor : SIZE_MAX;
@@ -5573,15 +5670,6 @@ BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap)
     BW__POOL_ADD(p, out_bytes, 0 - (uint64_t)cap);
     BW__POOL_ADD(p, backing_frees, 1);
     return true;
-}
-
-/* The growth rule's size for n bytes: the class at or below the threshold,
- * the next power of two above it; 0 for 0 or when it cannot be represented. */
-BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n)
-{
-    if (n == 0 || n > (size_t)PTRDIFF_MAX / 2 + 1) return 0;
-    if (n <= p->threshold) return bw_pool_class_size(p, n);
-    return bw__pow2_ceil(n);
 }
 
 /* Trim / stats ---------------------------------------------------------- */
