@@ -304,6 +304,16 @@ _Static_assert(BW__MIN_CLASS == (size_t)1 << 4 && BW__TCACHE_MAX == (size_t)1 <<
                "a thread cache's whole flush must fit in one bw__frees");
 BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 
+/* The other fixed capacities, and what must hold for each. */
+_Static_assert((BW__RECENT & (BW__RECENT - 1)) == 0 && BW__RECENT >= 2,
+               "the learning rings: a power of two, so slot = counter % BW__RECENT "
+               "stays in turn when the counter wraps; two at least for the jump");
+_Static_assert((15 - 4 + 1) <= BW__MAX_CLASSES &&
+                   (sizeof(size_t) * 8 - 1) - 4 + 1 <= BW__MAX_CLASSES,
+               "a thread cache's per-class arrays cover every class a pool may have");
+_Static_assert(BW_THREAD_CACHE_SLOTS <= 255,
+               "resv and low (unsigned char) count a class's slots");
+
 /* fork: the lock that guards the shared pool's creation. */
 BW__INTERNAL void bw__shared_lock_fork(bool lock);
 
@@ -380,6 +390,8 @@ static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const siz
  * one pop of a class in BW__DECAY_POPS goes to the slow path anyway: a mask
  * test of the pop counter the fast path has loaded already. */
 #define BW__DECAY_POPS 1024u
+_Static_assert((BW__DECAY_POPS & (BW__DECAY_POPS - 1)) == 0,
+               "the fast path tests a pop count against BW__DECAY_POPS with a mask");
 
 /* A block of tc's class ci (cap bytes), or NULL when that class is empty,
  * or when this pop is the class's BW__DECAY_POPS-th (the slow path pops
@@ -483,7 +495,11 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL size_t bw__learned_large(bw_pool *p);
-/* Fork safety (tcache.c): every pool's locks, in a fixed order. */
+/* fork (tcache.c): the cache registry's lock; in the child, drop p's
+ * caches of the threads the child does not have. */
+BW__INTERNAL void bw__tcache_fork_lock(bool lock);
+BW__INTERNAL void bw__tcache_fork_child(bw_pool *p);
+/* Fork safety (fork.c): every pool's locks, in a fixed order. */
 BW__INTERNAL void bw__pool_register(bw_pool *p);
 BW__INTERNAL void bw__pool_unregister(bw_pool *p);
 BW__INTERNAL void bw__pool_lock_all(bw_pool *p);

@@ -4,7 +4,7 @@
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
  *   bufwriter.h, pool/track.h, pool/pool_internal.h, pool/pool_writer.h,
  *   writer_internal.h, bufwriter.c, io.c, pool/alloc.c, pool/check.c,
- *   pool/large.c, pool/learn.c, pool/pool.c, pool/tcache.c.
+ *   pool/fork.c, pool/large.c, pool/learn.c, pool/pool.c, pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
  * from a fresh generation (`make check-single`).
  *
@@ -1741,6 +1741,16 @@ _Static_assert(BW__MIN_CLASS == (size_t)1 << 4 && BW__TCACHE_MAX == (size_t)1 <<
                "a thread cache's whole flush must fit in one bw__frees");
 BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 
+/* The other fixed capacities, and what must hold for each. */
+_Static_assert((BW__RECENT & (BW__RECENT - 1)) == 0 && BW__RECENT >= 2,
+               "the learning rings: a power of two, so slot = counter % BW__RECENT "
+               "stays in turn when the counter wraps; two at least for the jump");
+_Static_assert((15 - 4 + 1) <= BW__MAX_CLASSES &&
+                   (sizeof(size_t) * 8 - 1) - 4 + 1 <= BW__MAX_CLASSES,
+               "a thread cache's per-class arrays cover every class a pool may have");
+_Static_assert(BW_THREAD_CACHE_SLOTS <= 255,
+               "resv and low (unsigned char) count a class's slots");
+
 /* fork: the lock that guards the shared pool's creation. */
 BW__INTERNAL void bw__shared_lock_fork(bool lock);
 
@@ -1817,6 +1827,8 @@ static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const siz
  * one pop of a class in BW__DECAY_POPS goes to the slow path anyway: a mask
  * test of the pop counter the fast path has loaded already. */
 #define BW__DECAY_POPS 1024u
+_Static_assert((BW__DECAY_POPS & (BW__DECAY_POPS - 1)) == 0,
+               "the fast path tests a pop count against BW__DECAY_POPS with a mask");
 
 /* A block of tc's class ci (cap bytes), or NULL when that class is empty,
  * or when this pop is the class's BW__DECAY_POPS-th (the slow path pops
@@ -1920,7 +1932,11 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL size_t bw__learned_large(bw_pool *p);
-/* Fork safety (tcache.c): every pool's locks, in a fixed order. */
+/* fork (tcache.c): the cache registry's lock; in the child, drop p's
+ * caches of the threads the child does not have. */
+BW__INTERNAL void bw__tcache_fork_lock(bool lock);
+BW__INTERNAL void bw__tcache_fork_child(bw_pool *p);
+/* Fork safety (fork.c): every pool's locks, in a fixed order. */
 BW__INTERNAL void bw__pool_register(bw_pool *p);
 BW__INTERNAL void bw__pool_unregister(bw_pool *p);
 BW__INTERNAL void bw__pool_lock_all(bw_pool *p);
@@ -4775,6 +4791,110 @@ BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
 }
 /*************** End file pool/check.c **************************************/
 
+/*************** Begin file pool/fork.c *************************************/
+/* fork.c - what keeps pools right across fork: every pool lock is taken
+ * before fork and released in both processes, and the child drops the
+ * caches of the threads it does not have (their blocks are left alone: one
+ * may have been mid-update). The handlers are registered at load time
+ * (bw__load), so that fork handlers registered later may use bufwriter. */
+/* #include "pool_internal.h": amalgamated above */
+
+/* Every live pool, for the fork handlers. */
+static pthread_mutex_t bw__all_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw_pool *bw__all_pools;
+static pthread_once_t bw__fork_once = PTHREAD_ONCE_INIT;
+
+/* Lock order, everywhere: the shared pool's creation lock, the pool list,
+ * the cache registry, then each pool's class locks in order, its large
+ * lock and its checked-mode table, and last the report hook's lock. */
+BW__INTERNAL void bw__pool_lock_all(bw_pool *p)
+{
+    unsigned ci;
+    for (ci = 0; ci < p->nclasses; ci++) pthread_mutex_lock(&p->cls[ci].lock);
+    if (p->keep_large) pthread_mutex_lock(&p->large_lock);
+    if (p->check != NULL) bw__check_fork_lock(p, true);
+}
+
+BW__INTERNAL void bw__pool_unlock_all(bw_pool *p)
+{
+    unsigned ci;
+    if (p->check != NULL) bw__check_fork_lock(p, false);
+    if (p->keep_large) pthread_mutex_unlock(&p->large_lock);
+    for (ci = p->nclasses; ci-- > 0;) pthread_mutex_unlock(&p->cls[ci].lock);
+}
+
+static void bw__fork_prepare(void)
+{
+    bw_pool *p;
+    bw__shared_lock_fork(true);
+    pthread_mutex_lock(&bw__all_lock);
+    bw__tcache_fork_lock(true);
+    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_lock_all(p);
+    bw__check_fork_lock(NULL, true);
+}
+
+static void bw__fork_parent(void)
+{
+    bw_pool *p;
+    bw__check_fork_lock(NULL, false);
+    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_unlock_all(p);
+    bw__tcache_fork_lock(false);
+    pthread_mutex_unlock(&bw__all_lock);
+    bw__shared_lock_fork(false);
+}
+
+/* The child has one thread: each pool drops the caches of the others. */
+static void bw__fork_child(void)
+{
+    bw_pool *p;
+    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__tcache_fork_child(p);
+    bw__fork_parent();
+}
+
+static void bw__fork_init(void)
+{
+    (void)pthread_atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
+}
+
+/* The handlers are registered when the library is loaded (a constructor:
+ * at program start, or at dlopen), not at the first pool. POSIX runs
+ * prepare handlers in reverse order of registration and the others in
+ * order, so every handler registered after the library is loaded has its
+ * prepare run before bufwriter's takes the pool locks, and its parent and
+ * child after bufwriter's released them: such handlers may use bufwriter
+ * (a logger that writes a line in its fork handlers). Registered lazily,
+ * a handler registered before the program's first pool had its prepare
+ * run with every pool lock held, and fork deadlocked. Compilers without
+ * constructor functions fall back to the first pool (bw__pool_register);
+ * the pthread_once makes the two one registration. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((constructor)) static void bw__load(void)
+{
+    pthread_once(&bw__fork_once, bw__fork_init);
+}
+#endif
+
+BW__INTERNAL void bw__pool_register(bw_pool *p)
+{
+    pthread_once(&bw__fork_once, bw__fork_init);
+    pthread_mutex_lock(&bw__all_lock);
+    p->all_prev = NULL;
+    p->all_next = bw__all_pools;
+    if (bw__all_pools != NULL) bw__all_pools->all_prev = p;
+    bw__all_pools = p;
+    pthread_mutex_unlock(&bw__all_lock);
+}
+
+BW__INTERNAL void bw__pool_unregister(bw_pool *p)
+{
+    pthread_mutex_lock(&bw__all_lock);
+    if (p->all_prev) p->all_prev->all_next = p->all_next;
+    else bw__all_pools = p->all_next;
+    if (p->all_next) p->all_next->all_prev = p->all_prev;
+    pthread_mutex_unlock(&bw__all_lock);
+}
+/*************** End file pool/fork.c ***************************************/
+
 /*************** Begin file pool/large.c ************************************/
 /* large.c - what a pool keeps of its writers' big jobs:
  *
@@ -5712,7 +5832,7 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
 
 /*************** Begin file pool/tcache.c ***********************************/
 /* tcache.c - per-thread caches in front of the pool's shared level, and
- * what keeps pools right across fork.
+ * what the caches need across fork (the handlers are in fork.c).
  *
  * Each thread keeps, per pool it has used, a bw__tcache: up to
  * BW_THREAD_CACHE_SLOTS blocks per class (classes up to BW__TCACHE_MAX),
@@ -5737,11 +5857,8 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
  *   - allocator hooks are never called with a lock held (a hook may use
  *     bufwriter itself): blocks to free are gathered under the lock and
  *     freed after it; destroy waits for exiting threads still doing so;
- *   - fork: every pool lock is taken before fork and released in both
- *     processes, and the child drops the caches of the threads it does not
- *     have (their blocks are left alone: one may have been mid-update).
- *     The handlers are registered at load time (bw__load), so that fork
- *     handlers registered later may use bufwriter.
+ *   - fork: the child drops the caches of the threads it does not have
+ *     (bw__tcache_fork_child, called by fork.c's handlers).
  * Pool ids are never reused, so a new pool at a destroyed pool's address
  * never matches an old cache. */
 /* #include "pool_internal.h": amalgamated above */
@@ -5769,10 +5886,6 @@ static pthread_once_t bw__exit_once = PTHREAD_ONCE_INIT;
  * library is unloaded (bw__unload). Without it no cache is created. */
 static _Atomic bool bw__exit_key_ok;
 static _Atomic uint64_t bw__pool_ids;
-/* Every live pool, for the fork handlers. */
-static pthread_mutex_t bw__all_lock = PTHREAD_MUTEX_INITIALIZER;
-static bw_pool *bw__all_pools;
-static pthread_once_t bw__fork_once = PTHREAD_ONCE_INIT;
 
 BW__INTERNAL uint64_t bw__next_pool_id(void)
 {
@@ -6127,114 +6240,34 @@ BW__INTERNAL void bw__tcache_trim_self(bw_pool *p)
     bw__frees_flush(p, &f);
 }
 
-/* Fork ------------------------------------------------------------------ */
+/* Fork (fork.c) --------------------------------------------------------- */
 
-/* Lock order, everywhere: the shared pool's creation lock, the pool list,
- * the cache registry, then each pool's class locks in order, its large
- * lock and its checked-mode table, and last the report hook's lock. */
-BW__INTERNAL void bw__pool_lock_all(bw_pool *p)
+BW__INTERNAL void bw__tcache_fork_lock(bool lock)
 {
-    unsigned ci;
-    for (ci = 0; ci < p->nclasses; ci++) pthread_mutex_lock(&p->cls[ci].lock);
-    if (p->keep_large) pthread_mutex_lock(&p->large_lock);
-    if (p->check != NULL) bw__check_fork_lock(p, true);
-}
-
-BW__INTERNAL void bw__pool_unlock_all(bw_pool *p)
-{
-    unsigned ci;
-    if (p->check != NULL) bw__check_fork_lock(p, false);
-    if (p->keep_large) pthread_mutex_unlock(&p->large_lock);
-    for (ci = p->nclasses; ci-- > 0;) pthread_mutex_unlock(&p->cls[ci].lock);
-}
-
-static void bw__fork_prepare(void)
-{
-    bw_pool *p;
-    bw__shared_lock_fork(true);
-    pthread_mutex_lock(&bw__all_lock);
-    pthread_mutex_lock(&bw__reg_lock);
-    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_lock_all(p);
-    bw__check_fork_lock(NULL, true);
-}
-
-static void bw__fork_parent(void)
-{
-    bw_pool *p;
-    bw__check_fork_lock(NULL, false);
-    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_unlock_all(p);
-    pthread_mutex_unlock(&bw__reg_lock);
-    pthread_mutex_unlock(&bw__all_lock);
-    bw__shared_lock_fork(false);
+    if (lock) pthread_mutex_lock(&bw__reg_lock);
+    else pthread_mutex_unlock(&bw__reg_lock);
 }
 
 /* The child has one thread: the caches of the others are unregistered and
  * left as they are (their counters are kept, their budget given back, their
  * blocks and structs leaked: an owner may have been mid-update). */
-static void bw__fork_child(void)
+BW__INTERNAL void bw__tcache_fork_child(bw_pool *p)
 {
-    bw_pool *p;
-    for (p = bw__all_pools; p != NULL; p = p->all_next) {
-        bw__tcache *tc, *next, *mine;
-        for (tc = p->caches; tc != NULL; tc = next) {
-            bw__sums s;
-            unsigned ci;
-            next = tc->pool_next;
-            for (mine = bw__tl_head; mine != NULL && mine != tc; mine = mine->thread_next) {}
-            if (mine != NULL) continue;
-            memset(&s, 0, sizeof s);
-            bw__tcache_totals(tc, &s, NULL);
-            bw__counters_fold(&p->ctr, &s);
-            for (ci = 0; ci < p->tc_classes; ci++)
-                bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
-            bw__reg_unlink(tc);
-        }
-        atomic_store_explicit(&p->exiting, 0, memory_order_relaxed);
+    bw__tcache *tc, *next, *mine;
+    for (tc = p->caches; tc != NULL; tc = next) {
+        bw__sums s;
+        unsigned ci;
+        next = tc->pool_next;
+        for (mine = bw__tl_head; mine != NULL && mine != tc; mine = mine->thread_next) {}
+        if (mine != NULL) continue;
+        memset(&s, 0, sizeof s);
+        bw__tcache_totals(tc, &s, NULL);
+        bw__counters_fold(&p->ctr, &s);
+        for (ci = 0; ci < p->tc_classes; ci++)
+            bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
+        bw__reg_unlink(tc);
     }
-    bw__fork_parent();
-}
-
-static void bw__fork_init(void)
-{
-    (void)pthread_atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
-}
-
-/* The handlers are registered when the library is loaded (a constructor:
- * at program start, or at dlopen), not at the first pool. POSIX runs
- * prepare handlers in reverse order of registration and the others in
- * order, so every handler registered after the library is loaded has its
- * prepare run before bufwriter's takes the pool locks, and its parent and
- * child after bufwriter's released them: such handlers may use bufwriter
- * (a logger that writes a line in its fork handlers). Registered lazily,
- * a handler registered before the program's first pool had its prepare
- * run with every pool lock held, and fork deadlocked. Compilers without
- * constructor functions fall back to the first pool (bw__pool_register);
- * the pthread_once makes the two one registration. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((constructor)) static void bw__load(void)
-{
-    pthread_once(&bw__fork_once, bw__fork_init);
-}
-#endif
-
-BW__INTERNAL void bw__pool_register(bw_pool *p)
-{
-    pthread_once(&bw__fork_once, bw__fork_init);
-    pthread_mutex_lock(&bw__all_lock);
-    p->all_prev = NULL;
-    p->all_next = bw__all_pools;
-    if (bw__all_pools != NULL) bw__all_pools->all_prev = p;
-    bw__all_pools = p;
-    pthread_mutex_unlock(&bw__all_lock);
-}
-
-BW__INTERNAL void bw__pool_unregister(bw_pool *p)
-{
-    pthread_mutex_lock(&bw__all_lock);
-    if (p->all_prev) p->all_prev->all_next = p->all_next;
-    else bw__all_pools = p->all_next;
-    if (p->all_next) p->all_next->all_prev = p->all_prev;
-    pthread_mutex_unlock(&bw__all_lock);
+    atomic_store_explicit(&p->exiting, 0, memory_order_relaxed);
 }
 /*************** End file pool/tcache.c *************************************/
 
