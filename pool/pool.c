@@ -420,10 +420,7 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
         cap = p->min_size << ci;
         if (n > 0) {
-            b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-            bw__inc(&tc->n[ci].pop); /* counts the hit and the bytes out */
-            if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-                atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+            b = bw__tc_take(tc, ci, n, atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
         } else if ((b = bw__shared_pop(p, ci)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
             BW__COUNT(p, tc, out_bytes, cap);
@@ -533,8 +530,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
         if (tc != NULL && ci < p->tc_classes) {
             size_t n = bw__tc_held(tc, ci);
             if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
-                tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-                bw__inc(&tc->n[ci].push); /* counts the return and the bytes */
+                bw__tc_put(tc, ci, n, atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed),
+                           block);
                 if (now != 0) bw__tcache_seen(p, tc, now);
                 return BW_OK;
             }

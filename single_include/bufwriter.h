@@ -1586,13 +1586,6 @@ static inline size_t bw__tc_held(bw__tcache *tc, unsigned ci)
                     atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
 }
 
-/* Single-writer increment: a plain load and store, no lock prefix. */
-static inline void bw__inc(_Atomic uint64_t *c)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-}
-
 /* The shared level of one class: a locked stack, grown on demand up to the
  * per-class bound. An array, not a list threaded through the blocks: a
  * use-after-return can then never corrupt the pool's own bookkeeping. */
@@ -1830,6 +1823,28 @@ static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const siz
 _Static_assert((BW__DECAY_POPS & (BW__DECAY_POPS - 1)) == 0,
                "the fast path tests a pop count against BW__DECAY_POPS with a mask");
 
+/* The top block of tc's class ci, which holds n > 0 blocks and has popped
+ * `pop`: taken, counted (a hit, and the bytes out) and the decay low-water
+ * mark lowered. The one pop, for the fast path and the slow. */
+static inline void *bw__tc_take(bw__tcache *tc, unsigned ci, size_t n, uint64_t pop)
+{
+    void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
+    /* Decay's low-water mark: the blocks below it stay untouched. */
+    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
+        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    return b;
+}
+
+/* Put block on tc's class ci, which holds n blocks (fewer than its
+ * reserved slots) and has pushed `push`: counted (a return, and the bytes
+ * back). The one push, for the fast path and the slow. */
+static inline void bw__tc_put(bw__tcache *tc, unsigned ci, size_t n, uint64_t push, void *block)
+{
+    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
+    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+}
+
 /* A block of tc's class ci (cap bytes), or NULL when that class is empty,
  * or when this pop is the class's BW__DECAY_POPS-th (the slow path pops
  * it). */
@@ -1840,11 +1855,7 @@ static inline void *bw__tc_pop_class(bw__tcache *tc, unsigned ci, size_t cap, si
     void *b;
     /* pop + 1 is the counter's next value, stored below: one test more. */
     if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
-    b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
-    /* Decay's low-water mark: the blocks below it stay untouched. */
-    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    b = bw__tc_take(tc, ci, n, pop);
     BW__TRACK_UNDEFINED(b, cap);
     *capacity = cap;
     return b;
@@ -1875,8 +1886,7 @@ static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t c
     size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
     if (BW__UNLIKELY(n >= tc->resv[ci])) return false;
     BW__TRACK_NOACCESS(block, capacity);
-    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+    bw__tc_put(tc, ci, n, push, block);
     return true;
 }
 
@@ -5604,10 +5614,7 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
         cap = p->min_size << ci;
         if (n > 0) {
-            b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-            bw__inc(&tc->n[ci].pop); /* counts the hit and the bytes out */
-            if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-                atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+            b = bw__tc_take(tc, ci, n, atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
         } else if ((b = bw__shared_pop(p, ci)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
             BW__COUNT(p, tc, out_bytes, cap);
@@ -5717,8 +5724,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
         if (tc != NULL && ci < p->tc_classes) {
             size_t n = bw__tc_held(tc, ci);
             if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
-                tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-                bw__inc(&tc->n[ci].push); /* counts the return and the bytes */
+                bw__tc_put(tc, ci, n, atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed),
+                           block);
                 if (now != 0) bw__tcache_seen(p, tc, now);
                 return BW_OK;
             }
