@@ -2,8 +2,10 @@
 /* pool_writer.h - what the writer (bufwriter.c) asks of the pool, and all
  * it asks: the growth rule, a contiguous writer's next size (first block,
  * learned size, learned jump), a segmented writer's share of large
- * retention, learning from a finished job, and the inline thread-cache
- * rent and return of a small message. The writer never reads the fields of
+ * retention, learning from a finished job, the inline thread-cache rent
+ * and return of a small message, growing a large block in place and
+ * handing a block to free(); beyond these, only the public bw_pool_*
+ * functions. The writer never reads the fields of
  * struct bw_pool itself: the policies live in the pool, once, and the few
  * facts a fast path needs are inline accessors here (as cheap as the field
  * read they replace). Nothing here is part of the public API. */
@@ -74,5 +76,55 @@ static inline bool bw__pool_learns(const bw_pool *p, size_t len)
 {
     return len > p->learn_above;
 }
+
+/* A writer's final length, when bw__pool_learns says so (learn.c):
+ * BW_POOL_LEARN_SIZE's samples, and the learned jump's when it passed the
+ * jump floor. */
+BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
+
+/* A writer's usual first block (first_block bytes, class first_class)
+ * from the calling thread's cache, or NULL: then bw_pool_rent. The class
+ * is known, so this is the pool id's compare and the pop alone. */
+static inline void *bw__rent_first(bw_pool *p, size_t *capacity)
+{
+    if (p->first_block - 1 < p->fast_rent_limit &&
+        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id)
+        return bw__tc_pop_class(bw__tl_last, p->first_class, p->first_block, capacity);
+    return NULL;
+}
+
+/* Keep block in the calling thread's cache; false when it cannot (then
+ * bw_pool_return, which tries this first too). */
+static inline bool bw__return_fast(bw_pool *p, void *block, size_t capacity)
+{
+    return bw__return_fast_ok(p, block, capacity) &&
+           atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
+           bw__tc_push(p, bw__tl_last, block, capacity);
+}
+
+/* The shared pool once created (pool.c), for a writer's inline first rent;
+ * NULL before: then bw_pool_shared() creates it. */
+extern bw_pool *_Atomic bw__shared_pool;
+
+/* Grow a block above the threshold (used by the writer): into a kept large
+ * block of new_cap bytes when there is one (copying len bytes: warm memory
+ * beats fresh pages), else with the allocator's realloc hook (glibc moves
+ * large blocks with mremap instead of copying). Returns the new block, or
+ * NULL with b untouched. Only where bw__pool_can_regrow says so. */
+BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
+                                   size_t new_cap);
+/* Whether bw__pool_regrow may be used: the hook has a realloc, and the pool
+ * does not zero what comes back (realloc gives the old bytes to the
+ * allocator as they are, so the next malloc in the process could read
+ * them). */
+static inline bool bw__pool_can_regrow(const bw_pool *p)
+{
+    return p->alloc.realloc != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN) == 0;
+}
+
+/* bw_detach_malloc: true when block b, rented from p with capacity cap, is
+ * memory free() releases; it then leaves the pool's counts (a return and a
+ * backing free) and is the caller's. False changes nothing. */
+BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap);
 
 #endif /* BW_POOL_WRITER_H */
