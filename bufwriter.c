@@ -23,7 +23,6 @@
 
 /* The largest block the writer asks for: sizes past PTRDIFF_MAX break
  * pointer differences, so they count as unrepresentable. */
-#define BW__MAX_BLOCK ((size_t)PTRDIFF_MAX)
 /* A segmented writer's first block, and a streaming writer's buffer. */
 #define BW__CHAIN_FIRST ((size_t)4096)
 #define BW__STREAM_DEFAULT ((size_t)64 << 10)
@@ -135,25 +134,6 @@ static void bw__seg_return(bw_writer *w, bw__seg *s)
     (void)bw_pool_return(w->pool, s->data, bw__seg_cap(s) + BW__SEG_HDR);
 }
 
-/* The growth rule: room for len + n bytes, at least twice the old capacity,
- * rounded to the pool's class at or below its threshold and to the next
- * power of two above it. BW_EOVERFLOW when that cannot be represented. */
-static int bw__target(const bw_pool *p, size_t len, size_t n, size_t cap, size_t *out)
-{
-    size_t need;
-    if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
-    need = len + n;
-    if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
-    if (need < cap * 2) need = cap * 2;
-    if (need <= p->threshold) {
-        *out = bw_pool_class_size(p, need);
-    } else {
-        if (need > BW__MAX_BLOCK / 2 + 1) return BW_EOVERFLOW;
-        *out = bw__pow2_ceil(need);
-    }
-    return BW_OK;
-}
-
 /* True when [p, p + n) overlaps the writer's storage (any of its blocks). */
 static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
 {
@@ -217,54 +197,12 @@ static void bw__move_down(bw_writer *w, const void **src)
  * appends src[0, n) and commits them. src may point into held bytes. On
  * failure the error is recorded and nothing held changes. */
 
-/* The size a contiguous writer moves to for n more bytes: a first block of
- * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
- * so a small message does not climb through the smallest classes (up to the
- * threshold the rent rounds it to its class, as the growth rule would);
- * then the growth rule for the held bytes and n. A move that crosses the
- * jump floor goes to the size recent jobs past the floor ended at (the
- * learned jump), not through every power of two on the way: a stream of
- * similar 256 KiB .. 64 MiB jobs then copies less than 2 x jump_floor
- * (32 KiB) per job. Until the pool has learned a jump, a move past the floor
- * and up to the threshold (not a first block) grows BW__FRESH_GROWTH times:
- * a process's first 10 MiB job went through 8 pooled classes, about 2 MiB
- * copied and faulted in 4 KiB pages (1.5x a fresh huge-page mapping written
- * once); now 16 KiB, 256 KiB, then large blocks (huge pages, resized in
- * place). */
+/* The size a contiguous writer moves to for n more bytes (the pool's
+ * rule: first block, growth, learned jump). */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
 {
-    size_t want = n, cap;
-    int rc;
-    if (w->cap == 0) {
-        size_t first = p->learn ? bw__learned(p) : 0;
-        if (first < p->min_first) first = p->min_first;
-        if (first > want) want = first;
-    }
-    if (w->cap == 0 && want <= p->threshold) {
-        cap = want;
-    } else {
-        rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
-        if (rc != BW_OK) return rc;
-    }
-    if ((w->flags & BW__EXTERNAL) && p->learn) {
-        /* Out of the caller's buffer: its first block of the pool's, so the
-         * learned size as for a writer that started with none. */
-        size_t first = bw__grow_size(p, bw__learned(p));
-        if (first > cap) cap = first;
-    }
-    if (cap > p->jump_floor && w->cap <= p->threshold && p->learn_growth) {
-        size_t learned = bw__learned_large(p), jump = 0, from;
-        if (learned != 0 && w->cap <= p->jump_floor) {
-            jump = bw__grow_size(p, learned);
-        } else if (learned == 0 && w->cap != 0) {
-            from = w->cap > p->jump_floor ? w->cap : p->jump_floor;
-            if (from <= SIZE_MAX / BW__FRESH_GROWTH) jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
-        }
-        if (jump > p->max_learned) jump = p->max_learned;
-        if (jump > cap) cap = jump;
-    }
-    *out = cap;
-    return BW_OK;
+    return bw__pool_contig_size(p, w->len - bw__start(w), w->cap,
+                                (w->flags & BW__EXTERNAL) != 0, n, out);
 }
 
 /* Move a contiguous writer's held bytes into a new block with room for n
@@ -312,7 +250,7 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
     if (w->data != NULL) {
         bw__move_down(w, &src);
         if (w->cap - w->len >= n) goto copy;
-        if (!(w->flags & BW__EXTERNAL) && w->cap > w->pool->threshold &&
+        if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__overlaps(w, src, src != NULL ? n : 0)) {
             size_t cap;
             unsigned char *nb;
@@ -356,7 +294,7 @@ static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
 static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
 {
     size_t n;
-    int rc = bw__target(p, 0, want, 0, &n);
+    int rc = bw__pool_grow(p, 0, want, 0, &n);
     if (rc != BW_OK) return rc;
     if (n > BW__MAX_BLOCK - (BW__SEG_ALIGN - 1)) return BW_EOVERFLOW;
     *out = (n + (BW__SEG_ALIGN - 1)) & ~(size_t)(BW__SEG_ALIGN - 1);
@@ -364,33 +302,22 @@ static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
 }
 
 /* The size of a segmented writer's next block past the threshold, `want`
- * (2 x the previous one) at most: blocks there are kept as large blocks
- * when they come back, so a chain keeps doubling while its blocks above the
- * threshold still fit the pool's large retention bounds (max_large_bytes,
- * max_large_blocks), then takes the largest power of two that fits, then
- * threshold-sized blocks (the shared level's). So a 64 MiB chain is ten
- * pooled blocks and six large ones that all come back to the next job:
- * with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class) and
- * every job paid for 32 MiB of fresh pages. Without large retention,
- * threshold-sized blocks, as before. */
+ * (2 x the previous one) at most: what the pool's large retention can
+ * still keep of the chain (bw__pool_seg_large), given its blocks above the
+ * threshold. */
 static size_t bw__seg_large(const bw_writer *w, const bw_pool *p, size_t want)
 {
-    size_t held = 0, count = 0, room;
+    size_t held = 0, count = 0;
     const bw__seg *s = (const bw__seg *)w->m.head;
-    if (!p->keep_large) return p->threshold;
     if (s == NULL && w->data != NULL) s = bw__tail_seg(w);
     for (; s != NULL; s = s->next) {
         size_t sz = bw__seg_cap(s) + BW__SEG_HDR;
-        if (sz > p->threshold) {
+        if (sz > bw__pool_threshold(p)) {
             held += sz;
             count++;
         }
     }
-    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return p->threshold;
-    room = p->max_large_bytes - held;
-    if (want <= room) return want;
-    room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
-    return room > p->threshold ? room : p->threshold;
+    return bw__pool_seg_large(p, held, count, want);
 }
 
 /* Segmented: rent a block after the current one with at least `need` usable
@@ -415,8 +342,8 @@ static bw__seg *bw__seg_rent_after(bw_writer *w, size_t need, size_t prev)
     }
     want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
     if (want < BW__CHAIN_FIRST) want = BW__CHAIN_FIRST;
-    if (want < p->min_first) want = p->min_first;
-    if (want > p->threshold) want = bw__seg_large(w, p, want);
+    if (want < bw__pool_min_first(p)) want = bw__pool_min_first(p);
+    if (want > bw__pool_threshold(p)) want = bw__seg_large(w, p, want);
     if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
     rc = bw__seg_size(p, want, &want);
     if (rc != BW_OK) {
@@ -561,7 +488,7 @@ static int bw__stream_buffer(bw_writer *w, size_t n)
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n > cap) {
-        rc = bw__target(p, 0, n, 0, &cap);
+        rc = bw__pool_grow(p, 0, n, 0, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
     b = (unsigned char *)bw_pool_rent(p, cap, &got);
@@ -637,8 +564,8 @@ static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
     unsigned char *b = NULL;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    if (n <= p->first_block) {
-        cap = p->first_block;
+    if (n <= bw__pool_first_block(p)) {
+        cap = bw__pool_first_block(p);
         b = (unsigned char *)bw__rent_first(p, &got);
     } else {
         rc = bw__contig_size(w, p, n, &cap);
@@ -741,9 +668,8 @@ static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
     int rc;
 
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    /* With BW_POOL_LEARN_SIZE the larger of the two. */
-    if (p->learn && bw__learned(p) > initial_capacity) initial_capacity = bw__learned(p);
-    rc = bw__target(p, 0, initial_capacity, 0, &cap);
+    /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
+    rc = bw__pool_start_size(p, initial_capacity, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     b = bw_pool_rent(p, cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
@@ -801,7 +727,7 @@ static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
     if (buffer_size > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__target(p, 0, buffer_size, 0, &w->m.s.size);
+    rc = bw__pool_grow(p, 0, buffer_size, 0, &w->m.s.size);
     return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
 }
 
@@ -837,12 +763,12 @@ int bw_init_fixed(bw_writer *w, void *buf, size_t size)
 
 /* The end of a job: a contiguous writer's length teaches a learning pool.
  * Only what the pool learns from (bw__learn_record's checks, folded into
- * the pool's learn_above: one compare), so that a small message's release
+ * bw__pool_learns: one compare), so that a small message's release
  * makes no call for nothing. */
 static inline void bw__job_done(bw_writer *w)
 {
     bw_pool *p = w->pool;
-    if (w->mode == BW__CONTIG && p != NULL && bw_len(w) > p->learn_above)
+    if (w->mode == BW__CONTIG && p != NULL && bw__pool_learns(p, bw_len(w)))
         bw__learn_record(p, bw_len(w));
 }
 
@@ -889,7 +815,7 @@ static BW__COLD void bw__release_rest(bw_writer *w)
 }
 
 /* A contiguous writer (every small message) has its own way through: the
- * job's length teaches the pool only past learn_above (one compare), the
+ * job's length teaches the pool only past bw__pool_learns (one compare), the
  * block goes back by the thread cache's inline push, and the fields it
  * uses are emptied, with no call. Other modes take bw__release_rest. */
 void bw_release(bw_writer *w)
@@ -908,7 +834,7 @@ void bw_release(bw_writer *w)
     cap = w->cap;
     len = bw_len(w);
     bw__reset(w);
-    if (BW__UNLIKELY(p != NULL && len > p->learn_above)) bw__learn_record(p, len);
+    if (BW__UNLIKELY(p != NULL && bw__pool_learns(p, len))) bw__learn_record(p, len);
     /* A block implies its pool (the rent set it). */
     if (b != NULL && !bw__return_fast(p, b, cap)) (void)bw_pool_return(p, b, cap);
 }
@@ -1072,7 +998,7 @@ static int bw__apart(bw_writer *w, size_t need)
     if (w->data != NULL && need <= w->cap - w->len) return 1;
     if (w->mode != BW__CONTIG || p == NULL || bw__contig_size(w, p, need, &cap) != BW_OK)
         return 0;
-    if (cap <= p->threshold) cap = bw_pool_class_size(p, cap);
+    if (cap <= bw__pool_threshold(p)) cap = bw_pool_class_size(p, cap);
     return cap - (w->len - bw__start(w)) == need;
 }
 
@@ -1635,7 +1561,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
             bw_pool *p = bw__pool_of(w);
             size_t want;
             if (l != 0) {
-                if (p == NULL || bw__target(p, 0, l, 0, &want) != BW_OK ||
+                if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
                     (b = bw_pool_rent(p, want, &c)) == NULL) {
                     bw__fail(w, BW_ENOMEM);
                     return NULL;

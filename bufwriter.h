@@ -96,15 +96,18 @@
  *                   this translation unit (exactly one). Local.
  *   BW_DEBUG        checked mode for every pool (see BW_POOL_CHECKED). Library
  *                   only; includers need not match.
- *   BW_HAVE_JEMALLOC  set by builds with the jemalloc hook (make JEMALLOC=1);
- *                   bw_allocator_jemalloc() is NULL otherwise. Library only
- *                   (pkg-config passes it on; harmless either way).
- *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck.
- *                   Library only.
+ *   BW_HAVE_JEMALLOC  set by builds with the jemalloc hook (make JEMALLOC=1):
+ *                   bw_allocator_jemalloc() on jemalloc's mallocx/rallocx/
+ *                   sdallocx (link with -ljemalloc); NULL otherwise. Library
+ *                   only (pkg-config passes it on; harmless either way).
+ *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck
+ *                   (needs <valgrind/memcheck.h>). Library only.
  *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
  *                   match: it removes a declaration.
  *   BW_API          the export attribute on public functions (default:
  *                   visibility "default"). Must match for a shared library.
+ *   The pool's defaults (bw_pool_options) are not build-time options: set
+ *   them per pool.
  *   Under AddressSanitizer the pool poisons the blocks it holds, in the
  *   library; nothing in this header is instrumented, so an instrumented
  *   program over an uninstrumented library (or the reverse) reports nothing

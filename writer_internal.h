@@ -5,7 +5,7 @@
 #define BW_WRITER_INTERNAL_H
 
 #include "bufwriter.h"
-#include "pool/pool_internal.h"
+#include "pool/pool_writer.h"
 
 /* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED, in
  * bufwriter.h (section 11), where bw_data's inline fast path needs them. */

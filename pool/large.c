@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* large.c - what a pool keeps and learns about its writers' big jobs:
+/* large.c - what a pool keeps of its writers' big jobs:
  *
  * Large retention (on by default): blocks above the threshold are kept
  * when they come back, bounded in bytes and count, oldest evicted first, so
@@ -12,21 +12,8 @@
  *
  * Kept blocks decay: one unused for decay_ms goes back to the allocator.
  *
- * The learned jump (on by default): contiguous writers that passed the jump
- * floor (16 KiB) record the length they ended at; a writer whose growth
- * crosses the floor jumps straight to the size for the second largest of
- * the last 16, instead of stepping through every power of two (and copying
- * at each). The floor, not the threshold: a stream of 256 KiB .. 1 MiB jobs
- * climbed 512 B -> 1 MiB a doubling at a time and never taught the jump.
- * The second largest of 16, needing 2: one outlier job (the 256 MiB export
- * among 1 MiB responses) never decides the jump alone. Until then (a fresh
- * pool) a writer past the floor grows 16x per move up to the threshold
- * (BW__FRESH_GROWTH), so a process's first big job is not the slow one.
- *
- * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
- * ended at; a new writer starts at about the 90th percentile of the last 16,
- * so similar jobs stop growing (and copying) altogether. */
-#include "pool_internal.h"
+ * What the pool learns from its writers' jobs is in learn.c. */
+#include "pool_writer.h"
 #include "track.h"
 
 #include <stdlib.h>
@@ -36,15 +23,8 @@
 
 BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
 {
-    p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
-    p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
-    /* A threshold below the default floor keeps the floor at the threshold
-     * (where 0.2 jumped). */
-    p->jump_floor = o->jump_floor ? o->jump_floor : BW__DEFAULT_JUMP_FLOOR;
-    if (!o->jump_floor && p->jump_floor > p->threshold) p->jump_floor = p->threshold;
-    p->max_learned = o->max_learned_size ? o->max_learned_size : BW__DEFAULT_MAX_LEARNED;
-    p->max_large_bytes = o->max_large_bytes ? o->max_large_bytes : BW__DEFAULT_LARGE_BYTES;
-    p->max_large_blocks = o->max_large_blocks ? o->max_large_blocks : BW__DEFAULT_LARGE_BLOCKS;
+    p->max_large_bytes = o->max_large_bytes;
+    p->max_large_blocks = o->max_large_blocks;
     p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
     if (!p->keep_large) return true;
     if (pthread_mutex_init(&p->large_lock, NULL) != 0) return false;
@@ -150,48 +130,24 @@ BW__INTERNAL void bw__large_free_all(bw_pool *p)
     }
 }
 
-BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
+/* A segmented writer's next block past the threshold, want (2 x the
+ * previous one) at most: blocks there are kept as large blocks when they
+ * come back, so a chain keeps doubling while its blocks above the
+ * threshold (held bytes in count blocks) still fit the large retention
+ * bounds, then takes the largest power of two that fits, then
+ * threshold-sized blocks (the shared level's). So a 64 MiB chain is ten
+ * pooled blocks and six large ones that all come back to the next job:
+ * with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class) and
+ * every job paid for 32 MiB of fresh pages. Without large retention,
+ * threshold-sized blocks, as before. */
+BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
+                                       size_t want)
 {
-    unsigned i;
-    if (len == 0) return;
-    if (p->learn) {
-        i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
-        atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
-    }
-    if (p->learn_growth && len > p->jump_floor) {
-        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
-        atomic_store_explicit(&p->big[i % BW__RECENT], len, memory_order_relaxed);
-    }
-}
-
-/* The second largest of the recorded lengths in ring (k of them): about the
- * 90th percentile of 16, so one outlier job does not make every later writer
- * huge. With `need2`, nothing until there are two. At most max_learned. */
-static size_t bw__second_largest(bw_pool *p, _Atomic size_t *ring, bool need2)
-{
-    size_t v[BW__RECENT], r;
-    unsigned k = 0, i, j;
-    for (i = 0; i < BW__RECENT; i++) {
-        size_t x = atomic_load_explicit(&ring[i], memory_order_relaxed);
-        if (x == 0) continue;
-        /* insertion sort, largest first */
-        for (j = k++; j > 0 && v[j - 1] < x; j--) v[j] = v[j - 1];
-        v[j] = x;
-    }
-    if (k == 0 || (need2 && k < 2)) return 0;
-    r = v[need2 ? 1 : k / 10];
-    return r < p->max_learned ? r : p->max_learned;
-}
-
-/* BW_POOL_LEARN_SIZE: the (k/10 + 1)-th largest of k lengths; 0 when off. */
-BW__INTERNAL size_t bw__learned(bw_pool *p)
-{
-    return p->learn ? bw__second_largest(p, p->recent, false) : 0;
-}
-
-/* The learned jump: the second largest of the last 16 jobs that passed the
- * floor (needs 2). */
-BW__INTERNAL size_t bw__learned_large(bw_pool *p)
-{
-    return p->learn_growth ? bw__second_largest(p, p->big, true) : 0;
+    size_t room;
+    if (!p->keep_large) return p->threshold;
+    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return p->threshold;
+    room = p->max_large_bytes - held;
+    if (want <= room) return want;
+    room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
+    return room > p->threshold ? room : p->threshold;
 }

@@ -2,7 +2,7 @@
 /* pool.c - the size-class pool: create/destroy, rent/return, the shared
  * level, trim and stats. Thread caches live in tcache.c, checked mode in
  * check.c, the backing allocators in alloc.c. */
-#include "pool_internal.h"
+#include "pool_writer.h"
 #include "track.h"
 
 #include <stdlib.h>
@@ -218,25 +218,44 @@ static void bw__pool_free(bw_pool *p)
     free(p);
 }
 
+/* The one reader of bw_pool_options (BW__OPTIONS): *r is *o (NULL: all
+ * zeros) with every zero option replaced by its default. */
+static void bw__options_resolve(bw_pool_options *r, const bw_pool_options *o)
+{
+    static const bw_pool_options zeros;
+    *r = o != NULL ? *o : zeros;
+#define BW__RESOLVE(name, type, dflt) if (r->name == 0) r->name = (type)(dflt);
+    BW__OPTIONS(BW__RESOLVE)
+#undef BW__RESOLVE
+    if (r->allocator == NULL) r->allocator = bw_allocator_libc();
+    /* A threshold below the default jump floor keeps the floor at the
+     * threshold (where 0.2 jumped); a floor set by the caller stays. */
+    if ((o == NULL || o->jump_floor == 0) && r->jump_floor > r->max_pooled_size)
+        r->jump_floor = r->max_pooled_size;
+}
+
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 {
-    static const bw_pool_options defaults; /* all zeros: every default */
-    const bw_pool_options *o = opts ? opts : &defaults;
-    size_t threshold = o->max_pooled_size ? o->max_pooled_size : BW__DEFAULT_THRESHOLD;
-    size_t min_size = o->min_block_size ? o->min_block_size : BW__DEFAULT_MIN_BLOCK;
-    const bw_allocator *a = o->allocator ? o->allocator : bw_allocator_libc();
+    bw_pool_options ro;
+    const bw_pool_options *o = &ro;
+    size_t threshold, min_size;
+    const bw_allocator *a;
     bw_pool *p;
     unsigned n, ci;
 
     if (out == NULL) return BW_EINVAL;
     *out = NULL;
+    bw__options_resolve(&ro, opts);
+    threshold = o->max_pooled_size;
+    min_size = o->min_block_size;
+    a = o->allocator;
     /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
     if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < BW__MIN_CLASS ||
         min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
         return BW_EINVAL;
     if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
     if ((o->flags & ~(unsigned)BW__ALL_FLAGS) != 0) return BW_EINVAL;
-    if (o->min_first_block > threshold) return BW_EINVAL;
+    if (opts != NULL && opts->min_first_block > threshold) return BW_EINVAL;
 
     n = bw__log2(threshold) - bw__log2(min_size) + 1;
     p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
@@ -253,8 +272,8 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     p->min_size = min_size;
     p->min_shift = bw__log2(min_size);
     p->nclasses = n;
-    p->max_per_class = o->max_blocks_per_class ? o->max_blocks_per_class : BW__DEFAULT_PER_CLASS;
-    p->max_retained = o->max_retained_bytes ? o->max_retained_bytes : BW__DEFAULT_RETAINED;
+    p->max_per_class = o->max_blocks_per_class;
+    p->max_retained = o->max_retained_bytes;
     p->flags = o->flags;
     p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
     p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env("BW_CHECKED");
@@ -274,18 +293,19 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
                 ? 0 : top;
         p->fast_return_span = p->fast_rent_limit ? top - min_size + 1 : 0;
     }
-    p->decay_ms = o->decay_ms ? o->decay_ms : BW__DEFAULT_DECAY_MS;
-    p->min_first = o->min_first_block ? o->min_first_block : BW__DEFAULT_FIRST_BLOCK;
+    p->decay_ms = o->decay_ms;
+    p->min_first = o->min_first_block;
     if (p->min_first > threshold) p->min_first = threshold;
     p->min_first = bw_pool_class_size(p, p->min_first);
     p->alloc = *a;
+    bw__learn_init(p, o);
     if (!bw__large_init(p, o) || (p->checked && !bw__check_init(p))) {
         bw__pool_free(p);
         return BW_ENOMEM;
     }
-    /* What bw__contig_size and bw__job_done would decide for a small
+    /* What bw__pool_contig_size and bw__job_done would decide for a small
      * message, decided once (learn, learn_growth and jump_floor are set by
-     * bw__large_init). */
+     * bw__learn_init). */
     p->first_block = !p->learn && !(p->learn_growth && p->min_first > p->jump_floor)
                          ? p->min_first : 0;
     p->learn_above = p->learn ? 0 : p->learn_growth ? p->jump_floor : SIZE_MAX;
@@ -400,10 +420,7 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
         cap = p->min_size << ci;
         if (n > 0) {
-            b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-            bw__inc(&tc->n[ci].pop); /* counts the hit and the bytes out */
-            if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-                atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+            b = bw__tc_take(tc, ci, n, atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
         } else if ((b = bw__shared_pop(p, ci)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
             BW__COUNT(p, tc, out_bytes, cap);
@@ -513,8 +530,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
         if (tc != NULL && ci < p->tc_classes) {
             size_t n = bw__tc_held(tc, ci);
             if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
-                tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-                bw__inc(&tc->n[ci].push); /* counts the return and the bytes */
+                bw__tc_put(tc, ci, n, atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed),
+                           block);
                 if (now != 0) bw__tcache_seen(p, tc, now);
                 return BW_OK;
             }
@@ -586,15 +603,6 @@ BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap)
     BW__POOL_ADD(p, out_bytes, 0 - (uint64_t)cap);
     BW__POOL_ADD(p, backing_frees, 1);
     return true;
-}
-
-/* The growth rule's size for n bytes: the class at or below the threshold,
- * the next power of two above it; 0 for 0 or when it cannot be represented. */
-BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n)
-{
-    if (n == 0 || n > (size_t)PTRDIFF_MAX / 2 + 1) return 0;
-    if (n <= p->threshold) return bw_pool_class_size(p, n);
-    return bw__pow2_ceil(n);
 }
 
 /* Trim / stats ---------------------------------------------------------- */

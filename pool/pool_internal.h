@@ -20,22 +20,6 @@
 #define BW__MAX_CLASSES 64
 #define BW__RECENT 16      /* lengths remembered for the learned size      */
 
-/* Compile-time knobs (documented defaults). */
-#ifndef BW__DEFAULT_THRESHOLD
-#  define BW__DEFAULT_THRESHOLD ((size_t)1 << 20)     /* 1 MiB */
-#endif
-#ifndef BW__DEFAULT_MIN_BLOCK
-#  define BW__DEFAULT_MIN_BLOCK ((size_t)16)
-#endif
-#ifndef BW__DEFAULT_PER_CLASS
-#  define BW__DEFAULT_PER_CLASS ((size_t)32)
-#endif
-#ifndef BW__DEFAULT_RETAINED
-#  define BW__DEFAULT_RETAINED  ((size_t)64 << 20)    /* 64 MiB */
-#endif
-#define BW__DEFAULT_LARGE_BYTES  ((size_t)64 << 20)   /* 64 MiB */
-#define BW__DEFAULT_LARGE_BLOCKS ((size_t)8)
-#define BW__DEFAULT_MAX_LEARNED  ((size_t)64 << 20)   /* 64 MiB */
 /* The learned jump's floor: a contiguous writer whose growth crosses it
  * jumps to the learned size. Measured (256 KiB / 1 MiB jobs in 8 KiB
  * chunks against a warm memcpy, private pool): a floor of 8 KiB costs
@@ -56,16 +40,31 @@
  * threshold in a huge-page block. The cost: a first job of 300 KiB touches
  * a 2 MiB huge page (460 us against 359 us with doubling); 1 and 4 MiB
  * first jobs take half the time. */
-#ifndef BW__FRESH_GROWTH
-#  define BW__FRESH_GROWTH ((size_t)16)
-#endif
-#define BW__DEFAULT_DECAY_MS     10000u               /* jemalloc's dirty decay */
+#define BW__FRESH_GROWTH ((size_t)16)
 /* A writer's first block: 512 B holds a 256-byte payload with its header in
  * one rent; with 256 B such a message rented twice and copied (45 ns
  * against 19 ns per message, E/mfb rows), and 16 or 64 B messages cost the
  * same either way (.NET's ArrayBufferWriter starts at 256, Go's
  * bytes.Buffer at 64). */
 #define BW__DEFAULT_FIRST_BLOCK  ((size_t)512)
+
+/* The pool's options, one table: the bw_pool_options field, its type and
+ * the value a 0 there stands for (bufwriter.h documents each next to its
+ * field). bw__options_resolve (pool.c) is the one reader: it fills every
+ * default, and the rest of the pool reads only the resolved copy. Adding an
+ * option is its field and doc line in bufwriter.h, one row here, and the
+ * code that uses it. */
+#define BW__OPTIONS(X)                                                   \
+    X(max_pooled_size, size_t, (size_t)1 << 20)       /* 1 MiB */        \
+    X(min_block_size, size_t, (size_t)16)                                \
+    X(max_blocks_per_class, size_t, (size_t)32)                          \
+    X(max_retained_bytes, size_t, (size_t)64 << 20)   /* 64 MiB */       \
+    X(max_large_bytes, size_t, (size_t)64 << 20)      /* 64 MiB */       \
+    X(max_large_blocks, size_t, (size_t)8)                               \
+    X(max_learned_size, size_t, (size_t)64 << 20)     /* 64 MiB */       \
+    X(decay_ms, uint32_t, 10000u)  /* jemalloc's dirty decay */          \
+    X(min_first_block, size_t, BW__DEFAULT_FIRST_BLOCK)                  \
+    X(jump_floor, size_t, BW__DEFAULT_JUMP_FLOOR)
 /* Thread caches serve classes up to this size (jemalloc's tcache_max is
  * 32 KiB too): bigger blocks are few and their copy costs far more than a
  * lock, and so an idle thread never sits on much memory that cannot decay
@@ -150,13 +149,6 @@ static inline size_t bw__tc_held(bw__tcache *tc, unsigned ci)
                     atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
 }
 
-/* Single-writer increment: a plain load and store, no lock prefix. */
-static inline void bw__inc(_Atomic uint64_t *c)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-}
-
 /* The shared level of one class: a locked stack, grown on demand up to the
  * per-class bound. An array, not a list threaded through the blocks: a
  * use-after-return can then never corrupt the pool's own bookkeeping. */
@@ -222,7 +214,7 @@ struct bw_pool {
     bool keep_large;           /* large retention on                         */
     size_t nlarge;
     _Atomic size_t large_bytes;
-    /* Learned starting size (large.c): the last lengths writers ended at. */
+    /* Learned starting size (learn.c): the last lengths writers ended at. */
     bool learn;
     size_t max_learned;
     _Atomic size_t recent[BW__RECENT];
@@ -284,10 +276,6 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
 BW__INTERNAL void bw__alloc_trim(const bw_allocator *a);
 /* Whether a block of that size from hook a is memory free() releases. */
 BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size);
-/* bw_detach_malloc: true when block b, rented from p with capacity cap, is
- * memory free() releases; it then leaves the pool's counts (a return and a
- * backing free) and is the caller's. False changes nothing. */
-BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap);
 
 /* Blocks on their way back to the allocator, gathered under a lock and
  * freed after it (bw__backing_free outside every lock). A shared-level
@@ -305,8 +293,16 @@ _Static_assert(BW__MIN_CLASS == (size_t)1 << 4 && BW__TCACHE_MAX == (size_t)1 <<
                "a thread cache's whole flush must fit in one bw__frees");
 BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 
-/* The growth rule's size for n bytes (0 for 0 or unrepresentable). */
-BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n);
+/* The other fixed capacities, and what must hold for each. */
+_Static_assert((BW__RECENT & (BW__RECENT - 1)) == 0 && BW__RECENT >= 2,
+               "the learning rings: a power of two, so slot = counter % BW__RECENT "
+               "stays in turn when the counter wraps; two at least for the jump");
+_Static_assert((15 - 4 + 1) <= BW__MAX_CLASSES &&
+                   (sizeof(size_t) * 8 - 1) - 4 + 1 <= BW__MAX_CLASSES,
+               "a thread cache's per-class arrays cover every class a pool may have");
+_Static_assert(BW_THREAD_CACHE_SLOTS <= 255,
+               "resv and low (unsigned char) count a class's slots");
+
 /* fork: the lock that guards the shared pool's creation. */
 BW__INTERNAL void bw__shared_lock_fork(bool lock);
 
@@ -366,8 +362,8 @@ static inline bw__tcache *bw__tcache_get(bw_pool *p)
 
 /* The thread-cache fast paths, inline: bw_pool_rent and bw_pool_return
  * (pool.c) start with them, and so do the writer's first block and its
- * release (bufwriter.c), which then make no call into the pool for a small
- * message. */
+ * release (bw__rent_first, bw__return_fast in pool_writer.h), which then
+ * make no call into the pool for a small message. */
 
 /* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
  * and a limit of 0 sends every rent of a checked or cache-less pool to the
@@ -383,6 +379,30 @@ static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const siz
  * one pop of a class in BW__DECAY_POPS goes to the slow path anyway: a mask
  * test of the pop counter the fast path has loaded already. */
 #define BW__DECAY_POPS 1024u
+_Static_assert((BW__DECAY_POPS & (BW__DECAY_POPS - 1)) == 0,
+               "the fast path tests a pop count against BW__DECAY_POPS with a mask");
+
+/* The top block of tc's class ci, which holds n > 0 blocks and has popped
+ * `pop`: taken, counted (a hit, and the bytes out) and the decay low-water
+ * mark lowered. The one pop, for the fast path and the slow. */
+static inline void *bw__tc_take(bw__tcache *tc, unsigned ci, size_t n, uint64_t pop)
+{
+    void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
+    /* Decay's low-water mark: the blocks below it stay untouched. */
+    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
+        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    return b;
+}
+
+/* Put block on tc's class ci, which holds n blocks (fewer than its
+ * reserved slots) and has pushed `push`: counted (a return, and the bytes
+ * back). The one push, for the fast path and the slow. */
+static inline void bw__tc_put(bw__tcache *tc, unsigned ci, size_t n, uint64_t push, void *block)
+{
+    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
+    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+}
 
 /* A block of tc's class ci (cap bytes), or NULL when that class is empty,
  * or when this pop is the class's BW__DECAY_POPS-th (the slow path pops
@@ -394,11 +414,7 @@ static inline void *bw__tc_pop_class(bw__tcache *tc, unsigned ci, size_t cap, si
     void *b;
     /* pop + 1 is the counter's next value, stored below: one test more. */
     if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
-    b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
-    /* Decay's low-water mark: the blocks below it stay untouched. */
-    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    b = bw__tc_take(tc, ci, n, pop);
     BW__TRACK_UNDEFINED(b, cap);
     *capacity = cap;
     return b;
@@ -429,34 +445,10 @@ static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t c
     size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
     if (BW__UNLIKELY(n >= tc->resv[ci])) return false;
     BW__TRACK_NOACCESS(block, capacity);
-    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+    bw__tc_put(tc, ci, n, push, block);
     return true;
 }
 
-/* A writer's usual first block (first_block bytes, class first_class)
- * from the calling thread's cache, or NULL: then bw_pool_rent. The class
- * is known, so this is the pool id's compare and the pop alone. */
-static inline void *bw__rent_first(bw_pool *p, size_t *capacity)
-{
-    if (p->first_block - 1 < p->fast_rent_limit &&
-        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id)
-        return bw__tc_pop_class(bw__tl_last, p->first_class, p->first_block, capacity);
-    return NULL;
-}
-
-/* Keep block in the calling thread's cache; false when it cannot (then
- * bw_pool_return, which tries this first too). */
-static inline bool bw__return_fast(bw_pool *p, void *block, size_t capacity)
-{
-    return bw__return_fast_ok(p, block, capacity) &&
-           atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
-           bw__tc_push(p, bw__tl_last, block, capacity);
-}
-
-/* The shared pool once created (pool.c), for a writer's inline first rent;
- * NULL before: then bw_pool_shared() creates it. */
-extern bw_pool *_Atomic bw__shared_pool;
 
 /* Checked mode (check.c). Each returns false after reporting a problem. */
 #define BW__CANARY_SIZE 16
@@ -472,38 +464,26 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
 /* p NULL: the report hook's lock; else p's table lock. */
 BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock);
 
-/* Large retention and the learned size (large.c). */
+/* Large retention (large.c); o: the resolved options. */
 BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
 BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
 BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
-/* A writer's final length: BW_POOL_LEARN_SIZE's samples, and the learned
- * jump's when it passed the jump floor. */
-BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
+/* Learning (learn.c); o: the resolved options. */
+BW__INTERNAL void bw__learn_init(bw_pool *p, const bw_pool_options *o);
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL size_t bw__learned_large(bw_pool *p);
-/* Fork safety (tcache.c): every pool's locks, in a fixed order. */
+/* fork (tcache.c): the cache registry's lock; in the child, drop p's
+ * caches of the threads the child does not have. */
+BW__INTERNAL void bw__tcache_fork_lock(bool lock);
+BW__INTERNAL void bw__tcache_fork_child(bw_pool *p);
+/* Fork safety (fork.c): every pool's locks, in a fixed order. */
 BW__INTERNAL void bw__pool_register(bw_pool *p);
 BW__INTERNAL void bw__pool_unregister(bw_pool *p);
 BW__INTERNAL void bw__pool_lock_all(bw_pool *p);
 BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
 
-/* Grow a block above the threshold (used by the writer): into a kept large
- * block of new_cap bytes when there is one (copying len bytes: warm memory
- * beats fresh pages), else with the allocator's realloc hook (glibc moves
- * large blocks with mremap instead of copying). Returns the new block, or
- * NULL with b untouched. Only where bw__pool_can_regrow says so. */
-BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
-                                   size_t new_cap);
-/* Whether bw__pool_regrow may be used: the hook has a realloc, and the pool
- * does not zero what comes back (realloc gives the old bytes to the
- * allocator as they are, so the next malloc in the process could read
- * them). */
-static inline bool bw__pool_can_regrow(const bw_pool *p)
-{
-    return p->alloc.realloc != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN) == 0;
-}
 
 #endif /* BW_POOL_INTERNAL_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* tcache.c - per-thread caches in front of the pool's shared level, and
- * what keeps pools right across fork.
+ * what the caches need across fork (the handlers are in fork.c).
  *
  * Each thread keeps, per pool it has used, a bw__tcache: up to
  * BW_THREAD_CACHE_SLOTS blocks per class (classes up to BW__TCACHE_MAX),
@@ -25,11 +25,8 @@
  *   - allocator hooks are never called with a lock held (a hook may use
  *     bufwriter itself): blocks to free are gathered under the lock and
  *     freed after it; destroy waits for exiting threads still doing so;
- *   - fork: every pool lock is taken before fork and released in both
- *     processes, and the child drops the caches of the threads it does not
- *     have (their blocks are left alone: one may have been mid-update).
- *     The handlers are registered at load time (bw__load), so that fork
- *     handlers registered later may use bufwriter.
+ *   - fork: the child drops the caches of the threads it does not have
+ *     (bw__tcache_fork_child, called by fork.c's handlers).
  * Pool ids are never reused, so a new pool at a destroyed pool's address
  * never matches an old cache. */
 #include "pool_internal.h"
@@ -57,10 +54,6 @@ static pthread_once_t bw__exit_once = PTHREAD_ONCE_INIT;
  * library is unloaded (bw__unload). Without it no cache is created. */
 static _Atomic bool bw__exit_key_ok;
 static _Atomic uint64_t bw__pool_ids;
-/* Every live pool, for the fork handlers. */
-static pthread_mutex_t bw__all_lock = PTHREAD_MUTEX_INITIALIZER;
-static bw_pool *bw__all_pools;
-static pthread_once_t bw__fork_once = PTHREAD_ONCE_INIT;
 
 BW__INTERNAL uint64_t bw__next_pool_id(void)
 {
@@ -415,112 +408,32 @@ BW__INTERNAL void bw__tcache_trim_self(bw_pool *p)
     bw__frees_flush(p, &f);
 }
 
-/* Fork ------------------------------------------------------------------ */
+/* Fork (fork.c) --------------------------------------------------------- */
 
-/* Lock order, everywhere: the shared pool's creation lock, the pool list,
- * the cache registry, then each pool's class locks in order, its large
- * lock and its checked-mode table, and last the report hook's lock. */
-BW__INTERNAL void bw__pool_lock_all(bw_pool *p)
+BW__INTERNAL void bw__tcache_fork_lock(bool lock)
 {
-    unsigned ci;
-    for (ci = 0; ci < p->nclasses; ci++) pthread_mutex_lock(&p->cls[ci].lock);
-    if (p->keep_large) pthread_mutex_lock(&p->large_lock);
-    if (p->check != NULL) bw__check_fork_lock(p, true);
-}
-
-BW__INTERNAL void bw__pool_unlock_all(bw_pool *p)
-{
-    unsigned ci;
-    if (p->check != NULL) bw__check_fork_lock(p, false);
-    if (p->keep_large) pthread_mutex_unlock(&p->large_lock);
-    for (ci = p->nclasses; ci-- > 0;) pthread_mutex_unlock(&p->cls[ci].lock);
-}
-
-static void bw__fork_prepare(void)
-{
-    bw_pool *p;
-    bw__shared_lock_fork(true);
-    pthread_mutex_lock(&bw__all_lock);
-    pthread_mutex_lock(&bw__reg_lock);
-    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_lock_all(p);
-    bw__check_fork_lock(NULL, true);
-}
-
-static void bw__fork_parent(void)
-{
-    bw_pool *p;
-    bw__check_fork_lock(NULL, false);
-    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_unlock_all(p);
-    pthread_mutex_unlock(&bw__reg_lock);
-    pthread_mutex_unlock(&bw__all_lock);
-    bw__shared_lock_fork(false);
+    if (lock) pthread_mutex_lock(&bw__reg_lock);
+    else pthread_mutex_unlock(&bw__reg_lock);
 }
 
 /* The child has one thread: the caches of the others are unregistered and
  * left as they are (their counters are kept, their budget given back, their
  * blocks and structs leaked: an owner may have been mid-update). */
-static void bw__fork_child(void)
+BW__INTERNAL void bw__tcache_fork_child(bw_pool *p)
 {
-    bw_pool *p;
-    for (p = bw__all_pools; p != NULL; p = p->all_next) {
-        bw__tcache *tc, *next, *mine;
-        for (tc = p->caches; tc != NULL; tc = next) {
-            bw__sums s;
-            unsigned ci;
-            next = tc->pool_next;
-            for (mine = bw__tl_head; mine != NULL && mine != tc; mine = mine->thread_next) {}
-            if (mine != NULL) continue;
-            memset(&s, 0, sizeof s);
-            bw__tcache_totals(tc, &s, NULL);
-            bw__counters_fold(&p->ctr, &s);
-            for (ci = 0; ci < p->tc_classes; ci++)
-                bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
-            bw__reg_unlink(tc);
-        }
-        atomic_store_explicit(&p->exiting, 0, memory_order_relaxed);
+    bw__tcache *tc, *next, *mine;
+    for (tc = p->caches; tc != NULL; tc = next) {
+        bw__sums s;
+        unsigned ci;
+        next = tc->pool_next;
+        for (mine = bw__tl_head; mine != NULL && mine != tc; mine = mine->thread_next) {}
+        if (mine != NULL) continue;
+        memset(&s, 0, sizeof s);
+        bw__tcache_totals(tc, &s, NULL);
+        bw__counters_fold(&p->ctr, &s);
+        for (ci = 0; ci < p->tc_classes; ci++)
+            bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
+        bw__reg_unlink(tc);
     }
-    bw__fork_parent();
-}
-
-static void bw__fork_init(void)
-{
-    (void)pthread_atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
-}
-
-/* The handlers are registered when the library is loaded (a constructor:
- * at program start, or at dlopen), not at the first pool. POSIX runs
- * prepare handlers in reverse order of registration and the others in
- * order, so every handler registered after the library is loaded has its
- * prepare run before bufwriter's takes the pool locks, and its parent and
- * child after bufwriter's released them: such handlers may use bufwriter
- * (a logger that writes a line in its fork handlers). Registered lazily,
- * a handler registered before the program's first pool had its prepare
- * run with every pool lock held, and fork deadlocked. Compilers without
- * constructor functions fall back to the first pool (bw__pool_register);
- * the pthread_once makes the two one registration. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((constructor)) static void bw__load(void)
-{
-    pthread_once(&bw__fork_once, bw__fork_init);
-}
-#endif
-
-BW__INTERNAL void bw__pool_register(bw_pool *p)
-{
-    pthread_once(&bw__fork_once, bw__fork_init);
-    pthread_mutex_lock(&bw__all_lock);
-    p->all_prev = NULL;
-    p->all_next = bw__all_pools;
-    if (bw__all_pools != NULL) bw__all_pools->all_prev = p;
-    bw__all_pools = p;
-    pthread_mutex_unlock(&bw__all_lock);
-}
-
-BW__INTERNAL void bw__pool_unregister(bw_pool *p)
-{
-    pthread_mutex_lock(&bw__all_lock);
-    if (p->all_prev) p->all_prev->all_next = p->all_next;
-    else bw__all_pools = p->all_next;
-    if (p->all_next) p->all_next->all_prev = p->all_prev;
-    pthread_mutex_unlock(&bw__all_lock);
+    atomic_store_explicit(&p->exiting, 0, memory_order_relaxed);
 }

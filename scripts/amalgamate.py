@@ -186,22 +186,9 @@ BANNER = """\
  *   the public bw_ symbols.
  *
  * OPTIONS (define them before the #include, or with -D on the command line;
- * the ones marked [impl] matter in the BUFWRITER_IMPLEMENTATION file)
- *   BUFWRITER_IMPLEMENTATION  emit the implementation in this file.
- *   BW_DEBUG          [impl] checked mode in every pool: a double return, a
- *                     foreign block or a wrong capacity is reported through
- *                     bw_set_report_hook (default: stderr, then abort).
- *                     Without it, BW_POOL_CHECKED or the environment
- *                     variable BW_CHECKED=1 turn checked mode on.
- *   BW_VALGRIND       [impl] mark blocks held by a pool no-access for
- *                     valgrind memcheck (needs <valgrind/memcheck.h>).
- *                     Under AddressSanitizer they are poisoned anyway.
- *   BW_HAVE_JEMALLOC  [impl] build bw_allocator_jemalloc() on jemalloc's
- *                     mallocx/rallocx/sdallocx; link with -ljemalloc.
- *                     Without it bw_allocator_jemalloc() returns NULL.
- *   BW_API            how public functions are declared (default: GCC/Clang
- *                     visibility("default"), else nothing). Define it the
- *                     same way in every file.
+ * "library only" means the BUFWRITER_IMPLEMENTATION file here). Copied from
+ * the header's COMPILE-TIME OPTIONS section:
+{options}
  */
 """
 
@@ -233,6 +220,21 @@ IMPL_OPEN = """\
 IMPL_CLOSE = """\
 #endif /* BUFWRITER_IMPLEMENTATION && !BW__IMPLEMENTATION_DONE */
 """
+
+
+OPTIONS_TITLE = re.compile(r'^ \* \d+\. COMPILE-TIME OPTIONS$', re.M)
+
+
+def options_of(public_text, public):
+    """The public header's COMPILE-TIME OPTIONS section, up to the end of
+    its comment, without the title: the banner's options list."""
+    m = OPTIONS_TITLE.search(public_text)
+    if not m:
+        die("no COMPILE-TIME OPTIONS section in %s" % public)
+    end = public_text.find("\n */", m.end())
+    if end < 0:
+        die("COMPILE-TIME OPTIONS section of %s has no end" % public)
+    return public_text[m.end() + 1:end]
 
 
 def licence_block(text):
@@ -271,7 +273,8 @@ def amalgamate(public, internal, sources, license_path):
         line += item
     src_lines.append(line)
 
-    out = [BANNER.format(version=version, sources="\n".join(src_lines))]
+    out = [BANNER.format(version=version, sources="\n".join(src_lines),
+                         options=options_of(public_text, public))]
     out.append("\n" + marker("Begin", public) + "\n")
     out.append(emit_file(public, public_text, known, [], set()))
     out.append(marker("End", public) + "\n\n")

@@ -2,9 +2,9 @@
 /* bufwriter.h - single-header build of bufwriter 0.3.0
  *
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
- *   bufwriter.h, pool/track.h, pool/pool_internal.h, writer_internal.h,
- *   bufwriter.c, io.c, pool/alloc.c, pool/check.c, pool/large.c,
- *   pool/pool.c, pool/tcache.c.
+ *   bufwriter.h, pool/track.h, pool/pool_internal.h, pool/pool_writer.h,
+ *   writer_internal.h, bufwriter.c, io.c, pool/alloc.c, pool/check.c,
+ *   pool/fork.c, pool/large.c, pool/learn.c, pool/pool.c, pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
  * from a fresh generation (`make check-single`).
  *
@@ -32,22 +32,30 @@
  *   the public bw_ symbols.
  *
  * OPTIONS (define them before the #include, or with -D on the command line;
- * the ones marked [impl] matter in the BUFWRITER_IMPLEMENTATION file)
- *   BUFWRITER_IMPLEMENTATION  emit the implementation in this file.
- *   BW_DEBUG          [impl] checked mode in every pool: a double return, a
- *                     foreign block or a wrong capacity is reported through
- *                     bw_set_report_hook (default: stderr, then abort).
- *                     Without it, BW_POOL_CHECKED or the environment
- *                     variable BW_CHECKED=1 turn checked mode on.
- *   BW_VALGRIND       [impl] mark blocks held by a pool no-access for
- *                     valgrind memcheck (needs <valgrind/memcheck.h>).
- *                     Under AddressSanitizer they are poisoned anyway.
- *   BW_HAVE_JEMALLOC  [impl] build bw_allocator_jemalloc() on jemalloc's
- *                     mallocx/rallocx/sdallocx; link with -ljemalloc.
- *                     Without it bw_allocator_jemalloc() returns NULL.
- *   BW_API            how public functions are declared (default: GCC/Clang
- *                     visibility("default"), else nothing). Define it the
- *                     same way in every file.
+ * "library only" means the BUFWRITER_IMPLEMENTATION file here). Copied from
+ * the header's COMPILE-TIME OPTIONS section:
+ *   Each says whether it must be the same in the library and in every file
+ *   that includes this header ("must match"), or is local to one side.
+ *   BUFWRITER_IMPLEMENTATION  single header only: emit the implementation in
+ *                   this translation unit (exactly one). Local.
+ *   BW_DEBUG        checked mode for every pool (see BW_POOL_CHECKED). Library
+ *                   only; includers need not match.
+ *   BW_HAVE_JEMALLOC  set by builds with the jemalloc hook (make JEMALLOC=1):
+ *                   bw_allocator_jemalloc() on jemalloc's mallocx/rallocx/
+ *                   sdallocx (link with -ljemalloc); NULL otherwise. Library
+ *                   only (pkg-config passes it on; harmless either way).
+ *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck
+ *                   (needs <valgrind/memcheck.h>). Library only.
+ *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
+ *                   match: it removes a declaration.
+ *   BW_API          the export attribute on public functions (default:
+ *                   visibility "default"). Must match for a shared library.
+ *   The pool's defaults (bw_pool_options) are not build-time options: set
+ *   them per pool.
+ *   Under AddressSanitizer the pool poisons the blocks it holds, in the
+ *   library; nothing in this header is instrumented, so an instrumented
+ *   program over an uninstrumented library (or the reverse) reports nothing
+ *   on correct code.
  */
 
 /*************** Begin file bufwriter.h *************************************/
@@ -148,15 +156,18 @@
  *                   this translation unit (exactly one). Local.
  *   BW_DEBUG        checked mode for every pool (see BW_POOL_CHECKED). Library
  *                   only; includers need not match.
- *   BW_HAVE_JEMALLOC  set by builds with the jemalloc hook (make JEMALLOC=1);
- *                   bw_allocator_jemalloc() is NULL otherwise. Library only
- *                   (pkg-config passes it on; harmless either way).
- *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck.
- *                   Library only.
+ *   BW_HAVE_JEMALLOC  set by builds with the jemalloc hook (make JEMALLOC=1):
+ *                   bw_allocator_jemalloc() on jemalloc's mallocx/rallocx/
+ *                   sdallocx (link with -ljemalloc); NULL otherwise. Library
+ *                   only (pkg-config passes it on; harmless either way).
+ *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck
+ *                   (needs <valgrind/memcheck.h>). Library only.
  *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
  *                   match: it removes a declaration.
  *   BW_API          the export attribute on public functions (default:
  *                   visibility "default"). Must match for a shared library.
+ *   The pool's defaults (bw_pool_options) are not build-time options: set
+ *   them per pool.
  *   Under AddressSanitizer the pool poisons the blocks it holds, in the
  *   library; nothing in this header is instrumented, so an instrumented
  *   program over an uninstrumented library (or the reverse) reports nothing
@@ -1443,22 +1454,6 @@ BW__QUIET_END
 #define BW__MAX_CLASSES 64
 #define BW__RECENT 16      /* lengths remembered for the learned size      */
 
-/* Compile-time knobs (documented defaults). */
-#ifndef BW__DEFAULT_THRESHOLD
-#  define BW__DEFAULT_THRESHOLD ((size_t)1 << 20)     /* 1 MiB */
-#endif
-#ifndef BW__DEFAULT_MIN_BLOCK
-#  define BW__DEFAULT_MIN_BLOCK ((size_t)16)
-#endif
-#ifndef BW__DEFAULT_PER_CLASS
-#  define BW__DEFAULT_PER_CLASS ((size_t)32)
-#endif
-#ifndef BW__DEFAULT_RETAINED
-#  define BW__DEFAULT_RETAINED  ((size_t)64 << 20)    /* 64 MiB */
-#endif
-#define BW__DEFAULT_LARGE_BYTES  ((size_t)64 << 20)   /* 64 MiB */
-#define BW__DEFAULT_LARGE_BLOCKS ((size_t)8)
-#define BW__DEFAULT_MAX_LEARNED  ((size_t)64 << 20)   /* 64 MiB */
 /* The learned jump's floor: a contiguous writer whose growth crosses it
  * jumps to the learned size. Measured (256 KiB / 1 MiB jobs in 8 KiB
  * chunks against a warm memcpy, private pool): a floor of 8 KiB costs
@@ -1479,16 +1474,31 @@ BW__QUIET_END
  * threshold in a huge-page block. The cost: a first job of 300 KiB touches
  * a 2 MiB huge page (460 us against 359 us with doubling); 1 and 4 MiB
  * first jobs take half the time. */
-#ifndef BW__FRESH_GROWTH
-#  define BW__FRESH_GROWTH ((size_t)16)
-#endif
-#define BW__DEFAULT_DECAY_MS     10000u               /* jemalloc's dirty decay */
+#define BW__FRESH_GROWTH ((size_t)16)
 /* A writer's first block: 512 B holds a 256-byte payload with its header in
  * one rent; with 256 B such a message rented twice and copied (45 ns
  * against 19 ns per message, E/mfb rows), and 16 or 64 B messages cost the
  * same either way (.NET's ArrayBufferWriter starts at 256, Go's
  * bytes.Buffer at 64). */
 #define BW__DEFAULT_FIRST_BLOCK  ((size_t)512)
+
+/* The pool's options, one table: the bw_pool_options field, its type and
+ * the value a 0 there stands for (bufwriter.h documents each next to its
+ * field). bw__options_resolve (pool.c) is the one reader: it fills every
+ * default, and the rest of the pool reads only the resolved copy. Adding an
+ * option is its field and doc line in bufwriter.h, one row here, and the
+ * code that uses it. */
+#define BW__OPTIONS(X)                                                   \
+    X(max_pooled_size, size_t, (size_t)1 << 20)       /* 1 MiB */        \
+    X(min_block_size, size_t, (size_t)16)                                \
+    X(max_blocks_per_class, size_t, (size_t)32)                          \
+    X(max_retained_bytes, size_t, (size_t)64 << 20)   /* 64 MiB */       \
+    X(max_large_bytes, size_t, (size_t)64 << 20)      /* 64 MiB */       \
+    X(max_large_blocks, size_t, (size_t)8)                               \
+    X(max_learned_size, size_t, (size_t)64 << 20)     /* 64 MiB */       \
+    X(decay_ms, uint32_t, 10000u)  /* jemalloc's dirty decay */          \
+    X(min_first_block, size_t, BW__DEFAULT_FIRST_BLOCK)                  \
+    X(jump_floor, size_t, BW__DEFAULT_JUMP_FLOOR)
 /* Thread caches serve classes up to this size (jemalloc's tcache_max is
  * 32 KiB too): bigger blocks are few and their copy costs far more than a
  * lock, and so an idle thread never sits on much memory that cannot decay
@@ -1573,13 +1583,6 @@ static inline size_t bw__tc_held(bw__tcache *tc, unsigned ci)
                     atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
 }
 
-/* Single-writer increment: a plain load and store, no lock prefix. */
-static inline void bw__inc(_Atomic uint64_t *c)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-}
-
 /* The shared level of one class: a locked stack, grown on demand up to the
  * per-class bound. An array, not a list threaded through the blocks: a
  * use-after-return can then never corrupt the pool's own bookkeeping. */
@@ -1645,7 +1648,7 @@ struct bw_pool {
     bool keep_large;           /* large retention on                         */
     size_t nlarge;
     _Atomic size_t large_bytes;
-    /* Learned starting size (large.c): the last lengths writers ended at. */
+    /* Learned starting size (learn.c): the last lengths writers ended at. */
     bool learn;
     size_t max_learned;
     _Atomic size_t recent[BW__RECENT];
@@ -1707,10 +1710,6 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
 BW__INTERNAL void bw__alloc_trim(const bw_allocator *a);
 /* Whether a block of that size from hook a is memory free() releases. */
 BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size);
-/* bw_detach_malloc: true when block b, rented from p with capacity cap, is
- * memory free() releases; it then leaves the pool's counts (a return and a
- * backing free) and is the caller's. False changes nothing. */
-BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap);
 
 /* Blocks on their way back to the allocator, gathered under a lock and
  * freed after it (bw__backing_free outside every lock). A shared-level
@@ -1728,8 +1727,16 @@ _Static_assert(BW__MIN_CLASS == (size_t)1 << 4 && BW__TCACHE_MAX == (size_t)1 <<
                "a thread cache's whole flush must fit in one bw__frees");
 BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 
-/* The growth rule's size for n bytes (0 for 0 or unrepresentable). */
-BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n);
+/* The other fixed capacities, and what must hold for each. */
+_Static_assert((BW__RECENT & (BW__RECENT - 1)) == 0 && BW__RECENT >= 2,
+               "the learning rings: a power of two, so slot = counter % BW__RECENT "
+               "stays in turn when the counter wraps; two at least for the jump");
+_Static_assert((15 - 4 + 1) <= BW__MAX_CLASSES &&
+                   (sizeof(size_t) * 8 - 1) - 4 + 1 <= BW__MAX_CLASSES,
+               "a thread cache's per-class arrays cover every class a pool may have");
+_Static_assert(BW_THREAD_CACHE_SLOTS <= 255,
+               "resv and low (unsigned char) count a class's slots");
+
 /* fork: the lock that guards the shared pool's creation. */
 BW__INTERNAL void bw__shared_lock_fork(bool lock);
 
@@ -1789,8 +1796,8 @@ static inline bw__tcache *bw__tcache_get(bw_pool *p)
 
 /* The thread-cache fast paths, inline: bw_pool_rent and bw_pool_return
  * (pool.c) start with them, and so do the writer's first block and its
- * release (bufwriter.c), which then make no call into the pool for a small
- * message. */
+ * release (bw__rent_first, bw__return_fast in pool_writer.h), which then
+ * make no call into the pool for a small message. */
 
 /* min_size - 1 < limit: 1 <= min_size <= the largest thread-cached class,
  * and a limit of 0 sends every rent of a checked or cache-less pool to the
@@ -1806,6 +1813,30 @@ static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const siz
  * one pop of a class in BW__DECAY_POPS goes to the slow path anyway: a mask
  * test of the pop counter the fast path has loaded already. */
 #define BW__DECAY_POPS 1024u
+_Static_assert((BW__DECAY_POPS & (BW__DECAY_POPS - 1)) == 0,
+               "the fast path tests a pop count against BW__DECAY_POPS with a mask");
+
+/* The top block of tc's class ci, which holds n > 0 blocks and has popped
+ * `pop`: taken, counted (a hit, and the bytes out) and the decay low-water
+ * mark lowered. The one pop, for the fast path and the slow. */
+static inline void *bw__tc_take(bw__tcache *tc, unsigned ci, size_t n, uint64_t pop)
+{
+    void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
+    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
+    /* Decay's low-water mark: the blocks below it stay untouched. */
+    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
+        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    return b;
+}
+
+/* Put block on tc's class ci, which holds n blocks (fewer than its
+ * reserved slots) and has pushed `push`: counted (a return, and the bytes
+ * back). The one push, for the fast path and the slow. */
+static inline void bw__tc_put(bw__tcache *tc, unsigned ci, size_t n, uint64_t push, void *block)
+{
+    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
+    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+}
 
 /* A block of tc's class ci (cap bytes), or NULL when that class is empty,
  * or when this pop is the class's BW__DECAY_POPS-th (the slow path pops
@@ -1817,11 +1848,7 @@ static inline void *bw__tc_pop_class(bw__tcache *tc, unsigned ci, size_t cap, si
     void *b;
     /* pop + 1 is the counter's next value, stored below: one test more. */
     if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
-    b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
-    /* Decay's low-water mark: the blocks below it stay untouched. */
-    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    b = bw__tc_take(tc, ci, n, pop);
     BW__TRACK_UNDEFINED(b, cap);
     *capacity = cap;
     return b;
@@ -1852,10 +1879,133 @@ static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t c
     size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
     if (BW__UNLIKELY(n >= tc->resv[ci])) return false;
     BW__TRACK_NOACCESS(block, capacity);
-    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+    bw__tc_put(tc, ci, n, push, block);
     return true;
 }
+
+
+/* Checked mode (check.c). Each returns false after reporting a problem. */
+#define BW__CANARY_SIZE 16
+BW__INTERNAL bool bw__check_env(const char *name);
+BW__INTERNAL void bw__canary_set(void *b, size_t cap);
+BW__INTERNAL bool bw__canary_ok(const void *b, size_t cap);
+BW__INTERNAL bool bw__check_init(bw_pool *p);
+BW__INTERNAL void bw__check_rented(bw_pool *p, void *b, size_t cap);
+BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps);
+BW__INTERNAL void bw__check_freed(bw_pool *p, void *b);
+BW__INTERNAL void bw__check_destroy(bw_pool *p);
+BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
+/* p NULL: the report hook's lock; else p's table lock. */
+BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock);
+
+/* Large retention (large.c); o: the resolved options. */
+BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
+BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
+BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);
+BW__INTERNAL void bw__large_free_all(bw_pool *p);
+BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
+/* Learning (learn.c); o: the resolved options. */
+BW__INTERNAL void bw__learn_init(bw_pool *p, const bw_pool_options *o);
+/* The learned lengths (0 while unknown or off), not yet rounded. */
+BW__INTERNAL size_t bw__learned(bw_pool *p);
+BW__INTERNAL size_t bw__learned_large(bw_pool *p);
+/* fork (tcache.c): the cache registry's lock; in the child, drop p's
+ * caches of the threads the child does not have. */
+BW__INTERNAL void bw__tcache_fork_lock(bool lock);
+BW__INTERNAL void bw__tcache_fork_child(bw_pool *p);
+/* Fork safety (fork.c): every pool's locks, in a fixed order. */
+BW__INTERNAL void bw__pool_register(bw_pool *p);
+BW__INTERNAL void bw__pool_unregister(bw_pool *p);
+BW__INTERNAL void bw__pool_lock_all(bw_pool *p);
+BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
+
+
+#endif /* BW_POOL_INTERNAL_H */
+/*************** End file pool/pool_internal.h ******************************/
+
+/*************** Begin file pool/pool_writer.h ******************************/
+/* pool_writer.h - what the writer (bufwriter.c) asks of the pool, and all
+ * it asks: the growth rule, a contiguous writer's next size (first block,
+ * learned size, learned jump), a segmented writer's share of large
+ * retention, learning from a finished job, the inline thread-cache rent
+ * and return of a small message, growing a large block in place and
+ * handing a block to free(); beyond these, only the public bw_pool_*
+ * functions. The writer never reads the fields of
+ * struct bw_pool itself: the policies live in the pool, once, and the few
+ * facts a fast path needs are inline accessors here (as cheap as the field
+ * read they replace). Nothing here is part of the public API. */
+#ifndef BW_POOL_WRITER_H
+#define BW_POOL_WRITER_H
+
+/* #include "pool_internal.h": amalgamated above */
+
+#include <stdint.h>
+
+/* The largest block the writer ever asks for: blocks never exceed
+ * PTRDIFF_MAX bytes (pointer differences inside one stay defined). */
+#define BW__MAX_BLOCK ((size_t)PTRDIFF_MAX)
+
+/* The growth rule's size for n bytes: the pool's class at or below its
+ * threshold, the next power of two above it; 0 for 0 or when that cannot
+ * be represented. */
+static inline size_t bw__grow_size(const bw_pool *p, size_t n)
+{
+    if (n == 0 || n > BW__MAX_BLOCK / 2 + 1) return 0;
+    if (n <= p->threshold) return bw_pool_class_size(p, n);
+    return bw__pow2_ceil(n);
+}
+
+/* The growth rule for a writer holding len bytes in a block of cap (0:
+ * none) that needs n more: room for len + n, at least twice cap, by
+ * bw__grow_size. BW_EOVERFLOW when that cannot be represented. */
+static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t cap,
+                                size_t *out)
+{
+    size_t need;
+    if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
+    need = len + n;
+    if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
+    if (need < cap * 2) need = cap * 2;
+    *out = bw__grow_size(p, need | (need == 0)); /* a need of 0 gets a class */
+    return *out != 0 ? BW_OK : BW_EOVERFLOW;
+}
+
+/* The size a contiguous writer moves to for n more bytes, holding `held`
+ * in a block of cap (0: none yet; external: the caller's buffer): the
+ * first block, the growth rule and the learned jump (learn.c). */
+BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
+                                      size_t n, size_t *out);
+/* A contiguous writer's first block for an initial capacity: the larger of
+ * it and the learned size (BW_POOL_LEARN_SIZE), by the growth rule. */
+BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out);
+/* A segmented writer's next block past the threshold, want at most, when
+ * its blocks above the threshold already hold `held` bytes in `count`
+ * blocks (large.c). */
+BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
+                                       size_t want);
+
+/* The pool's threshold: rents at or below it come from its classes. */
+static inline size_t bw__pool_threshold(const bw_pool *p) { return p->threshold; }
+
+/* A writer's first block is at least this (min_first_block's class). */
+static inline size_t bw__pool_min_first(const bw_pool *p) { return p->min_first; }
+
+/* A contiguous writer's usual first block when it needs at most this many
+ * bytes (rent it with bw__rent_first); 0 when learning decides instead. */
+static inline size_t bw__pool_first_block(const bw_pool *p) { return p->first_block; }
+
+/* Whether a contiguous writer that ends at len bytes teaches the pool
+ * (then bw__learn_record): one compare, so a small message's release makes
+ * no call for nothing. */
+static inline bool bw__pool_learns(const bw_pool *p, size_t len)
+{
+    return len > p->learn_above;
+}
+
+/* A writer's final length, when bw__pool_learns says so (learn.c):
+ * BW_POOL_LEARN_SIZE's samples, and the learned jump's when it passed the
+ * jump floor. */
+BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
 
 /* A writer's usual first block (first_block bytes, class first_class)
  * from the calling thread's cache, or NULL: then bw_pool_rent. The class
@@ -1881,38 +2031,6 @@ static inline bool bw__return_fast(bw_pool *p, void *block, size_t capacity)
  * NULL before: then bw_pool_shared() creates it. */
 static bw_pool *_Atomic bw__shared_pool;
 
-/* Checked mode (check.c). Each returns false after reporting a problem. */
-#define BW__CANARY_SIZE 16
-BW__INTERNAL bool bw__check_env(const char *name);
-BW__INTERNAL void bw__canary_set(void *b, size_t cap);
-BW__INTERNAL bool bw__canary_ok(const void *b, size_t cap);
-BW__INTERNAL bool bw__check_init(bw_pool *p);
-BW__INTERNAL void bw__check_rented(bw_pool *p, void *b, size_t cap);
-BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps);
-BW__INTERNAL void bw__check_freed(bw_pool *p, void *b);
-BW__INTERNAL void bw__check_destroy(bw_pool *p);
-BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
-/* p NULL: the report hook's lock; else p's table lock. */
-BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock);
-
-/* Large retention and the learned size (large.c). */
-BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
-BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
-BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);
-BW__INTERNAL void bw__large_free_all(bw_pool *p);
-BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
-/* A writer's final length: BW_POOL_LEARN_SIZE's samples, and the learned
- * jump's when it passed the jump floor. */
-BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
-/* The learned lengths (0 while unknown or off), not yet rounded. */
-BW__INTERNAL size_t bw__learned(bw_pool *p);
-BW__INTERNAL size_t bw__learned_large(bw_pool *p);
-/* Fork safety (tcache.c): every pool's locks, in a fixed order. */
-BW__INTERNAL void bw__pool_register(bw_pool *p);
-BW__INTERNAL void bw__pool_unregister(bw_pool *p);
-BW__INTERNAL void bw__pool_lock_all(bw_pool *p);
-BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
-
 /* Grow a block above the threshold (used by the writer): into a kept large
  * block of new_cap bytes when there is one (copying len bytes: warm memory
  * beats fresh pages), else with the allocator's realloc hook (glibc moves
@@ -1929,8 +2047,13 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
     return p->alloc.realloc != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN) == 0;
 }
 
-#endif /* BW_POOL_INTERNAL_H */
-/*************** End file pool/pool_internal.h ******************************/
+/* bw_detach_malloc: true when block b, rented from p with capacity cap, is
+ * memory free() releases; it then leaves the pool's counts (a return and a
+ * backing free) and is the caller's. False changes nothing. */
+BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap);
+
+#endif /* BW_POOL_WRITER_H */
+/*************** End file pool/pool_writer.h ********************************/
 
 /*************** Begin file writer_internal.h *******************************/
 /* writer_internal.h - what bufwriter.c and io.c share about a writer's
@@ -1939,7 +2062,7 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
 #define BW_WRITER_INTERNAL_H
 
 /* #include "bufwriter.h": amalgamated above */
-/* #include "pool/pool_internal.h": amalgamated above */
+/* #include "pool/pool_writer.h": amalgamated above */
 
 /* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED, in
  * bufwriter.h (section 11), where bw_data's inline fast path needs them. */
@@ -2027,7 +2150,6 @@ BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va
 
 /* The largest block the writer asks for: sizes past PTRDIFF_MAX break
  * pointer differences, so they count as unrepresentable. */
-#define BW__MAX_BLOCK ((size_t)PTRDIFF_MAX)
 /* A segmented writer's first block, and a streaming writer's buffer. */
 #define BW__CHAIN_FIRST ((size_t)4096)
 #define BW__STREAM_DEFAULT ((size_t)64 << 10)
@@ -2139,25 +2261,6 @@ static void bw__seg_return(bw_writer *w, bw__seg *s)
     (void)bw_pool_return(w->pool, s->data, bw__seg_cap(s) + BW__SEG_HDR);
 }
 
-/* The growth rule: room for len + n bytes, at least twice the old capacity,
- * rounded to the pool's class at or below its threshold and to the next
- * power of two above it. BW_EOVERFLOW when that cannot be represented. */
-static int bw__target(const bw_pool *p, size_t len, size_t n, size_t cap, size_t *out)
-{
-    size_t need;
-    if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
-    need = len + n;
-    if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
-    if (need < cap * 2) need = cap * 2;
-    if (need <= p->threshold) {
-        *out = bw_pool_class_size(p, need);
-    } else {
-        if (need > BW__MAX_BLOCK / 2 + 1) return BW_EOVERFLOW;
-        *out = bw__pow2_ceil(need);
-    }
-    return BW_OK;
-}
-
 /* True when [p, p + n) overlaps the writer's storage (any of its blocks). */
 static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
 {
@@ -2221,54 +2324,12 @@ static void bw__move_down(bw_writer *w, const void **src)
  * appends src[0, n) and commits them. src may point into held bytes. On
  * failure the error is recorded and nothing held changes. */
 
-/* The size a contiguous writer moves to for n more bytes: a first block of
- * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
- * so a small message does not climb through the smallest classes (up to the
- * threshold the rent rounds it to its class, as the growth rule would);
- * then the growth rule for the held bytes and n. A move that crosses the
- * jump floor goes to the size recent jobs past the floor ended at (the
- * learned jump), not through every power of two on the way: a stream of
- * similar 256 KiB .. 64 MiB jobs then copies less than 2 x jump_floor
- * (32 KiB) per job. Until the pool has learned a jump, a move past the floor
- * and up to the threshold (not a first block) grows BW__FRESH_GROWTH times:
- * a process's first 10 MiB job went through 8 pooled classes, about 2 MiB
- * copied and faulted in 4 KiB pages (1.5x a fresh huge-page mapping written
- * once); now 16 KiB, 256 KiB, then large blocks (huge pages, resized in
- * place). */
+/* The size a contiguous writer moves to for n more bytes (the pool's
+ * rule: first block, growth, learned jump). */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
 {
-    size_t want = n, cap;
-    int rc;
-    if (w->cap == 0) {
-        size_t first = p->learn ? bw__learned(p) : 0;
-        if (first < p->min_first) first = p->min_first;
-        if (first > want) want = first;
-    }
-    if (w->cap == 0 && want <= p->threshold) {
-        cap = want;
-    } else {
-        rc = bw__target(p, w->len - bw__start(w), want, w->cap, &cap);
-        if (rc != BW_OK) return rc;
-    }
-    if ((w->flags & BW__EXTERNAL) && p->learn) {
-        /* Out of the caller's buffer: its first block of the pool's, so the
-         * learned size as for a writer that started with none. */
-        size_t first = bw__grow_size(p, bw__learned(p));
-        if (first > cap) cap = first;
-    }
-    if (cap > p->jump_floor && w->cap <= p->threshold && p->learn_growth) {
-        size_t learned = bw__learned_large(p), jump = 0, from;
-        if (learned != 0 && w->cap <= p->jump_floor) {
-            jump = bw__grow_size(p, learned);
-        } else if (learned == 0 && w->cap != 0) {
-            from = w->cap > p->jump_floor ? w->cap : p->jump_floor;
-            if (from <= SIZE_MAX / BW__FRESH_GROWTH) jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
-        }
-        if (jump > p->max_learned) jump = p->max_learned;
-        if (jump > cap) cap = jump;
-    }
-    *out = cap;
-    return BW_OK;
+    return bw__pool_contig_size(p, w->len - bw__start(w), w->cap,
+                                (w->flags & BW__EXTERNAL) != 0, n, out);
 }
 
 /* Move a contiguous writer's held bytes into a new block with room for n
@@ -2316,7 +2377,7 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
     if (w->data != NULL) {
         bw__move_down(w, &src);
         if (w->cap - w->len >= n) goto copy;
-        if (!(w->flags & BW__EXTERNAL) && w->cap > w->pool->threshold &&
+        if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__overlaps(w, src, src != NULL ? n : 0)) {
             size_t cap;
             unsigned char *nb;
@@ -2360,7 +2421,7 @@ static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
 static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
 {
     size_t n;
-    int rc = bw__target(p, 0, want, 0, &n);
+    int rc = bw__pool_grow(p, 0, want, 0, &n);
     if (rc != BW_OK) return rc;
     if (n > BW__MAX_BLOCK - (BW__SEG_ALIGN - 1)) return BW_EOVERFLOW;
     *out = (n + (BW__SEG_ALIGN - 1)) & ~(size_t)(BW__SEG_ALIGN - 1);
@@ -2368,33 +2429,22 @@ static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
 }
 
 /* The size of a segmented writer's next block past the threshold, `want`
- * (2 x the previous one) at most: blocks there are kept as large blocks
- * when they come back, so a chain keeps doubling while its blocks above the
- * threshold still fit the pool's large retention bounds (max_large_bytes,
- * max_large_blocks), then takes the largest power of two that fits, then
- * threshold-sized blocks (the shared level's). So a 64 MiB chain is ten
- * pooled blocks and six large ones that all come back to the next job:
- * with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class) and
- * every job paid for 32 MiB of fresh pages. Without large retention,
- * threshold-sized blocks, as before. */
+ * (2 x the previous one) at most: what the pool's large retention can
+ * still keep of the chain (bw__pool_seg_large), given its blocks above the
+ * threshold. */
 static size_t bw__seg_large(const bw_writer *w, const bw_pool *p, size_t want)
 {
-    size_t held = 0, count = 0, room;
+    size_t held = 0, count = 0;
     const bw__seg *s = (const bw__seg *)w->m.head;
-    if (!p->keep_large) return p->threshold;
     if (s == NULL && w->data != NULL) s = bw__tail_seg(w);
     for (; s != NULL; s = s->next) {
         size_t sz = bw__seg_cap(s) + BW__SEG_HDR;
-        if (sz > p->threshold) {
+        if (sz > bw__pool_threshold(p)) {
             held += sz;
             count++;
         }
     }
-    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return p->threshold;
-    room = p->max_large_bytes - held;
-    if (want <= room) return want;
-    room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
-    return room > p->threshold ? room : p->threshold;
+    return bw__pool_seg_large(p, held, count, want);
 }
 
 /* Segmented: rent a block after the current one with at least `need` usable
@@ -2419,8 +2469,8 @@ static bw__seg *bw__seg_rent_after(bw_writer *w, size_t need, size_t prev)
     }
     want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
     if (want < BW__CHAIN_FIRST) want = BW__CHAIN_FIRST;
-    if (want < p->min_first) want = p->min_first;
-    if (want > p->threshold) want = bw__seg_large(w, p, want);
+    if (want < bw__pool_min_first(p)) want = bw__pool_min_first(p);
+    if (want > bw__pool_threshold(p)) want = bw__seg_large(w, p, want);
     if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
     rc = bw__seg_size(p, want, &want);
     if (rc != BW_OK) {
@@ -2565,7 +2615,7 @@ static int bw__stream_buffer(bw_writer *w, size_t n)
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n > cap) {
-        rc = bw__target(p, 0, n, 0, &cap);
+        rc = bw__pool_grow(p, 0, n, 0, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
     b = (unsigned char *)bw_pool_rent(p, cap, &got);
@@ -2641,8 +2691,8 @@ static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
     unsigned char *b = NULL;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    if (n <= p->first_block) {
-        cap = p->first_block;
+    if (n <= bw__pool_first_block(p)) {
+        cap = bw__pool_first_block(p);
         b = (unsigned char *)bw__rent_first(p, &got);
     } else {
         rc = bw__contig_size(w, p, n, &cap);
@@ -2745,9 +2795,8 @@ static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
     int rc;
 
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    /* With BW_POOL_LEARN_SIZE the larger of the two. */
-    if (p->learn && bw__learned(p) > initial_capacity) initial_capacity = bw__learned(p);
-    rc = bw__target(p, 0, initial_capacity, 0, &cap);
+    /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
+    rc = bw__pool_start_size(p, initial_capacity, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     b = bw_pool_rent(p, cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
@@ -2805,7 +2854,7 @@ static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
     if (buffer_size > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__target(p, 0, buffer_size, 0, &w->m.s.size);
+    rc = bw__pool_grow(p, 0, buffer_size, 0, &w->m.s.size);
     return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
 }
 
@@ -2841,12 +2890,12 @@ int bw_init_fixed(bw_writer *w, void *buf, size_t size)
 
 /* The end of a job: a contiguous writer's length teaches a learning pool.
  * Only what the pool learns from (bw__learn_record's checks, folded into
- * the pool's learn_above: one compare), so that a small message's release
+ * bw__pool_learns: one compare), so that a small message's release
  * makes no call for nothing. */
 static inline void bw__job_done(bw_writer *w)
 {
     bw_pool *p = w->pool;
-    if (w->mode == BW__CONTIG && p != NULL && bw_len(w) > p->learn_above)
+    if (w->mode == BW__CONTIG && p != NULL && bw__pool_learns(p, bw_len(w)))
         bw__learn_record(p, bw_len(w));
 }
 
@@ -2893,7 +2942,7 @@ static BW__COLD void bw__release_rest(bw_writer *w)
 }
 
 /* A contiguous writer (every small message) has its own way through: the
- * job's length teaches the pool only past learn_above (one compare), the
+ * job's length teaches the pool only past bw__pool_learns (one compare), the
  * block goes back by the thread cache's inline push, and the fields it
  * uses are emptied, with no call. Other modes take bw__release_rest. */
 void bw_release(bw_writer *w)
@@ -2912,7 +2961,7 @@ void bw_release(bw_writer *w)
     cap = w->cap;
     len = bw_len(w);
     bw__reset(w);
-    if (BW__UNLIKELY(p != NULL && len > p->learn_above)) bw__learn_record(p, len);
+    if (BW__UNLIKELY(p != NULL && bw__pool_learns(p, len))) bw__learn_record(p, len);
     /* A block implies its pool (the rent set it). */
     if (b != NULL && !bw__return_fast(p, b, cap)) (void)bw_pool_return(p, b, cap);
 }
@@ -3076,7 +3125,7 @@ static int bw__apart(bw_writer *w, size_t need)
     if (w->data != NULL && need <= w->cap - w->len) return 1;
     if (w->mode != BW__CONTIG || p == NULL || bw__contig_size(w, p, need, &cap) != BW_OK)
         return 0;
-    if (cap <= p->threshold) cap = bw_pool_class_size(p, cap);
+    if (cap <= bw__pool_threshold(p)) cap = bw_pool_class_size(p, cap);
     return cap - (w->len - bw__start(w)) == need;
 }
 
@@ -3639,7 +3688,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
             bw_pool *p = bw__pool_of(w);
             size_t want;
             if (l != 0) {
-                if (p == NULL || bw__target(p, 0, l, 0, &want) != BW_OK ||
+                if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
                     (b = bw_pool_rent(p, want, &c)) == NULL) {
                     bw__fail(w, BW_ENOMEM);
                     return NULL;
@@ -4756,8 +4805,112 @@ BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
 }
 /*************** End file pool/check.c **************************************/
 
+/*************** Begin file pool/fork.c *************************************/
+/* fork.c - what keeps pools right across fork: every pool lock is taken
+ * before fork and released in both processes, and the child drops the
+ * caches of the threads it does not have (their blocks are left alone: one
+ * may have been mid-update). The handlers are registered at load time
+ * (bw__load), so that fork handlers registered later may use bufwriter. */
+/* #include "pool_internal.h": amalgamated above */
+
+/* Every live pool, for the fork handlers. */
+static pthread_mutex_t bw__all_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw_pool *bw__all_pools;
+static pthread_once_t bw__fork_once = PTHREAD_ONCE_INIT;
+
+/* Lock order, everywhere: the shared pool's creation lock, the pool list,
+ * the cache registry, then each pool's class locks in order, its large
+ * lock and its checked-mode table, and last the report hook's lock. */
+BW__INTERNAL void bw__pool_lock_all(bw_pool *p)
+{
+    unsigned ci;
+    for (ci = 0; ci < p->nclasses; ci++) pthread_mutex_lock(&p->cls[ci].lock);
+    if (p->keep_large) pthread_mutex_lock(&p->large_lock);
+    if (p->check != NULL) bw__check_fork_lock(p, true);
+}
+
+BW__INTERNAL void bw__pool_unlock_all(bw_pool *p)
+{
+    unsigned ci;
+    if (p->check != NULL) bw__check_fork_lock(p, false);
+    if (p->keep_large) pthread_mutex_unlock(&p->large_lock);
+    for (ci = p->nclasses; ci-- > 0;) pthread_mutex_unlock(&p->cls[ci].lock);
+}
+
+static void bw__fork_prepare(void)
+{
+    bw_pool *p;
+    bw__shared_lock_fork(true);
+    pthread_mutex_lock(&bw__all_lock);
+    bw__tcache_fork_lock(true);
+    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_lock_all(p);
+    bw__check_fork_lock(NULL, true);
+}
+
+static void bw__fork_parent(void)
+{
+    bw_pool *p;
+    bw__check_fork_lock(NULL, false);
+    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_unlock_all(p);
+    bw__tcache_fork_lock(false);
+    pthread_mutex_unlock(&bw__all_lock);
+    bw__shared_lock_fork(false);
+}
+
+/* The child has one thread: each pool drops the caches of the others. */
+static void bw__fork_child(void)
+{
+    bw_pool *p;
+    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__tcache_fork_child(p);
+    bw__fork_parent();
+}
+
+static void bw__fork_init(void)
+{
+    (void)pthread_atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
+}
+
+/* The handlers are registered when the library is loaded (a constructor:
+ * at program start, or at dlopen), not at the first pool. POSIX runs
+ * prepare handlers in reverse order of registration and the others in
+ * order, so every handler registered after the library is loaded has its
+ * prepare run before bufwriter's takes the pool locks, and its parent and
+ * child after bufwriter's released them: such handlers may use bufwriter
+ * (a logger that writes a line in its fork handlers). Registered lazily,
+ * a handler registered before the program's first pool had its prepare
+ * run with every pool lock held, and fork deadlocked. Compilers without
+ * constructor functions fall back to the first pool (bw__pool_register);
+ * the pthread_once makes the two one registration. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((constructor)) static void bw__load(void)
+{
+    pthread_once(&bw__fork_once, bw__fork_init);
+}
+#endif
+
+BW__INTERNAL void bw__pool_register(bw_pool *p)
+{
+    pthread_once(&bw__fork_once, bw__fork_init);
+    pthread_mutex_lock(&bw__all_lock);
+    p->all_prev = NULL;
+    p->all_next = bw__all_pools;
+    if (bw__all_pools != NULL) bw__all_pools->all_prev = p;
+    bw__all_pools = p;
+    pthread_mutex_unlock(&bw__all_lock);
+}
+
+BW__INTERNAL void bw__pool_unregister(bw_pool *p)
+{
+    pthread_mutex_lock(&bw__all_lock);
+    if (p->all_prev) p->all_prev->all_next = p->all_next;
+    else bw__all_pools = p->all_next;
+    if (p->all_next) p->all_next->all_prev = p->all_prev;
+    pthread_mutex_unlock(&bw__all_lock);
+}
+/*************** End file pool/fork.c ***************************************/
+
 /*************** Begin file pool/large.c ************************************/
-/* large.c - what a pool keeps and learns about its writers' big jobs:
+/* large.c - what a pool keeps of its writers' big jobs:
  *
  * Large retention (on by default): blocks above the threshold are kept
  * when they come back, bounded in bytes and count, oldest evicted first, so
@@ -4770,21 +4923,8 @@ BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
  *
  * Kept blocks decay: one unused for decay_ms goes back to the allocator.
  *
- * The learned jump (on by default): contiguous writers that passed the jump
- * floor (16 KiB) record the length they ended at; a writer whose growth
- * crosses the floor jumps straight to the size for the second largest of
- * the last 16, instead of stepping through every power of two (and copying
- * at each). The floor, not the threshold: a stream of 256 KiB .. 1 MiB jobs
- * climbed 512 B -> 1 MiB a doubling at a time and never taught the jump.
- * The second largest of 16, needing 2: one outlier job (the 256 MiB export
- * among 1 MiB responses) never decides the jump alone. Until then (a fresh
- * pool) a writer past the floor grows 16x per move up to the threshold
- * (BW__FRESH_GROWTH), so a process's first big job is not the slow one.
- *
- * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
- * ended at; a new writer starts at about the 90th percentile of the last 16,
- * so similar jobs stop growing (and copying) altogether. */
-/* #include "pool_internal.h": amalgamated above */
+ * What the pool learns from its writers' jobs is in learn.c. */
+/* #include "pool_writer.h": amalgamated above */
 /* #include "track.h": amalgamated above */
 
 #include <stdlib.h>
@@ -4794,15 +4934,8 @@ BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
 
 BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
 {
-    p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
-    p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
-    /* A threshold below the default floor keeps the floor at the threshold
-     * (where 0.2 jumped). */
-    p->jump_floor = o->jump_floor ? o->jump_floor : BW__DEFAULT_JUMP_FLOOR;
-    if (!o->jump_floor && p->jump_floor > p->threshold) p->jump_floor = p->threshold;
-    p->max_learned = o->max_learned_size ? o->max_learned_size : BW__DEFAULT_MAX_LEARNED;
-    p->max_large_bytes = o->max_large_bytes ? o->max_large_bytes : BW__DEFAULT_LARGE_BYTES;
-    p->max_large_blocks = o->max_large_blocks ? o->max_large_blocks : BW__DEFAULT_LARGE_BLOCKS;
+    p->max_large_bytes = o->max_large_bytes;
+    p->max_large_blocks = o->max_large_blocks;
     p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
     if (!p->keep_large) return true;
     if (pthread_mutex_init(&p->large_lock, NULL) != 0) return false;
@@ -4908,6 +5041,57 @@ BW__INTERNAL void bw__large_free_all(bw_pool *p)
     }
 }
 
+/* A segmented writer's next block past the threshold, want (2 x the
+ * previous one) at most: blocks there are kept as large blocks when they
+ * come back, so a chain keeps doubling while its blocks above the
+ * threshold (held bytes in count blocks) still fit the large retention
+ * bounds, then takes the largest power of two that fits, then
+ * threshold-sized blocks (the shared level's). So a 64 MiB chain is ten
+ * pooled blocks and six large ones that all come back to the next job:
+ * with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class) and
+ * every job paid for 32 MiB of fresh pages. Without large retention,
+ * threshold-sized blocks, as before. */
+BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
+                                       size_t want)
+{
+    size_t room;
+    if (!p->keep_large) return p->threshold;
+    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return p->threshold;
+    room = p->max_large_bytes - held;
+    if (want <= room) return want;
+    room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
+    return room > p->threshold ? room : p->threshold;
+}
+/*************** End file pool/large.c **************************************/
+
+/*************** Begin file pool/learn.c ************************************/
+/* learn.c - what a pool learns from its writers' jobs, and the size a
+ * contiguous writer moves to because of it.
+ *
+ * The learned jump (on by default): contiguous writers that passed the jump
+ * floor (16 KiB) record the length they ended at; a writer whose growth
+ * crosses the floor jumps straight to the size for the second largest of
+ * the last 16, instead of stepping through every power of two (and copying
+ * at each). The floor, not the threshold: a stream of 256 KiB .. 1 MiB jobs
+ * climbed 512 B -> 1 MiB a doubling at a time and never taught the jump.
+ * The second largest of 16, needing 2: one outlier job (the 256 MiB export
+ * among 1 MiB responses) never decides the jump alone. Until then (a fresh
+ * pool) a writer past the floor grows 16x per move up to the threshold
+ * (BW__FRESH_GROWTH), so a process's first big job is not the slow one.
+ *
+ * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
+ * ended at; a new writer starts at about the 90th percentile of the last 16,
+ * so similar jobs stop growing (and copying) altogether. */
+/* #include "pool_writer.h": amalgamated above */
+
+BW__INTERNAL void bw__learn_init(bw_pool *p, const bw_pool_options *o)
+{
+    p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
+    p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
+    p->jump_floor = o->jump_floor;
+    p->max_learned = o->max_learned_size;
+}
+
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
 {
     unsigned i;
@@ -4953,13 +5137,70 @@ BW__INTERNAL size_t bw__learned_large(bw_pool *p)
 {
     return p->learn_growth ? bw__second_largest(p, p->big, true) : 0;
 }
-/*************** End file pool/large.c **************************************/
+
+/* The size a contiguous writer moves to for n more bytes: a first block of
+ * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
+ * so a small message does not climb through the smallest classes (up to the
+ * threshold the rent rounds it to its class, as the growth rule would);
+ * then the growth rule for the held bytes and n. A move that crosses the
+ * jump floor goes to the size recent jobs past the floor ended at (the
+ * learned jump), not through every power of two on the way: a stream of
+ * similar 256 KiB .. 64 MiB jobs then copies less than 2 x jump_floor
+ * (32 KiB) per job. Until the pool has learned a jump, a move past the floor
+ * and up to the threshold (not a first block) grows BW__FRESH_GROWTH times:
+ * a process's first 10 MiB job went through 8 pooled classes, about 2 MiB
+ * copied and faulted in 4 KiB pages (1.5x a fresh huge-page mapping written
+ * once); now 16 KiB, 256 KiB, then large blocks (huge pages, resized in
+ * place). */
+BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
+                                      size_t n, size_t *out)
+{
+    size_t want = n, size;
+    int rc;
+    if (cap == 0) {
+        size_t first = bw__learned(p);
+        if (first < p->min_first) first = p->min_first;
+        if (first > want) want = first;
+    }
+    if (cap == 0 && want <= p->threshold) {
+        size = want;
+    } else {
+        rc = bw__pool_grow(p, held, want, cap, &size);
+        if (rc != BW_OK) return rc;
+    }
+    if (external && p->learn) {
+        /* Out of the caller's buffer: its first block of the pool's, so the
+         * learned size as for a writer that started with none. */
+        size_t first = bw__grow_size(p, bw__learned(p));
+        if (first > size) size = first;
+    }
+    if (size > p->jump_floor && cap <= p->threshold && p->learn_growth) {
+        size_t learned = bw__learned_large(p), jump = 0, from;
+        if (learned != 0 && cap <= p->jump_floor) {
+            jump = bw__grow_size(p, learned);
+        } else if (learned == 0 && cap != 0) {
+            from = cap > p->jump_floor ? cap : p->jump_floor;
+            if (from <= SIZE_MAX / BW__FRESH_GROWTH) jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
+        }
+        if (jump > p->max_learned) jump = p->max_learned;
+        if (jump > size) size = jump;
+    }
+    *out = size;
+    return BW_OK;
+}
+
+BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
+{
+    size_t learned = bw__learned(p);
+    return bw__pool_grow(p, 0, learned > initial ? learned : initial, 0, out);
+}
+/*************** End file pool/learn.c **************************************/
 
 /*************** Begin file pool/pool.c *************************************/
 /* pool.c - the size-class pool: create/destroy, rent/return, the shared
  * level, trim and stats. Thread caches live in tcache.c, checked mode in
  * check.c, the backing allocators in alloc.c. */
-/* #include "pool_internal.h": amalgamated above */
+/* #include "pool_writer.h": amalgamated above */
 /* #include "track.h": amalgamated above */
 
 #include <stdlib.h>
@@ -5175,25 +5416,44 @@ static void bw__pool_free(bw_pool *p)
     free(p);
 }
 
+/* The one reader of bw_pool_options (BW__OPTIONS): *r is *o (NULL: all
+ * zeros) with every zero option replaced by its default. */
+static void bw__options_resolve(bw_pool_options *r, const bw_pool_options *o)
+{
+    static const bw_pool_options zeros;
+    *r = o != NULL ? *o : zeros;
+#define BW__RESOLVE(name, type, dflt) if (r->name == 0) r->name = (type)(dflt);
+    BW__OPTIONS(BW__RESOLVE)
+#undef BW__RESOLVE
+    if (r->allocator == NULL) r->allocator = bw_allocator_libc();
+    /* A threshold below the default jump floor keeps the floor at the
+     * threshold (where 0.2 jumped); a floor set by the caller stays. */
+    if ((o == NULL || o->jump_floor == 0) && r->jump_floor > r->max_pooled_size)
+        r->jump_floor = r->max_pooled_size;
+}
+
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 {
-    static const bw_pool_options defaults; /* all zeros: every default */
-    const bw_pool_options *o = opts ? opts : &defaults;
-    size_t threshold = o->max_pooled_size ? o->max_pooled_size : BW__DEFAULT_THRESHOLD;
-    size_t min_size = o->min_block_size ? o->min_block_size : BW__DEFAULT_MIN_BLOCK;
-    const bw_allocator *a = o->allocator ? o->allocator : bw_allocator_libc();
+    bw_pool_options ro;
+    const bw_pool_options *o = &ro;
+    size_t threshold, min_size;
+    const bw_allocator *a;
     bw_pool *p;
     unsigned n, ci;
 
     if (out == NULL) return BW_EINVAL;
     *out = NULL;
+    bw__options_resolve(&ro, opts);
+    threshold = o->max_pooled_size;
+    min_size = o->min_block_size;
+    a = o->allocator;
     /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
     if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < BW__MIN_CLASS ||
         min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
         return BW_EINVAL;
     if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
     if ((o->flags & ~(unsigned)BW__ALL_FLAGS) != 0) return BW_EINVAL;
-    if (o->min_first_block > threshold) return BW_EINVAL;
+    if (opts != NULL && opts->min_first_block > threshold) return BW_EINVAL;
 
     n = bw__log2(threshold) - bw__log2(min_size) + 1;
     p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
@@ -5210,8 +5470,8 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     p->min_size = min_size;
     p->min_shift = bw__log2(min_size);
     p->nclasses = n;
-    p->max_per_class = o->max_blocks_per_class ? o->max_blocks_per_class : BW__DEFAULT_PER_CLASS;
-    p->max_retained = o->max_retained_bytes ? o->max_retained_bytes : BW__DEFAULT_RETAINED;
+    p->max_per_class = o->max_blocks_per_class;
+    p->max_retained = o->max_retained_bytes;
     p->flags = o->flags;
     p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
     p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env("BW_CHECKED");
@@ -5231,18 +5491,19 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
                 ? 0 : top;
         p->fast_return_span = p->fast_rent_limit ? top - min_size + 1 : 0;
     }
-    p->decay_ms = o->decay_ms ? o->decay_ms : BW__DEFAULT_DECAY_MS;
-    p->min_first = o->min_first_block ? o->min_first_block : BW__DEFAULT_FIRST_BLOCK;
+    p->decay_ms = o->decay_ms;
+    p->min_first = o->min_first_block;
     if (p->min_first > threshold) p->min_first = threshold;
     p->min_first = bw_pool_class_size(p, p->min_first);
     p->alloc = *a;
+    bw__learn_init(p, o);
     if (!bw__large_init(p, o) || (p->checked && !bw__check_init(p))) {
         bw__pool_free(p);
         return BW_ENOMEM;
     }
-    /* What bw__contig_size and bw__job_done would decide for a small
+    /* What bw__pool_contig_size and bw__job_done would decide for a small
      * message, decided once (learn, learn_growth and jump_floor are set by
-     * bw__large_init). */
+     * bw__learn_init). */
     p->first_block = !p->learn && !(p->learn_growth && p->min_first > p->jump_floor)
                          ? p->min_first : 0;
     p->learn_above = p->learn ? 0 : p->learn_growth ? p->jump_floor : SIZE_MAX;
@@ -5357,10 +5618,7 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
         cap = p->min_size << ci;
         if (n > 0) {
-            b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-            bw__inc(&tc->n[ci].pop); /* counts the hit and the bytes out */
-            if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-                atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+            b = bw__tc_take(tc, ci, n, atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
         } else if ((b = bw__shared_pop(p, ci)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
             BW__COUNT(p, tc, out_bytes, cap);
@@ -5470,8 +5728,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
         if (tc != NULL && ci < p->tc_classes) {
             size_t n = bw__tc_held(tc, ci);
             if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
-                tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-                bw__inc(&tc->n[ci].push); /* counts the return and the bytes */
+                bw__tc_put(tc, ci, n, atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed),
+                           block);
                 if (now != 0) bw__tcache_seen(p, tc, now);
                 return BW_OK;
             }
@@ -5545,15 +5803,6 @@ BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap)
     return true;
 }
 
-/* The growth rule's size for n bytes: the class at or below the threshold,
- * the next power of two above it; 0 for 0 or when it cannot be represented. */
-BW__INTERNAL size_t bw__grow_size(const bw_pool *p, size_t n)
-{
-    if (n == 0 || n > (size_t)PTRDIFF_MAX / 2 + 1) return 0;
-    if (n <= p->threshold) return bw_pool_class_size(p, n);
-    return bw__pow2_ceil(n);
-}
-
 /* Trim / stats ---------------------------------------------------------- */
 
 void bw_pool_trim(bw_pool *pool)
@@ -5594,7 +5843,7 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
 
 /*************** Begin file pool/tcache.c ***********************************/
 /* tcache.c - per-thread caches in front of the pool's shared level, and
- * what keeps pools right across fork.
+ * what the caches need across fork (the handlers are in fork.c).
  *
  * Each thread keeps, per pool it has used, a bw__tcache: up to
  * BW_THREAD_CACHE_SLOTS blocks per class (classes up to BW__TCACHE_MAX),
@@ -5619,11 +5868,8 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
  *   - allocator hooks are never called with a lock held (a hook may use
  *     bufwriter itself): blocks to free are gathered under the lock and
  *     freed after it; destroy waits for exiting threads still doing so;
- *   - fork: every pool lock is taken before fork and released in both
- *     processes, and the child drops the caches of the threads it does not
- *     have (their blocks are left alone: one may have been mid-update).
- *     The handlers are registered at load time (bw__load), so that fork
- *     handlers registered later may use bufwriter.
+ *   - fork: the child drops the caches of the threads it does not have
+ *     (bw__tcache_fork_child, called by fork.c's handlers).
  * Pool ids are never reused, so a new pool at a destroyed pool's address
  * never matches an old cache. */
 /* #include "pool_internal.h": amalgamated above */
@@ -5651,10 +5897,6 @@ static pthread_once_t bw__exit_once = PTHREAD_ONCE_INIT;
  * library is unloaded (bw__unload). Without it no cache is created. */
 static _Atomic bool bw__exit_key_ok;
 static _Atomic uint64_t bw__pool_ids;
-/* Every live pool, for the fork handlers. */
-static pthread_mutex_t bw__all_lock = PTHREAD_MUTEX_INITIALIZER;
-static bw_pool *bw__all_pools;
-static pthread_once_t bw__fork_once = PTHREAD_ONCE_INIT;
 
 BW__INTERNAL uint64_t bw__next_pool_id(void)
 {
@@ -6009,114 +6251,34 @@ BW__INTERNAL void bw__tcache_trim_self(bw_pool *p)
     bw__frees_flush(p, &f);
 }
 
-/* Fork ------------------------------------------------------------------ */
+/* Fork (fork.c) --------------------------------------------------------- */
 
-/* Lock order, everywhere: the shared pool's creation lock, the pool list,
- * the cache registry, then each pool's class locks in order, its large
- * lock and its checked-mode table, and last the report hook's lock. */
-BW__INTERNAL void bw__pool_lock_all(bw_pool *p)
+BW__INTERNAL void bw__tcache_fork_lock(bool lock)
 {
-    unsigned ci;
-    for (ci = 0; ci < p->nclasses; ci++) pthread_mutex_lock(&p->cls[ci].lock);
-    if (p->keep_large) pthread_mutex_lock(&p->large_lock);
-    if (p->check != NULL) bw__check_fork_lock(p, true);
-}
-
-BW__INTERNAL void bw__pool_unlock_all(bw_pool *p)
-{
-    unsigned ci;
-    if (p->check != NULL) bw__check_fork_lock(p, false);
-    if (p->keep_large) pthread_mutex_unlock(&p->large_lock);
-    for (ci = p->nclasses; ci-- > 0;) pthread_mutex_unlock(&p->cls[ci].lock);
-}
-
-static void bw__fork_prepare(void)
-{
-    bw_pool *p;
-    bw__shared_lock_fork(true);
-    pthread_mutex_lock(&bw__all_lock);
-    pthread_mutex_lock(&bw__reg_lock);
-    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_lock_all(p);
-    bw__check_fork_lock(NULL, true);
-}
-
-static void bw__fork_parent(void)
-{
-    bw_pool *p;
-    bw__check_fork_lock(NULL, false);
-    for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_unlock_all(p);
-    pthread_mutex_unlock(&bw__reg_lock);
-    pthread_mutex_unlock(&bw__all_lock);
-    bw__shared_lock_fork(false);
+    if (lock) pthread_mutex_lock(&bw__reg_lock);
+    else pthread_mutex_unlock(&bw__reg_lock);
 }
 
 /* The child has one thread: the caches of the others are unregistered and
  * left as they are (their counters are kept, their budget given back, their
  * blocks and structs leaked: an owner may have been mid-update). */
-static void bw__fork_child(void)
+BW__INTERNAL void bw__tcache_fork_child(bw_pool *p)
 {
-    bw_pool *p;
-    for (p = bw__all_pools; p != NULL; p = p->all_next) {
-        bw__tcache *tc, *next, *mine;
-        for (tc = p->caches; tc != NULL; tc = next) {
-            bw__sums s;
-            unsigned ci;
-            next = tc->pool_next;
-            for (mine = bw__tl_head; mine != NULL && mine != tc; mine = mine->thread_next) {}
-            if (mine != NULL) continue;
-            memset(&s, 0, sizeof s);
-            bw__tcache_totals(tc, &s, NULL);
-            bw__counters_fold(&p->ctr, &s);
-            for (ci = 0; ci < p->tc_classes; ci++)
-                bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
-            bw__reg_unlink(tc);
-        }
-        atomic_store_explicit(&p->exiting, 0, memory_order_relaxed);
+    bw__tcache *tc, *next, *mine;
+    for (tc = p->caches; tc != NULL; tc = next) {
+        bw__sums s;
+        unsigned ci;
+        next = tc->pool_next;
+        for (mine = bw__tl_head; mine != NULL && mine != tc; mine = mine->thread_next) {}
+        if (mine != NULL) continue;
+        memset(&s, 0, sizeof s);
+        bw__tcache_totals(tc, &s, NULL);
+        bw__counters_fold(&p->ctr, &s);
+        for (ci = 0; ci < p->tc_classes; ci++)
+            bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
+        bw__reg_unlink(tc);
     }
-    bw__fork_parent();
-}
-
-static void bw__fork_init(void)
-{
-    (void)pthread_atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
-}
-
-/* The handlers are registered when the library is loaded (a constructor:
- * at program start, or at dlopen), not at the first pool. POSIX runs
- * prepare handlers in reverse order of registration and the others in
- * order, so every handler registered after the library is loaded has its
- * prepare run before bufwriter's takes the pool locks, and its parent and
- * child after bufwriter's released them: such handlers may use bufwriter
- * (a logger that writes a line in its fork handlers). Registered lazily,
- * a handler registered before the program's first pool had its prepare
- * run with every pool lock held, and fork deadlocked. Compilers without
- * constructor functions fall back to the first pool (bw__pool_register);
- * the pthread_once makes the two one registration. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((constructor)) static void bw__load(void)
-{
-    pthread_once(&bw__fork_once, bw__fork_init);
-}
-#endif
-
-BW__INTERNAL void bw__pool_register(bw_pool *p)
-{
-    pthread_once(&bw__fork_once, bw__fork_init);
-    pthread_mutex_lock(&bw__all_lock);
-    p->all_prev = NULL;
-    p->all_next = bw__all_pools;
-    if (bw__all_pools != NULL) bw__all_pools->all_prev = p;
-    bw__all_pools = p;
-    pthread_mutex_unlock(&bw__all_lock);
-}
-
-BW__INTERNAL void bw__pool_unregister(bw_pool *p)
-{
-    pthread_mutex_lock(&bw__all_lock);
-    if (p->all_prev) p->all_prev->all_next = p->all_next;
-    else bw__all_pools = p->all_next;
-    if (p->all_next) p->all_next->all_prev = p->all_prev;
-    pthread_mutex_unlock(&bw__all_lock);
+    atomic_store_explicit(&p->exiting, 0, memory_order_relaxed);
 }
 /*************** End file pool/tcache.c *************************************/
 

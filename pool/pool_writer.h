@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* pool_writer.h - what the writer (bufwriter.c) asks of the pool, and all
+ * it asks: the growth rule, a contiguous writer's next size (first block,
+ * learned size, learned jump), a segmented writer's share of large
+ * retention, learning from a finished job, the inline thread-cache rent
+ * and return of a small message, growing a large block in place and
+ * handing a block to free(); beyond these, only the public bw_pool_*
+ * functions. The writer never reads the fields of
+ * struct bw_pool itself: the policies live in the pool, once, and the few
+ * facts a fast path needs are inline accessors here (as cheap as the field
+ * read they replace). Nothing here is part of the public API. */
+#ifndef BW_POOL_WRITER_H
+#define BW_POOL_WRITER_H
+
+#include "pool_internal.h"
+
+#include <stdint.h>
+
+/* The largest block the writer ever asks for: blocks never exceed
+ * PTRDIFF_MAX bytes (pointer differences inside one stay defined). */
+#define BW__MAX_BLOCK ((size_t)PTRDIFF_MAX)
+
+/* The growth rule's size for n bytes: the pool's class at or below its
+ * threshold, the next power of two above it; 0 for 0 or when that cannot
+ * be represented. */
+static inline size_t bw__grow_size(const bw_pool *p, size_t n)
+{
+    if (n == 0 || n > BW__MAX_BLOCK / 2 + 1) return 0;
+    if (n <= p->threshold) return bw_pool_class_size(p, n);
+    return bw__pow2_ceil(n);
+}
+
+/* The growth rule for a writer holding len bytes in a block of cap (0:
+ * none) that needs n more: room for len + n, at least twice cap, by
+ * bw__grow_size. BW_EOVERFLOW when that cannot be represented. */
+static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t cap,
+                                size_t *out)
+{
+    size_t need;
+    if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
+    need = len + n;
+    if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
+    if (need < cap * 2) need = cap * 2;
+    *out = bw__grow_size(p, need | (need == 0)); /* a need of 0 gets a class */
+    return *out != 0 ? BW_OK : BW_EOVERFLOW;
+}
+
+/* The size a contiguous writer moves to for n more bytes, holding `held`
+ * in a block of cap (0: none yet; external: the caller's buffer): the
+ * first block, the growth rule and the learned jump (learn.c). */
+BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
+                                      size_t n, size_t *out);
+/* A contiguous writer's first block for an initial capacity: the larger of
+ * it and the learned size (BW_POOL_LEARN_SIZE), by the growth rule. */
+BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out);
+/* A segmented writer's next block past the threshold, want at most, when
+ * its blocks above the threshold already hold `held` bytes in `count`
+ * blocks (large.c). */
+BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
+                                       size_t want);
+
+/* The pool's threshold: rents at or below it come from its classes. */
+static inline size_t bw__pool_threshold(const bw_pool *p) { return p->threshold; }
+
+/* A writer's first block is at least this (min_first_block's class). */
+static inline size_t bw__pool_min_first(const bw_pool *p) { return p->min_first; }
+
+/* A contiguous writer's usual first block when it needs at most this many
+ * bytes (rent it with bw__rent_first); 0 when learning decides instead. */
+static inline size_t bw__pool_first_block(const bw_pool *p) { return p->first_block; }
+
+/* Whether a contiguous writer that ends at len bytes teaches the pool
+ * (then bw__learn_record): one compare, so a small message's release makes
+ * no call for nothing. */
+static inline bool bw__pool_learns(const bw_pool *p, size_t len)
+{
+    return len > p->learn_above;
+}
+
+/* A writer's final length, when bw__pool_learns says so (learn.c):
+ * BW_POOL_LEARN_SIZE's samples, and the learned jump's when it passed the
+ * jump floor. */
+BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
+
+/* A writer's usual first block (first_block bytes, class first_class)
+ * from the calling thread's cache, or NULL: then bw_pool_rent. The class
+ * is known, so this is the pool id's compare and the pop alone. */
+static inline void *bw__rent_first(bw_pool *p, size_t *capacity)
+{
+    if (p->first_block - 1 < p->fast_rent_limit &&
+        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id)
+        return bw__tc_pop_class(bw__tl_last, p->first_class, p->first_block, capacity);
+    return NULL;
+}
+
+/* Keep block in the calling thread's cache; false when it cannot (then
+ * bw_pool_return, which tries this first too). */
+static inline bool bw__return_fast(bw_pool *p, void *block, size_t capacity)
+{
+    return bw__return_fast_ok(p, block, capacity) &&
+           atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
+           bw__tc_push(p, bw__tl_last, block, capacity);
+}
+
+/* The shared pool once created (pool.c), for a writer's inline first rent;
+ * NULL before: then bw_pool_shared() creates it. */
+extern bw_pool *_Atomic bw__shared_pool;
+
+/* Grow a block above the threshold (used by the writer): into a kept large
+ * block of new_cap bytes when there is one (copying len bytes: warm memory
+ * beats fresh pages), else with the allocator's realloc hook (glibc moves
+ * large blocks with mremap instead of copying). Returns the new block, or
+ * NULL with b untouched. Only where bw__pool_can_regrow says so. */
+BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
+                                   size_t new_cap);
+/* Whether bw__pool_regrow may be used: the hook has a realloc, and the pool
+ * does not zero what comes back (realloc gives the old bytes to the
+ * allocator as they are, so the next malloc in the process could read
+ * them). */
+static inline bool bw__pool_can_regrow(const bw_pool *p)
+{
+    return p->alloc.realloc != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN) == 0;
+}
+
+/* bw_detach_malloc: true when block b, rented from p with capacity cap, is
+ * memory free() releases; it then leaves the pool's counts (a return and a
+ * backing free) and is the caller's. False changes nothing. */
+BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap);
+
+#endif /* BW_POOL_WRITER_H */
