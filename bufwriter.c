@@ -694,18 +694,26 @@ BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_c
     return bw__contig_move(w, n, old, old_cap);
 }
 
+/* Append src[0, n) to a writer whose checks were made (not NULL, no error
+ * recorded, src not NULL unless n is 0): the write the entry points share,
+ * so that none calls another entry point for it. */
+static int bw__put(bw_writer *w, const void *src, size_t n)
+{
+    if (w->cap - w->len >= n) {
+        if (n != 0) memcpy(w->data + w->len, src, n);
+        w->len += n;
+        return BW_OK;
+    }
+    return bw__room(w, n, src);
+}
+
 int bw__write_slow(bw_writer *w, const void *src, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (n == 0) return BW_OK;
     if (src == NULL) return bw__fail(w, BW_EINVAL);
-    if (w->cap - w->len >= n) {
-        memcpy(w->data + w->len, src, n);
-        w->len += n;
-        return BW_OK;
-    }
-    return bw__room(w, n, src);
+    return bw__put(w, src, n);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -986,24 +994,30 @@ int bw_puts(bw_writer *w, const char *s)
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (s == NULL) return bw__fail(w, BW_EINVAL);
-    return bw_write(w, s, strlen(s));
+    return bw__put(w, s, strlen(s));
 }
 
-/* A copy of src that stays valid while the writer moves, links or sends:
- * from buf (nbuf bytes) when it fits, else a block from the pool (*tmp,
- * *tmp_cap: give it back after). NULL with the error recorded. */
+/* The one stable copy of a source: n bytes that stay valid while the
+ * writer moves, links or sends, copied from src, or with src NULL from the
+ * writer's own held bytes (n is then bw_len). In buf (nbuf bytes) when they
+ * fit, else in a block from the pool (*tmp, *tmp_cap: give it back after).
+ * NULL with the error recorded. */
 static const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
                                    size_t nbuf, void **tmp, size_t *tmp_cap)
 {
-    bw_pool *p;
+    void *to = buf;
     *tmp = NULL;
-    if (n <= nbuf) return memcpy(buf, src, n);
-    p = bw__pool_of(w);
-    if (p == NULL || (*tmp = bw_pool_rent(p, n, tmp_cap)) == NULL) {
-        bw__fail(w, BW_ENOMEM);
-        return NULL;
+    if (n > nbuf) {
+        bw_pool *p = bw__pool_of(w);
+        if (p == NULL || (*tmp = bw_pool_rent(p, n, tmp_cap)) == NULL) {
+            bw__fail(w, BW_ENOMEM);
+            return NULL;
+        }
+        to = *tmp;
     }
-    return memcpy(*tmp, src, n);
+    if (src != NULL) return memcpy(to, src, n);
+    (void)bw_copy_out(w, 0, to, n);
+    return to;
 }
 
 /* The output did not fit in pass one. A fixed writer has only its own
@@ -1020,7 +1034,7 @@ static int bw__printf_fixed(bw_writer *w, size_t need, const char *fmt, va_list 
     if (need < sizeof buf) {
         if (need > w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
         r = vsnprintf(buf, sizeof buf, fmt, ap);
-        return r >= 0 && (size_t)r == need ? bw_write(w, buf, need) : bw__fail(w, BW_EINVAL);
+        return r >= 0 && (size_t)r == need ? bw__put(w, buf, need) : bw__fail(w, BW_EINVAL);
     }
     if (need >= w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
     bw__move_down(w, NULL);
@@ -1042,7 +1056,7 @@ static int bw__printf_apart(bw_writer *w, size_t need, const char *fmt, va_list 
     if (p == NULL || (tmp = bw_pool_rent(p, need + 1, &tmp_cap)) == NULL)
         return bw__fail(w, BW_ENOMEM);
     r = vsnprintf((char *)tmp, need + 1, fmt, ap);
-    rc = r >= 0 && (size_t)r == need ? bw_write(w, tmp, need) : bw__fail(w, BW_EINVAL);
+    rc = r >= 0 && (size_t)r == need ? bw__put(w, tmp, need) : bw__fail(w, BW_EINVAL);
     (void)bw_pool_return(p, tmp, tmp_cap);
     return rc;
 }
@@ -1110,7 +1124,7 @@ int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
     if (r < 0) return bw__fail(w, errno == EOVERFLOW ? BW_EOVERFLOW : BW_EINVAL);
     need = (size_t)r;
     if (need < size) {
-        if (dst == stack) return bw_write(w, stack, need);
+        if (dst == stack) return bw__put(w, stack, need);
         if (shift) memmove(w->data + w->len, dst, need);
         w->len += need;
         return BW_OK;
@@ -1222,7 +1236,7 @@ int bw_put_hex(bw_writer *w, const void *src, size_t n)
             for (i = 0; i < n && rc == BW_OK; i += sizeof out / 2) {
                 size_t k = n - i < sizeof out / 2 ? n - i : sizeof out / 2;
                 bw__hex(out, in + i, k);
-                rc = bw_write(w, out, 2 * k);
+                rc = bw__put(w, out, 2 * k);
             }
             goto done;
         }
@@ -1576,38 +1590,30 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     if (dst == src && dst->mode == BW__FIXED) {
         /* One block, and a write from its own held bytes moves the source
          * with them: no copy, so nothing is allocated. */
-        return bw_write(dst, dst->data + bw__start(dst), len);
+        return bw__put(dst, dst->data + bw__start(dst), len);
     }
     if (dst == src) {
         /* A second copy of itself: copy out first (writing may move, link
          * or send what is being read). */
         unsigned char buf[256];
-        void *tmp = NULL;
+        void *tmp;
         size_t tmp_cap = 0;
-        const void *copy;
-        bw_pool *pool = bw__pool_of(dst);
-        if (len <= sizeof buf) {
-            copy = buf;
-        } else if (pool == NULL || (tmp = bw_pool_rent(pool, len, &tmp_cap)) == NULL) {
-            return bw__fail(dst, BW_ENOMEM);
-        } else {
-            copy = tmp;
-        }
-        (void)bw_copy_out(src, 0, (void *)(uintptr_t)copy, len);
-        rc = bw_write(dst, copy, len);
-        if (tmp != NULL) (void)bw_pool_return(pool, tmp, tmp_cap);
+        const void *copy = bw__stable_copy(dst, NULL, len, buf, sizeof buf, &tmp, &tmp_cap);
+        if (copy == NULL) return dst->err;
+        rc = bw__put(dst, copy, len);
+        if (tmp != NULL) (void)bw_pool_return(dst->pool, tmp, tmp_cap);
         return rc;
     }
     /* All or nothing: room first where the mode allows it (a streaming
      * writer only for what fits its buffer), else undo to the mark. */
     if (dst->mode != BW__CHAIN && (dst->mode != BW__STREAM || len <= dst->m.s.size)) {
-        rc = bw_reserve(dst, len);
+        rc = dst->cap - dst->len >= len ? BW_OK : bw__room(dst, len, NULL);
         if (rc != BW_OK) return rc;
     }
     mark = bw_tell(dst);
     while (bw__piece(src, &c, &p, &n)) {
         if (n == 0) continue;
-        rc = bw_write(dst, p, n);
+        rc = bw__put(dst, p, n);
         if (rc != BW_OK) {
             if (dst->mode == BW__CHAIN && mark >= dst->base) (void)bw_truncate(dst, mark);
             return rc;
@@ -1643,17 +1649,10 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
                 memcpy(b, w->data + bw__start(w), l);
             }
         } else {
-            int saved = w->err;
-            if (w->mode == BW__CHAIN && w->m.head != NULL) {
-                w->err = BW_OK; /* detach works while an error is recorded */
-                b = bw__contiguous(w, 0);
-                if (b == NULL) {
-                    w->err = saved != BW_OK ? saved : w->err;
-                    bw__set_lim(w);
-                    return NULL;
-                }
-                w->err = saved;
-            }
+            /* Works while an error is recorded: bw__contiguous does not
+             * check it (a failure then keeps the first error). */
+            if (w->mode == BW__CHAIN && w->m.head != NULL && bw__contiguous(w, 0) == NULL)
+                return NULL;
             bw__move_down(w, NULL);
             b = w->data;
             c = w->cap + (w->mode == BW__CHAIN ? BW__SEG_HDR : 0);
@@ -1734,7 +1733,7 @@ int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, voi
     if (n == 0 || w->mode != BW__CHAIN || bw__overlaps(w, data, n)) {
         /* A copy: other modes, and bytes inside the writer's own blocks,
          * which a link would outlive (consume gives blocks back). */
-        rc = bw_write(w, data, n);
+        rc = bw__put(w, data, n);
         if (rc == BW_OK && done != NULL) done(ctx, data, n);
         return rc;
     }
