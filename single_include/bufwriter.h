@@ -1971,15 +1971,32 @@ typedef struct bw__seg {
  * data + (base - pos) when all held bytes are in the current block. */
 static inline size_t bw__start(const bw_writer *w) { return (size_t)(w->base - w->pos); }
 
-/* Walk the held bytes block by block (empty pieces included). */
+/* A walk's place among the held pieces (bw__piece). */
 typedef struct bw__cursor {
     const bw__seg *seg;
     int started;
 } bw__cursor;
+
+/* The per-mode hooks: the one fixed set of what differs between modes.
+ * Each mode implements them in its own section of bufwriter.c; the
+ * dispatcher section there maps w->mode to them. A failure is recorded.
+ * - make room: room for n contiguous bytes at data + len; with src also
+ *   append src[0, n) (src may point into the held bytes). The caller
+ *   checked the writer and its error.
+ * - send: send every held byte where the mode has somewhere to send them
+ *   (streaming); the others keep theirs. BW_OK or the recorded error.
+ * - reset: give back every block (and reference) held; data and cap are 0
+ *   after, but a fixed writer keeps the caller's buffer.
+ * - make contiguous: the held bytes in one block with extra free bytes
+ *   after them; their start, or NULL. Works while an error is recorded.
+ * - walk: the next held piece (empty pieces included): 1, or 0 at the end.
+ * - drop from the front: n <= bw_len held bytes; never records. */
+BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src);
+BW__INTERNAL int bw__send(bw_writer *w);
+BW__INTERNAL void bw__drop_storage(bw_writer *w);
+BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra);
 BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p,
                            size_t *n);
-
-/* Drop n <= bw_len held bytes from the front; never records. */
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 
 /* I/O (io.c). One send of iov to fd that never raises SIGPIPE, whatever fd
@@ -2142,6 +2159,18 @@ static void bw__seg_return(bw_writer *w, bw__seg *s)
     (void)bw_pool_return(w->pool, s->data, bw__seg_cap(s) + BW__SEG_HDR);
 }
 
+/* Give back every segmented block but the last. */
+static void bw__seg_drop_all_but_tail(bw_writer *w)
+{
+    bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
+    while (s != NULL && s != tail) {
+        bw__seg *next = s->next;
+        bw__seg_return(w, s);
+        s = next;
+    }
+    w->m.head = NULL;
+}
+
 /* The growth rule: room for len + n bytes, at least twice the old capacity,
  * rounded to the pool's class at or below its threshold and to the next
  * power of two above it. BW_EOVERFLOW when that cannot be represented. */
@@ -2178,17 +2207,33 @@ static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
     return 0;
 }
 
-int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+/* ---- the one-block modes' hooks (contiguous, streaming, fixed) ---- */
+
+/* Walk: the held bytes are one piece. */
+static int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+{
+    if (c->started) return 0;
+    c->started = 1;
+    *p = w->data + bw__start(w);
+    *n = w->len - bw__start(w);
+    return 1;
+}
+
+/* Reset: give the one block back (not the caller's first buffer). */
+static void bw__block_drop_storage(bw_writer *w)
+{
+    if (w->data != NULL && !(w->flags & BW__EXTERNAL)) (void)bw_pool_return(w->pool, w->data, w->cap);
+    w->data = NULL;
+    w->cap = 0;
+}
+
+/* ---- segmented hooks: walk, drop from the front, reset ---- */
+
+/* Walk: block by block; a writer with one block is walked as one. */
+static int bw__chain_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
 {
     const bw__seg *s;
-    if (w->data == NULL) return 0;
-    if (w->mode != BW__CHAIN || w->m.head == NULL) {
-        if (c->started) return 0;
-        c->started = 1;
-        *p = w->data + bw__start(w);
-        *n = w->len - bw__start(w);
-        return 1;
-    }
+    if (w->m.head == NULL) return bw__block_piece(w, c, p, n);
     s = c->started ? c->seg->next : (const bw__seg *)w->m.head;
     c->started = 1;
     if (s == NULL) return 0;
@@ -2496,10 +2541,78 @@ static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
     return BW_OK;
 }
 
+/* Drop from the front: the blocks (and references) wholly dropped go back;
+ * the first kept one starts later. base has moved already. */
+static void bw__chain_drop_front(bw_writer *w, size_t n)
+{
+    bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
+    if (s == NULL) return;
+    while (s != tail) {
+        size_t held = s->end - s->start;
+        if (n < held) {
+            s->start += n;
+            return;
+        }
+        n -= held;
+        w->m.head = s->next;
+        bw__seg_return(w, s);
+        s = (bw__seg *)w->m.head;
+    }
+    w->m.head = NULL; /* the last block is the only one now */
+}
+
+/* Reset: every block and reference goes back. */
+static void bw__chain_drop_storage(bw_writer *w)
+{
+    if (w->data != NULL) {
+        bw__seg_drop_all_but_tail(w);
+        bw__seg_return(w, bw__tail_seg(w));
+    }
+    w->data = NULL;
+    w->cap = 0;
+    w->m.head = NULL;
+}
+
+/* Make contiguous: the blocks are copied into one new block, with extra
+ * free bytes after them (one block with the room already: as it is). */
+static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
+{
+    size_t held = bw_len(w);
+    bw_pool *p = bw__pool_of(w);
+    bw__cursor c = {NULL, 0};
+    const unsigned char *src;
+    size_t want, got, k, off = 0;
+    unsigned char *b;
+    bw__seg *s;
+    int rc;
+    if (w->m.head == NULL && w->cap - w->len >= extra) return w->data + bw__start(w);
+    if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+    rc = bw__seg_size(p, held + extra + BW__SEG_HDR, &want);
+    if (rc != BW_OK) return bw__fail(w, rc), NULL;
+    b = (unsigned char *)bw_pool_rent(p, want, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+    while (bw__piece(w, &c, &src, &k)) {
+        if (k != 0) memcpy(b + off, src, k);
+        off += k;
+    }
+    bw__seg_drop_all_but_tail(w);
+    bw__seg_return(w, bw__tail_seg(w));
+    s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
+    s->data = b;
+    s->next = NULL;
+    s->start = s->end = 0;
+    w->data = b;
+    w->cap = got - BW__SEG_HDR;
+    w->pos = w->base;
+    w->len = held;
+    bw__set_lim(w);
+    return b;
+}
+
 /* Streaming: hand p[0, n) to the sink or fd until all is taken or it fails
  * (the sink contract: 1..n taken, -1 with EINTR retried, -1 failed, anything
  * else broken). *sent gets what was taken. */
-static int bw__send(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
+static int bw__send_bytes(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
 {
     size_t done = 0;
     int rc = BW_OK;
@@ -2535,7 +2648,7 @@ static int bw__send(bw_writer *w, const unsigned char *p, size_t n, size_t *sent
 BW__INTERNAL int bw__send_held(bw_writer *w)
 {
     size_t start = bw__start(w), sent;
-    int rc = bw__send(w, w->data + start, w->len - start, &sent);
+    int rc = bw__send_bytes(w, w->data + start, w->len - start, &sent);
     w->base += sent;
     if (rc != BW_OK) return bw__fail(w, rc);
     w->pos = w->base;
@@ -2588,7 +2701,7 @@ static int bw__stream_buffer(bw_writer *w, size_t n)
 BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
 {
     size_t sent;
-    int rc = bw__send(w, (const unsigned char *)p, n, &sent);
+    int rc = bw__send_bytes(w, (const unsigned char *)p, n, &sent);
     w->pos += sent;
     w->base += sent;
     return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
@@ -2628,6 +2741,25 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
     return BW_OK;
 }
 
+/* Send: every held byte goes to the sink; an enlarged buffer goes back. */
+static int bw__stream_send(bw_writer *w)
+{
+    if (bw_len(w) != 0 && bw__send_held(w) != BW_OK) return w->err;
+    if (w->data != NULL) bw__stream_shrink(w, NULL, 0);
+    return BW_OK;
+}
+
+/* Make contiguous: the held bytes move down; never sends or grows here
+ * (BW_EFULL when extra does not fit the buffer). */
+static unsigned char *bw__stream_contiguous(bw_writer *w, size_t extra)
+{
+    if (w->cap - w->len < extra) {
+        if (w->cap - bw_len(w) < extra) return bw__fail(w, BW_EFULL), NULL;
+        bw__move_down(w, NULL);
+    }
+    return w->data + bw__start(w);
+}
+
 /* A contiguous writer's first block (it has no storage, so holds nothing):
  * no bytes to move or copy, no old block to give back, just the rent, and
  * src written at the start. The first write of every small message comes
@@ -2663,9 +2795,21 @@ static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
     return BW_OK;
 }
 
-/* Room for n bytes at data + len (and, with src, append them): the one place
- * that knows the mode. The caller checked the writer and its error. */
-static int bw__room(bw_writer *w, size_t n, const void *src)
+/* Make contiguous for the modes that grow or move in place (contiguous,
+ * fixed): their room. */
+static unsigned char *bw__block_contiguous(bw_writer *w, size_t extra)
+{
+    if (w->cap - w->len < extra && bw__room(w, extra, NULL) != BW_OK) return NULL;
+    return w->data + bw__start(w);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The dispatcher: the one place that maps the mode to its hooks            */
+/* ------------------------------------------------------------------------ */
+/* The hooks and their contracts are listed in writer_internal.h. A new mode
+ * adds its section above and a case to each switch here. */
+
+BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
 {
     if (w->mode == BW__FIXED) return bw__room_fixed(w, n, src);
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
@@ -2674,6 +2818,55 @@ static int bw__room(bw_writer *w, size_t n, const void *src)
     case BW__CHAIN:  return bw__room_chain(w, n, src);
     case BW__STREAM: return bw__room_stream(w, n, src);
     default:         return bw__room_contig(w, n, src);
+    }
+}
+
+BW__INTERNAL int bw__send(bw_writer *w)
+{
+    switch (w->mode) {
+    case BW__STREAM: return bw__stream_send(w);
+    default:         return BW_OK; /* the others keep their bytes */
+    }
+}
+
+BW__INTERNAL void bw__drop_storage(bw_writer *w)
+{
+    switch (w->mode) {
+    case BW__FIXED: break; /* the caller's buffer stays */
+    case BW__CHAIN: bw__chain_drop_storage(w); break;
+    default:        bw__block_drop_storage(w); break;
+    }
+}
+
+BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra)
+{
+    switch (w->mode) {
+    case BW__CHAIN:  return bw__chain_contiguous(w, extra);
+    case BW__STREAM: return bw__stream_contiguous(w, extra);
+    default:         return bw__block_contiguous(w, extra);
+    }
+}
+
+BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+{
+    if (w->data == NULL) return 0;
+    switch (w->mode) {
+    case BW__CHAIN: return bw__chain_piece(w, c, p, n);
+    default:        return bw__block_piece(w, c, p, n);
+    }
+}
+
+BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n)
+{
+    w->base += n;
+    switch (w->mode) {
+    case BW__CHAIN: bw__chain_drop_front(w, n); break;
+    default:        break; /* one block: base alone says where bytes start */
+    }
+    if (w->base == bw_tell(w)) { /* all gone: start over at the beginning */
+        w->pos = w->base;
+        w->len = 0;
+        bw__set_lim(w);
     }
 }
 
@@ -2861,29 +3054,14 @@ static inline void bw__job_done(bw_writer *w)
         bw__learn_record(p, bw_len(w));
 }
 
-/* Give back every segmented block but the last. */
-static void bw__seg_drop_all_but_tail(bw_writer *w)
-{
-    bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
-    while (s != NULL && s != tail) {
-        bw__seg *next = s->next;
-        bw__seg_return(w, s);
-        s = next;
-    }
-    w->m.head = NULL;
-}
 
 /* Empty, no error, positions at 0; keeps the mode and its parameters. */
+/* The storage is given back (bw__drop_storage) or handed out first. */
 static void bw__reset(bw_writer *w)
 {
-    if (w->mode != BW__FIXED) {
-        w->data = NULL;
-        w->cap = 0;
-    }
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    if (w->mode == BW__CHAIN) w->m.head = NULL;
     w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
     w->lim = w->cap; /* no error now */
 }
@@ -2892,14 +3070,7 @@ static void bw__reset(bw_writer *w)
  * teaches the pool: bw__job_done would record nothing). */
 static BW__COLD void bw__release_rest(bw_writer *w)
 {
-    if (w->data != NULL && w->mode != BW__FIXED && !(w->flags & BW__EXTERNAL)) {
-        if (w->mode == BW__CHAIN) {
-            bw__seg_drop_all_but_tail(w);
-            bw__seg_return(w, bw__tail_seg(w));
-        } else {
-            (void)bw_pool_return(w->pool, w->data, w->cap);
-        }
-    }
+    bw__drop_storage(w);
     bw__reset(w);
 }
 
@@ -2922,6 +3093,8 @@ void bw_release(bw_writer *w)
     b = w->flags & BW__EXTERNAL ? NULL : w->data;
     cap = w->cap;
     len = bw_len(w);
+    w->data = NULL;
+    w->cap = 0;
     bw__reset(w);
     if (BW__UNLIKELY(p != NULL && len > p->learn_above)) bw__learn_record(p, len);
     /* A block implies its pool (the rent set it). */
@@ -2954,10 +3127,7 @@ int bw_flush(bw_writer *w)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    if (w->mode != BW__STREAM) return BW_OK;
-    if (bw_len(w) != 0 && bw__send_held(w) != BW_OK) return w->err;
-    if (w->data != NULL) bw__stream_shrink(w, NULL, 0);
-    return BW_OK;
+    return bw__send(w);
 }
 
 bw_pool *bw_writer_pool(const bw_writer *w)
@@ -3476,30 +3646,6 @@ int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
     return BW_OK;
 }
 
-void bw__drop_front(bw_writer *w, size_t n)
-{
-    w->base += n;
-    if (w->mode == BW__CHAIN && w->m.head != NULL) {
-        bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
-        while (s != tail) {
-            size_t held = s->end - s->start;
-            if (n < held) {
-                s->start += n;
-                return;
-            }
-            n -= held;
-            w->m.head = s->next;
-            bw__seg_return(w, s);
-            s = (bw__seg *)w->m.head;
-        }
-        w->m.head = NULL; /* the last block is the only one now */
-    }
-    if (w->base == bw_tell(w)) { /* all gone: start over at the beginning */
-        w->pos = w->base;
-        w->len = 0;
-        bw__set_lim(w);
-    }
-}
 
 int bw_consume(bw_writer *w, size_t n)
 {
@@ -3507,54 +3653,6 @@ int bw_consume(bw_writer *w, size_t n)
     if (n > bw_len(w)) return bw__fail(w, BW_EINVAL);
     if (n != 0) bw__drop_front(w, n);
     return BW_OK;
-}
-
-/* Make the held bytes contiguous with `extra` free bytes after them, in one
- * block: a segmented writer's blocks are copied into one new block; others
- * move down or grow through the cold path (streaming and fixed never send
- * or grow here: BW_EFULL). NULL with the error recorded on failure. */
-static unsigned char *bw__contiguous(bw_writer *w, size_t extra)
-{
-    size_t held = bw_len(w);
-    if (w->mode == BW__CHAIN && (w->m.head != NULL || w->cap - w->len < extra)) {
-        bw_pool *p = bw__pool_of(w);
-        bw__cursor c = {NULL, 0};
-        const unsigned char *src;
-        size_t want, got, k, off = 0;
-        unsigned char *b;
-        bw__seg *s;
-        int rc;
-        if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
-        rc = bw__seg_size(p, held + extra + BW__SEG_HDR, &want);
-        if (rc != BW_OK) return bw__fail(w, rc), NULL;
-        b = (unsigned char *)bw_pool_rent(p, want, &got);
-        if (b == NULL) return bw__fail(w, BW_ENOMEM), NULL;
-        while (bw__piece(w, &c, &src, &k)) {
-            if (k != 0) memcpy(b + off, src, k);
-            off += k;
-        }
-        bw__seg_drop_all_but_tail(w);
-        bw__seg_return(w, bw__tail_seg(w));
-        s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
-        s->data = b;
-        s->next = NULL;
-        s->start = s->end = 0;
-        w->data = b;
-        w->cap = got - BW__SEG_HDR;
-        w->pos = w->base;
-        w->len = held;
-        bw__set_lim(w);
-        return b;
-    }
-    if (w->cap - w->len < extra) {
-        if (w->mode == BW__STREAM) {
-            if (w->cap - held < extra) return bw__fail(w, BW_EFULL), NULL;
-            bw__move_down(w, NULL);
-        } else if (bw__room(w, extra, NULL) != BW_OK) {
-            return NULL;
-        }
-    }
-    return w->data + bw__start(w);
 }
 
 const unsigned char *bw_pullup(bw_writer *w)
@@ -3678,17 +3776,6 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
 /* Hand-off and zero-copy                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Give back every block (and reference) a writer that is not fixed holds. */
-static void bw__drop_storage(bw_writer *w)
-{
-    if (w->data == NULL || w->mode == BW__FIXED || (w->flags & BW__EXTERNAL)) return;
-    if (w->mode == BW__CHAIN) {
-        bw__seg_drop_all_but_tail(w);
-        bw__seg_return(w, bw__tail_seg(w));
-    } else {
-        (void)bw_pool_return(w->pool, w->data, w->cap);
-    }
-}
 
 void *bw_detach_malloc(bw_writer *w, size_t *len)
 {
@@ -3707,6 +3794,8 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
             bw__move_down(w, NULL);
             b = w->data;
             b[l] = 0;
+            w->data = NULL;
+            w->cap = 0;
             goto done;
         }
     }
