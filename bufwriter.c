@@ -183,7 +183,30 @@ static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
     return 0;
 }
 
-/* ---- the one-block modes' hooks (contiguous, streaming, fixed) ---- */
+/* ------------------------------------------------------------------------ */
+/* The modes, one section each                                              */
+/* ------------------------------------------------------------------------ */
+/* Each section holds its mode's hooks (writer_internal.h) and what only
+ * they use; the dispatcher below maps the mode to them. A room hook makes
+ * room for n contiguous bytes at data + len; with src it also appends
+ * src[0, n) and commits them. src may point into held bytes. On failure
+ * the error is recorded and nothing held changes. */
+
+/* ---- one block: contiguous, streaming and fixed share these ---- */
+
+/* Move the held bytes of a one-block writer to the block's start (the cold
+ * path of a writer that consumed); *src follows if it pointed into them. */
+static void bw__move_down(bw_writer *w, const void **src)
+{
+    size_t start = bw__start(w), held = w->len - start;
+    if (start == 0) return;
+    if (src != NULL && *src != NULL && (uintptr_t)*src >= (uintptr_t)(w->data + start) &&
+        (uintptr_t)*src < (uintptr_t)(w->data + w->len))
+        *src = (const unsigned char *)*src - start;
+    if (held != 0) memmove(w->data, w->data + start, held);
+    w->pos = w->base;
+    w->len = held;
+}
 
 /* Walk: the held bytes are one piece. */
 static int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
@@ -203,47 +226,15 @@ static void bw__block_drop_storage(bw_writer *w)
     w->cap = 0;
 }
 
-/* ---- segmented hooks: walk, drop from the front, reset ---- */
-
-/* Walk: block by block; a writer with one block is walked as one. */
-static int bw__chain_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+/* Make contiguous for the modes that grow or move in place (contiguous,
+ * fixed): their room. */
+static unsigned char *bw__block_contiguous(bw_writer *w, size_t extra)
 {
-    const bw__seg *s;
-    if (w->m.head == NULL) return bw__block_piece(w, c, p, n);
-    s = c->started ? c->seg->next : (const bw__seg *)w->m.head;
-    c->started = 1;
-    if (s == NULL) return 0;
-    c->seg = s;
-    if (s == bw__tail_seg(w)) {
-        *p = s->data;
-        *n = w->len;
-    } else {
-        *p = bw__seg_bytes(s) + s->start;
-        *n = s->end - s->start;
-    }
-    return 1;
+    if (w->cap - w->len < extra && bw__room(w, extra, NULL) != BW_OK) return NULL;
+    return w->data + bw__start(w);
 }
 
-/* Move the held bytes of a one-block writer to the block's start (the cold
- * path of a writer that consumed); *src follows if it pointed into them. */
-static void bw__move_down(bw_writer *w, const void **src)
-{
-    size_t start = bw__start(w), held = w->len - start;
-    if (start == 0) return;
-    if (src != NULL && *src != NULL && (uintptr_t)*src >= (uintptr_t)(w->data + start) &&
-        (uintptr_t)*src < (uintptr_t)(w->data + w->len))
-        *src = (const unsigned char *)*src - start;
-    if (held != 0) memmove(w->data, w->data + start, held);
-    w->pos = w->base;
-    w->len = held;
-}
-
-/* ------------------------------------------------------------------------ */
-/* The cold path, one function per mode                                     */
-/* ------------------------------------------------------------------------ */
-/* Each makes room for n contiguous bytes at data + len; with src it also
- * appends src[0, n) and commits them. src may point into held bytes. On
- * failure the error is recorded and nothing held changes. */
+/* ---- contiguous ---- */
 
 /* The size a contiguous writer moves to for n more bytes: a first block of
  * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
@@ -365,6 +356,43 @@ copy:
     return BW_OK;
 }
 
+/* A contiguous writer's first block (it has no storage, so holds nothing):
+ * no bytes to move or copy, no old block to give back, just the rent, and
+ * src written at the start. The first write of every small message comes
+ * here, so it skips bw__room_contig's general case. No error is recorded
+ * (the caller checked), so lim is the capacity. The usual first block (the
+ * pool's first_block: min_first_block, no learning in play) needs no size
+ * rule, and its rent is the thread cache's inline pop: 88 instructions
+ * from bw_reserve to here and back with the block (callgrind), where the
+ * general way (bw__contig_size, bw_pool_shared, bw_pool_rent) took 159. */
+static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap, got;
+    unsigned char *b = NULL;
+    int rc;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    if (n <= p->first_block) {
+        cap = p->first_block;
+        b = (unsigned char *)bw__rent_first(p, &got);
+    } else {
+        rc = bw__contig_size(w, p, n, &cap);
+        if (rc != BW_OK) return bw__fail(w, rc);
+    }
+    if (b == NULL) b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
+    w->data = b;
+    w->cap = w->lim = got;
+    w->pos = w->base;
+    if (src != NULL) {
+        memcpy(b, src, n);
+        w->len = n;
+    }
+    return BW_OK;
+}
+
+/* ---- fixed ---- */
+
 /* Fixed: the held bytes may move down over consumed room; nothing else. */
 static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
 {
@@ -376,6 +404,8 @@ static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
     }
     return BW_OK;
 }
+
+/* ---- segmented ---- */
 
 /* A segmented block's size for `want` bytes, link included: the growth
  * rule's, rounded up to BW__SEG_ALIGN. A pool's classes already are; an
@@ -517,6 +547,25 @@ static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
     return BW_OK;
 }
 
+/* Walk: block by block; a writer with one block is walked as one. */
+static int bw__chain_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+{
+    const bw__seg *s;
+    if (w->m.head == NULL) return bw__block_piece(w, c, p, n);
+    s = c->started ? c->seg->next : (const bw__seg *)w->m.head;
+    c->started = 1;
+    if (s == NULL) return 0;
+    c->seg = s;
+    if (s == bw__tail_seg(w)) {
+        *p = s->data;
+        *n = w->len;
+    } else {
+        *p = bw__seg_bytes(s) + s->start;
+        *n = s->end - s->start;
+    }
+    return 1;
+}
+
 /* Drop from the front: the blocks (and references) wholly dropped go back;
  * the first kept one starts later. base has moved already. */
 static void bw__chain_drop_front(bw_writer *w, size_t n)
@@ -535,6 +584,20 @@ static void bw__chain_drop_front(bw_writer *w, size_t n)
         s = (bw__seg *)w->m.head;
     }
     w->m.head = NULL; /* the last block is the only one now */
+}
+
+/* Room that keeps the held bytes where they are: a new block linked after
+ * the last (bw__room_keep). */
+static int bw__chain_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    bw__seg *s = bw__seg_rent(w, n), *gone;
+    if (s == NULL) return w->err;
+    gone = bw__seg_link(w, s);
+    if (gone != NULL) { /* held nothing, but bw_cstr's "" may be in it */
+        *old = gone->data;
+        *old_cap = bw__seg_cap(gone) + BW__SEG_HDR;
+    }
+    return BW_OK;
 }
 
 /* Reset: every block and reference goes back. */
@@ -584,6 +647,8 @@ static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
     bw__set_lim(w);
     return b;
 }
+
+/* ---- streaming ---- */
 
 /* Streaming: hand p[0, n) to the sink or fd until all is taken or it fails
  * (the sink contract: 1..n taken, -1 with EINTR retried, -1 failed, anything
@@ -736,49 +801,6 @@ static unsigned char *bw__stream_contiguous(bw_writer *w, size_t extra)
     return w->data + bw__start(w);
 }
 
-/* A contiguous writer's first block (it has no storage, so holds nothing):
- * no bytes to move or copy, no old block to give back, just the rent, and
- * src written at the start. The first write of every small message comes
- * here, so it skips bw__room_contig's general case. No error is recorded
- * (the caller checked), so lim is the capacity. The usual first block (the
- * pool's first_block: min_first_block, no learning in play) needs no size
- * rule, and its rent is the thread cache's inline pop: 88 instructions
- * from bw_reserve to here and back with the block (callgrind), where the
- * general way (bw__contig_size, bw_pool_shared, bw_pool_rent) took 159. */
-static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
-{
-    bw_pool *p = bw__pool_of(w);
-    size_t cap, got;
-    unsigned char *b = NULL;
-    int rc;
-    if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    if (n <= p->first_block) {
-        cap = p->first_block;
-        b = (unsigned char *)bw__rent_first(p, &got);
-    } else {
-        rc = bw__contig_size(w, p, n, &cap);
-        if (rc != BW_OK) return bw__fail(w, rc);
-    }
-    if (b == NULL) b = (unsigned char *)bw_pool_rent(p, cap, &got);
-    if (b == NULL) return bw__fail(w, BW_ENOMEM);
-    w->data = b;
-    w->cap = w->lim = got;
-    w->pos = w->base;
-    if (src != NULL) {
-        memcpy(b, src, n);
-        w->len = n;
-    }
-    return BW_OK;
-}
-
-/* Make contiguous for the modes that grow or move in place (contiguous,
- * fixed): their room. */
-static unsigned char *bw__block_contiguous(bw_writer *w, size_t extra)
-{
-    if (w->cap - w->len < extra && bw__room(w, extra, NULL) != BW_OK) return NULL;
-    return w->data + bw__start(w);
-}
-
 /* ------------------------------------------------------------------------ */
 /* The dispatcher: the one place that maps the mode to its hooks            */
 /* ------------------------------------------------------------------------ */
@@ -794,6 +816,23 @@ BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
     case BW__CHAIN:  return bw__room_chain(w, n, src);
     case BW__STREAM: return bw__room_stream(w, n, src);
     default:         return bw__room_contig(w, n, src);
+    }
+}
+
+/* Room for n contiguous bytes at data + len that leaves every byte the held
+ * bytes are in where it is and as it is, so that a source among them (a
+ * printf argument, the rest of a FILE's write) stays readable until the
+ * caller gives *old back (bw_pool_return with *old_cap; NULL for nothing).
+ * Contiguous: a new block; segmented: a new block linked after the last.
+ * Not for streaming and fixed writers, which have nowhere else to go. */
+BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    *old = NULL;
+    *old_cap = 0;
+    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    switch (w->mode) {
+    case BW__CHAIN: return bw__chain_room_keep(w, n, old, old_cap);
+    default:        return bw__contig_move(w, n, old, old_cap);
     }
 }
 
@@ -844,30 +883,6 @@ BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n)
         w->len = 0;
         bw__set_lim(w);
     }
-}
-
-/* Room for n contiguous bytes at data + len that leaves every byte the held
- * bytes are in where it is and as it is, so that a source among them (a
- * printf argument, the rest of a FILE's write) stays readable until the
- * caller gives *old back (bw_pool_return with *old_cap; NULL for nothing).
- * Contiguous: a new block; segmented: a new block linked after the last.
- * Not for streaming and fixed writers, which have nowhere else to go. */
-BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
-{
-    *old = NULL;
-    *old_cap = 0;
-    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    if (w->mode == BW__CHAIN) {
-        bw__seg *s = bw__seg_rent(w, n), *gone;
-        if (s == NULL) return w->err;
-        gone = bw__seg_link(w, s);
-        if (gone != NULL) { /* held nothing, but bw_cstr's "" may be in it */
-            *old = gone->data;
-            *old_cap = bw__seg_cap(gone) + BW__SEG_HDR;
-        }
-        return BW_OK;
-    }
-    return bw__contig_move(w, n, old, old_cap);
 }
 
 /* Append src[0, n) to a writer whose checks were made (not NULL, no error
@@ -1079,10 +1094,12 @@ void bw_release(bw_writer *w)
 
 void bw_clear(bw_writer *w)
 {
+    uint64_t at;
     if (w == NULL) return;
     bw__job_done(w);
-    if (w->mode == BW__CHAIN && w->data != NULL) bw__seg_drop_all_but_tail(w);
-    w->pos = w->base; /* bw_tell: the first dropped byte */
+    at = w->base;
+    bw__drop_front(w, bw_len(w)); /* every piece but the last block goes */
+    w->pos = w->base = at; /* bw_tell: the first dropped byte */
     w->len = 0;
     w->err = BW_OK;
     bw__set_lim(w);
@@ -1569,7 +1586,6 @@ const unsigned char *bw__data_slow(const bw_writer *w)
     const unsigned char *p, *one = NULL;
     size_t n;
     if (w == NULL || w->data == NULL) return NULL;
-    if (w->mode != BW__CHAIN || w->m.head == NULL) return w->data + bw__start(w);
     while (bw__piece(w, &c, &p, &n)) {
         if (n == 0) continue;
         if (one != NULL) return NULL;
@@ -1732,8 +1748,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
         } else {
             /* Works while an error is recorded: bw__contiguous does not
              * check it (a failure then keeps the first error). */
-            if (w->mode == BW__CHAIN && w->m.head != NULL && bw__contiguous(w, 0) == NULL)
-                return NULL;
+            if (bw__contiguous(w, 0) == NULL) return NULL;
             bw__move_down(w, NULL);
             b = w->data;
             c = w->cap + (w->mode == BW__CHAIN ? BW__SEG_HDR : 0);
