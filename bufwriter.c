@@ -2,7 +2,11 @@
 /* bufwriter.c - the writer's out-of-line paths, for every mode: the cold
  * path that makes room (grow, link, flush or BW_EFULL), the sticky error,
  * positions, spans, printf, the encoders that are not inline, reading out.
- * The fast paths are static inline in bufwriter.h and know no mode. */
+ * What differs by mode is the hooks of writer_internal.h: one section per
+ * mode implements them, and the dispatcher after those sections is where
+ * the mode picks its section. The fast paths are static inline in
+ * bufwriter.h and know no mode (but bw_data's, which tells a segmented
+ * writer from the rest). */
 #include "writer_internal.h"
 
 #include <errno.h>
