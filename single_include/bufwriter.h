@@ -2598,8 +2598,9 @@ static int bw__chain_piece(const bw_writer *w, bw__cursor *c, const unsigned cha
  * the first kept one starts later. base has moved already. */
 static void bw__chain_drop_front(bw_writer *w, size_t n)
 {
-    bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
-    if (s == NULL) return;
+    bw__seg *s = (bw__seg *)w->m.head, *tail;
+    if (s == NULL) return; /* one block, or none (no tail to find) */
+    tail = bw__tail_seg(w);
     while (s != tail) {
         size_t held = s->end - s->start;
         if (n < held) {
