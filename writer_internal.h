@@ -34,15 +34,32 @@ typedef struct bw__seg {
  * data + (base - pos) when all held bytes are in the current block. */
 static inline size_t bw__start(const bw_writer *w) { return (size_t)(w->base - w->pos); }
 
-/* Walk the held bytes block by block (empty pieces included). */
+/* A walk's place among the held pieces (bw__piece). */
 typedef struct bw__cursor {
     const bw__seg *seg;
     int started;
 } bw__cursor;
+
+/* The per-mode hooks: the one fixed set of what differs between modes.
+ * Each mode implements them in its own section of bufwriter.c; the
+ * dispatcher section there maps w->mode to them. A failure is recorded.
+ * - make room: room for n contiguous bytes at data + len; with src also
+ *   append src[0, n) (src may point into the held bytes). The caller
+ *   checked the writer and its error.
+ * - send: send every held byte where the mode has somewhere to send them
+ *   (streaming); the others keep theirs. BW_OK or the recorded error.
+ * - reset: give back every block (and reference) held; data and cap are 0
+ *   after, but a fixed writer keeps the caller's buffer.
+ * - make contiguous: the held bytes in one block with extra free bytes
+ *   after them; their start, or NULL. Works while an error is recorded.
+ * - walk: the next held piece (empty pieces included): 1, or 0 at the end.
+ * - drop from the front: n <= bw_len held bytes; never records. */
+BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src);
+BW__INTERNAL int bw__send(bw_writer *w);
+BW__INTERNAL void bw__drop_storage(bw_writer *w);
+BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra);
 BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p,
                            size_t *n);
-
-/* Drop n <= bw_len held bytes from the front; never records. */
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 
 /* I/O (io.c). One send of iov to fd that never raises SIGPIPE, whatever fd

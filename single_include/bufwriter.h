@@ -2091,15 +2091,32 @@ typedef struct bw__seg {
  * data + (base - pos) when all held bytes are in the current block. */
 static inline size_t bw__start(const bw_writer *w) { return (size_t)(w->base - w->pos); }
 
-/* Walk the held bytes block by block (empty pieces included). */
+/* A walk's place among the held pieces (bw__piece). */
 typedef struct bw__cursor {
     const bw__seg *seg;
     int started;
 } bw__cursor;
+
+/* The per-mode hooks: the one fixed set of what differs between modes.
+ * Each mode implements them in its own section of bufwriter.c; the
+ * dispatcher section there maps w->mode to them. A failure is recorded.
+ * - make room: room for n contiguous bytes at data + len; with src also
+ *   append src[0, n) (src may point into the held bytes). The caller
+ *   checked the writer and its error.
+ * - send: send every held byte where the mode has somewhere to send them
+ *   (streaming); the others keep theirs. BW_OK or the recorded error.
+ * - reset: give back every block (and reference) held; data and cap are 0
+ *   after, but a fixed writer keeps the caller's buffer.
+ * - make contiguous: the held bytes in one block with extra free bytes
+ *   after them; their start, or NULL. Works while an error is recorded.
+ * - walk: the next held piece (empty pieces included): 1, or 0 at the end.
+ * - drop from the front: n <= bw_len held bytes; never records. */
+BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src);
+BW__INTERNAL int bw__send(bw_writer *w);
+BW__INTERNAL void bw__drop_storage(bw_writer *w);
+BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra);
 BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p,
                            size_t *n);
-
-/* Drop n <= bw_len held bytes from the front; never records. */
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 
 /* I/O (io.c). One send of iov to fd that never raises SIGPIPE, whatever fd
@@ -2129,7 +2146,11 @@ BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va
 /* bufwriter.c - the writer's out-of-line paths, for every mode: the cold
  * path that makes room (grow, link, flush or BW_EFULL), the sticky error,
  * positions, spans, printf, the encoders that are not inline, reading out.
- * The fast paths are static inline in bufwriter.h and know no mode. */
+ * What differs by mode is the hooks of writer_internal.h: one section per
+ * mode implements them, and the dispatcher after those sections is where
+ * the mode picks its section. The fast paths are static inline in
+ * bufwriter.h and know no mode (but bw_data's, which tells a segmented
+ * writer from the rest). */
 /* #include "writer_internal.h": amalgamated above */
 
 #include <errno.h>
@@ -2261,6 +2282,18 @@ static void bw__seg_return(bw_writer *w, bw__seg *s)
     (void)bw_pool_return(w->pool, s->data, bw__seg_cap(s) + BW__SEG_HDR);
 }
 
+/* Give back every segmented block but the last. */
+static void bw__seg_drop_all_but_tail(bw_writer *w)
+{
+    bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
+    while (s != NULL && s != tail) {
+        bw__seg *next = s->next;
+        bw__seg_return(w, s);
+        s = next;
+    }
+    w->m.head = NULL;
+}
+
 /* True when [p, p + n) overlaps the writer's storage (any of its blocks). */
 static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
 {
@@ -2278,30 +2311,16 @@ static int bw__overlaps(const bw_writer *w, const void *p, size_t n)
     return 0;
 }
 
-int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
-{
-    const bw__seg *s;
-    if (w->data == NULL) return 0;
-    if (w->mode != BW__CHAIN || w->m.head == NULL) {
-        if (c->started) return 0;
-        c->started = 1;
-        *p = w->data + bw__start(w);
-        *n = w->len - bw__start(w);
-        return 1;
-    }
-    s = c->started ? c->seg->next : (const bw__seg *)w->m.head;
-    c->started = 1;
-    if (s == NULL) return 0;
-    c->seg = s;
-    if (s == bw__tail_seg(w)) {
-        *p = s->data;
-        *n = w->len;
-    } else {
-        *p = bw__seg_bytes(s) + s->start;
-        *n = s->end - s->start;
-    }
-    return 1;
-}
+/* ------------------------------------------------------------------------ */
+/* The modes, one section each                                              */
+/* ------------------------------------------------------------------------ */
+/* Each section holds its mode's hooks (writer_internal.h) and what only
+ * they use; the dispatcher below maps the mode to them. A room hook makes
+ * room for n contiguous bytes at data + len; with src it also appends
+ * src[0, n) and commits them. src may point into held bytes. On failure
+ * the error is recorded and nothing held changes. */
+
+/* ---- one block: contiguous, streaming and fixed share these ---- */
 
 /* Move the held bytes of a one-block writer to the block's start (the cold
  * path of a writer that consumed); *src follows if it pointed into them. */
@@ -2317,12 +2336,33 @@ static void bw__move_down(bw_writer *w, const void **src)
     w->len = held;
 }
 
-/* ------------------------------------------------------------------------ */
-/* The cold path, one function per mode                                     */
-/* ------------------------------------------------------------------------ */
-/* Each makes room for n contiguous bytes at data + len; with src it also
- * appends src[0, n) and commits them. src may point into held bytes. On
- * failure the error is recorded and nothing held changes. */
+/* Walk: the held bytes are one piece. */
+static int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+{
+    if (c->started) return 0;
+    c->started = 1;
+    *p = w->data + bw__start(w);
+    *n = w->len - bw__start(w);
+    return 1;
+}
+
+/* Reset: give the one block back (not the caller's first buffer). */
+static void bw__block_drop_storage(bw_writer *w)
+{
+    if (w->data != NULL && !(w->flags & BW__EXTERNAL)) (void)bw_pool_return(w->pool, w->data, w->cap);
+    w->data = NULL;
+    w->cap = 0;
+}
+
+/* Make contiguous for the modes that grow or move in place (contiguous,
+ * fixed): their room. */
+static unsigned char *bw__block_contiguous(bw_writer *w, size_t extra)
+{
+    if (w->cap - w->len < extra && bw__room(w, extra, NULL) != BW_OK) return NULL;
+    return w->data + bw__start(w);
+}
+
+/* ---- contiguous ---- */
 
 /* The size a contiguous writer moves to for n more bytes (the pool's
  * rule: first block, growth, learned jump). */
@@ -2402,6 +2442,43 @@ copy:
     return BW_OK;
 }
 
+/* A contiguous writer's first block (it has no storage, so holds nothing):
+ * no bytes to move or copy, no old block to give back, just the rent, and
+ * src written at the start. The first write of every small message comes
+ * here, so it skips bw__room_contig's general case. No error is recorded
+ * (the caller checked), so lim is the capacity. The usual first block (the
+ * pool's first_block: min_first_block, no learning in play) needs no size
+ * rule, and its rent is the thread cache's inline pop: 88 instructions
+ * from bw_reserve to here and back with the block (callgrind), where the
+ * general way (bw__contig_size, bw_pool_shared, bw_pool_rent) took 159. */
+static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap, got;
+    unsigned char *b = NULL;
+    int rc;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    if (n <= bw__pool_first_block(p)) {
+        cap = bw__pool_first_block(p);
+        b = (unsigned char *)bw__rent_first(p, &got);
+    } else {
+        rc = bw__contig_size(w, p, n, &cap);
+        if (rc != BW_OK) return bw__fail(w, rc);
+    }
+    if (b == NULL) b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
+    w->data = b;
+    w->cap = w->lim = got;
+    w->pos = w->base;
+    if (src != NULL) {
+        memcpy(b, src, n);
+        w->len = n;
+    }
+    return BW_OK;
+}
+
+/* ---- fixed ---- */
+
 /* Fixed: the held bytes may move down over consumed room; nothing else. */
 static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
 {
@@ -2413,6 +2490,8 @@ static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
     }
     return BW_OK;
 }
+
+/* ---- segmented ---- */
 
 /* A segmented block's size for `want` bytes, link included: the growth
  * rule's, rounded up to BW__SEG_ALIGN. A pool's classes already are; an
@@ -2543,10 +2622,114 @@ static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
     return BW_OK;
 }
 
+/* Walk: block by block; a writer with one block is walked as one. */
+static int bw__chain_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+{
+    const bw__seg *s;
+    if (w->m.head == NULL) return bw__block_piece(w, c, p, n);
+    s = c->started ? c->seg->next : (const bw__seg *)w->m.head;
+    c->started = 1;
+    if (s == NULL) return 0;
+    c->seg = s;
+    if (s == bw__tail_seg(w)) {
+        *p = s->data;
+        *n = w->len;
+    } else {
+        *p = bw__seg_bytes(s) + s->start;
+        *n = s->end - s->start;
+    }
+    return 1;
+}
+
+/* Drop from the front: the blocks (and references) wholly dropped go back;
+ * the first kept one starts later. base has moved already. */
+static void bw__chain_drop_front(bw_writer *w, size_t n)
+{
+    bw__seg *s = (bw__seg *)w->m.head, *tail;
+    if (s == NULL) return; /* one block, or none (no tail to find) */
+    tail = bw__tail_seg(w);
+    while (s != tail) {
+        size_t held = s->end - s->start;
+        if (n < held) {
+            s->start += n;
+            return;
+        }
+        n -= held;
+        w->m.head = s->next;
+        bw__seg_return(w, s);
+        s = (bw__seg *)w->m.head;
+    }
+    w->m.head = NULL; /* the last block is the only one now */
+}
+
+/* Room that keeps the held bytes where they are: a new block linked after
+ * the last (bw__room_keep). */
+static int bw__chain_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    bw__seg *s = bw__seg_rent(w, n), *gone;
+    if (s == NULL) return w->err;
+    gone = bw__seg_link(w, s);
+    if (gone != NULL) { /* held nothing, but bw_cstr's "" may be in it */
+        *old = gone->data;
+        *old_cap = bw__seg_cap(gone) + BW__SEG_HDR;
+    }
+    return BW_OK;
+}
+
+/* Reset: every block and reference goes back. */
+static void bw__chain_drop_storage(bw_writer *w)
+{
+    if (w->data != NULL) {
+        bw__seg_drop_all_but_tail(w);
+        bw__seg_return(w, bw__tail_seg(w));
+    }
+    w->data = NULL;
+    w->cap = 0;
+    w->m.head = NULL;
+}
+
+/* Make contiguous: the blocks are copied into one new block, with extra
+ * free bytes after them (one block with the room already: as it is). */
+static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
+{
+    size_t held = bw_len(w);
+    bw_pool *p = bw__pool_of(w);
+    bw__cursor c = {NULL, 0};
+    const unsigned char *src;
+    size_t want, got, k, off = 0;
+    unsigned char *b;
+    bw__seg *s;
+    int rc;
+    if (w->m.head == NULL && w->cap - w->len >= extra) return w->data + bw__start(w);
+    if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+    rc = bw__seg_size(p, held + extra + BW__SEG_HDR, &want);
+    if (rc != BW_OK) return bw__fail(w, rc), NULL;
+    b = (unsigned char *)bw_pool_rent(p, want, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+    while (bw__piece(w, &c, &src, &k)) {
+        if (k != 0) memcpy(b + off, src, k);
+        off += k;
+    }
+    bw__seg_drop_all_but_tail(w);
+    bw__seg_return(w, bw__tail_seg(w));
+    s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
+    s->data = b;
+    s->next = NULL;
+    s->start = s->end = 0;
+    w->data = b;
+    w->cap = got - BW__SEG_HDR;
+    w->pos = w->base;
+    w->len = held;
+    bw__set_lim(w);
+    return b;
+}
+
+/* ---- streaming ---- */
+
 /* Streaming: hand p[0, n) to the sink or fd until all is taken or it fails
  * (the sink contract: 1..n taken, -1 with EINTR retried, -1 failed, anything
  * else broken). *sent gets what was taken. */
-static int bw__send(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
+static int bw__send_bytes(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
 {
     size_t done = 0;
     int rc = BW_OK;
@@ -2582,7 +2765,7 @@ static int bw__send(bw_writer *w, const unsigned char *p, size_t n, size_t *sent
 BW__INTERNAL int bw__send_held(bw_writer *w)
 {
     size_t start = bw__start(w), sent;
-    int rc = bw__send(w, w->data + start, w->len - start, &sent);
+    int rc = bw__send_bytes(w, w->data + start, w->len - start, &sent);
     w->base += sent;
     if (rc != BW_OK) return bw__fail(w, rc);
     w->pos = w->base;
@@ -2635,7 +2818,7 @@ static int bw__stream_buffer(bw_writer *w, size_t n)
 BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
 {
     size_t sent;
-    int rc = bw__send(w, (const unsigned char *)p, n, &sent);
+    int rc = bw__send_bytes(w, (const unsigned char *)p, n, &sent);
     w->pos += sent;
     w->base += sent;
     return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
@@ -2675,44 +2858,32 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
     return BW_OK;
 }
 
-/* A contiguous writer's first block (it has no storage, so holds nothing):
- * no bytes to move or copy, no old block to give back, just the rent, and
- * src written at the start. The first write of every small message comes
- * here, so it skips bw__room_contig's general case. No error is recorded
- * (the caller checked), so lim is the capacity. The usual first block (the
- * pool's first_block: min_first_block, no learning in play) needs no size
- * rule, and its rent is the thread cache's inline pop: 88 instructions
- * from bw_reserve to here and back with the block (callgrind), where the
- * general way (bw__contig_size, bw_pool_shared, bw_pool_rent) took 159. */
-static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
+/* Send: every held byte goes to the sink; an enlarged buffer goes back. */
+static int bw__stream_send(bw_writer *w)
 {
-    bw_pool *p = bw__pool_of(w);
-    size_t cap, got;
-    unsigned char *b = NULL;
-    int rc;
-    if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    if (n <= bw__pool_first_block(p)) {
-        cap = bw__pool_first_block(p);
-        b = (unsigned char *)bw__rent_first(p, &got);
-    } else {
-        rc = bw__contig_size(w, p, n, &cap);
-        if (rc != BW_OK) return bw__fail(w, rc);
-    }
-    if (b == NULL) b = (unsigned char *)bw_pool_rent(p, cap, &got);
-    if (b == NULL) return bw__fail(w, BW_ENOMEM);
-    w->data = b;
-    w->cap = w->lim = got;
-    w->pos = w->base;
-    if (src != NULL) {
-        memcpy(b, src, n);
-        w->len = n;
-    }
+    if (bw_len(w) != 0 && bw__send_held(w) != BW_OK) return w->err;
+    if (w->data != NULL) bw__stream_shrink(w, NULL, 0);
     return BW_OK;
 }
 
-/* Room for n bytes at data + len (and, with src, append them): the one place
- * that knows the mode. The caller checked the writer and its error. */
-static int bw__room(bw_writer *w, size_t n, const void *src)
+/* Make contiguous: the held bytes move down; never sends or grows here
+ * (BW_EFULL when extra does not fit the buffer). */
+static unsigned char *bw__stream_contiguous(bw_writer *w, size_t extra)
+{
+    if (w->cap - w->len < extra) {
+        if (w->cap - bw_len(w) < extra) return bw__fail(w, BW_EFULL), NULL;
+        bw__move_down(w, NULL);
+    }
+    return w->data + bw__start(w);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The dispatcher: the one place that maps the mode to its hooks            */
+/* ------------------------------------------------------------------------ */
+/* The hooks and their contracts are listed in writer_internal.h. A new mode
+ * adds its section above and a case to each switch here. */
+
+BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
 {
     if (w->mode == BW__FIXED) return bw__room_fixed(w, n, src);
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
@@ -2735,17 +2906,72 @@ BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_c
     *old = NULL;
     *old_cap = 0;
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    if (w->mode == BW__CHAIN) {
-        bw__seg *s = bw__seg_rent(w, n), *gone;
-        if (s == NULL) return w->err;
-        gone = bw__seg_link(w, s);
-        if (gone != NULL) { /* held nothing, but bw_cstr's "" may be in it */
-            *old = gone->data;
-            *old_cap = bw__seg_cap(gone) + BW__SEG_HDR;
-        }
+    switch (w->mode) {
+    case BW__CHAIN: return bw__chain_room_keep(w, n, old, old_cap);
+    default:        return bw__contig_move(w, n, old, old_cap);
+    }
+}
+
+BW__INTERNAL int bw__send(bw_writer *w)
+{
+    switch (w->mode) {
+    case BW__STREAM: return bw__stream_send(w);
+    default:         return BW_OK; /* the others keep their bytes */
+    }
+}
+
+BW__INTERNAL void bw__drop_storage(bw_writer *w)
+{
+    switch (w->mode) {
+    case BW__FIXED: break; /* the caller's buffer stays */
+    case BW__CHAIN: bw__chain_drop_storage(w); break;
+    default:        bw__block_drop_storage(w); break;
+    }
+}
+
+BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra)
+{
+    switch (w->mode) {
+    case BW__CHAIN:  return bw__chain_contiguous(w, extra);
+    case BW__STREAM: return bw__stream_contiguous(w, extra);
+    default:         return bw__block_contiguous(w, extra);
+    }
+}
+
+BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+{
+    if (w->data == NULL) return 0;
+    switch (w->mode) {
+    case BW__CHAIN: return bw__chain_piece(w, c, p, n);
+    default:        return bw__block_piece(w, c, p, n);
+    }
+}
+
+BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n)
+{
+    w->base += n;
+    switch (w->mode) {
+    case BW__CHAIN: bw__chain_drop_front(w, n); break;
+    default:        break; /* one block: base alone says where bytes start */
+    }
+    if (w->base == bw_tell(w)) { /* all gone: start over at the beginning */
+        w->pos = w->base;
+        w->len = 0;
+        bw__set_lim(w);
+    }
+}
+
+/* Append src[0, n) to a writer whose checks were made (not NULL, no error
+ * recorded, src not NULL unless n is 0): the write the entry points share,
+ * so that none calls another entry point for it. */
+static int bw__put(bw_writer *w, const void *src, size_t n)
+{
+    if (w->cap - w->len >= n) {
+        if (n != 0) memcpy(w->data + w->len, src, n);
+        w->len += n;
         return BW_OK;
     }
-    return bw__contig_move(w, n, old, old_cap);
+    return bw__room(w, n, src);
 }
 
 int bw__write_slow(bw_writer *w, const void *src, size_t n)
@@ -2754,12 +2980,7 @@ int bw__write_slow(bw_writer *w, const void *src, size_t n)
     if (w->err != BW_OK) return w->err;
     if (n == 0) return BW_OK;
     if (src == NULL) return bw__fail(w, BW_EINVAL);
-    if (w->cap - w->len >= n) {
-        memcpy(w->data + w->len, src, n);
-        w->len += n;
-        return BW_OK;
-    }
-    return bw__room(w, n, src);
+    return bw__put(w, src, n);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2899,29 +3120,14 @@ static inline void bw__job_done(bw_writer *w)
         bw__learn_record(p, bw_len(w));
 }
 
-/* Give back every segmented block but the last. */
-static void bw__seg_drop_all_but_tail(bw_writer *w)
-{
-    bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
-    while (s != NULL && s != tail) {
-        bw__seg *next = s->next;
-        bw__seg_return(w, s);
-        s = next;
-    }
-    w->m.head = NULL;
-}
 
 /* Empty, no error, positions at 0; keeps the mode and its parameters. */
+/* The storage is given back (bw__drop_storage) or handed out first. */
 static void bw__reset(bw_writer *w)
 {
-    if (w->mode != BW__FIXED) {
-        w->data = NULL;
-        w->cap = 0;
-    }
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    if (w->mode == BW__CHAIN) w->m.head = NULL;
     w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
     w->lim = w->cap; /* no error now */
 }
@@ -2930,14 +3136,7 @@ static void bw__reset(bw_writer *w)
  * teaches the pool: bw__job_done would record nothing). */
 static BW__COLD void bw__release_rest(bw_writer *w)
 {
-    if (w->data != NULL && w->mode != BW__FIXED && !(w->flags & BW__EXTERNAL)) {
-        if (w->mode == BW__CHAIN) {
-            bw__seg_drop_all_but_tail(w);
-            bw__seg_return(w, bw__tail_seg(w));
-        } else {
-            (void)bw_pool_return(w->pool, w->data, w->cap);
-        }
-    }
+    bw__drop_storage(w);
     bw__reset(w);
 }
 
@@ -2960,6 +3159,8 @@ void bw_release(bw_writer *w)
     b = w->flags & BW__EXTERNAL ? NULL : w->data;
     cap = w->cap;
     len = bw_len(w);
+    w->data = NULL;
+    w->cap = 0;
     bw__reset(w);
     if (BW__UNLIKELY(p != NULL && bw__pool_learns(p, len))) bw__learn_record(p, len);
     /* A block implies its pool (the rent set it). */
@@ -2968,10 +3169,12 @@ void bw_release(bw_writer *w)
 
 void bw_clear(bw_writer *w)
 {
+    uint64_t at;
     if (w == NULL) return;
     bw__job_done(w);
-    if (w->mode == BW__CHAIN && w->data != NULL) bw__seg_drop_all_but_tail(w);
-    w->pos = w->base; /* bw_tell: the first dropped byte */
+    at = w->base;
+    bw__drop_front(w, bw_len(w)); /* every piece but the last block goes */
+    w->pos = w->base = at; /* bw_tell: the first dropped byte */
     w->len = 0;
     w->err = BW_OK;
     bw__set_lim(w);
@@ -2992,10 +3195,7 @@ int bw_flush(bw_writer *w)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    if (w->mode != BW__STREAM) return BW_OK;
-    if (bw_len(w) != 0 && bw__send_held(w) != BW_OK) return w->err;
-    if (w->data != NULL) bw__stream_shrink(w, NULL, 0);
-    return BW_OK;
+    return bw__send(w);
 }
 
 bw_pool *bw_writer_pool(const bw_writer *w)
@@ -3039,24 +3239,30 @@ int bw_puts(bw_writer *w, const char *s)
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (s == NULL) return bw__fail(w, BW_EINVAL);
-    return bw_write(w, s, strlen(s));
+    return bw__put(w, s, strlen(s));
 }
 
-/* A copy of src that stays valid while the writer moves, links or sends:
- * from buf (nbuf bytes) when it fits, else a block from the pool (*tmp,
- * *tmp_cap: give it back after). NULL with the error recorded. */
+/* The one stable copy of a source: n bytes that stay valid while the
+ * writer moves, links or sends, copied from src, or with src NULL from the
+ * writer's own held bytes (n is then bw_len). In buf (nbuf bytes) when they
+ * fit, else in a block from the pool (*tmp, *tmp_cap: give it back after).
+ * NULL with the error recorded. */
 static const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
                                    size_t nbuf, void **tmp, size_t *tmp_cap)
 {
-    bw_pool *p;
+    void *to = buf;
     *tmp = NULL;
-    if (n <= nbuf) return memcpy(buf, src, n);
-    p = bw__pool_of(w);
-    if (p == NULL || (*tmp = bw_pool_rent(p, n, tmp_cap)) == NULL) {
-        bw__fail(w, BW_ENOMEM);
-        return NULL;
+    if (n > nbuf) {
+        bw_pool *p = bw__pool_of(w);
+        if (p == NULL || (*tmp = bw_pool_rent(p, n, tmp_cap)) == NULL) {
+            bw__fail(w, BW_ENOMEM);
+            return NULL;
+        }
+        to = *tmp;
     }
-    return memcpy(*tmp, src, n);
+    if (src != NULL) return memcpy(to, src, n);
+    (void)bw_copy_out(w, 0, to, n);
+    return to;
 }
 
 /* The output did not fit in pass one. A fixed writer has only its own
@@ -3073,7 +3279,7 @@ static int bw__printf_fixed(bw_writer *w, size_t need, const char *fmt, va_list 
     if (need < sizeof buf) {
         if (need > w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
         r = vsnprintf(buf, sizeof buf, fmt, ap);
-        return r >= 0 && (size_t)r == need ? bw_write(w, buf, need) : bw__fail(w, BW_EINVAL);
+        return r >= 0 && (size_t)r == need ? bw__put(w, buf, need) : bw__fail(w, BW_EINVAL);
     }
     if (need >= w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
     bw__move_down(w, NULL);
@@ -3095,7 +3301,7 @@ static int bw__printf_apart(bw_writer *w, size_t need, const char *fmt, va_list 
     if (p == NULL || (tmp = bw_pool_rent(p, need + 1, &tmp_cap)) == NULL)
         return bw__fail(w, BW_ENOMEM);
     r = vsnprintf((char *)tmp, need + 1, fmt, ap);
-    rc = r >= 0 && (size_t)r == need ? bw_write(w, tmp, need) : bw__fail(w, BW_EINVAL);
+    rc = r >= 0 && (size_t)r == need ? bw__put(w, tmp, need) : bw__fail(w, BW_EINVAL);
     (void)bw_pool_return(p, tmp, tmp_cap);
     return rc;
 }
@@ -3163,7 +3369,7 @@ int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
     if (r < 0) return bw__fail(w, errno == EOVERFLOW ? BW_EOVERFLOW : BW_EINVAL);
     need = (size_t)r;
     if (need < size) {
-        if (dst == stack) return bw_write(w, stack, need);
+        if (dst == stack) return bw__put(w, stack, need);
         if (shift) memmove(w->data + w->len, dst, need);
         w->len += need;
         return BW_OK;
@@ -3275,7 +3481,7 @@ int bw_put_hex(bw_writer *w, const void *src, size_t n)
             for (i = 0; i < n && rc == BW_OK; i += sizeof out / 2) {
                 size_t k = n - i < sizeof out / 2 ? n - i : sizeof out / 2;
                 bw__hex(out, in + i, k);
-                rc = bw_write(w, out, 2 * k);
+                rc = bw__put(w, out, 2 * k);
             }
             goto done;
         }
@@ -3455,7 +3661,6 @@ const unsigned char *bw__data_slow(const bw_writer *w)
     const unsigned char *p, *one = NULL;
     size_t n;
     if (w == NULL || w->data == NULL) return NULL;
-    if (w->mode != BW__CHAIN || w->m.head == NULL) return w->data + bw__start(w);
     while (bw__piece(w, &c, &p, &n)) {
         if (n == 0) continue;
         if (one != NULL) return NULL;
@@ -3508,30 +3713,6 @@ int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
     return BW_OK;
 }
 
-void bw__drop_front(bw_writer *w, size_t n)
-{
-    w->base += n;
-    if (w->mode == BW__CHAIN && w->m.head != NULL) {
-        bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
-        while (s != tail) {
-            size_t held = s->end - s->start;
-            if (n < held) {
-                s->start += n;
-                return;
-            }
-            n -= held;
-            w->m.head = s->next;
-            bw__seg_return(w, s);
-            s = (bw__seg *)w->m.head;
-        }
-        w->m.head = NULL; /* the last block is the only one now */
-    }
-    if (w->base == bw_tell(w)) { /* all gone: start over at the beginning */
-        w->pos = w->base;
-        w->len = 0;
-        bw__set_lim(w);
-    }
-}
 
 int bw_consume(bw_writer *w, size_t n)
 {
@@ -3539,54 +3720,6 @@ int bw_consume(bw_writer *w, size_t n)
     if (n > bw_len(w)) return bw__fail(w, BW_EINVAL);
     if (n != 0) bw__drop_front(w, n);
     return BW_OK;
-}
-
-/* Make the held bytes contiguous with `extra` free bytes after them, in one
- * block: a segmented writer's blocks are copied into one new block; others
- * move down or grow through the cold path (streaming and fixed never send
- * or grow here: BW_EFULL). NULL with the error recorded on failure. */
-static unsigned char *bw__contiguous(bw_writer *w, size_t extra)
-{
-    size_t held = bw_len(w);
-    if (w->mode == BW__CHAIN && (w->m.head != NULL || w->cap - w->len < extra)) {
-        bw_pool *p = bw__pool_of(w);
-        bw__cursor c = {NULL, 0};
-        const unsigned char *src;
-        size_t want, got, k, off = 0;
-        unsigned char *b;
-        bw__seg *s;
-        int rc;
-        if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
-        rc = bw__seg_size(p, held + extra + BW__SEG_HDR, &want);
-        if (rc != BW_OK) return bw__fail(w, rc), NULL;
-        b = (unsigned char *)bw_pool_rent(p, want, &got);
-        if (b == NULL) return bw__fail(w, BW_ENOMEM), NULL;
-        while (bw__piece(w, &c, &src, &k)) {
-            if (k != 0) memcpy(b + off, src, k);
-            off += k;
-        }
-        bw__seg_drop_all_but_tail(w);
-        bw__seg_return(w, bw__tail_seg(w));
-        s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
-        s->data = b;
-        s->next = NULL;
-        s->start = s->end = 0;
-        w->data = b;
-        w->cap = got - BW__SEG_HDR;
-        w->pos = w->base;
-        w->len = held;
-        bw__set_lim(w);
-        return b;
-    }
-    if (w->cap - w->len < extra) {
-        if (w->mode == BW__STREAM) {
-            if (w->cap - held < extra) return bw__fail(w, BW_EFULL), NULL;
-            bw__move_down(w, NULL);
-        } else if (bw__room(w, extra, NULL) != BW_OK) {
-            return NULL;
-        }
-    }
-    return w->data + bw__start(w);
 }
 
 const unsigned char *bw_pullup(bw_writer *w)
@@ -3629,38 +3762,30 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     if (dst == src && dst->mode == BW__FIXED) {
         /* One block, and a write from its own held bytes moves the source
          * with them: no copy, so nothing is allocated. */
-        return bw_write(dst, dst->data + bw__start(dst), len);
+        return bw__put(dst, dst->data + bw__start(dst), len);
     }
     if (dst == src) {
         /* A second copy of itself: copy out first (writing may move, link
          * or send what is being read). */
         unsigned char buf[256];
-        void *tmp = NULL;
+        void *tmp;
         size_t tmp_cap = 0;
-        const void *copy;
-        bw_pool *pool = bw__pool_of(dst);
-        if (len <= sizeof buf) {
-            copy = buf;
-        } else if (pool == NULL || (tmp = bw_pool_rent(pool, len, &tmp_cap)) == NULL) {
-            return bw__fail(dst, BW_ENOMEM);
-        } else {
-            copy = tmp;
-        }
-        (void)bw_copy_out(src, 0, (void *)(uintptr_t)copy, len);
-        rc = bw_write(dst, copy, len);
-        if (tmp != NULL) (void)bw_pool_return(pool, tmp, tmp_cap);
+        const void *copy = bw__stable_copy(dst, NULL, len, buf, sizeof buf, &tmp, &tmp_cap);
+        if (copy == NULL) return dst->err;
+        rc = bw__put(dst, copy, len);
+        if (tmp != NULL) (void)bw_pool_return(dst->pool, tmp, tmp_cap);
         return rc;
     }
     /* All or nothing: room first where the mode allows it (a streaming
      * writer only for what fits its buffer), else undo to the mark. */
     if (dst->mode != BW__CHAIN && (dst->mode != BW__STREAM || len <= dst->m.s.size)) {
-        rc = bw_reserve(dst, len);
+        rc = dst->cap - dst->len >= len ? BW_OK : bw__room(dst, len, NULL);
         if (rc != BW_OK) return rc;
     }
     mark = bw_tell(dst);
     while (bw__piece(src, &c, &p, &n)) {
         if (n == 0) continue;
-        rc = bw_write(dst, p, n);
+        rc = bw__put(dst, p, n);
         if (rc != BW_OK) {
             if (dst->mode == BW__CHAIN && mark >= dst->base) (void)bw_truncate(dst, mark);
             return rc;
@@ -3696,17 +3821,9 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
                 memcpy(b, w->data + bw__start(w), l);
             }
         } else {
-            int saved = w->err;
-            if (w->mode == BW__CHAIN && w->m.head != NULL) {
-                w->err = BW_OK; /* detach works while an error is recorded */
-                b = bw__contiguous(w, 0);
-                if (b == NULL) {
-                    w->err = saved != BW_OK ? saved : w->err;
-                    bw__set_lim(w);
-                    return NULL;
-                }
-                w->err = saved;
-            }
+            /* Works while an error is recorded: bw__contiguous does not
+             * check it (a failure then keeps the first error). */
+            if (bw__contiguous(w, 0) == NULL) return NULL;
             bw__move_down(w, NULL);
             b = w->data;
             c = w->cap + (w->mode == BW__CHAIN ? BW__SEG_HDR : 0);
@@ -3725,17 +3842,6 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
 /* Hand-off and zero-copy                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Give back every block (and reference) a writer that is not fixed holds. */
-static void bw__drop_storage(bw_writer *w)
-{
-    if (w->data == NULL || w->mode == BW__FIXED || (w->flags & BW__EXTERNAL)) return;
-    if (w->mode == BW__CHAIN) {
-        bw__seg_drop_all_but_tail(w);
-        bw__seg_return(w, bw__tail_seg(w));
-    } else {
-        (void)bw_pool_return(w->pool, w->data, w->cap);
-    }
-}
 
 void *bw_detach_malloc(bw_writer *w, size_t *len)
 {
@@ -3754,6 +3860,8 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
             bw__move_down(w, NULL);
             b = w->data;
             b[l] = 0;
+            w->data = NULL;
+            w->cap = 0;
             goto done;
         }
     }
@@ -3787,7 +3895,7 @@ int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, voi
     if (n == 0 || w->mode != BW__CHAIN || bw__overlaps(w, data, n)) {
         /* A copy: other modes, and bytes inside the writer's own blocks,
          * which a link would outlive (consume gives blocks back). */
-        rc = bw_write(w, data, n);
+        rc = bw__put(w, data, n);
         if (rc == BW_OK && done != NULL) done(ctx, data, n);
         return rc;
     }
