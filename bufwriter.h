@@ -1220,7 +1220,11 @@ BW__INLINE int bw_put_svarint(bw_writer *w, int64_t v)
 BW_API void *bw__get_span_slow(bw_writer *w, size_t size_hint, size_t *avail);
 BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
 {
-    if (BW__UNLIKELY(w == NULL)) return bw__get_span_slow(w, size_hint, avail);
+    if (BW__UNLIKELY(w == NULL)) { /* NULL, as w is: no literal for C++'s
+                                      -Wzero-as-null-pointer-constant */
+        if (avail) *avail = 0;
+        return BW__CAST(void *, w);
+    }
     if (BW__LIKELY(size_hint - 1 < w->lim - w->len)) {
         size_t len = w->len;
         unsigned char *p = w->data + len; /* before *avail, which may alias w */
