@@ -48,7 +48,7 @@ MFB = [1, 64, 128, 256, 512]  # the min_first_block values of the E/mfb rows
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 BASELINE = {"A": "limit_warm", "B": "limit_warm", "C": "raw_store", "D": "malloc_free",
             "E": "raw_store", "F": "writer_write_fd", "G": "fwrite_setvbuf", "H": "bw_printf",
-            "I": "pools_1", "J": "limit_warm"}
+            "I": "pools_1", "J": "limit_warm", "R": "hand"}
 # The second limit of the append workloads (same size and chunk).
 HUGE = "limit_warm_huge"
 # Display order of the methods (registration order of the bench).
@@ -304,6 +304,7 @@ TITLES = {
     "G": "Workload G: streaming to /dev/null in 8 KiB writes, 64 KiB buffer (baseline fwrite_setvbuf; real time; peak RSS: the highest repetition)",
     "H": "Workload H: 1M CSV lines \"%d,%d,%d\\n\" into a contiguous writer (baseline bw_printf; real time)",
     "I": "Workload I: rent+return, one thread, pools in a shuffled order (baseline pools_1, same size; CPU time per op)",
+    "R": "Workload R: 1M records of u32 + uvarint + u64 + f64 (baseline hand: the stores written out; real time)",
     "J": "Workload J: the 0.3 sweep, repeated jobs of one size in 8 KiB chunks (Ratio: over limit_warm, Ratio huge: over limit_warm_huge, same size; real time)",
 }
 
@@ -487,7 +488,7 @@ def main(argv):
     os.makedirs(outdir, exist_ok=True)
     runs = [load(p) for p in files]
     for run in runs:
-        for wl in "ABCDEFGHIJ":
+        for wl in "ABCDEFGHIRJ":
             t = table(run, wl, markdown)
             if not t:
                 continue
