@@ -257,7 +257,7 @@ typedef struct bw__file {
 static int bw__file_write(bw__file *f, const char *buf, size_t n)
 {
     bw_writer *w = f->w;
-    if (w->mode == BW__CONTIG && w->err == BW_OK && w->cap - w->len < n) {
+    if ((bw__traits(w) & BW__GROWS) && w->err == BW_OK && w->cap - w->len < n) {
         void *old;
         size_t old_cap;
         int rc;
@@ -319,6 +319,30 @@ static bw__file *bw__file_new(bw_writer *w)
     return f;
 }
 
+/* The FILE's calls, the same on every libc: a write hands the bytes to the
+ * writer (0 with errno on failure); a writer is not seekable, so fseek and
+ * ftell fail with ESPIPE; close gives the kept blocks back. bw__file_open
+ * (per libc, below) makes the FILE, or returns NULL. */
+static int bw__file_put(void *cookie, const char *buf, size_t n)
+{
+    int rc = bw__file_write((bw__file *)cookie, buf, n);
+    if (rc == BW_OK) return 1;
+    errno = bw__errno_of(rc);
+    return 0;
+}
+
+static int bw__no_seek(void)
+{
+    errno = ESPIPE;
+    return -1;
+}
+
+static int bw__file_closed(void *cookie)
+{
+    bw__file_close((bw__file *)cookie);
+    return 0;
+}
+
 #if defined(__GLIBC__)
 /* fopencookie and its function table are declared by <stdio.h> only when
  * _GNU_SOURCE was defined before the first libc header (glibc's __USE_GNU
@@ -339,45 +363,29 @@ typedef struct bw__cookie_io {
 extern FILE *fopencookie(void *cookie, const char *mode, bw__cookie_io io);
 #  endif
 
-/* glibc takes a return below the count as an error (the stream's error flag
- * is set; fprintf then returns a negative value). */
 static ssize_t bw__cookie_write(void *cookie, const char *buf, size_t n)
 {
-    int rc = bw__file_write((bw__file *)cookie, buf, n);
-    if (rc == BW_OK) return (ssize_t)n;
-    errno = bw__errno_of(rc);
-    return 0;
+    /* glibc takes a return below the count as an error (the stream's error
+     * flag is set; fprintf then returns a negative value). */
+    return bw__file_put(cookie, buf, n) ? (ssize_t)n : 0;
 }
 
-/* A writer is not seekable: fseek and ftell fail with ESPIPE. */
 static int bw__cookie_seek(void *cookie, __off64_t *off, int whence)
 {
     (void)cookie;
     (void)off;
     (void)whence;
-    errno = ESPIPE;
-    return -1;
+    return bw__no_seek();
 }
 
-static int bw__cookie_close(void *cookie)
-{
-    bw__file_close((bw__file *)cookie);
-    return 0;
-}
-
-FILE *bw_fopen(bw_writer *w)
+static FILE *bw__file_open(bw__file *f)
 {
     bw__cookie_io io;
-    bw__file *f = bw__file_new(w);
-    FILE *fp;
-    if (f == NULL) return NULL;
     memset(&io, 0, sizeof io);
     io.write = bw__cookie_write;
     io.seek = bw__cookie_seek;
-    io.close = bw__cookie_close;
-    fp = fopencookie(f, "w", io);
-    if (fp == NULL) bw__file_close(f);
-    return fp;
+    io.close = bw__file_closed;
+    return fopencookie(f, "w", io);
 }
 
 /* The FILE behind bw__vprintf_sent: what the FILE hands over goes to the
@@ -397,10 +405,7 @@ static FILE *bw__sent_open(bw__sent *st)
 #else /* the BSDs and macOS: funopen */
 static int bw__funopen_write(void *cookie, const char *buf, int n)
 {
-    int rc = bw__file_write((bw__file *)cookie, buf, (size_t)n);
-    if (rc == BW_OK) return n;
-    errno = bw__errno_of(rc);
-    return -1;
+    return bw__file_put(cookie, buf, (size_t)n) ? n : -1;
 }
 
 static fpos_t bw__funopen_seek(void *cookie, fpos_t off, int whence)
@@ -408,24 +413,12 @@ static fpos_t bw__funopen_seek(void *cookie, fpos_t off, int whence)
     (void)cookie;
     (void)off;
     (void)whence;
-    errno = ESPIPE;
-    return -1;
+    return bw__no_seek();
 }
 
-static int bw__funopen_close(void *cookie)
+static FILE *bw__file_open(bw__file *f)
 {
-    bw__file_close((bw__file *)cookie);
-    return 0;
-}
-
-FILE *bw_fopen(bw_writer *w)
-{
-    bw__file *f = bw__file_new(w);
-    FILE *fp;
-    if (f == NULL) return NULL;
-    fp = funopen(f, NULL, bw__funopen_write, bw__funopen_seek, bw__funopen_close);
-    if (fp == NULL) bw__file_close(f);
-    return fp;
+    return funopen(f, NULL, bw__funopen_write, bw__funopen_seek, bw__file_closed);
 }
 
 static int bw__sent_write(void *cookie, const char *buf, int n)
@@ -438,6 +431,16 @@ static FILE *bw__sent_open(bw__sent *st)
     return funopen(st, NULL, bw__sent_write, NULL, NULL);
 }
 #endif
+
+FILE *bw_fopen(bw_writer *w)
+{
+    bw__file *f = bw__file_new(w);
+    FILE *fp;
+    if (f == NULL) return NULL;
+    fp = bw__file_open(f);
+    if (fp == NULL) bw__file_close(f);
+    return fp;
+}
 
 /* printf output longer than a streaming writer's buffer: the held bytes
  * are sent, then the output goes to the sink in the pieces the FILE hands
