@@ -16,7 +16,7 @@
 #   make fuzz             differential fuzzing for FUZZ_TIME seconds (600)
 #   make stress           the full thread stress (and 10,000 short-lived threads)
 #   make bench            make deps, then the benchmark (bench-full: all of it)
-#   make format-check     report files that differ from .clang-format
+#   make check-style      the library's sources: spaces, no trailing blanks, 100 columns
 #   make install          the headers, the libraries, bufwriter.pc and the CMake
 #                         package (from cmake/*.in) under DESTDIR + PREFIX
 #   make single           regenerate single_include/bufwriter.h (check-single: CI)
@@ -126,7 +126,7 @@ TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_HDRS := $(wildcard tests/*.h)
 
 .PHONY: all test test-strict check-copies test-seeded test-fuzz test-dlclose fuzz stress test-stress-tsan \
-        format-check bench bench-full deps install uninstall clean \
+        check-style bench bench-full deps install uninstall clean \
         $(addprefix test-,$(TEST_FLAVOURS))
 
 all: $(B)/libbufwriter.a $(B)/$(SO_DEV)
@@ -228,7 +228,7 @@ $(foreach f,$(TEST_FLAVOURS),$(eval $(call FLAVOUR,$(f))))
 # total as a plain "N passed, N failed" line (scripts/test_summary.sh).
 # make test-normal alone runs what this machine has, with no set-up.
 TEST_PARTS := all test-strict $(addprefix test-,$(TEST_FLAVOURS)) test-stress-tsan test-seeded \
-              test-fuzz test-dlclose check-single check-reference check-spdx check-copies test-packaging
+              test-fuzz test-dlclose check-single check-reference check-spdx check-copies check-style test-packaging
 test: deps
 	@rm -rf $(B)/test-logs && mkdir -p $(B)/test-logs
 	@for t in $(TEST_PARTS); do \
@@ -281,11 +281,15 @@ stress: $(B)/stress
 test-stress-tsan: $(B)/stress-tsan
 	TSAN_OPTIONS=halt_on_error=1 $(B)/stress-tsan 2 8 2000
 
-# Formatting: .clang-format describes the house style; this reports files
-# that differ from it (it does not rewrite them).
-format-check:
-	@clang-format --dry-run $(SRCS) $(HDRS) 2>&1 | grep -c 'warning:' | \
-	  xargs -I{} echo "{} lines differ from .clang-format (clang-format -i FILE to apply)"
+# The layout rules a tool can check in the library's sources (the rest of
+# the house style is in CONTRIBUTING.md): 4-space indents, no tab, no
+# trailing blank, at most 100 columns.
+STYLE_FILES := $(SRCS) $(HDRS) bufwriter.hpp
+check-style:
+	@awk 'length > 100 { print FILENAME ":" FNR ": longer than 100 columns"; bad = 1 } \
+	  /\t/ { print FILENAME ":" FNR ": a tab"; bad = 1 } \
+	  / $$/ { print FILENAME ":" FNR ": a trailing blank"; bad = 1 } END { exit bad }' \
+	  $(STYLE_FILES) && echo "check-style: $(words $(STYLE_FILES)) files, none over 100 columns, no tab, no trailing blank"
 
 # ----------------------------------------------------------------- fuzz --
 # Differential fuzzing (libFuzzer, clang). make test replays the committed

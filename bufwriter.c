@@ -292,7 +292,8 @@ static int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned cha
 /* Reset: give the one block back (not the caller's first buffer). */
 static void bw__block_drop_storage(bw_writer *w)
 {
-    if (w->data != NULL && !(w->flags & BW__EXTERNAL)) (void)bw_pool_return(w->pool, w->data, w->cap);
+    if (w->data != NULL && !(w->flags & BW__EXTERNAL))
+        (void)bw_pool_return(w->pool, w->data, w->cap);
     w->data = NULL;
     w->cap = 0;
 }

@@ -35,7 +35,7 @@
 #if !defined(__cplusplus)
 #  error "bufwriter.hpp is the C++ wrapper: C code includes bufwriter.h"
 #elif (defined(_MSVC_LANG) ? _MSVC_LANG : __cplusplus) < 201703L
-#  error "bufwriter.hpp needs C++17 or later (-std=c++17); C++11 and C++14 code can use bufwriter.h directly"
+#  error "bufwriter.hpp needs C++17 or later (-std=c++17); C++11 and C++14 code can use bufwriter.h"
 #else // the rest only where it can compile: the #error is the one message
 
 #include "bufwriter.h"

@@ -283,7 +283,8 @@ static int bw__file_write(bw__file *f, const char *buf, size_t n)
 static void bw__file_close(bw__file *f)
 {
     size_t i;
-    for (i = 0; i < f->n; i++) (void)bw_pool_return(f->kept[i].pool, f->kept[i].block, f->kept[i].size);
+    for (i = 0; i < f->n; i++)
+        (void)bw_pool_return(f->kept[i].pool, f->kept[i].block, f->kept[i].size);
     free(f->kept);
     free(f);
 }

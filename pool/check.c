@@ -123,7 +123,8 @@ static bool bw__grow_table(bw__ctab *t)
         for (i = 0; i <= t->mask; i++) {
             size_t j;
             if (t->e[i].state == BW__FREE_SLOT) continue;
-            for (j = bw__hash(t->e[i].block, n - 1); e[j].state != BW__FREE_SLOT; j = (j + 1) & (n - 1)) {}
+            j = bw__hash(t->e[i].block, n - 1);
+            while (e[j].state != BW__FREE_SLOT) j = (j + 1) & (n - 1);
             e[j] = t->e[i];
         }
         free(t->e);

@@ -68,7 +68,8 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
      * an oversized backlog goes on later calls). */
     while (p->nlarge > 0 &&
            (p->nlarge == p->max_large_blocks ||
-            atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size > p->max_large_bytes) &&
+            atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size >
+                p->max_large_bytes) &&
            nev < BW__EVICT_MAX) {
         evicted[nev++] = p->large[0];
         atomic_fetch_sub_explicit(&p->large_bytes, p->large[0].size, memory_order_relaxed);

@@ -114,7 +114,8 @@ BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool 
             jump = bw__grow_size(p, learned);
         } else if (learned == 0 && cap != 0) {
             from = cap > p->jump_floor ? cap : p->jump_floor;
-            if (from <= SIZE_MAX / BW__FRESH_GROWTH) jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
+            if (from <= SIZE_MAX / BW__FRESH_GROWTH)
+                jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
         }
         if (jump > p->max_learned) jump = p->max_learned;
         if (jump > size) size = jump;

@@ -1162,12 +1162,30 @@ BW__INLINE void bw__st_u64be(unsigned char *p, uint64_t v)
 { bw__st_u32be(p, BW__CAST(uint32_t, v >> 32)); bw__st_u32be(p + 4, BW__CAST(uint32_t, v)); }
 #endif
 BW__INLINE void bw__st_u8(unsigned char *p, uint8_t v) { p[0] = v; }
-BW__INLINE void bw__st_i16le(unsigned char *p, int16_t v) { bw__st_u16le(p, BW__CAST(uint16_t, v)); }
-BW__INLINE void bw__st_i32le(unsigned char *p, int32_t v) { bw__st_u32le(p, BW__CAST(uint32_t, v)); }
-BW__INLINE void bw__st_i64le(unsigned char *p, int64_t v) { bw__st_u64le(p, BW__CAST(uint64_t, v)); }
-BW__INLINE void bw__st_i16be(unsigned char *p, int16_t v) { bw__st_u16be(p, BW__CAST(uint16_t, v)); }
-BW__INLINE void bw__st_i32be(unsigned char *p, int32_t v) { bw__st_u32be(p, BW__CAST(uint32_t, v)); }
-BW__INLINE void bw__st_i64be(unsigned char *p, int64_t v) { bw__st_u64be(p, BW__CAST(uint64_t, v)); }
+BW__INLINE void bw__st_i16le(unsigned char *p, int16_t v)
+{
+    bw__st_u16le(p, BW__CAST(uint16_t, v));
+}
+BW__INLINE void bw__st_i32le(unsigned char *p, int32_t v)
+{
+    bw__st_u32le(p, BW__CAST(uint32_t, v));
+}
+BW__INLINE void bw__st_i64le(unsigned char *p, int64_t v)
+{
+    bw__st_u64le(p, BW__CAST(uint64_t, v));
+}
+BW__INLINE void bw__st_i16be(unsigned char *p, int16_t v)
+{
+    bw__st_u16be(p, BW__CAST(uint16_t, v));
+}
+BW__INLINE void bw__st_i32be(unsigned char *p, int32_t v)
+{
+    bw__st_u32be(p, BW__CAST(uint32_t, v));
+}
+BW__INLINE void bw__st_i64be(unsigned char *p, int64_t v)
+{
+    bw__st_u64be(p, BW__CAST(uint64_t, v));
+}
 /* Floats: their IEEE-754 bits, through memcpy (no aliasing games). */
 BW__INLINE void bw__st_f32le(unsigned char *p, float v)
 { uint32_t u; memcpy(&u, &v, sizeof u); bw__st_u32le(p, u); }
@@ -2479,7 +2497,8 @@ static int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned cha
 /* Reset: give the one block back (not the caller's first buffer). */
 static void bw__block_drop_storage(bw_writer *w)
 {
-    if (w->data != NULL && !(w->flags & BW__EXTERNAL)) (void)bw_pool_return(w->pool, w->data, w->cap);
+    if (w->data != NULL && !(w->flags & BW__EXTERNAL))
+        (void)bw_pool_return(w->pool, w->data, w->cap);
     w->data = NULL;
     w->cap = 0;
 }
@@ -4480,7 +4499,8 @@ static int bw__file_write(bw__file *f, const char *buf, size_t n)
 static void bw__file_close(bw__file *f)
 {
     size_t i;
-    for (i = 0; i < f->n; i++) (void)bw_pool_return(f->kept[i].pool, f->kept[i].block, f->kept[i].size);
+    for (i = 0; i < f->n; i++)
+        (void)bw_pool_return(f->kept[i].pool, f->kept[i].block, f->kept[i].size);
     free(f->kept);
     free(f);
 }
@@ -4968,7 +4988,8 @@ static bool bw__grow_table(bw__ctab *t)
         for (i = 0; i <= t->mask; i++) {
             size_t j;
             if (t->e[i].state == BW__FREE_SLOT) continue;
-            for (j = bw__hash(t->e[i].block, n - 1); e[j].state != BW__FREE_SLOT; j = (j + 1) & (n - 1)) {}
+            j = bw__hash(t->e[i].block, n - 1);
+            while (e[j].state != BW__FREE_SLOT) j = (j + 1) & (n - 1);
             e[j] = t->e[i];
         }
         free(t->e);
@@ -5272,7 +5293,8 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
      * an oversized backlog goes on later calls). */
     while (p->nlarge > 0 &&
            (p->nlarge == p->max_large_blocks ||
-            atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size > p->max_large_bytes) &&
+            atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size >
+                p->max_large_bytes) &&
            nev < BW__EVICT_MAX) {
         evicted[nev++] = p->large[0];
         atomic_fetch_sub_explicit(&p->large_bytes, p->large[0].size, memory_order_relaxed);
@@ -5473,7 +5495,8 @@ BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool 
             jump = bw__grow_size(p, learned);
         } else if (learned == 0 && cap != 0) {
             from = cap > p->jump_floor ? cap : p->jump_floor;
-            if (from <= SIZE_MAX / BW__FRESH_GROWTH) jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
+            if (from <= SIZE_MAX / BW__FRESH_GROWTH)
+                jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
         }
         if (jump > p->max_learned) jump = p->max_learned;
         if (jump > size) size = jump;
