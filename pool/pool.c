@@ -227,7 +227,6 @@ static void bw__options_resolve(bw_pool_options *r, const bw_pool_options *o)
 #define BW__RESOLVE(name, type, dflt) if (r->name == 0) r->name = (type)(dflt);
     BW__OPTIONS(BW__RESOLVE)
 #undef BW__RESOLVE
-    if (r->allocator == NULL) r->allocator = bw_allocator_libc();
     /* A threshold below the default jump floor keeps the floor at the
      * threshold (where 0.2 jumped); a floor set by the caller stays. */
     if ((o == NULL || o->jump_floor == 0) && r->jump_floor > r->max_pooled_size)

@@ -49,7 +49,7 @@
 #define BW__DEFAULT_FIRST_BLOCK  ((size_t)512)
 
 /* The pool's options, one table: the bw_pool_options field, its type and
- * the value a 0 there stands for (bufwriter.h documents each next to its
+ * the value a 0 (NULL) there stands for (bufwriter.h documents each at its
  * field). bw__options_resolve (pool.c) is the one reader: it fills every
  * default, and the rest of the pool reads only the resolved copy. Adding an
  * option is its field and doc line in bufwriter.h, one row here, and the
@@ -64,7 +64,8 @@
     X(max_learned_size, size_t, (size_t)64 << 20)     /* 64 MiB */       \
     X(decay_ms, uint32_t, 10000u)  /* jemalloc's dirty decay */          \
     X(min_first_block, size_t, BW__DEFAULT_FIRST_BLOCK)                  \
-    X(jump_floor, size_t, BW__DEFAULT_JUMP_FLOOR)
+    X(jump_floor, size_t, BW__DEFAULT_JUMP_FLOOR)                         \
+    X(allocator, const bw_allocator *, bw_allocator_libc())
 /* Thread caches serve classes up to this size (jemalloc's tcache_max is
  * 32 KiB too): bigger blocks are few and their copy costs far more than a
  * lock, and so an idle thread never sits on much memory that cannot decay
