@@ -1456,7 +1456,9 @@ BW__QUIET_END
 
 /*************** Begin file pool/pool_internal.h ****************************/
 /* pool_internal.h - the pool's private structures, shared by the files of
- * pool/ and by bufwriter.c. Nothing here is part of the public API. */
+ * pool/. The writer includes it only through pool_writer.h, whose inline
+ * accessors read it; bufwriter.c itself reads none of it. Nothing here is
+ * part of the public API. */
 #ifndef BW_POOL_INTERNAL_H
 #define BW_POOL_INTERNAL_H
 
