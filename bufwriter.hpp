@@ -385,17 +385,12 @@ class writer {
     int advance(size_t n) noexcept { return bw_advance(&w_, n); }
 
     // put_u8 .. put_f64be and patch_u8 .. patch_f64be, as bw_put_* and
-    // bw_patch_* (sections 7 and 8).
-#define BW_HPP_TYPED(name, type)                                               \
+    // bw_patch_* (sections 7 and 8): one of each for every row of the C
+    // header's type list, BW__TYPES.
+#define BW_HPP_TYPED(name, type, size)                                         \
     int put_##name(type v) noexcept { return bw_put_##name(&w_, v); }         \
     int patch_##name(uint64_t pos, type v) noexcept { return bw_patch_##name(&w_, pos, v); }
-    BW_HPP_TYPED(u8, uint8_t)
-    BW_HPP_TYPED(u16le, uint16_t) BW_HPP_TYPED(u32le, uint32_t) BW_HPP_TYPED(u64le, uint64_t)
-    BW_HPP_TYPED(u16be, uint16_t) BW_HPP_TYPED(u32be, uint32_t) BW_HPP_TYPED(u64be, uint64_t)
-    BW_HPP_TYPED(i16le, int16_t)  BW_HPP_TYPED(i32le, int32_t)  BW_HPP_TYPED(i64le, int64_t)
-    BW_HPP_TYPED(i16be, int16_t)  BW_HPP_TYPED(i32be, int32_t)  BW_HPP_TYPED(i64be, int64_t)
-    BW_HPP_TYPED(f32le, float)    BW_HPP_TYPED(f64le, double)
-    BW_HPP_TYPED(f32be, float)    BW_HPP_TYPED(f64be, double)
+    BW__TYPES(BW_HPP_TYPED)
 #undef BW_HPP_TYPED
 
     // Positions (section 8).
