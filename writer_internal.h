@@ -10,6 +10,17 @@
 /* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED, in
  * bufwriter.h (section 11), where bw_data's inline fast path needs them. */
 
+/* The modes as an enum, for the dispatcher's switches (bufwriter.c): they
+ * name every mode and have no default, so that -Wswitch names each switch
+ * a new mode must add its case to. */
+typedef enum bw__mode {
+    BW__M_CONTIG = BW__CONTIG,
+    BW__M_CHAIN = BW__CHAIN,
+    BW__M_STREAM = BW__STREAM,
+    BW__M_FIXED = BW__FIXED
+} bw__mode;
+static inline bw__mode bw__mode_of(const bw_writer *w) { return (bw__mode)w->mode; }
+
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */

@@ -2092,6 +2092,17 @@ BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap);
 /* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED, in
  * bufwriter.h (section 11), where bw_data's inline fast path needs them. */
 
+/* The modes as an enum, for the dispatcher's switches (bufwriter.c): they
+ * name every mode and have no default, so that -Wswitch names each switch
+ * a new mode must add its case to. */
+typedef enum bw__mode {
+    BW__M_CONTIG = BW__CONTIG,
+    BW__M_CHAIN = BW__CHAIN,
+    BW__M_STREAM = BW__STREAM,
+    BW__M_FIXED = BW__FIXED
+} bw__mode;
+static inline bw__mode bw__mode_of(const bw_writer *w) { return (bw__mode)w->mode; }
+
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
@@ -3410,9 +3421,11 @@ int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
 /* The dispatcher: the one place that maps the mode to its hooks            */
 /* ------------------------------------------------------------------------ */
 /* The hooks and their contracts are listed in writer_internal.h, with the
- * traits. A new mode adds its section above, its traits, and a case to
- * each switch here where the default is not what it does; no code outside
- * the sections and this one reads the mode. */
+ * traits. Each switch names every mode and has no default, so that -Wswitch
+ * (in -Wall) names each one a new mode must add its case to; the statement
+ * after a switch is never reached. A new mode adds its section above, its
+ * traits, and its cases here; no code outside the sections and this one
+ * reads the mode. */
 
 /* Compares, not a switch: gcc turns a switch into a table load, where this
  * folds to one compare for a single trait (bw_release's). */
@@ -3426,14 +3439,18 @@ BW__INTERNAL unsigned bw__traits(const bw_writer *w)
 
 BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
 {
+    /* Tests before the switch, in the order of what is most common: a
+     * small message's first write (bw__contig_first) is one compare away. */
     if (w->mode == BW__FIXED) return bw__room_fixed(w, n, src);
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     if (w->data == NULL && w->mode == BW__CONTIG) return bw__contig_first(w, n, src);
-    switch (w->mode) {
-    case BW__CHAIN:  return bw__room_chain(w, n, src);
-    case BW__STREAM: return bw__room_stream(w, n, src);
-    default:         return bw__room_contig(w, n, src);
+    switch (bw__mode_of(w)) {
+    case BW__M_CONTIG: return bw__room_contig(w, n, src);
+    case BW__M_CHAIN:  return bw__room_chain(w, n, src);
+    case BW__M_STREAM: return bw__room_stream(w, n, src);
+    case BW__M_FIXED:  break; /* above */
     }
+    return bw__room_fixed(w, n, src);
 }
 
 /* Room for n contiguous bytes at data + len that leaves every byte the held
@@ -3447,53 +3464,67 @@ BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_c
     *old = NULL;
     *old_cap = 0;
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    switch (w->mode) {
-    case BW__CHAIN: return bw__chain_room_keep(w, n, old, old_cap);
-    default:        return bw__contig_move(w, n, old, old_cap);
+    switch (bw__mode_of(w)) {
+    case BW__M_CONTIG: return bw__contig_move(w, n, old, old_cap);
+    case BW__M_CHAIN:  return bw__chain_room_keep(w, n, old, old_cap);
+    case BW__M_STREAM:
+    case BW__M_FIXED:  break;
     }
+    return bw__fail(w, BW_EINVAL);
 }
 
 BW__INTERNAL int bw__send(bw_writer *w)
 {
-    switch (w->mode) {
-    case BW__STREAM: return bw__stream_send(w);
-    default:         return BW_OK; /* the others keep their bytes */
+    switch (bw__mode_of(w)) {
+    case BW__M_STREAM: return bw__stream_send(w);
+    case BW__M_CONTIG:
+    case BW__M_CHAIN:
+    case BW__M_FIXED:  break; /* they keep their bytes */
     }
+    return BW_OK;
 }
 
 BW__INTERNAL void bw__drop_storage(bw_writer *w)
 {
-    switch (w->mode) {
-    case BW__FIXED: break; /* the caller's buffer stays */
-    case BW__CHAIN: bw__chain_drop_storage(w); break;
-    default:        bw__block_drop_storage(w); break;
+    switch (bw__mode_of(w)) {
+    case BW__M_CONTIG:
+    case BW__M_STREAM: bw__block_drop_storage(w); break;
+    case BW__M_CHAIN:  bw__chain_drop_storage(w); break;
+    case BW__M_FIXED:  break; /* the caller's buffer stays */
     }
 }
 
 BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra)
 {
-    switch (w->mode) {
-    case BW__CHAIN:  return bw__chain_contiguous(w, extra);
-    case BW__STREAM: return bw__stream_contiguous(w, extra);
-    default:         return bw__block_contiguous(w, extra);
+    switch (bw__mode_of(w)) {
+    case BW__M_CONTIG:
+    case BW__M_FIXED:  return bw__block_contiguous(w, extra);
+    case BW__M_CHAIN:  return bw__chain_contiguous(w, extra);
+    case BW__M_STREAM: return bw__stream_contiguous(w, extra);
     }
+    return NULL;
 }
 
 BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
 {
     if (w->data == NULL) return 0;
-    switch (w->mode) {
-    case BW__CHAIN: return bw__chain_piece(w, c, p, n);
-    default:        return bw__block_piece(w, c, p, n);
+    switch (bw__mode_of(w)) {
+    case BW__M_CHAIN:  return bw__chain_piece(w, c, p, n);
+    case BW__M_CONTIG:
+    case BW__M_STREAM:
+    case BW__M_FIXED:  break;
     }
+    return bw__block_piece(w, c, p, n);
 }
 
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n)
 {
     w->base += n;
-    switch (w->mode) {
-    case BW__CHAIN: bw__chain_drop_front(w, n); break;
-    default:        break; /* one block: base alone says where bytes start */
+    switch (bw__mode_of(w)) {
+    case BW__M_CHAIN:  bw__chain_drop_front(w, n); break;
+    case BW__M_CONTIG:
+    case BW__M_STREAM:
+    case BW__M_FIXED:  break; /* one block: base alone says where bytes start */
     }
     if (w->base == bw_tell(w)) { /* all gone: start over at the beginning */
         w->pos = w->base;
@@ -3504,70 +3535,91 @@ BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n)
 
 BW__INTERNAL int bw__overlaps(const bw_writer *w, const void *p, size_t n)
 {
-    switch (w->mode) {
-    case BW__CHAIN: return bw__chain_overlaps(w, p, n);
-    default:        return bw__in_block(w, p, n);
+    switch (bw__mode_of(w)) {
+    case BW__M_CHAIN:  return bw__chain_overlaps(w, p, n);
+    case BW__M_CONTIG:
+    case BW__M_STREAM:
+    case BW__M_FIXED:  break;
     }
+    return bw__in_block(w, p, n);
 }
 
 BW__INTERNAL int bw__printf_rest(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
-    switch (w->mode) {
-    case BW__FIXED:  return bw__printf_fixed(w, need, fmt, ap);
-    case BW__STREAM: return bw__printf_stream(w, need, fmt, ap);
-    case BW__CHAIN:  return bw__printf_grow(w, need, fmt, ap, 0);
-    default:         return bw__printf_contig(w, need, fmt, ap);
+    switch (bw__mode_of(w)) {
+    case BW__M_CONTIG: return bw__printf_contig(w, need, fmt, ap);
+    case BW__M_CHAIN:  return bw__printf_grow(w, need, fmt, ap, 0);
+    case BW__M_STREAM: return bw__printf_stream(w, need, fmt, ap);
+    case BW__M_FIXED:  return bw__printf_fixed(w, need, fmt, ap);
     }
+    return bw__fail(w, BW_EINVAL);
 }
 
 BW__INTERNAL int bw__room_at_once(const bw_writer *w, size_t n)
 {
-    switch (w->mode) {
-    case BW__STREAM: return n <= w->m.s.size;
-    default:         return 1;
+    switch (bw__mode_of(w)) {
+    case BW__M_STREAM: return n <= w->m.s.size;
+    case BW__M_CONTIG:
+    case BW__M_CHAIN:
+    case BW__M_FIXED:  break;
     }
+    return 1;
 }
 
 BW__INTERNAL size_t bw__block_size(const bw_writer *w)
 {
     if (w->data == NULL || (w->flags & BW__EXTERNAL)) return 0;
-    switch (w->mode) {
-    case BW__FIXED: return 0; /* the caller's */
-    case BW__CHAIN: return bw__chain_block_size(w);
-    default:        return w->cap;
+    switch (bw__mode_of(w)) {
+    case BW__M_CONTIG:
+    case BW__M_STREAM: return w->cap;
+    case BW__M_CHAIN:  return bw__chain_block_size(w);
+    case BW__M_FIXED:  break; /* the caller's */
     }
+    return 0;
 }
 
 BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos)
 {
-    switch (w->mode) {
-    case BW__CHAIN: bw__chain_cut(w, pos); break;
-    default:        bw__block_cut(w, pos); break;
+    switch (bw__mode_of(w)) {
+    case BW__M_CHAIN:  bw__chain_cut(w, pos); return;
+    case BW__M_CONTIG:
+    case BW__M_STREAM:
+    case BW__M_FIXED:  break;
     }
+    bw__block_cut(w, pos);
 }
 
 BW__INTERNAL int bw__own(bw_writer *w, uint64_t pos, size_t n)
 {
-    switch (w->mode) {
-    case BW__CHAIN: return bw__chain_own(w, pos, n);
-    default:        return BW_OK; /* one block, the writer's own */
+    switch (bw__mode_of(w)) {
+    case BW__M_CHAIN:  return bw__chain_own(w, pos, n);
+    case BW__M_CONTIG:
+    case BW__M_STREAM:
+    case BW__M_FIXED:  break; /* one block, the writer's own */
     }
+    return BW_OK;
 }
 
 BW__INTERNAL int bw__link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
 {
-    switch (w->mode) {
-    case BW__CHAIN: return bw__chain_link(w, data, n, done, ctx);
-    default:        return bw__link_copy(w, data, n, done, ctx);
+    switch (bw__mode_of(w)) {
+    case BW__M_CHAIN:  return bw__chain_link(w, data, n, done, ctx);
+    case BW__M_CONTIG:
+    case BW__M_STREAM:
+    case BW__M_FIXED:  break;
     }
+    return bw__link_copy(w, data, n, done, ctx);
 }
 
 BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src)
 {
-    switch (dst->mode) {
-    case BW__CHAIN: return bw__chain_take(dst, src);
-    default:        return 0;
+    switch (bw__mode_of(dst)) {
+    case BW__M_CHAIN:  return bw__chain_take(dst, src);
+    case BW__M_CONTIG:
+    case BW__M_STREAM:
+    case BW__M_FIXED:  break;
     }
+    return 0;
 }
 
 int bw__write_slow(bw_writer *w, const void *src, size_t n)
@@ -3857,16 +3909,15 @@ int bw_put_hex(bw_writer *w, const void *src, size_t n)
     if (src == NULL) return bw__fail(w, BW_EINVAL);
     no_pool = (bw__traits(w) & BW__NO_POOL) != 0;
     if (n > BW__MAX_BLOCK / 2) return bw__fail(w, no_pool ? BW_EFULL : BW_EOVERFLOW);
-    if (w->cap - w->len < 2 * n && no_pool) {
-        /* A writer with no pool never allocates: the held bytes move down
-         * over consumed room, and in with them (not a copy). */
-        const void *at = in;
-        if (w->cap - (w->len - bw__start(w)) < 2 * n) return bw__fail(w, BW_EFULL);
-        bw__move_down(w, &at);
-        in = (const unsigned char *)at;
-    } else if (w->cap - w->len < 2 * n) {
-        /* The cold path may move, link or send the bytes src points into. */
-        if (bw__overlaps(w, src, n)) {
+    if (w->cap - w->len < 2 * n) {
+        /* The cold path may move, link or send the bytes src points into:
+         * they are copied first, but a writer with no pool never allocates
+         * and moves its held bytes down in place instead, src with them. */
+        if (bw__overlaps(w, src, n) && no_pool) {
+            const void *at = in;
+            bw__move_down(w, &at);
+            in = (const unsigned char *)at;
+        } else if (bw__overlaps(w, src, n)) {
             in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
             if (in == NULL) return w->err;
         }
@@ -4058,6 +4109,10 @@ const char *bw_cstr(bw_writer *w)
     return (const char *)p;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Appending, hand-off and zero-copy                                        */
+/* ------------------------------------------------------------------------ */
+
 int bw_append_writer(bw_writer *dst, const bw_writer *src)
 {
     bw__cursor c = {NULL, 0};
@@ -4150,11 +4205,6 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     if (capacity != NULL) *capacity = c;
     return b;
 }
-
-/* ------------------------------------------------------------------------ */
-/* Hand-off and zero-copy                                                   */
-/* ------------------------------------------------------------------------ */
-
 
 void *bw_detach_malloc(bw_writer *w, size_t *len)
 {
