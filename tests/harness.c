@@ -11,6 +11,22 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+/* Append src[0..n) to the growable array (*d, *len, *cap), keeping at least
+ * `spare` bytes free after it; it grows by doubling from 256. */
+static void append_bytes(unsigned char **d, size_t *len, size_t *cap, const void *src, size_t n,
+                         size_t spare)
+{
+    if (*len + n + spare > *cap) {
+        size_t nc = *cap ? *cap : 256;
+        while (nc < *len + n + spare) nc *= 2;
+        *d = (unsigned char *)realloc(*d, nc);
+        cr_assert_not_null(*d);
+        *cap = nc;
+    }
+    if (n != 0) memcpy(*d + *len, src, n);
+    *len += n;
+}
+
 /* ---- The counting, failure-injecting backing allocator ----------------- */
 
 #define TA_HDR 16
@@ -149,15 +165,7 @@ ptrdiff_t test_sink(void *ctx, const void *data, size_t n)
     }
     if (s->take != 0 && k > s->take) k = s->take;
     if (k > s->budget) k = s->budget;
-    if (s->len + k > s->cap) {
-        size_t nc = s->cap ? s->cap : 256;
-        while (nc < s->len + k) nc *= 2;
-        s->got = (unsigned char *)realloc(s->got, nc);
-        cr_assert_not_null(s->got);
-        s->cap = nc;
-    }
-    memcpy(s->got + s->len, data, k);
-    s->len += k;
+    append_bytes(&s->got, &s->len, &s->cap, data, k, 0);
     if (s->budget != SIZE_MAX) s->budget -= k;
     return (ptrdiff_t)k;
 }
@@ -375,15 +383,7 @@ int expect_output(const harness *h, const void *want, size_t n, const char *what
 
 void ref_add(ref *r, const void *src, size_t n)
 {
-    if (r->len + n > r->cap) {
-        size_t nc = r->cap ? r->cap : 256;
-        while (nc < r->len + n) nc *= 2;
-        r->d = (unsigned char *)realloc(r->d, nc);
-        cr_assert_not_null(r->d);
-        r->cap = nc;
-    }
-    if (n != 0) memcpy(r->d + r->len, src, n);
-    r->len += n;
+    append_bytes(&r->d, &r->len, &r->cap, src, n, 0);
 }
 void ref_str(ref *r, const char *s) { ref_add(r, s, strlen(s)); }
 
@@ -431,6 +431,12 @@ void put_pattern(harness *h, size_t from, size_t n)
     cr_assert_eq(bw_write(&h->w, pattern() + from, n), BW_OK);
 }
 
+void put_pattern_ref(harness *h, ref *r, size_t from, size_t n)
+{
+    put_pattern(h, from, n);
+    ref_add(r, pattern() + from, n);
+}
+
 /* Sizes and widths the compiler cannot see through (so -Werror does not
  * reject the deliberately impossible calls at compile time). */
 size_t opaque(size_t n)
@@ -452,6 +458,42 @@ int vp(bw_writer *w, const char *fmt, ...)
     rc = bw_vprintf(w, fmt, ap);
     va_end(ap);
     return rc;
+}
+
+void expect_typed_puts_refuse_null(void)
+{
+    cr_expect_eq(bw_put_u8(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u16le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u32le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u64le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u16be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u32be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u64be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i16le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i32le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i64le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i16be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i32be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i64be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_f32le(NULL, 1.0f), BW_EINVAL);
+    cr_expect_eq(bw_put_f64le(NULL, 1.0), BW_EINVAL);
+    cr_expect_eq(bw_put_f32be(NULL, 1.0f), BW_EINVAL);
+    cr_expect_eq(bw_put_f64be(NULL, 1.0), BW_EINVAL);
+    cr_expect_eq(bw_put_uvarint(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_svarint(NULL, -1), BW_EINVAL);
+    cr_expect_eq(bw_put_dec_u64(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_dec_i64(NULL, -1), BW_EINVAL);
+}
+
+void expect_flush_eio(bw_writer *w, int err, const char *where)
+{
+    int rc, e;
+    errno = 0;
+    rc = bw_flush(w);
+    e = errno;
+    cr_expect_eq(rc, BW_EIO, "%s: flush %d", where, rc);
+    cr_expect_eq(e, err, "%s: errno %d, want %d", where, e, err);
+    cr_expect_eq(bw_error(w), BW_EIO, "%s: recorded", where);
 }
 
 /* Record an error (BW_EINVAL: an advance beyond the free space). */
@@ -625,6 +667,19 @@ void *rent_ok(bw_pool *p, size_t n, size_t *cap)
     return b;
 }
 
+void rent_each(bw_pool *p, size_t n, const size_t *sizes, size_t size, void **b, size_t *cap)
+{
+    size_t i;
+    for (i = 0; i < n; i++) b[i] = rent_ok(p, sizes != NULL ? sizes[i] : size, &cap[i]);
+}
+
+void return_each(bw_pool *p, size_t n, void *const *b, const size_t *cap)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK, "return of block %zu", i);
+}
+
 int all_bytes(const void *b, size_t n, unsigned char v)
 {
     const unsigned char *c = (const unsigned char *)b;
@@ -674,6 +729,17 @@ void fill_chunk(unsigned seed)
     for (i = 0; i < sizeof chunk; i++) chunk[i] = pat(i, seed);
 }
 
+void small_jobs(bw_pool *p, int jobs, size_t n)
+{
+    bw_writer w;
+    int i;
+    for (i = 0; i < jobs; i++) {
+        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        cr_assert_eq(bw_write(&w, chunk, n), BW_OK, "job %d", i);
+        bw_release(&w);
+    }
+}
+
 size_t write_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
 {
     bw_writer w;
@@ -716,15 +782,7 @@ unsigned rnd(unsigned *s)
 
 void by_add(bytes *b, const void *src, size_t n)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t c = b->cap ? b->cap : 256;
-        while (c < b->len + n + 1) c *= 2;
-        b->d = (unsigned char *)realloc(b->d, c);
-        cr_assert_not_null(b->d);
-        b->cap = c;
-    }
-    if (n) memcpy(b->d + b->len, src, n);
-    b->len += n;
+    append_bytes(&b->d, &b->len, &b->cap, src, n, 1);
 }
 
 void by_free(bytes *b)

@@ -181,6 +181,8 @@ void fill_tight(harness *h, const void *tail, size_t tn, size_t slack);
 
 /* Write n pattern bytes (from offset `from` of the pattern). */
 void put_pattern(harness *h, size_t from, size_t n);
+/* ... and add them to the expected output r. */
+void put_pattern_ref(harness *h, ref *r, size_t from, size_t n);
 
 /* Sizes and widths the compiler cannot see through (so -Werror does not
  * reject the deliberately impossible calls at compile time). */
@@ -189,6 +191,13 @@ int opaque_int(int n);
 
 /* bw_vprintf through a variadic call. */
 int vp(bw_writer *w, const char *fmt, ...);
+
+/* Every typed put (bw_put_u8 .. bw_put_dec_i64) on a NULL writer is
+ * BW_EINVAL. */
+void expect_typed_puts_refuse_null(void);
+
+/* bw_flush fails with BW_EIO, leaves errno at err, and records BW_EIO. */
+void expect_flush_eio(bw_writer *w, int err, const char *where);
 
 /* Record an error (BW_EINVAL: an advance beyond the free space). */
 void record_einval(harness *h);
@@ -251,6 +260,10 @@ bw_pool_options opts_for(test_alloc *ta);
 bw_pool *mkpool(const bw_pool_options *o);
 bw_pool_stats stats_of(bw_pool *p);
 void *rent_ok(bw_pool *p, size_t n, size_t *cap); /* a rent that must succeed */
+/* Rent b[0..n) (sizes[i], or size when sizes is NULL), each must succeed;
+ * return them all, each must be BW_OK. */
+void rent_each(bw_pool *p, size_t n, const size_t *sizes, size_t size, void **b, size_t *cap);
+void return_each(bw_pool *p, size_t n, void *const *b, const size_t *cap);
 int all_bytes(const void *b, size_t n, unsigned char v); /* every byte is v */
 
 /* An allocator whose new memory holds garbage (0xAB), as reused malloc
@@ -268,6 +281,11 @@ ptrdiff_t discard_sink(void *ctx, const void *data, size_t n);
 /* 8 KiB of pat(i, seed), for the big jobs. */
 extern unsigned char chunk[8192];
 void fill_chunk(unsigned seed);
+
+/* `jobs` contiguous writers on p, one after the other, each write n bytes
+ * of chunk (n <= 8 KiB) and are released: what a learning pool learns
+ * from. */
+void small_jobs(bw_pool *p, int jobs, size_t n);
 
 /* A contiguous writer on p writes `total` bytes of chunk in 8 KiB pieces,
  * checks they all arrived and is released. caps[] (if given) gets every

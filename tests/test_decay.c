@@ -274,7 +274,7 @@ Test(decay, trim_frees_everything_at_once_and_is_not_decay)
     bw_pool *p;
     bw_pool_stats s;
     void *b[3];
-    size_t cap[3], i;
+    size_t cap[3];
     size_t sz[3] = { 256, 512 * KiB, 2 * MiB }; /* thread cache, shared level, large */
     uint32_t decays[2] = { DECAY, BW_DECAY_NEVER };
     unsigned k;
@@ -283,8 +283,8 @@ Test(decay, trim_frees_everything_at_once_and_is_not_decay)
         o = opts_for(&ta);
         o.decay_ms = decays[k];
         p = mkpool(&o);
-        for (i = 0; i < 3; i++) b[i] = rent_ok(p, sz[i], &cap[i]);
-        for (i = 0; i < 3; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+        rent_each(p, 3, sz, 0, b, cap);
+        return_each(p, 3, b, cap);
         s = stats_of(p);
         cr_expect_eq(s.retained_bytes, 256 + 512 * KiB + 2 * MiB);
         cr_expect_eq(s.large_retained_bytes, 2 * MiB);

@@ -202,8 +202,8 @@ Test(defaults, default_large_bounds_are_8_blocks_and_64_mib)
     ta_init(&ta, 1);
     p = ta_pool_defaults(&ta);
     /* Nine 2 MiB blocks: eight are kept, the oldest goes. */
-    for (i = 0; i < 9; i++) b[i] = rent_ok(p, 2 * MiB, &cap[i]);
-    for (i = 0; i < 9; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    rent_each(p, 9, NULL, 2 * MiB, b, cap);
+    return_each(p, 9, b, cap);
     s = stats_of(p);
     cr_expect_eq(s.large_retained_bytes, 16 * MiB);
     cr_expect_eq(s.backing_frees, 1);
@@ -213,12 +213,12 @@ Test(defaults, default_large_bounds_are_8_blocks_and_64_mib)
         b[i] = x;
     }
     cr_expect_eq(stats_of(p).large_hits, 8);
-    for (i = 0; i < 8; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    return_each(p, 8, b, cap);
     bw_pool_trim(p);
     cr_expect_eq(stats_of(p).retained_bytes, 0);
     /* Five 16 MiB blocks: 64 MiB are kept. */
-    for (i = 0; i < 5; i++) b[i] = rent_ok(p, 16 * MiB, &cap[i]);
-    for (i = 0; i < 5; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    rent_each(p, 5, NULL, 16 * MiB, b, cap);
+    return_each(p, 5, b, cap);
     s = stats_of(p);
     cr_expect_eq(s.large_retained_bytes, 64 * MiB);
     cr_expect_eq(s.retained_bytes, 64 * MiB);
@@ -238,6 +238,14 @@ Test(defaults, max_retained_bytes_bounds_pooled_classes_and_large_blocks_have_th
     bw_pool_stats s;
     void *b[4];
     size_t cap[4], i;
+    static const struct {
+        size_t size, large_retained;
+        uint64_t frees;
+    } large[] = {
+        { 512 * KiB, 512 * KiB, 2 },
+        { 768 * KiB, 768 * KiB, 3 },
+        { 2 * MiB, 768 * KiB, 4 },
+    };
     ta_init(&ta, 1);
     o = opts_for(&ta);
     o.max_pooled_size = TH;
@@ -246,31 +254,22 @@ Test(defaults, max_retained_bytes_bounds_pooled_classes_and_large_blocks_have_th
     o.flags = BW_POOL_NO_THREAD_CACHE;
     o.decay_ms = BW_DECAY_NEVER;
     p = mkpool(&o);
-    for (i = 0; i < 4; i++) b[i] = rent_ok(p, 32 * KiB, &cap[i]);
-    for (i = 0; i < 4; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    rent_each(p, 4, NULL, 32 * KiB, b, cap);
+    return_each(p, 4, b, cap);
     s = stats_of(p);
     cr_expect_eq(s.retained_bytes, 64 * KiB, "two of four 32 KiB blocks fit the bound");
     cr_expect_eq(s.backing_frees, 2);
-    /* A kept large block does not count against max_retained_bytes ... */
-    b[0] = rent_ok(p, 512 * KiB, &cap[0]);
-    cr_expect_eq(bw_pool_return(p, b[0], cap[0]), BW_OK);
-    s = stats_of(p);
-    cr_expect_eq(s.large_retained_bytes, 512 * KiB);
-    cr_expect_eq(s.retained_bytes, 64 * KiB + 512 * KiB);
-    cr_expect_eq(s.backing_frees, 2);
-    /* ... but against max_large_bytes: the oldest goes. */
-    b[1] = rent_ok(p, 768 * KiB, &cap[1]);
-    cr_expect_eq(bw_pool_return(p, b[1], cap[1]), BW_OK);
-    s = stats_of(p);
-    cr_expect_eq(s.large_retained_bytes, 768 * KiB);
-    cr_expect_eq(s.retained_bytes, 64 * KiB + 768 * KiB);
-    cr_expect_eq(s.backing_frees, 3);
-    /* Above max_large_bytes: never kept. */
-    b[2] = rent_ok(p, 2 * MiB, &cap[2]);
-    cr_expect_eq(bw_pool_return(p, b[2], cap[2]), BW_OK);
-    s = stats_of(p);
-    cr_expect_eq(s.large_retained_bytes, 768 * KiB);
-    cr_expect_eq(s.backing_frees, 4);
+    /* One large block rented and returned per row: a kept one does not
+     * count against max_retained_bytes but against max_large_bytes (the
+     * oldest goes); one above max_large_bytes is never kept. */
+    for (i = 0; i < sizeof large / sizeof large[0]; i++) {
+        b[0] = rent_ok(p, large[i].size, &cap[0]);
+        cr_expect_eq(bw_pool_return(p, b[0], cap[0]), BW_OK);
+        s = stats_of(p);
+        cr_expect_eq(s.large_retained_bytes, large[i].large_retained, "row %zu", i);
+        cr_expect_eq(s.retained_bytes, 64 * KiB + large[i].large_retained, "row %zu", i);
+        cr_expect_eq(s.backing_frees, large[i].frees, "row %zu", i);
+    }
     ta_finish(&ta, p);
 }
 
@@ -280,7 +279,7 @@ Test(defaults, max_large_blocks_evicts_the_oldest)
     bw_pool_options o;
     bw_pool *p;
     void *b[3];
-    size_t cap[3], i;
+    size_t cap[3];
     size_t sz[3] = { 100 * KiB, 200 * KiB, 300 * KiB };
     ta_init(&ta, 1);
     o = opts_for(&ta);
@@ -288,13 +287,13 @@ Test(defaults, max_large_blocks_evicts_the_oldest)
     o.max_large_blocks = 2;
     o.decay_ms = BW_DECAY_NEVER;
     p = mkpool(&o);
-    for (i = 0; i < 3; i++) b[i] = rent_ok(p, sz[i], &cap[i]);
-    for (i = 0; i < 3; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    rent_each(p, 3, sz, 0, b, cap);
+    return_each(p, 3, b, cap);
     cr_expect_eq(stats_of(p).large_retained_bytes, 500 * KiB);
-    for (i = 0; i < 3; i++) b[i] = rent_ok(p, sz[i], &cap[i]);
+    rent_each(p, 3, sz, 0, b, cap);
     cr_expect_eq(stats_of(p).large_hits, 2, "200 and 300 KiB kept, 100 KiB (oldest) evicted");
     cr_expect_eq(stats_of(p).backing_allocs, 4);
-    for (i = 0; i < 3; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    return_each(p, 3, b, cap);
     ta_finish(&ta, p);
 }
 
@@ -617,34 +616,20 @@ Test(defaults, with_learn_size_the_larger_wins)
     test_alloc ta;
     bw_pool_options o;
     bw_pool *p;
-    bw_writer w;
-    int i;
     ta_init(&ta, 1);
     o = opts_for(&ta);
     o.flags = BW_POOL_LEARN_SIZE;
     p = mkpool(&o);
-    for (i = 0; i < 3; i++) {
-        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-        cr_assert_eq(bw_write(&w, chunk, 100), BW_OK);
-        bw_release(&w);
-    }
+    small_jobs(p, 3, 100);
     cr_expect_eq(stats_of(p).learned_size, 128);
     cr_expect_eq(first_block(p), 512, "min_first_block beats a smaller learned size");
-    for (i = 0; i < 16; i++) {
-        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-        cr_assert_eq(bw_write(&w, chunk, 5000), BW_OK);
-        bw_release(&w);
-    }
+    small_jobs(p, 16, 5000);
     cr_expect_eq(stats_of(p).learned_size, 8192);
     cr_expect_eq(first_block(p), 8192, "a larger learned size beats min_first_block");
     bw_pool_destroy(p);
     o.min_first_block = 16 * KiB;
     p = mkpool(&o);
-    for (i = 0; i < 3; i++) {
-        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-        cr_assert_eq(bw_write(&w, chunk, 5000), BW_OK);
-        bw_release(&w);
-    }
+    small_jobs(p, 3, 5000);
     cr_expect_eq(first_block(p), 16 * KiB);
     ta_finish(&ta, p);
 }
@@ -716,7 +701,7 @@ Test(defaults, zero_on_return_fresh_blocks_read_as_zeros)
                       cap[i]);
         }
         cr_expect_eq(stats_of(p).hits, 0);
-        for (i = 0; i < 3; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+        return_each(p, 3, b, cap);
         ta_finish(&ta, p);
     }
 }

@@ -176,12 +176,7 @@ static void stream_to_dead_reader(int fd, const char *where)
     memset(big, 'b', sizeof big);
     cr_assert_eq(bw_init_fd(&w, NULL, 256, fd), BW_OK);
     cr_assert_eq(bw_puts(&w, "hello"), BW_OK);
-    errno = 0;
-    rc = bw_flush(&w);
-    e = errno;
-    cr_expect_eq(rc, BW_EIO, "%s: flush %d", where, rc);
-    cr_expect_eq(e, EPIPE, "%s: errno %d", where, e);
-    cr_expect_eq(bw_error(&w), BW_EIO, "%s: recorded", where);
+    expect_flush_eio(&w, EPIPE, where);
     held_is(&w, (const unsigned char *)"hello", 5, where);
     bw_clear_error(&w);
     errno = 0;
@@ -257,12 +252,7 @@ Test(fd, fd_stream_to_closed_fd_is_ebadf, .timeout = 60)
     size_t written = 77;
     cr_assert_eq(bw_init_fd(&w, NULL, 256, fd), BW_OK);
     cr_assert_eq(bw_puts(&w, "abc"), BW_OK);
-    errno = 0;
-    rc = bw_flush(&w);
-    e = errno;
-    cr_expect_eq(rc, BW_EIO);
-    cr_expect_eq(e, EBADF, "errno %d", e);
-    cr_expect_eq(bw_error(&w), BW_EIO);
+    expect_flush_eio(&w, EBADF, "EBADF");
     held_is(&w, (const unsigned char *)"abc", 3, "EBADF");
     bw_release(&w);
     /* and bw_write_fd: the same failure, not recorded */

@@ -394,17 +394,12 @@ Test(pool_regressions, defect_learned_size_stat_is_the_size_writers_get)
     bw_pool_options o;
     bw_pool *p;
     bw_writer w;
-    int i;
     ta_init(&ta, 1);
     o = opts_for(&ta);
     o.flags = BW_POOL_LEARN_SIZE;
     p = mkpool(&o);
     cr_expect_eq(stats_of(p).learned_size, 0);
-    for (i = 0; i < 3; i++) {
-        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-        cr_assert_eq(bw_write(&w, chunk, 5000), BW_OK);
-        bw_release(&w);
-    }
+    small_jobs(p, 3, 5000);
     cr_expect_eq(stats_of(p).learned_size, 8192, "learned_size %zu", stats_of(p).learned_size);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_assert_eq(bw_put_u8(&w, 1), BW_OK);

@@ -28,14 +28,12 @@ Test(positions, patch_by_position_in_every_mode)
         uint64_t at;
         size_t body = m == M_SINK ? 20 : 5000;
         h_open(&h, m);
-        put_pattern(&h, 0, 7);
-        ref_add(&r, pattern(), 7);
+        put_pattern_ref(&h, &r, 0, 7);
         at = bw_tell(&h.w);
         cr_expect_eq(at, 7);
         cr_assert_eq(bw_put_u32le(&h.w, 0), BW_OK);
         ref_add(&r, "\x00\x00\x00\x00", 4);
-        put_pattern(&h, 100, body);
-        ref_add(&r, pattern() + 100, body);
+        put_pattern_ref(&h, &r, 100, body);
         cr_expect_eq(bw_patch_u32le(&h.w, at, (uint32_t)body), BW_OK, "%s", mode_name[m]);
         r.d[7] = (unsigned char)body;
         r.d[8] = (unsigned char)(body >> 8);
@@ -148,8 +146,7 @@ Test(positions, truncate_by_position_in_every_mode)
         uint64_t mark;
         size_t more = m == M_SINK ? 20 : 9000;
         h_open(&h, m);
-        put_pattern(&h, 0, 10);
-        ref_add(&r, pattern(), 10);
+        put_pattern_ref(&h, &r, 0, 10);
         mark = bw_tell(&h.w);
         put_pattern(&h, 10, more);
         cr_expect_eq(bw_truncate(&h.w, mark), BW_OK, "%s", mode_name[m]);
@@ -331,8 +328,7 @@ Test(positions, contiguous_consume_then_cold_path_keeps_bytes)
         cr_assert_eq(bw_consume(&h.w, 10), BW_OK);
         ref_add(&r, pattern() + 10, 2);
         f = bw_free_capacity(&h.w);
-        put_pattern(&h, 12, f + 5);
-        ref_add(&r, pattern() + 12, f + 5);
+        put_pattern_ref(&h, &r, 12, f + 5);
         expect_output(&h, r.d, r.len, "consume then a cold path");
         ref_free(&r);
         h_close(&h);
@@ -366,8 +362,7 @@ Test(positions, detach_in_every_mode_gives_a_returnable_block)
         case M_CHAIN: chain_blocks(&h, 3, &r); break;
         case M_SINK:
             put_pattern(&h, 0, 50);
-            put_pattern(&h, 50, 30);
-            ref_add(&r, pattern() + 50, 30);
+            put_pattern_ref(&h, &r, 50, 30);
             break;
         default:
             put_pattern(&h, 0, 40);

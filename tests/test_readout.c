@@ -117,8 +117,7 @@ Test(readout, segmented_pullup_is_one_block_one_copy)
     cr_expect_geq(after.outstanding_bytes, r.len);
     cr_expect(bw_pullup(&h.w) == p, "already contiguous now");
     cr_expect_eq(h_stats(&h).rents, after.rents);
-    put_pattern(&h, 0, 10);
-    ref_add(&r, pattern(), 10);
+    put_pattern_ref(&h, &r, 0, 10);
     expect_output(&h, r.d, r.len, "writing after pullup");
     ref_free(&r);
     h_close(&h);

@@ -138,8 +138,7 @@ Test(room, span_is_data_plus_len_and_avail_is_free_in_every_mode)
         size_t avail = 0;
         unsigned char *s;
         h_open(&h, m);
-        put_pattern(&h, 0, 10);
-        ref_add(&r, pattern(), 10);
+        put_pattern_ref(&h, &r, 0, 10);
         s = (unsigned char *)bw_get_span(&h.w, 5, &avail);
         cr_assert_not_null(s, "%s", mode_name[m]);
         cr_expect(s == bw_data(&h.w) + bw_len(&h.w), "%s", mode_name[m]);
@@ -234,8 +233,7 @@ Test(room, span_bytes_not_advanced_are_not_output_in_every_mode)
         s = (unsigned char *)bw_get_span(&h.w, 8, NULL);
         cr_assert_not_null(s);
         memcpy(s, "SCRIBBLE", 8);
-        put_pattern(&h, 0, 5000);
-        ref_add(&r, pattern(), 5000);
+        put_pattern_ref(&h, &r, 0, 5000);
         expect_output(&h, r.d, r.len, "span scribble then 5000 bytes");
         s = (unsigned char *)bw_get_span(&h.w, 8, NULL);
         cr_assert_not_null(s);

@@ -56,8 +56,7 @@ Test(streaming, short_counts_and_eintr_are_continued)
     h.s.take = 3;
     h.s.eintr_first = 1;
     for (i = 0; i < 20; i++) {
-        put_pattern(&h, (size_t)i * 17, 17);
-        ref_add(&r, pattern() + i * 17, 17);
+        put_pattern_ref(&h, &r, (size_t)i * 17, 17);
     }
     cr_expect_eq(bw_flush(&h.w), BW_OK);
     cr_expect_eq(bw_error(&h.w), BW_OK);
@@ -130,14 +129,22 @@ Test(streaming, clear_error_then_flush_retries_from_first_byte_not_taken)
     h_close(&h);
 }
 
+/* On a streaming writer whose sink takes `budget` bytes and then fails,
+ * `held` pattern bytes are written, then a write of the next n fails with
+ * BW_EIO. Returns bw_tell after it. */
+static uint64_t write_to_failing_sink(harness *h, size_t budget, size_t held, size_t n)
+{
+    h_open(h, M_SINK);
+    h->s.budget = budget;
+    if (held > 0) put_pattern(h, 0, held);
+    cr_expect_eq(bw_write(&h->w, pattern() + held, n), BW_EIO);
+    return bw_tell(&h->w);
+}
+
 Test(streaming, failed_large_call_accepts_a_prefix_told_by_tell)
 {
     harness h;
-    uint64_t t;
-    h_open(&h, M_SINK);
-    h.s.budget = 100;
-    cr_expect_eq(bw_write(&h.w, pattern(), 1000), BW_EIO);
-    t = bw_tell(&h.w);
+    uint64_t t = write_to_failing_sink(&h, 100, 0, 1000);
     cr_expect_leq(t, 1000);
     cr_expect_geq(t, 100, "at least what the sink took was accepted");
     cr_expect_eq(h.s.len, 100);
@@ -149,12 +156,7 @@ Test(streaming, failed_large_call_accepts_a_prefix_told_by_tell)
 Test(streaming, call_within_buffer_size_is_all_or_nothing)
 {
     harness h;
-    uint64_t t;
-    h_open(&h, M_SINK);
-    h.s.budget = 0;
-    put_pattern(&h, 0, 40);
-    cr_expect_eq(bw_write(&h.w, pattern() + 40, 40), BW_EIO);
-    t = bw_tell(&h.w);
+    uint64_t t = write_to_failing_sink(&h, 0, 40, 40);
     cr_expect(t == 40 || t == 80, "all or nothing: tell %llu", (unsigned long long)t);
     expect_output(&h, pattern(), (size_t)t, "all or nothing");
     h_close(&h);
@@ -194,15 +196,13 @@ Test(streaming, reserve_or_span_beyond_buffer_sends_then_takes_a_big_block)
     size_t avail = 0;
     long calls;
     h_open(&h, M_SINK);
-    put_pattern(&h, 0, 10);
-    ref_add(&r, pattern(), 10);
+    put_pattern_ref(&h, &r, 0, 10);
     cr_expect_eq(bw_reserve(&h.w, 200), BW_OK);
     cr_expect_eq(h.s.len, 10, "what was held is sent");
     cr_expect_eq(bw_len(&h.w), 0);
     cr_expect_geq(bw_free_capacity(&h.w), 200);
     calls = h.s.calls;
-    put_pattern(&h, 10, 200);
-    ref_add(&r, pattern() + 10, 200);
+    put_pattern_ref(&h, &r, 10, 200);
     cr_expect_eq(h.s.calls, calls, "the reserved room takes 200 bytes without a send");
     s = (unsigned char *)bw_get_span(&h.w, 300, &avail);
     cr_assert_not_null(s);
