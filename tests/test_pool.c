@@ -342,6 +342,20 @@ static bw_pool *checked_pool(test_alloc *ta)
     return ta_pool(ta, 0, BW_POOL_CHECKED);
 }
 
+/* The n-th report so far, and it names `word`. */
+static void expect_report(int n, const char *word)
+{
+    cr_expect_eq(reports, n);
+    cr_expect(strstr(last_report, word) != NULL, "%s", last_report);
+}
+
+/* Destroy a checked_pool, check the allocator balances, and unhook. */
+static void checked_done(test_alloc *ta, bw_pool *p)
+{
+    ta_finish(ta, p);
+    bw_set_report_hook(NULL, NULL);
+}
+
 Test(checked, double_return_is_reported_and_refused)
 {
     test_alloc ta;
@@ -351,8 +365,7 @@ Test(checked, double_return_is_reported_and_refused)
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
     cr_expect_eq(reports, 0);
     cr_expect_eq(bw_pool_return(p, b, cap), BW_EINVAL);
-    cr_expect_eq(reports, 1);
-    cr_expect(strstr(last_report, "bw_pool_return") != NULL, "%s", last_report);
+    expect_report(1, "bw_pool_return");
     cr_expect(strstr(last_report, "twice") != NULL, "%s", last_report);
     /* The block was not put in twice: two rents give two blocks. */
     x = bw_pool_rent(p, 100, &c1);
@@ -360,8 +373,7 @@ Test(checked, double_return_is_reported_and_refused)
     cr_expect_neq(x, y);
     bw_pool_return(p, x, c1);
     bw_pool_return(p, y, c2);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 Test(checked, foreign_block_is_reported)
@@ -370,10 +382,8 @@ Test(checked, foreign_block_is_reported)
     bw_pool *p = checked_pool(&ta);
     static max_align_t foreign[8];
     cr_expect_eq(bw_pool_return(p, foreign, 64), BW_EINVAL);
-    cr_expect_eq(reports, 1);
-    cr_expect(strstr(last_report, "foreign") != NULL, "%s", last_report);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    expect_report(1, "foreign");
+    checked_done(&ta, p);
 }
 
 Test(checked, wrong_capacity_is_reported)
@@ -383,8 +393,7 @@ Test(checked, wrong_capacity_is_reported)
     size_t cap;
     void *b = bw_pool_rent(p, 100, &cap), *big;
     cr_expect_eq(bw_pool_return(p, b, 256), BW_EINVAL); /* a class, but not this block's */
-    cr_expect_eq(reports, 1);
-    cr_expect(strstr(last_report, "capacity") != NULL, "%s", last_report);
+    expect_report(1, "capacity");
     cr_expect_eq(bw_pool_return(p, b, 100), BW_EINVAL); /* not a class at all */
     cr_expect_eq(reports, 2);
     big = bw_pool_rent(p, 3u << 20, &cap);
@@ -393,8 +402,7 @@ Test(checked, wrong_capacity_is_reported)
     cr_expect_eq(bw_pool_return(p, big, cap), BW_OK);
     cr_expect_eq(bw_pool_return(p, b, 128), BW_OK);
     cr_expect_eq(reports, 3);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 Test(checked, still_rented_at_destroy_is_reported)
@@ -404,8 +412,7 @@ Test(checked, still_rented_at_destroy_is_reported)
     size_t cap;
     void *b = bw_pool_rent(p, 100, &cap);
     bw_pool_destroy(p);
-    cr_expect_eq(reports, 1);
-    cr_expect(strstr(last_report, "still rented") != NULL, "%s", last_report);
+    expect_report(1, "still rented");
     ta.hook.free(ta.hook.ctx, b, cap); /* the caller's to free */
     bw_set_report_hook(NULL, NULL);
 }
@@ -424,8 +431,7 @@ Test(checked, quiet_on_correct_use)
     }
     bw_release(&w);
     cr_expect_eq(reports, 0, "%s", last_report);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 /* The default hook prints the report on stderr and aborts. It runs in a
@@ -475,8 +481,7 @@ Test(checked, write_past_the_end_is_caught_at_return)
     b = (unsigned char *)bw_pool_rent(p, 100, &cap);
     b[cap] = 0; /* one byte past the end: into the canary */
     cr_expect_eq(bw_pool_return(p, b, cap), BW_EINVAL);
-    cr_expect_eq(reports, 1);
-    cr_expect(strstr(last_report, "past the end") != NULL, "%s", last_report);
+    expect_report(1, "past the end");
     /* Refused: still the caller's. Mend it and give it back. */
     {
         unsigned char fresh[128 + 16];
@@ -487,8 +492,7 @@ Test(checked, write_past_the_end_is_caught_at_return)
         bw_pool_return(p, probe, c2);
     }
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 Test(checked, double_return_then_no_block_is_handed_out_twice)
@@ -507,8 +511,7 @@ Test(checked, double_return_then_no_block_is_handed_out_twice)
         for (j = i + 1; j < 1000; j++) cr_assert_neq(held[i], held[j], "block %zu handed out twice", i);
     for (i = 0; i < 1000; i++) bw_pool_return(p, held[i], cap);
     cr_expect_eq(reports, 1);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 /* An allocator that looks at the bytes it is given back. */
@@ -546,8 +549,7 @@ Test(checked, fill_patterns)
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
     cr_expect_eq(all_dd, 1, "returned bytes are 0xDD");
     cr_expect_eq(reports, 0);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 Test(checked, switched_on_by_environment)

@@ -3,11 +3,15 @@
  * large retention, the caller's first buffer, back-patching. */
 #include "harness.h"
 
+/* A fresh counting allocator ta and a pool over it with 0.1's mechanics,
+ * but for flags, large retention (large_bytes 0: off), max_large_blocks and
+ * max_learned_size. */
 static bw_pool *steady_pool(test_alloc *ta, unsigned flags, size_t large_bytes,
                             size_t large_blocks, size_t max_learned)
 {
     bw_pool_options o;
     bw_pool *p = NULL;
+    ta_init(ta, 1);
     memset(&o, 0, sizeof o);
     /* 0.1's mechanics apart from what is under test (0 large bytes: off). */
     o.flags = flags | BW_POOL_NO_LEARNED_GROWTH | (large_bytes ? 0u : BW_POOL_NO_LARGE_RETENTION);
@@ -40,13 +44,23 @@ static size_t job(bw_writer *w, size_t total, unsigned seed)
     return moves;
 }
 
+/* n jobs of `total` bytes on w, job i with pattern seed + i * step, each
+ * ended by a release. */
+static void released_jobs(bw_writer *w, int n, size_t total, unsigned seed, unsigned step)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        job(w, total, seed + (unsigned)i * step);
+        bw_release(w);
+    }
+}
+
 Test(steady, learned_size_stops_growth)
 {
     test_alloc ta;
     bw_pool *p;
     bw_pool_stats st;
     bw_writer w;
-    ta_init(&ta, 1);
     p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 0);
     bw_pool_get_stats(p, &st);
     cr_expect_eq(st.learned_size, 0, "nothing learned yet");
@@ -70,7 +84,6 @@ Test(steady, learned_size_is_a_high_percentile_and_bounded)
     bw_pool_stats st;
     bw_writer w;
     int i;
-    ta_init(&ta, 1);
     p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 1u << 20);
     bw_init(&w, p, 0);
     for (i = 0; i < 15; i++) {
@@ -87,10 +100,7 @@ Test(steady, learned_size_is_a_high_percentile_and_bounded)
     bw_put_u8(&w, 1);
     cr_expect_eq(bw_capacity(&w), 1024, "first block sized for the learned length");
     bw_release(&w);
-    for (i = 0; i < 16; i++) {
-        job(&w, 3u << 20, 4);
-        bw_release(&w);
-    }
+    released_jobs(&w, 16, 3u << 20, 4, 0);
     bw_pool_get_stats(p, &st);
     cr_expect_eq(st.learned_size, 1u << 20, "bounded by max_learned_size");
     ta_finish(&ta, p);
@@ -102,8 +112,6 @@ Test(steady, large_retention_reuses_warm_blocks)
     bw_pool *p;
     bw_pool_stats a, b;
     bw_writer w;
-    int i;
-    ta_init(&ta, 1);
     p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 64u << 20, 0, 0);
     bw_init(&w, p, 0);
     job(&w, 10u << 20, 5);
@@ -112,10 +120,7 @@ Test(steady, large_retention_reuses_warm_blocks)
     cr_expect_eq(a.large_retained_bytes, 16u << 20);
     cr_expect_geq(a.retained_bytes, a.large_retained_bytes);
     /* Steady state: no backing allocation at all. */
-    for (i = 0; i < 5; i++) {
-        job(&w, 10u << 20, (unsigned)i);
-        bw_release(&w);
-    }
+    released_jobs(&w, 5, 10u << 20, 0, 1);
     bw_pool_get_stats(p, &b);
     cr_expect_eq(b.backing_allocs, a.backing_allocs, "allocations in steady state: %llu",
                  (unsigned long long)(b.backing_allocs - a.backing_allocs));
@@ -134,23 +139,15 @@ Test(steady, large_retention_without_learning_reaches_steady_state)
     bw_pool *p;
     bw_pool_stats a, b;
     bw_writer w;
-    int i;
-    ta_init(&ta, 1);
     p = steady_pool(&ta, 0, 64u << 20, 0, 0);
     bw_init(&w, p, 0);
     /* Growth moves into kept blocks of the next size when there are any
      * (and keeps the one it leaves), so after a few jobs every size along
      * the way is kept: 2, 4 and 8 MiB. */
-    for (i = 0; i < 3; i++) {
-        job(&w, 6u << 20, (unsigned)i);
-        bw_release(&w);
-    }
+    released_jobs(&w, 3, 6u << 20, 0, 1);
     bw_pool_get_stats(p, &a);
     cr_expect_eq(a.large_retained_bytes, (2u + 4u + 8u) << 20);
-    for (i = 0; i < 3; i++) {
-        job(&w, 6u << 20, (unsigned)i + 10);
-        bw_release(&w);
-    }
+    released_jobs(&w, 3, 6u << 20, 10, 1);
     bw_pool_get_stats(p, &b);
     cr_expect_eq(b.backing_allocs, a.backing_allocs, "no allocation in steady state");
     ta_finish(&ta, p);
@@ -164,7 +161,6 @@ Test(steady, large_retention_bounds_and_exact_sizes)
     void *blk[4];
     size_t cap[4], c;
     int i;
-    ta_init(&ta, 1);
     p = steady_pool(&ta, 0, 10u << 20, 2, 0);
     for (i = 0; i < 4; i++) blk[i] = bw_pool_rent(p, (size_t)(2 + i) << 20, &cap[i]);
     for (i = 0; i < 4; i++) cr_expect_eq(bw_pool_return(p, blk[i], cap[i]), BW_OK);
