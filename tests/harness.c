@@ -116,6 +116,18 @@ bw_pool *ta_pool_defaults(test_alloc *ta)
     return mkpool(&o);
 }
 
+bw_pool *fresh_pool(test_alloc *ta, size_t threshold, unsigned flags)
+{
+    ta_init(ta, 1);
+    return ta_pool(ta, threshold, flags);
+}
+
+bw_pool *fresh_pool_defaults(test_alloc *ta)
+{
+    ta_init(ta, 1);
+    return ta_pool_defaults(ta);
+}
+
 /* Destroy the pool and check the allocator balances to zero. */
 void ta_finish(test_alloc *ta, bw_pool *p)
 {
@@ -643,6 +655,12 @@ bw_pool_options opts_for(test_alloc *ta)
     memset(&o, 0, sizeof o);
     o.allocator = ta != NULL ? &ta->hook : NULL;
     return o;
+}
+
+bw_pool_options fresh_opts(test_alloc *ta)
+{
+    ta_init(ta, 1);
+    return opts_for(ta);
 }
 
 bw_pool *mkpool(const bw_pool_options *o)

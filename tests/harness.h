@@ -60,6 +60,10 @@ void ta_init(test_alloc *ta, int with_realloc);
 bw_pool *ta_pool(test_alloc *ta, size_t threshold, unsigned flags);
 bw_pool *ta_pool_defaults(test_alloc *ta);
 
+/* The same over a fresh counting allocator ta (ta_init(ta, 1) first). */
+bw_pool *fresh_pool(test_alloc *ta, size_t threshold, unsigned flags);
+bw_pool *fresh_pool_defaults(test_alloc *ta);
+
 /* Destroy the pool and check the allocator balances to zero. */
 void ta_finish(test_alloc *ta, bw_pool *p);
 
@@ -258,6 +262,8 @@ void sleep_until(uint64_t t);
 /* Zeroed options over ta (NULL: the default allocator); a pool from o. */
 bw_pool_options opts_for(test_alloc *ta);
 bw_pool *mkpool(const bw_pool_options *o);
+/* opts_for over a fresh counting allocator ta (ta_init(ta, 1) first). */
+bw_pool_options fresh_opts(test_alloc *ta);
 bw_pool_stats stats_of(bw_pool *p);
 void *rent_ok(bw_pool *p, size_t n, size_t *cap); /* a rent that must succeed */
 /* Rent b[0..n) (sizes[i], or size when sizes is NULL), each must succeed;

@@ -188,8 +188,7 @@ Test(allocfail, pool_rent_failure_changes_nothing)
     bw_pool *p;
     bw_pool_stats before, after;
     size_t cap = 123;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     bw_pool_get_stats(p, &before);
     atomic_store(&ta.fail_at, 1);
     atomic_store(&ta.fail_sticky, 1);
@@ -208,8 +207,7 @@ Test(allocfail, init_failure_leaves_clean_writer)
     test_alloc ta;
     bw_pool *p;
     bw_writer w;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     atomic_store(&ta.fail_at, 1);
     cr_expect_eq(bw_init(&w, p, 100), BW_ENOMEM);
     cr_expect_eq(bw_capacity(&w), 0);

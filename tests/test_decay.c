@@ -30,7 +30,7 @@
 /* decay_ms DECAY over ta, threshold TH, with extra flags. */
 static bw_pool *decay_pool(test_alloc *ta, unsigned flags, uint32_t decay_ms)
 {
-    bw_pool_options o = opts_for(ta);
+    bw_pool_options o = fresh_opts(ta); /* every caller wants a fresh count */
     o.max_pooled_size = TH;
     o.flags = flags;
     o.decay_ms = decay_ms;
@@ -56,9 +56,6 @@ Test(decay, pooled_block_decays_at_first_slow_return_after_decay_ms_not_before)
     void *b, *big, *probe, *bn, *bd;
     size_t cap, bigcap, pcap, cn, cd;
     uint64_t t0, t1;
-    ta_init(&ta, 1);
-    ta_init(&tn, 1);
-    ta_init(&td, 1);
     /* No thread cache: the block sits in the shared level, and every call
      * is a slow one. */
     p = decay_pool(&ta, BW_POOL_NO_THREAD_CACHE | BW_POOL_NO_LARGE_RETENTION, DECAY);
@@ -123,7 +120,6 @@ Test(decay, thread_cache_block_decays_at_its_threads_first_slow_rent_after_decay
     void *b, *probe[2];
     size_t cap, pcap[2];
     uint64_t t0, t1;
-    ta_init(&ta, 1);
     p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     b = rent_ok(p, 256, &cap);
     t0 = mono_ms();
@@ -154,7 +150,6 @@ Test(decay, thread_cache_block_is_never_given_back_younger_than_decay_ms)
     size_t cap;
     uint64_t t0, t1 = 0;
     int decayed = 0;
-    ta_init(&ta, 1);
     p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     b = rent_ok(p, 256, &cap);
     t0 = mono_ms();
@@ -207,7 +202,6 @@ Test(decay, thread_cache_decays_at_its_threads_exit)
     bw_pool_stats s;
     void *r, *probe;
     size_t pcap;
-    ta_init(&ta, 1);
     p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     a.p = p;
     a.t0 = 0;
@@ -233,7 +227,6 @@ Test(decay, kept_large_block_decays_at_first_slow_rent_after_decay_ms_not_before
     void *a, *b, *probe[2];
     size_t ca, cb, pcap[2];
     uint64_t t0, t1;
-    ta_init(&ta, 1);
     p = decay_pool(&ta, BW_POOL_NO_THREAD_CACHE, DECAY);
     a = rent_ok(p, 128 * KiB, &ca);
     b = rent_ok(p, 256 * KiB, &cb);
@@ -279,8 +272,7 @@ Test(decay, trim_frees_everything_at_once_and_is_not_decay)
     uint32_t decays[2] = { DECAY, BW_DECAY_NEVER };
     unsigned k;
     for (k = 0; k < 2; k++) {
-        ta_init(&ta, 1);
-        o = opts_for(&ta);
+        o = fresh_opts(&ta);
         o.decay_ms = decays[k];
         p = mkpool(&o);
         rent_each(p, 3, sz, 0, b, cap);

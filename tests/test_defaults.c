@@ -147,8 +147,7 @@ Test(defaults, no_large_retention_flag_frees_blocks_above_the_threshold)
     bw_pool *p;
     bw_pool_stats s;
     size_t cap;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
+    o = fresh_opts(&ta);
     o.max_pooled_size = TH;
     o.flags = BW_POOL_NO_LARGE_RETENTION;
     p = mkpool(&o);
@@ -165,8 +164,7 @@ Test(defaults, default_keeps_a_16_mib_block_and_counts_it_in_retained_bytes)
     bw_pool_stats s;
     size_t cap, cap2;
     void *b, *b2;
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
+    p = fresh_pool_defaults(&ta);
     b = rent_ok(p, 16 * MiB, &cap);
     cr_expect_eq(cap, 16 * MiB);
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
@@ -199,8 +197,7 @@ Test(defaults, default_large_bounds_are_8_blocks_and_64_mib)
     bw_pool_stats s;
     void *b[9];
     size_t cap[9], i;
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
+    p = fresh_pool_defaults(&ta);
     /* Nine 2 MiB blocks: eight are kept, the oldest goes. */
     rent_each(p, 9, NULL, 2 * MiB, b, cap);
     return_each(p, 9, b, cap);
@@ -246,8 +243,7 @@ Test(defaults, max_retained_bytes_bounds_pooled_classes_and_large_blocks_have_th
         { 768 * KiB, 768 * KiB, 3 },
         { 2 * MiB, 768 * KiB, 4 },
     };
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
+    o = fresh_opts(&ta);
     o.max_pooled_size = TH;
     o.max_retained_bytes = 64 * KiB;
     o.max_large_bytes = MiB;
@@ -281,8 +277,7 @@ Test(defaults, max_large_blocks_evicts_the_oldest)
     void *b[3];
     size_t cap[3];
     size_t sz[3] = { 100 * KiB, 200 * KiB, 300 * KiB };
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
+    o = fresh_opts(&ta);
     o.max_pooled_size = TH;
     o.max_large_blocks = 2;
     o.decay_ms = BW_DECAY_NEVER;
@@ -531,8 +526,7 @@ Test(defaults, min_first_block_defaults_to_512)
     cr_expect_eq(bw_capacity(&w), 512);
     cr_expect_eq(bw_len(&w), 4);
     bw_release(&w);
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
+    p = fresh_pool_defaults(&ta);
     cr_expect_eq(first_block(p), 512);
     ta_finish(&ta, p);
 }
@@ -542,8 +536,7 @@ Test(defaults, min_first_block_rounds_up_to_a_class_and_above_threshold_is_einva
     test_alloc ta;
     bw_pool_options o;
     bw_pool *p;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
+    o = fresh_opts(&ta);
     o.max_pooled_size = TH;
     o.min_first_block = 1000;
     p = mkpool(&o);
@@ -573,8 +566,7 @@ Test(defaults, min_first_block_1_is_the_class_of_the_first_write)
     bw_pool_options o;
     bw_pool *p;
     bw_writer w;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
+    o = fresh_opts(&ta);
     o.min_first_block = 1;
     p = mkpool(&o);
     cr_expect_eq(first_block(p), 16);
@@ -591,8 +583,7 @@ Test(defaults, caller_given_sizes_are_kept)
     bw_pool *p;
     bw_writer w;
     unsigned char buf[40];
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
+    p = fresh_pool_defaults(&ta);
     cr_assert_eq(bw_init(&w, p, 20), BW_OK);
     cr_expect_eq(bw_capacity(&w), 32, "an initial capacity is rounded by the growth rule only");
     bw_release(&w);
@@ -616,8 +607,7 @@ Test(defaults, with_learn_size_the_larger_wins)
     test_alloc ta;
     bw_pool_options o;
     bw_pool *p;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
+    o = fresh_opts(&ta);
     o.flags = BW_POOL_LEARN_SIZE;
     p = mkpool(&o);
     small_jobs(p, 3, 100);
@@ -646,8 +636,7 @@ Test(defaults, large_hits_are_part_of_hits_and_learned_large_size_starts_at_0)
     bw_pool_stats s;
     void *b;
     size_t cap;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
+    o = fresh_opts(&ta);
     o.max_pooled_size = TH;
     o.flags = BW_POOL_NO_THREAD_CACHE;
     o.decay_ms = BW_DECAY_NEVER;

@@ -187,8 +187,7 @@ Test(errors, reserve_zero_allocates_nothing)
     test_alloc ta;
     bw_pool *p;
     bw_writer w;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     bw_init(&w, p, 0);
     cr_expect_eq(bw_reserve(&w, 0), BW_OK);
     cr_expect_eq(bw_capacity(&w), 0);

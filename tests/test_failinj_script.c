@@ -37,8 +37,7 @@ static long alloc_fail_run(const work *wk, int chain, long n, int sticky)
     long start, calls;
     size_t i;
     int failures = 0, rc;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 16384, 0);
+    p = fresh_pool(&ta, 16384, 0);
     start = atomic_load(&ta.calls);
     if (n > 0) {
         atomic_store(&ta.fail_sticky, sticky);
@@ -138,8 +137,7 @@ Test(failinj_script, segmented_jobs_reuse_pooled_blocks_at_steady_state, .timeou
     bw_writer w;
     unsigned char buf[8192];
     int i, job;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 64u << 10, 0);
+    p = fresh_pool(&ta, 64u << 10, 0);
     cr_assert_eq(bw_init_chain(&w, p), BW_OK);
     memset(buf, 1, sizeof buf);
     for (i = 0; i < 64; i++) cr_assert_eq(bw_write(&w, buf, sizeof buf), BW_OK); /* 512 KiB */
@@ -169,8 +167,7 @@ Test(failinj_script, segmented_pullup_of_bytes_in_one_block_does_not_copy, .time
         const unsigned char *d, *pu;
         size_t avail;
         long allocs;
-        ta_init(&ta, 1);
-        p = ta_pool(&ta, 4096, 0);
+        p = fresh_pool(&ta, 4096, 0);
         cr_assert_eq(bw_init_chain(&w, p), BW_OK);
         cr_assert_eq(bw_puts(&w, "0123456789"), BW_OK);
         if (how == 0) { /* reserve starts a new, empty block */

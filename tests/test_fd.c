@@ -285,8 +285,7 @@ Test(fd, write_fd_every_mode_sends_all_and_consumes, .timeout = 60)
         pthread_t t;
         reader rd;
         size_t written = 0;
-        ta_init(&ta, 1);
-        p = ta_pool(&ta, 65536, 0);
+        p = fresh_pool(&ta, 65536, 0);
         mw_init(&m, mode, p, 1u << 20);
         fill_pattern(&m.w, exp, n, (unsigned)mode);
         memcpy(exp + n, "<tail>", 6);
@@ -332,8 +331,7 @@ Test(fd, write_fd_segmented_with_more_blocks_than_iov_max, .timeout = 60)
     pthread_t t;
     reader rd;
     size_t i, written = 0;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 4096, 0);
+    p = fresh_pool(&ta, 4096, 0);
     cr_assert_eq(bw_init_chain(&w, p), BW_OK);
     for (i = 0; i < sizeof exp; i++) {
         exp[i] = pat(i, 8);

@@ -166,8 +166,7 @@ Test(file, fopen_writer_failure_sets_errno, .timeout = 60)
         bw_pool *p;
         bw_writer w;
         FILE *f;
-        ta_init(&ta, 1);
-        p = ta_pool(&ta, 0, 0);
+        p = fresh_pool(&ta, 0, 0);
         atomic_store(&ta.fail_sticky, 1);
         atomic_store(&ta.fail_at, atomic_load(&ta.calls) + 1);
         cr_assert_eq(bw_init(&w, p, 0), BW_OK);

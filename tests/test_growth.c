@@ -49,8 +49,7 @@ Test(growth, ten_mib_in_8k_chunks)
     bw_pool *p;
     bw_pool_stats st1, st2;
     bw_writer w;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     ten_mib(p, &w, 1);
     bw_release(&w);
     bw_pool_get_stats(p, &st1);
@@ -100,8 +99,7 @@ Test(growth, rule_class_then_double_then_pow2)
     bw_pool *p;
     bw_writer w;
     size_t i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 4096, 0);
+    p = fresh_pool(&ta, 4096, 0);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_expect_eq(bw_capacity(&w), 0);
     cr_expect_null(bw_data(&w));
@@ -128,8 +126,7 @@ Test(growth, varint_at_block_end_takes_exactly_its_bytes)
     bw_pool *p;
     bw_writer w;
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0); /* first block: the class of the first write */
+    p = fresh_pool(&ta, 0, 0); /* first block: the class of the first write */
     bw_init(&w, p, 0);
     for (i = 0; i < 6; i++) bw_put_u8(&w, 0);
     cr_assert_eq(bw_capacity(&w), 16);
@@ -155,8 +152,7 @@ Test(growth, init_capacity_is_rounded)
     bw_pool *p;
     bw_writer w;
     size_t i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     for (i = 0; i < sizeof rounded / sizeof rounded[0]; i++) {
         cr_assert_eq(bw_init(&w, p, rounded[i][0]), BW_OK);
         cr_expect_eq(bw_capacity(&w), rounded[i][1], "initial capacity %zu", rounded[i][0]);
@@ -217,8 +213,7 @@ Test(growth, aliasing_above_threshold)
     bw_pool *p;
     bw_writer w;
     size_t i, bad = 0;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 1024, 0);
+    p = fresh_pool(&ta, 1024, 0);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     for (i = 0; i < 3000; i++) bw_put_u8(&w, pat(i, 9));
     cr_assert_eq(bw_capacity(&w), 4096);
@@ -236,8 +231,7 @@ Test(growth, detach_and_return)
     bw_writer w;
     size_t len = 1, cap = 1;
     unsigned char *b;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_expect_null(bw_detach(&w, &len, &cap), "never allocated");
     cr_expect_eq(len, 0);
@@ -265,8 +259,7 @@ Test(growth, release_and_clear_keep_the_pool)
     bw_pool *p;
     bw_writer w;
     const unsigned char *blk;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     cr_assert_eq(bw_init(&w, p, 100), BW_OK);
     bw_puts(&w, "abc");
     blk = bw_data(&w);

@@ -383,8 +383,7 @@ Test(model, model_every_mode_against_a_byte_array, .timeout = 120)
         test_alloc ta;
         bw_pool *p;
         unsigned seed;
-        ta_init(&ta, 1);
-        p = ta_pool(&ta, 16384, 0);
+        p = fresh_pool(&ta, 16384, 0);
         for (seed = 1; seed <= 2; seed++) model_run(mode, p, seed * 1000 + (unsigned)mode, 700);
         ta_finish(&ta, p);
     }

@@ -78,7 +78,7 @@ Test(pool, custom_classes)
     memset(&o, 0, sizeof o);
     o.min_block_size = 64;
     o.max_pooled_size = 4096;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     cr_expect_eq(bw_pool_class_size(p, 1), 64);
     cr_expect_eq(bw_pool_class_size(p, 4096), 4096);
     cr_expect_eq(bw_pool_class_size(p, 4097), 4097);
@@ -99,8 +99,7 @@ Test(pool, rent_gives_class_and_alignment)
     bw_pool *p;
     size_t sizes[] = {0, 1, 15, 16, 17, 100, 4095, 4096, 65537, 1u << 20, (1u << 20) + 1, 3u << 20};
     size_t i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         size_t cap = 0;
         unsigned char *b = (unsigned char *)bw_pool_rent(p, sizes[i], &cap);
@@ -139,8 +138,7 @@ Test(pool, wrong_capacity_is_refused_and_block_kept_by_caller)
     bw_pool *p;
     size_t cap;
     void *b;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     b = bw_pool_rent(p, 100, &cap);
     cr_assert_eq(cap, 128);
     cr_expect_eq(bw_pool_return(p, b, 100), BW_EINVAL); /* not a class */
@@ -157,8 +155,7 @@ Test(pool, reuse_counts_hits_and_stats)
     bw_pool_stats st;
     size_t cap, cap2;
     void *a, *b;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     a = bw_pool_rent(p, 1000, &cap);
     bw_pool_get_stats(p, &st);
     cr_expect_eq(st.rents, 1);
@@ -202,13 +199,11 @@ static void bounds_case(unsigned flags)
     void *blocks[100];
     size_t cap = 0;
     int i;
-    ta_init(&ta, 1);
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta.hook;
+    o = fresh_opts(&ta);
     o.max_blocks_per_class = 5;
     o.max_retained_bytes = 1u << 20;
     o.flags = flags;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     for (i = 0; i < 100; i++) blocks[i] = bw_pool_rent(p, 64, &cap);
     for (i = 0; i < 100; i++) cr_assert_eq(bw_pool_return(p, blocks[i], cap), BW_OK);
     bw_pool_get_stats(p, &st);
@@ -236,8 +231,7 @@ Test(pool, trim_gives_everything_back)
     void *b[20];
     size_t cap[20];
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     for (i = 0; i < 20; i++) b[i] = bw_pool_rent(p, (size_t)16 << i, &cap[i]);
     for (i = 0; i < 20; i++) bw_pool_return(p, b[i], cap[i]);
     bw_pool_get_stats(p, &st);
@@ -261,8 +255,7 @@ Test(pool, zero_on_return)
     size_t cap, cap2, i;
     unsigned char *b, *c;
     int bad = 0;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, BW_POOL_ZERO_ON_RETURN);
+    p = fresh_pool(&ta, 0, BW_POOL_ZERO_ON_RETURN);
     b = (unsigned char *)bw_pool_rent(p, 4000, &cap);
     memset(b, 0x5a, cap);
     bw_pool_return(p, b, cap);
@@ -281,8 +274,7 @@ Test(pool, destroy_frees_retained_blocks)
     void *b[64];
     size_t cap[64];
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     for (i = 0; i < 64; i++) b[i] = bw_pool_rent(p, (size_t)(i * 977) % 300000, &cap[i]);
     for (i = 0; i < 64; i++) bw_pool_return(p, b[i], cap[i]);
     cr_expect_gt(atomic_load(&ta.live_blocks), 0);
@@ -540,7 +532,7 @@ Test(checked, fill_patterns)
     o.flags = BW_POOL_CHECKED | BW_POOL_FILL;
     o.max_retained_bytes = 1; /* nothing kept: every return reaches dd_free */
     o.allocator = &ta.hook;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     b = (unsigned char *)bw_pool_rent(p, 300, &cap);
     for (i = 0; i < cap; i++) bad += b[i] != BW_FILL_RENTED;
     cr_expect_eq(bad, 0, "rented bytes are 0xA5");
@@ -578,8 +570,7 @@ Test(bypass, every_rent_is_a_real_allocation)
     size_t cap;
     void *b;
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, BW_POOL_BYPASS);
+    p = fresh_pool(&ta, 0, BW_POOL_BYPASS);
     cr_expect_eq(bw_pool_class_size(p, 100), 100);
     for (i = 0; i < 10; i++) {
         b = bw_pool_rent(p, 100, &cap);

@@ -394,8 +394,7 @@ Test(pool_regressions, defect_learned_size_stat_is_the_size_writers_get)
     bw_pool_options o;
     bw_pool *p;
     bw_writer w;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
+    o = fresh_opts(&ta);
     o.flags = BW_POOL_LEARN_SIZE;
     p = mkpool(&o);
     cr_expect_eq(stats_of(p).learned_size, 0);

@@ -271,8 +271,7 @@ Test(clients_ref, pulled_up_and_cleared_block_closes_with_its_own_range)
     fill(a, sizeof a, 17);
     fill(r1, sizeof r1, 18);
     fill(r2, sizeof r2, 19);
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 4096, BW_POOL_CHECKED | BW_POOL_FILL); /* rented bytes are 0xA5 */
+    p = fresh_pool(&ta, 4096, BW_POOL_CHECKED | BW_POOL_FILL); /* rented bytes are 0xA5 */
     cr_assert_eq(bw_init_chain(&w, p), BW_OK);
     cr_assert_eq(bw_write(&w, a, sizeof a), BW_OK);
     cr_assert_eq(bw_write(&w, a, sizeof a), BW_OK);

@@ -30,8 +30,7 @@ static void stream_all(sink *s, size_t bufsz, unsigned seed, size_t target)
     bw_writer w;
     work wk;
     size_t i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     work_make(&wk, seed, target, small_sizes, NSMALL);
     cr_assert_eq(bw_init_sink(&w, p, bufsz, sink_fn, s), BW_OK);
     for (i = 0; i < wk.nops; i++) {
@@ -90,8 +89,7 @@ Test(sink, sink_is_called_only_when_room_lacks, .timeout = 60)
     unsigned char buf[1000];
     size_t i, avail;
     for (i = 0; i < sizeof buf; i++) buf[i] = pat(i, 1);
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     sink_reset(&s, 0, 1);
     cr_assert_eq(bw_init_sink(&w, p, 256, sink_fn, &s), BW_OK);
     cr_expect_eq(atomic_load(&ta.allocs), 0, "the buffer is rented at the first write");
@@ -218,8 +216,7 @@ static long sink_fail_run(const work *wk, int take, size_t bufsz, long n, int st
     size_t i, held_at_fail;
     int failures = 0, rc, e;
     long calls;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     sink_reset(&s, take, 99);
     s.fail_at = n;
     s.fail_sticky = sticky;

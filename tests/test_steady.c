@@ -21,7 +21,7 @@ static bw_pool *steady_pool(test_alloc *ta, unsigned flags, size_t large_bytes,
     o.max_large_bytes = large_bytes;
     o.max_large_blocks = large_blocks;
     o.max_learned_size = max_learned;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     return p;
 }
 
@@ -194,8 +194,7 @@ Test(steady, inline_buffer_small_messages_allocate_nothing)
     bw_writer w;
     unsigned char buf[256];
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
     for (i = 0; i < 100; i++) {
         bw_put_u32le(&w, (uint32_t)i);
@@ -218,8 +217,7 @@ Test(steady, inline_buffer_overflows_into_the_pool)
     bw_writer w;
     unsigned char buf[64];
     size_t i, bad = 0;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
     for (i = 0; i < 5000; i++) bw_put_u8(&w, pat(i, 8));
     cr_assert_eq(bw_error(&w), BW_OK);
@@ -241,8 +239,7 @@ Test(steady, inline_buffer_detach_hands_out_pooled_memory)
     unsigned char buf[32];
     size_t len, cap;
     unsigned char *b;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     bw_init_buffer(&w, p, buf, sizeof buf);
     bw_puts(&w, "twenty bytes of text");
     b = (unsigned char *)bw_detach(&w, &len, &cap);
@@ -396,8 +393,7 @@ Test(steady, pooled_small_messages_reuse_one_block_through_the_thread_cache)
     bw_pool_stats st;
     const unsigned char *first;
     unsigned i;
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
+    p = fresh_pool_defaults(&ta);
     first = small_message(p, 0);
     for (i = 1; i < 100; i++)
         cr_assert_eq(small_message(p, i), first, "message %u: the same block again", i);
@@ -422,19 +418,17 @@ Test(steady, pooled_small_messages_keep_each_pools_promises)
     const unsigned char *a, *b;
     size_t i, nonzero = 0;
     unsigned k;
-    ta_init(&ta, 1);
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta.hook;
+    o = fresh_opts(&ta);
     /* A learning pool: every release records the job's 68 bytes. */
     o.flags = BW_POOL_LEARN_SIZE;
-    cr_assert_eq(bw_pool_create(&learn, &o), BW_OK);
+    learn = mkpool(&o);
     for (k = 0; k < 4; k++) (void)small_message(learn, k);
     bw_pool_get_stats(learn, &st);
     cr_expect_eq(st.learned_size, 128, "learned from small jobs: the class of 68 B");
     cr_expect_eq(st.hits, 3);
     /* A zeroing pool: the block a message left reads as zeros next time. */
     o.flags = BW_POOL_ZERO_ON_RETURN;
-    cr_assert_eq(bw_pool_create(&zero, &o), BW_OK);
+    zero = mkpool(&o);
     (void)small_message(zero, 1);
     cr_assert_eq(bw_init(&w, zero, 0), BW_OK);
     cr_assert_eq(bw_put_u32le(&w, 7), BW_OK);
@@ -443,7 +437,7 @@ Test(steady, pooled_small_messages_keep_each_pools_promises)
     bw_release(&w);
     /* A checked pool: its blocks go through the checks, still reused. */
     o.flags = BW_POOL_CHECKED;
-    cr_assert_eq(bw_pool_create(&checked, &o), BW_OK);
+    checked = mkpool(&o);
     for (k = 0; k < 4; k++) (void)small_message(checked, k);
     bw_pool_get_stats(checked, &st);
     cr_expect_eq(st.hits, 3);
@@ -451,7 +445,7 @@ Test(steady, pooled_small_messages_keep_each_pools_promises)
     /* Two pools in turn (the thread's last cache is the other's): each
      * message gets its own pool's block, and each pool keeps its own. */
     o.flags = 0;
-    cr_assert_eq(bw_pool_create(&other, &o), BW_OK);
+    other = mkpool(&o);
     a = small_message(learn, 9);
     b = small_message(other, 9);
     for (k = 0; k < 10; k++) {

@@ -139,8 +139,7 @@ static void threads_case(unsigned flags)
     test_alloc ta;
     bw_pool *p;
     bw_pool_stats st;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, flags);
+    p = fresh_pool(&ta, 0, flags);
     run_workers(p);
     /* Every worker has exited: its cache went back to the pool. */
     bw_pool_get_stats(p, &st);
@@ -190,8 +189,7 @@ Test(threads, destroy_with_live_thread_caches, .timeout = 60)
     pthread_barrier_t used, destroyed;
     parked pk;
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     pthread_barrier_init(&used, NULL, 5);
     pthread_barrier_init(&destroyed, NULL, 5);
     pk.pool = p;
@@ -202,8 +200,7 @@ Test(threads, destroy_with_live_thread_caches, .timeout = 60)
     cr_expect_gt(atomic_load(&ta.live_blocks), 0, "blocks sit in the threads' caches");
     ta_finish(&ta, p); /* destroy frees them all */
     /* A new pool, maybe at the same address, must not be confused with it. */
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     pthread_barrier_wait(&destroyed);
     for (i = 0; i < 4; i++) pthread_join(t[i], NULL);
     ta_finish(&ta, p);
@@ -235,8 +232,7 @@ Test(threads, short_lived_threads_lose_nothing, .timeout = 120)
     one_shot o[50];
     pthread_t t[50];
     int round, i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     for (round = 0; round < 20; round++) {
         for (i = 0; i < 50; i++) {
             o[i].pool = p;
@@ -305,8 +301,7 @@ Test(threads, writers_share_a_pool, .timeout = 120)
     bw_pool *p;
     pthread_t t[4];
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     for (i = 0; i < 4; i++) pthread_create(&t[i], NULL, writer_thread, p);
     for (i = 0; i < 4; i++) {
         void *bad;

@@ -531,7 +531,7 @@ Test(writing, first_printf_on_an_empty_writer_takes_the_growth_rules_block)
 
     memset(&o, 0, sizeof o);
     o.min_first_block = 1;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_assert_eq(bw_printf(&w, "id=%d name=%s", 12345, "abcdefg"), BW_OK);
     cr_expect_eq(bw_capacity(&w), 32, "the class of the 21-byte line");
