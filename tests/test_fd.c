@@ -269,6 +269,15 @@ Test(fd, fd_stream_to_closed_fd_is_ebadf, .timeout = 60)
     bw_release(&c);
 }
 
+/* A writer of mode on p (1 MiB of room) holding n pattern bytes (seed);
+ * exp gets them, then "<tail>", which the test writes once n went out. */
+static void big_message(mw *m, int mode, bw_pool *p, unsigned char *exp, size_t n, unsigned seed)
+{
+    mw_init(m, mode, p, 1u << 20);
+    fill_pattern(&m->w, exp, n, seed);
+    memcpy(exp + n, "<tail>", 6);
+}
+
 /* ------------------------------------------------------------------------ */
 /* bw_write_fd sends everything (writev, short writes resumed) and consumes it;
  * on a streaming writer the sink is not called. */
@@ -286,9 +295,7 @@ Test(fd, write_fd_every_mode_sends_all_and_consumes, .timeout = 60)
         reader rd;
         size_t written = 0;
         p = fresh_pool(&ta, 65536, 0);
-        mw_init(&m, mode, p, 1u << 20);
-        fill_pattern(&m.w, exp, n, (unsigned)mode);
-        memcpy(exp + n, "<tail>", 6);
+        big_message(&m, mode, p, exp, n, (unsigned)mode);
         cr_assert_eq(bw_len(&m.w), n);
         cr_assert_eq(pipe(fds), 0);
         memset(&rd, 0, sizeof rd);
@@ -373,9 +380,7 @@ Test(fd, write_fd_nonblocking_every_mode_continues_where_it_stopped, .timeout = 
         int sv[2], sndbuf = 32768, again = 0;
         bytes got = {NULL, 0, 0};
         size_t rounds = 0, total = n;
-        mw_init(&m, mode, NULL, 1u << 20);
-        fill_pattern(&m.w, exp, n, 40u + (unsigned)mode);
-        memcpy(exp + n, "<tail>", 6);
+        big_message(&m, mode, NULL, exp, n, 40u + (unsigned)mode);
         cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
         setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
         set_nonblock(sv[0]);
