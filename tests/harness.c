@@ -274,6 +274,12 @@ void h_open_ex(harness *h, int mode, size_t param, size_t threshold, unsigned fl
 
 void h_open(harness *h, int mode) { h_open_ex(h, mode, default_param(mode), 0, 0); }
 
+void h_open_holding(harness *h, int mode, const char *s)
+{
+    h_open(h, mode);
+    cr_assert_eq(bw_write(&h->w, s, strlen(s)), BW_OK, "%s", mode_name[mode]);
+}
+
 /* Release, check the fixed buffer's guards, destroy the pool and check the
  * allocator balances to zero. */
 void h_close(harness *h)
@@ -397,6 +403,18 @@ void ref_add(ref *r, const void *src, size_t n)
 {
     append_bytes(&r->d, &r->len, &r->cap, src, n, 0);
 }
+void h_close_ref(harness *h, ref *r)
+{
+    ref_free(r);
+    h_close(h);
+}
+
+void h_close_expecting(harness *h, ref *r, const char *what)
+{
+    expect_output(h, r->d, r->len, what);
+    h_close_ref(h, r);
+}
+
 void ref_str(ref *r, const char *s) { ref_add(r, s, strlen(s)); }
 
 /* Append a second copy of everything in r. */
@@ -526,6 +544,13 @@ void chain_blocks(harness *h, size_t blocks, ref *r)
         cr_assert_lt(from, 200000);
     }
 }
+
+void h_open_chain(harness *h, size_t blocks, ref *r)
+{
+    h_open(h, M_CHAIN);
+    chain_blocks(h, blocks, r);
+}
+
 void read_exact(int fd, unsigned char *dst, size_t n)
 {
     size_t got = 0;

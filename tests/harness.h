@@ -142,6 +142,8 @@ size_t default_param(int mode);
  * fixed buffer's size. The harness must not move while open. */
 void h_open_ex(harness *h, int mode, size_t param, size_t threshold, unsigned flags);
 void h_open(harness *h, int mode);
+/* h_open, then the writer takes the string s (its bytes, no NUL). */
+void h_open_holding(harness *h, int mode, const char *s);
 
 /* Release, check the fixed buffer's guards, destroy the pool and check the
  * allocator balances to zero. */
@@ -179,6 +181,11 @@ void ref_double(ref *r); /* append a second copy of everything in r */
 void ref_free(ref *r);
 void ref_from(ref *r, const harness *h); /* start r as the output so far */
 
+/* Free r and h_close. h_close_expecting: first, the writer produced
+ * exactly r. */
+void h_close_ref(harness *h, ref *r);
+void h_close_expecting(harness *h, ref *r, const char *what);
+
 /* Write pattern bytes until the writer's current block holds `tail` (tn
  * bytes) at its end with exactly `slack` bytes free after it. */
 void fill_tight(harness *h, const void *tail, size_t tn, size_t slack);
@@ -212,6 +219,8 @@ int pipe_is_empty(int fd);
 
 /* A segmented writer holding bytes in at least `blocks` blocks. */
 void chain_blocks(harness *h, size_t blocks, ref *r);
+/* h_open(h, M_CHAIN), then chain_blocks. */
+void h_open_chain(harness *h, size_t blocks, ref *r);
 
 /* ---- Several writers on one pool --------------------------------------- */
 /* env: a counting pool with 0.1's mechanics (ta_pool, threshold 4096), one

@@ -42,9 +42,7 @@ Test(positions, patch_by_position_in_every_mode)
         r.d[1] = 0xEF;
         cr_expect_eq(bw_patch(&h.w, bw_tell(&h.w) - 3, "xyz", 3), BW_OK);
         memcpy(r.d + r.len - 3, "xyz", 3);
-        expect_output(&h, r.d, r.len, "patched");
-        ref_free(&r);
-        h_close(&h);
+        h_close_expecting(&h, &r, "patched");
     }
 }
 
@@ -54,15 +52,12 @@ Test(positions, segmented_patch_across_a_block_boundary)
     ref r = {0};
     struct iovec iov[2];
     size_t first;
-    h_open(&h, M_CHAIN);
-    chain_blocks(&h, 2, &r);
+    h_open_chain(&h, 2, &r);
     cr_assert_geq(bw_iovec(&h.w, iov, 2), 2);
     first = iov[0].iov_len;
     cr_expect_eq(bw_patch(&h.w, first - 2, "WXYZ", 4), BW_OK);
     memcpy(r.d + first - 2, "WXYZ", 4);
-    expect_output(&h, r.d, r.len, "patch across blocks");
-    ref_free(&r);
-    h_close(&h);
+    h_close_expecting(&h, &r, "patch across blocks");
 }
 
 Test(positions, patch_out_of_range_is_einval_recorded_nothing_changed)
@@ -70,8 +65,7 @@ Test(positions, patch_out_of_range_is_einval_recorded_nothing_changed)
     int m;
     FOR_EACH_MODE(m) {
         harness h;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+        h_open_holding(&h, m, "0123456789");
         cr_expect_eq(bw_patch(&h.w, 8, "abcd", 4), BW_EINVAL, "%s: past tell", mode_name[m]);
         cr_expect_eq(bw_error(&h.w), BW_EINVAL, "recorded");
         bw_clear_error(&h.w);
@@ -101,8 +95,7 @@ Test(positions, patch_source_may_overlap_the_target)
     int m;
     FOR_EACH_MODE(m) {
         harness h;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abcdefgh", 8), BW_OK);
+        h_open_holding(&h, m, "abcdefgh");
         cr_assert_not_null(bw_data(&h.w));
         cr_expect_eq(bw_patch(&h.w, 2, bw_data(&h.w), 6), BW_OK, "%s", mode_name[m]);
         expect_output(&h, "ababcdef", 8, "overlapping patch forward");
@@ -166,8 +159,7 @@ Test(positions, truncate_by_position_in_every_mode)
         cr_expect_eq(bw_tell(&h.w), 4);
         cr_expect_eq(bw_puts(&h.w, "end"), BW_OK);
         expect_output(&h, "end", 3, "writing after a truncate");
-        ref_free(&r);
-        h_close(&h);
+        h_close_ref(&h, &r);
     }
 }
 
@@ -177,8 +169,7 @@ Test(positions, placeholder_position_survives_consume)
     FOR_EACH_MODE(m) {
         harness h;
         uint64_t at;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "xxxx", 4), BW_OK);
+        h_open_holding(&h, m, "xxxx");
         at = bw_tell(&h.w);
         cr_assert_eq(bw_put_u32le(&h.w, 0), BW_OK);
         cr_assert_eq(bw_write(&h.w, "body", 4), BW_OK);
@@ -254,8 +245,7 @@ Test(positions, consume_moves_the_start_without_copying)
         harness h;
         const unsigned char *d;
         long calls;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abcdef", 6), BW_OK);
+        h_open_holding(&h, m, "abcdef");
         d = bw_data(&h.w);
         calls = h_calls(&h);
         cr_expect_eq(bw_consume(&h.w, 2), BW_OK);
@@ -283,8 +273,7 @@ Test(positions, segmented_consume_returns_emptied_blocks_at_once)
     ref r = {0};
     struct iovec iov[3];
     bw_pool_stats before, after;
-    h_open(&h, M_CHAIN);
-    chain_blocks(&h, 3, &r);
+    h_open_chain(&h, 3, &r);
     cr_assert_eq(bw_iovec(&h.w, iov, 3), 3);
     before = h_stats(&h);
     cr_assert_eq(bw_consume(&h.w, iov[0].iov_len + 1), BW_OK);
@@ -297,8 +286,7 @@ Test(positions, segmented_consume_returns_emptied_blocks_at_once)
     cr_assert_eq(bw_consume(&h.w, iov[1].iov_len - 1), BW_OK);
     cr_expect_eq(h_stats(&h).returns, before.returns + 1, "the second one too");
     cr_expect_not_null(bw_data(&h.w), "one block left");
-    ref_free(&r);
-    h_close(&h);
+    h_close_ref(&h, &r);
 }
 
 Test(positions, fixed_moves_held_bytes_down_before_efull)
@@ -329,9 +317,7 @@ Test(positions, contiguous_consume_then_cold_path_keeps_bytes)
         ref_add(&r, pattern() + 10, 2);
         f = bw_free_capacity(&h.w);
         put_pattern_ref(&h, &r, 12, f + 5);
-        expect_output(&h, r.d, r.len, "consume then a cold path");
-        ref_free(&r);
-        h_close(&h);
+        h_close_expecting(&h, &r, "consume then a cold path");
     }
 }
 
@@ -407,8 +393,7 @@ Test(positions, detach_in_every_mode_gives_a_returnable_block)
             put_pattern(&h, 0, 5000);
             cr_expect_null(bw_data(&h.w), "still segmented");
         }
-        ref_free(&r);
-        h_close(&h);
+        h_close_ref(&h, &r);
     }
     bw_set_report_hook(NULL, NULL);
 }

@@ -80,8 +80,7 @@ Test(recorded_error, null_sources_are_einval_recorded)
     int m;
     FOR_EACH_MODE(m) {
         harness h;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        h_open_holding(&h, m, "abc");
         cr_expect_eq(bw_put_hex(&h.w, NULL, 2), BW_EINVAL, "%s", mode_name[m]);
         cr_expect_eq(bw_error(&h.w), BW_EINVAL);
         bw_clear_error(&h.w);

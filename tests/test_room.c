@@ -117,16 +117,14 @@ Test(room, segmented_data_null_across_blocks_then_back_after_consume)
     ref r = {0};
     struct iovec iov[4];
     size_t cnt;
-    h_open(&h, M_CHAIN);
-    chain_blocks(&h, 2, &r);
+    h_open_chain(&h, 2, &r);
     cr_expect_null(bw_data(&h.w), "two blocks");
     cnt = bw_iovec(&h.w, iov, 4);
     cr_assert_eq(cnt, 2);
     cr_assert_eq(bw_consume(&h.w, iov[0].iov_len), BW_OK);
     cr_expect(bw_data(&h.w) == iov[1].iov_base, "one block left: data is its first byte");
     expect_output(&h, r.d + iov[0].iov_len, r.len - iov[0].iov_len, "after consume");
-    ref_free(&r);
-    h_close(&h);
+    h_close_ref(&h, &r);
 }
 
 Test(room, span_is_data_plus_len_and_avail_is_free_in_every_mode)
@@ -163,9 +161,7 @@ Test(room, span_is_data_plus_len_and_avail_is_free_in_every_mode)
             cr_expect_eq(bw_advance(&h.w, 2), BW_OK);
             ref_add(&r, "XY", 2);
         }
-        expect_output(&h, r.d, r.len, "span");
-        ref_free(&r);
-        h_close(&h);
+        h_close_expecting(&h, &r, "span");
     }
 }
 
@@ -175,8 +171,7 @@ Test(room, segmented_span_starts_a_new_block_and_skips_the_rest)
     size_t f, avail = 0;
     unsigned char *s;
     bw_pool_stats before;
-    h_open(&h, M_CHAIN);
-    cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+    h_open_holding(&h, M_CHAIN, "0123456789");
     f = bw_free_capacity(&h.w);
     s = (unsigned char *)bw_get_span(&h.w, f, &avail);
     cr_expect(s == bw_data(&h.w) + 10, "a hint that fits stays in the tail block");
@@ -216,8 +211,7 @@ Test(room, span_bytes_not_advanced_are_not_output_in_every_mode)
         unsigned char *s;
         size_t len = 0;
         void *b;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "ab", 2), BW_OK);
+        h_open_holding(&h, m, "ab");
         s = (unsigned char *)bw_get_span(&h.w, 8, NULL);
         cr_assert_not_null(s);
         memcpy(s, "SCRIBBLE", 8);
@@ -249,8 +243,7 @@ Test(room, span_bytes_not_advanced_are_not_output_in_every_mode)
             cr_expect(memcmp(b, r.d, r.len) == 0, "%s: detach", mode_name[m]);
             cr_expect_eq(bw_pool_return(bw_writer_pool(&h.w), b, cap), BW_OK);
         }
-        ref_free(&r);
-        h_close(&h);
+        h_close_ref(&h, &r);
     }
 }
 
@@ -327,8 +320,7 @@ Test(room, impossible_size_is_one_failed_backing_call_in_every_mode)
             harness h;
             long calls;
             int rc;
-            h_open(&h, m);
-            cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+            h_open_holding(&h, m, "abc");
             calls = h_calls(&h);
             if (op == 0 && m == M_SINK) {
                 /* A streaming write of any size is possible: it goes to the sink. */
@@ -359,8 +351,7 @@ Test(room, sizes_beyond_ptrdiff_max_are_eoverflow_without_allocator_call)
         harness h;
         long calls;
         int want = m == M_FIXED ? BW_EFULL : BW_EOVERFLOW;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        h_open_holding(&h, m, "abc");
         calls = h_calls(&h);
         cr_expect_eq(bw_write(&h.w, pattern(), opaque((size_t)PTRDIFF_MAX + 1)), want, "%s",
                      mode_name[m]);

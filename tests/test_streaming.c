@@ -66,8 +66,7 @@ Test(streaming, short_counts_and_eintr_are_continued)
     cr_expect_geq(h.s.calls, (long)(r.len / 3));
     cr_expect_geq(h.s.min_n, 1, "the sink is never called with n = 0");
     cr_expect_eq(h.s.wrong_thread, 0, "called on the calling thread");
-    ref_free(&r);
-    h_close(&h);
+    h_close_ref(&h, &r);
 }
 
 Test(streaming, sink_error_records_eio_and_keeps_its_errno)
@@ -212,9 +211,7 @@ Test(streaming, reserve_or_span_beyond_buffer_sends_then_takes_a_big_block)
     cr_expect_eq(bw_advance(&h.w, 300), BW_OK);
     ref_add(&r, pattern() + 210, 300);
     cr_expect_eq(bw_flush(&h.w), BW_OK);
-    expect_output(&h, r.d, r.len, "reserve and span beyond the buffer");
-    ref_free(&r);
-    h_close(&h);
+    h_close_expecting(&h, &r, "reserve and span beyond the buffer");
 }
 
 Test(streaming, release_and_clear_never_send_and_keep_the_mode)
@@ -261,8 +258,7 @@ Test(streaming, flush_returns_the_recorded_error_in_every_mode)
     int m;
     FOR_EACH_MODE(m) {
         harness h;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        h_open_holding(&h, m, "abc");
         record_einval(&h);
         cr_expect_eq(bw_flush(&h.w), BW_EINVAL, "%s", mode_name[m]);
         cr_expect_eq(h.s.calls, 0, "nothing sent");
@@ -342,8 +338,7 @@ Test(streaming, write_fd_on_a_streaming_writer_bypasses_the_sink)
     size_t n = 0;
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
-    h_open(&h, M_SINK);
-    cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+    h_open_holding(&h, M_SINK, "0123456789");
     cr_expect_eq(bw_write_fd(&h.w, fds[1], &n), BW_OK);
     cr_expect_eq(n, 10);
     cr_expect_eq(h.s.calls, 0, "the sink is not called");
@@ -396,8 +391,7 @@ Test(streaming, write_fd_refuses_a_writer_with_a_recorded_error)
         size_t n = 99;
         int fds[2];
         cr_assert_eq(pipe(fds), 0);
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        h_open_holding(&h, m, "abc");
         record_einval(&h);
         cr_expect_eq(bw_write_fd(&h.w, fds[1], &n), BW_EINVAL, "%s", mode_name[m]);
         cr_expect(pipe_is_empty(fds[0]), "%s: nothing sent", mode_name[m]);
@@ -420,8 +414,7 @@ Test(streaming, epipe_is_eio_not_recorded_sigpipe_untouched)
     cr_assert_eq(pthread_sigmask(SIG_SETMASK, NULL, &mask_before), 0);
     cr_assert_eq(pipe(fds), 0);
     close(fds[0]);
-    h_open(&h, M_CONTIG);
-    cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+    h_open_holding(&h, M_CONTIG, "0123456789");
     errno = 0;
     cr_expect_eq(bw_write_fd(&h.w, fds[1], NULL), BW_EIO, "written may be NULL");
     cr_expect_eq(errno, EPIPE);

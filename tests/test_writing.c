@@ -166,8 +166,7 @@ Test(writing, every_call_gives_its_exact_bytes_in_every_mode_after_any_prefix)
                 ref_add(&r, pattern(), prefixes[k]);
                 ref_add(&r, cases[c].want, cases[c].n);
                 expect_output(&h, r.d, r.len, cases[c].name);
-                ref_free(&r);
-                h_close(&h);
+                h_close_ref(&h, &r);
             }
 }
 
@@ -198,9 +197,7 @@ Test(writing, the_whole_table_repeated_crosses_blocks_in_every_mode)
             cr_expect(memcmp(s, r.d, r.len) == 0 && s[r.len] == '\0', "%s: cstr", mode_name[m]);
         }
         cr_expect_eq(bw_flush(&h.w), BW_OK);
-        expect_output(&h, r.d, r.len, "table x300 after flush");
-        ref_free(&r);
-        h_close(&h);
+        h_close_expecting(&h, &r, "table x300 after flush");
     }
 }
 
@@ -218,9 +215,7 @@ Test(writing, printf_long_output_in_every_mode)
                      mode_name[m]);
         ref_add(&r, pattern(), 10);
         ref_add(&r, want, (size_t)n);
-        expect_output(&h, r.d, r.len, "printf 307 bytes");
-        ref_free(&r);
-        h_close(&h);
+        h_close_expecting(&h, &r, "printf 307 bytes");
     }
 }
 
@@ -384,8 +379,7 @@ static void alias_case(int mode, int op)
     }
     cr_expect_eq(rc, BW_OK, "%s in %s: %s", alias_name[op], mode_name[mode], bw_strerror(rc));
     expect_output(&h, r.d, r.len, alias_name[op]);
-    ref_free(&r);
-    h_close(&h);
+    h_close_ref(&h, &r);
 }
 
 Test(writing, sources_in_the_writers_own_bytes_in_every_mode)
@@ -403,9 +397,7 @@ Test(writing, segmented_append_to_itself_across_blocks_links)
     chain_blocks(&h, 3, &r);
     cr_expect_eq(bw_append_writer(&h.w, &h.w), BW_OK);
     ref_double(&r);
-    expect_output(&h, r.d, r.len, "doubled");
-    ref_free(&r);
-    h_close(&h);
+    h_close_expecting(&h, &r, "doubled");
 }
 
 /* --- Zero-length calls --------------------------------------------------- */
@@ -467,8 +459,7 @@ Test(writing, printf_longer_than_int_max_is_eoverflow_in_every_mode)
     FOR_EACH_MODE(m) {
         harness h;
         long calls;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        h_open_holding(&h, m, "abc");
         calls = h_calls(&h);
         cr_expect_eq(bw_printf(&h.w, wide, "x", ""), BW_EOVERFLOW, "%s", mode_name[m]);
         cr_expect_eq(bw_error(&h.w), BW_EOVERFLOW, "recorded");
