@@ -561,6 +561,12 @@ void read_exact(int fd, unsigned char *dst, size_t n)
     }
 }
 
+void close_pair(const int fds[2])
+{
+    close(fds[0]);
+    close(fds[1]);
+}
+
 int pipe_is_empty(int fd)
 {
     unsigned char c;

@@ -216,6 +216,7 @@ void record_einval(harness *h);
 /* Read exactly n bytes from fd (a pipe); whether a pipe holds nothing. */
 void read_exact(int fd, unsigned char *dst, size_t n);
 int pipe_is_empty(int fd);
+void close_pair(const int fds[2]); /* both ends of a pipe or socket pair */
 
 /* A segmented writer holding bytes in at least `blocks` blocks. */
 void chain_blocks(harness *h, size_t blocks, ref *r);

@@ -131,8 +131,7 @@ Test(fd, fd_stream_to_full_nonblocking_socket_records_eagain, .timeout = 60)
     cr_assert_eq((uint64_t)got.len, bw_tell(&w), "every accepted byte arrives once");
     cr_assert(memcmp(got.d, wk.s.d, got.len) == 0, "the peer got other bytes");
     bw_release(&w);
-    close(sv[0]);
-    close(sv[1]);
+    close_pair(sv);
     by_free(&got);
     work_free(&wk);
 }
@@ -418,8 +417,7 @@ Test(fd, write_fd_nonblocking_every_mode_continues_where_it_stopped, .timeout = 
         cr_expect(got.len == n + 6 && memcmp(got.d, exp, n + 6) == 0,
                   "%s: the peer got other bytes", mode_name[mode]);
         cr_expect_eq(m.s.calls, 0, "%s: the sink is not called", mode_name[mode]);
-        close(sv[0]);
-        close(sv[1]);
+        close_pair(sv);
         by_free(&got);
         mw_done(&m);
     }
@@ -453,8 +451,7 @@ Test(fd, write_fd_with_recorded_error_sends_nothing, .timeout = 60)
         cr_expect_eq(written, 7);
         drain(sv[1], &got);
         cr_expect(got.len == 7 && memcmp(got.d, "payload", 7) == 0, "%s", mode_name[mode]);
-        close(sv[0]);
-        close(sv[1]);
+        close_pair(sv);
         by_free(&got);
         mw_done(&m);
     }
@@ -545,8 +542,7 @@ Test(fd, write_fd_kernel_returning_zero_is_eio_not_a_loop, .timeout = 30)
                 cr_expect(got.len == 4 && memcmp(got.d, "held", 4) == 0, "%s", what);
                 bw_release(&w);
             }
-            close(sv[0]);
-            close(sv[1]);
+            close_pair(sv);
             by_free(&got);
         }
     }

@@ -231,8 +231,7 @@ Test(recorded_error, recorded_error_refuses_every_writing_call_and_changes_nothi
             cr_expect_eq(bw_error(&h.w), BW_OK, "detach forgets");
             if (b) bw_pool_return(bw_writer_pool(&h.w), b, cap);
         }
-        close(fds[0]);
-        close(fds[1]);
+        close_pair(fds);
         h_close(&other);
         h_close(&h);
     }

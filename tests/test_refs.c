@@ -93,8 +93,7 @@ Test(clients_ref, every_way_out_calls_done)
             n = read(fds[0], got, sizeof got);
             cr_expect_eq(n, 3004);
             cr_expect(memcmp(got + 2, r, sizeof r) == 0);
-            close(fds[0]);
-            close(fds[1]);
+            close_pair(fds);
             break;
         }
         case 6: cr_expect_eq(bw_patch(&w, 100, "XY", 2), BW_OK); break;

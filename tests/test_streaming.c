@@ -285,6 +285,14 @@ Test(streaming, init_fd_negative_is_einval_recorded)
     h_close(&h);
 }
 
+/* h: a contiguous harness; w: a streaming writer to fd on its pool, with
+ * a 64-byte buffer. */
+static void open_fd_writer(harness *h, bw_writer *w, int fd)
+{
+    h_open(h, M_CONTIG);
+    cr_assert_eq(bw_init_fd(w, h->p, 64, fd), BW_OK);
+}
+
 Test(streaming, fd_writer_sends_and_never_closes_the_fd)
 {
     harness h;
@@ -292,8 +300,7 @@ Test(streaming, fd_writer_sends_and_never_closes_the_fd)
     unsigned char got[300];
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
-    h_open(&h, M_CONTIG);
-    cr_assert_eq(bw_init_fd(&w, h.p, 64, fds[1]), BW_OK);
+    open_fd_writer(&h, &w, fds[1]);
     cr_expect_eq(bw_write(&w, pattern(), 300), BW_OK);
     cr_expect_eq(bw_flush(&w), BW_OK);
     cr_expect_eq(bw_len(&w), 0);
@@ -301,8 +308,7 @@ Test(streaming, fd_writer_sends_and_never_closes_the_fd)
     cr_expect(memcmp(got, pattern(), 300) == 0);
     bw_release(&w);
     cr_expect_neq(fcntl(fds[1], F_GETFD), -1, "the fd is still open");
-    close(fds[0]);
-    close(fds[1]);
+    close_pair(fds);
     h_close(&h);
 }
 
@@ -317,17 +323,12 @@ Test(streaming, eagain_in_a_flush_records_eio)
     memset(junk, 'j', sizeof junk);
     while (write(fds[1], junk, sizeof junk) > 0) continue;
     while (write(fds[1], junk, 1) > 0) continue;
-    h_open(&h, M_CONTIG);
-    cr_assert_eq(bw_init_fd(&w, h.p, 64, fds[1]), BW_OK);
+    open_fd_writer(&h, &w, fds[1]);
     cr_expect_eq(bw_write(&w, "0123456789", 10), BW_OK);
-    errno = 0;
-    cr_expect_eq(bw_flush(&w), BW_EIO);
-    cr_expect_eq(errno, EAGAIN);
-    cr_expect_eq(bw_error(&w), BW_EIO, "recorded, like any failure");
+    expect_flush_eio(&w, EAGAIN, "EAGAIN: recorded, like any failure");
     cr_expect_eq(bw_len(&w), 10, "kept");
     bw_release(&w);
-    close(fds[0]);
-    close(fds[1]);
+    close_pair(fds);
     h_close(&h);
 }
 
@@ -346,8 +347,7 @@ Test(streaming, write_fd_on_a_streaming_writer_bypasses_the_sink)
     cr_expect_eq(bw_tell(&h.w), 10);
     read_exact(fds[0], got, 10);
     cr_expect(memcmp(got, "0123456789", 10) == 0);
-    close(fds[0]);
-    close(fds[1]);
+    close_pair(fds);
     h_close(&h);
 }
 
@@ -377,8 +377,7 @@ Test(streaming, write_fd_sends_held_bytes_in_every_mode)
         cr_expect(pipe_is_empty(fds[0]));
         free(got);
         ref_free(&r);
-        close(fds[0]);
-        close(fds[1]);
+        close_pair(fds);
         h_close(&h);
     }
 }
@@ -396,8 +395,7 @@ Test(streaming, write_fd_refuses_a_writer_with_a_recorded_error)
         cr_expect_eq(bw_write_fd(&h.w, fds[1], &n), BW_EINVAL, "%s", mode_name[m]);
         cr_expect(pipe_is_empty(fds[0]), "%s: nothing sent", mode_name[m]);
         expect_output(&h, "abc", 3, "write_fd refused");
-        close(fds[0]);
-        close(fds[1]);
+        close_pair(fds);
         h_close(&h);
     }
 }
@@ -423,10 +421,7 @@ Test(streaming, epipe_is_eio_not_recorded_sigpipe_untouched)
     /* A streaming writer on the same fd records it. */
     cr_assert_eq(bw_init_fd(&w, h.p, 64, fds[1]), BW_OK);
     cr_expect_eq(bw_write(&w, "abc", 3), BW_OK);
-    errno = 0;
-    cr_expect_eq(bw_flush(&w), BW_EIO);
-    cr_expect_eq(errno, EPIPE);
-    cr_expect_eq(bw_error(&w), BW_EIO);
+    expect_flush_eio(&w, EPIPE, "EPIPE on a streaming writer");
     bw_release(&w);
     cr_assert_eq(sigaction(SIGPIPE, NULL, &after), 0);
     cr_expect(after.sa_handler == SIG_DFL, "SIGPIPE disposition unchanged");
@@ -466,45 +461,36 @@ Test(streaming, fopen_bytes_arrive_on_flush_and_fclose_keeps_the_writer)
     }
 }
 
+/* On the open harness h: a FILE over the writer takes text, and its
+ * fflush fails with EOF and errno err; the writer then has `recorded`
+ * recorded (BW_OK: not checked). fail_alloc: every backing call fails
+ * from the fputs on. Closes h. */
+static void expect_fflush_fails(harness *h, int fail_alloc, const char *text, int err,
+                                int recorded)
+{
+    FILE *f = bw_fopen(&h->w);
+    cr_assert_not_null(f);
+    if (fail_alloc) h_fail_from_next(h);
+    fputs(text, f);
+    errno = 0;
+    cr_expect_eq(fflush(f), EOF);
+    cr_expect_eq(errno, err, "errno %d, want %d", errno, err);
+    if (recorded != BW_OK) cr_expect_eq(bw_error(&h->w), recorded);
+    fclose(f);
+    if (fail_alloc) h_fail_never(h);
+    h_close(h);
+}
+
 Test(streaming, fopen_writer_failures_set_errno)
 {
     harness h;
-    FILE *f;
-
     h_open_ex(&h, M_FIXED, 4, 0, 0);
-    f = bw_fopen(&h.w);
-    cr_assert_not_null(f);
-    fputs("hello world", f);
-    errno = 0;
-    cr_expect_eq(fflush(f), EOF);
-    cr_expect_eq(errno, ENOSPC, "BW_EFULL");
-    cr_expect_eq(bw_error(&h.w), BW_EFULL);
-    fclose(f);
-    h_close(&h);
-
+    expect_fflush_fails(&h, 0, "hello world", ENOSPC, BW_EFULL);
     h_open(&h, M_CONTIG);
-    f = bw_fopen(&h.w);
-    cr_assert_not_null(f);
-    h_fail_from_next(&h);
-    fputs("hello world", f);
-    errno = 0;
-    cr_expect_eq(fflush(f), EOF);
-    cr_expect_eq(errno, ENOMEM, "BW_ENOMEM");
-    fclose(f);
-    h_fail_never(&h);
-    h_close(&h);
-
+    expect_fflush_fails(&h, 1, "hello world", ENOMEM, BW_OK);
     h_open_ex(&h, M_SINK, 16, 0, 0);
     h.s.budget = 0;
-    f = bw_fopen(&h.w);
-    cr_assert_not_null(f);
-    fputs("a line longer than sixteen bytes", f);
-    errno = 0;
-    cr_expect_eq(fflush(f), EOF);
-    cr_expect_eq(errno, EIO, "BW_EIO");
-    cr_expect_eq(bw_error(&h.w), BW_EIO);
-    fclose(f);
-    h_close(&h);
+    expect_fflush_fails(&h, 0, "a line longer than sixteen bytes", EIO, BW_EIO);
 }
 
 Test(streaming, fopen_seek_and_tell_fail_with_espipe)

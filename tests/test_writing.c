@@ -440,8 +440,7 @@ Test(writing, zero_length_calls_allocate_nothing_and_send_nothing)
             cr_expect(pipe_is_empty(fds[0]));
             cr_expect_eq(bw_error(&h.w), BW_OK, "nothing recorded");
             cr_expect_eq(bw_tell(&h.w), tell);
-            close(fds[0]);
-            close(fds[1]);
+            close_pair(fds);
             h_close(&h);
         }
 }
