@@ -671,6 +671,11 @@ Test(defaults, large_hits_are_part_of_hits_and_learned_large_size_starts_at_0)
 /* BW_POOL_ZERO_ON_RETURN                                               */
 /* ------------------------------------------------------------------ */
 
+/* The zeroing pools the two tests below run on: with and without the
+ * thread cache. */
+static const unsigned zero_flags[2] = { BW_POOL_ZERO_ON_RETURN,
+                                        BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE };
+
 Test(defaults, zero_on_return_fresh_blocks_read_as_zeros)
 {
     test_alloc ta;
@@ -678,12 +683,10 @@ Test(defaults, zero_on_return_fresh_blocks_read_as_zeros)
     void *b[3];
     size_t cap[3], i;
     size_t sz[3] = { 100, 40 * KiB, 128 * KiB }; /* thread-cached class, class, large */
-    unsigned flags[2] = { BW_POOL_ZERO_ON_RETURN,
-                          BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE };
     unsigned k;
     for (k = 0; k < 2; k++) {
         garbage_init(&ta);
-        p = learn_pool(&ta, flags[k], 0);
+        p = learn_pool(&ta, zero_flags[k], 0);
         for (i = 0; i < 3; i++) {
             b[i] = rent_ok(p, sz[i], &cap[i]);
             cr_expect(all_bytes(b[i], cap[i], 0), "fresh block of %zu holds the allocator's bytes",
@@ -702,12 +705,10 @@ Test(defaults, zero_on_return_retained_class_blocks_read_as_zeros)
     void *b, *b2;
     size_t cap, cap2, k;
     size_t sz[2] = { 100, 40 * KiB };
-    unsigned flags[2] = { BW_POOL_ZERO_ON_RETURN,
-                          BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE };
     unsigned f;
     for (f = 0; f < 2; f++) {
         garbage_init(&ta);
-        p = learn_pool(&ta, flags[f], 0);
+        p = learn_pool(&ta, zero_flags[f], 0);
         for (k = 0; k < 2; k++) {
             b = rent_ok(p, sz[k], &cap);
             memset(b, 0xCC, cap);
