@@ -12,8 +12,7 @@ typedef struct fixture {
 
 static void fx_init(fixture *f)
 {
-    ta_init(&f->ta, 1);
-    f->p = ta_pool(&f->ta, 0, 0);
+    f->p = fresh_pool(&f->ta, 0, 0);
     cr_assert_eq(bw_init(&f->w, f->p, 0), BW_OK);
     cr_assert_eq(bw_puts(&f->w, "abc"), BW_OK);
 }
