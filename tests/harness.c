@@ -770,6 +770,12 @@ bw_pool *learn_pool(test_alloc *ta, unsigned flags, size_t max_learned)
     return mkpool(&o);
 }
 
+bw_pool *fresh_learn_pool(test_alloc *ta, unsigned flags, size_t max_learned)
+{
+    ta_init(ta, 1);
+    return learn_pool(ta, flags, max_learned);
+}
+
 unsigned char chunk[8192];
 
 void fill_chunk(unsigned seed)

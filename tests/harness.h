@@ -290,6 +290,8 @@ void garbage_init(test_alloc *ta);
  * threshold (these tests pin the jump's mechanics; test_jump.c tests the
  * default floor), everything else default. */
 bw_pool *learn_pool(test_alloc *ta, unsigned flags, size_t max_learned);
+/* The same over a fresh counting allocator ta (ta_init(ta, 1) first). */
+bw_pool *fresh_learn_pool(test_alloc *ta, unsigned flags, size_t max_learned);
 
 /* A sink that takes everything and keeps nothing. */
 ptrdiff_t discard_sink(void *ctx, const void *data, size_t n);

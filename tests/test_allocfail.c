@@ -203,10 +203,9 @@ Test(allocfail, fail_nth_call_learned_and_large, .timeout = 120)
 Test(allocfail, pool_rent_failure_changes_nothing)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_pool_stats before, after;
     size_t cap = 123;
-    p = fresh_pool(&ta, 0, 0);
     bw_pool_get_stats(p, &before);
     atomic_store(&ta.fail_at, 1);
     atomic_store(&ta.fail_sticky, 1);
@@ -223,9 +222,8 @@ Test(allocfail, pool_rent_failure_changes_nothing)
 Test(allocfail, init_failure_leaves_clean_writer)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
-    p = fresh_pool(&ta, 0, 0);
     atomic_store(&ta.fail_at, 1);
     cr_expect_eq(bw_init(&w, p, 100), BW_ENOMEM);
     cr_expect_eq(bw_capacity(&w), 0);

@@ -115,12 +115,11 @@ Test(decay, pooled_block_decays_at_first_slow_return_after_decay_ms_not_before)
 Test(decay, thread_cache_block_decays_at_its_threads_first_slow_rent_after_decay_ms)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     bw_pool_stats s;
     void *b, *probe[2];
     size_t cap, pcap[2];
     uint64_t t0, t1;
-    p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     b = rent_ok(p, 256, &cap);
     t0 = mono_ms();
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK); /* into this thread's cache */
@@ -145,12 +144,11 @@ Test(decay, thread_cache_block_decays_at_its_threads_first_slow_rent_after_decay
 Test(decay, thread_cache_block_is_never_given_back_younger_than_decay_ms)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     void *b;
     size_t cap;
     uint64_t t0, t1 = 0;
     int decayed = 0;
-    p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     b = rent_ok(p, 256, &cap);
     t0 = mono_ms();
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
@@ -222,12 +220,11 @@ Test(decay, thread_cache_decays_at_its_threads_exit)
 Test(decay, kept_large_block_decays_at_first_slow_rent_after_decay_ms_not_before)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = decay_pool(&ta, BW_POOL_NO_THREAD_CACHE, DECAY);
     bw_pool_stats s;
     void *a, *b, *probe[2];
     size_t ca, cb, pcap[2];
     uint64_t t0, t1;
-    p = decay_pool(&ta, BW_POOL_NO_THREAD_CACHE, DECAY);
     a = rent_ok(p, 128 * KiB, &ca);
     b = rent_ok(p, 256 * KiB, &cb);
     t0 = mono_ms();

@@ -160,11 +160,10 @@ Test(defaults, no_large_retention_flag_frees_blocks_above_the_threshold)
 Test(defaults, default_keeps_a_16_mib_block_and_counts_it_in_retained_bytes)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     bw_pool_stats s;
     size_t cap, cap2;
     void *b, *b2;
-    p = fresh_pool_defaults(&ta);
     b = rent_ok(p, 16 * MiB, &cap);
     cr_expect_eq(cap, 16 * MiB);
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
@@ -193,11 +192,10 @@ Test(defaults, default_keeps_a_16_mib_block_and_counts_it_in_retained_bytes)
 Test(defaults, default_large_bounds_are_8_blocks_and_64_mib)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     bw_pool_stats s;
     void *b[9];
     size_t cap[9], i;
-    p = fresh_pool_defaults(&ta);
     /* Nine 2 MiB blocks: eight are kept, the oldest goes. */
     rent_each(p, 9, NULL, 2 * MiB, b, cap);
     return_each(p, 9, b, cap);
@@ -299,11 +297,9 @@ Test(defaults, max_large_blocks_evicts_the_oldest)
 Test(defaults, jump_to_learned_size_after_two_big_writers_not_one)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, 0, 0);
     size_t caps[32], n, i;
     size_t below[4] = { 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB };
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, 0, 0);
     cr_expect_eq(stats_of(p).learned_large_size, 0);
     /* Nothing learned yet: the growth rule, at 16 times the capacity past
      * the floor, 64 KiB -> 1 MiB. */
@@ -336,10 +332,8 @@ Test(defaults, jump_to_learned_size_after_two_big_writers_not_one)
 Test(defaults, learned_size_is_the_second_largest_of_the_last_16)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, 0, 0);
     int i;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, 0, 0);
     big_job(p, 300 * KiB, NULL, NULL);
     big_job(p, 600 * KiB, NULL, NULL);
     cr_expect_eq(stats_of(p).learned_large_size, 512 * KiB, "second largest 300 KiB -> 512 KiB");
@@ -362,9 +356,7 @@ Test(defaults, learned_size_is_the_second_largest_of_the_last_16)
 Test(defaults, jump_is_capped_by_max_learned_size)
 {
     test_alloc ta;
-    bw_pool *p;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, 0, 256 * KiB);
+    bw_pool *p = fresh_learn_pool(&ta, 0, 256 * KiB);
     big_job(p, 600 * KiB, NULL, NULL);
     big_job(p, 600 * KiB, NULL, NULL);
     cr_expect_eq(stats_of(p).learned_large_size, 256 * KiB);
@@ -375,10 +367,8 @@ Test(defaults, jump_is_capped_by_max_learned_size)
 Test(defaults, no_learned_growth_flag_turns_the_jump_off)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, BW_POOL_NO_LEARNED_GROWTH, 0);
     int i;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, BW_POOL_NO_LEARNED_GROWTH, 0);
     for (i = 0; i < 3; i++) cr_expect_eq(big_job(p, 600 * KiB, NULL, NULL), 128 * KiB);
     cr_expect_eq(stats_of(p).learned_large_size, 0);
     ta_finish(&ta, p);
@@ -388,12 +378,10 @@ Test(defaults, segmented_streaming_and_fixed_writers_neither_record_nor_jump)
 {
     static unsigned char fixed_buf[200 * 1024];
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, 0, 0);
     bw_writer w;
     size_t i, maxfree;
     int k;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, 0, 0);
     fill_chunk(7);
     for (k = 0; k < 2; k++) {
         /* segmented, 600 KiB */
@@ -449,10 +437,8 @@ Test(defaults, explicit_initial_capacity_is_not_overridden)
 {
     static unsigned char buf[100 * 1024];
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, 0, 0);
     bw_writer w;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, 0, 0);
     big_job(p, 600 * KiB, NULL, NULL);
     big_job(p, 600 * KiB, NULL, NULL);
     cr_assert_eq(stats_of(p).learned_large_size, MiB);
@@ -473,10 +459,8 @@ Test(defaults, explicit_initial_capacity_is_not_overridden)
 Test(defaults, bypass_turns_large_retention_off)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, BW_POOL_BYPASS, 0);
     size_t cap;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, BW_POOL_BYPASS, 0);
     expect_large_block_not_kept(p, &cap);
     cr_expect_eq(cap, 128 * KiB);
     ta_finish(&ta, p);
@@ -580,10 +564,9 @@ Test(defaults, min_first_block_1_is_the_class_of_the_first_write)
 Test(defaults, caller_given_sizes_are_kept)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     bw_writer w;
     unsigned char buf[40];
-    p = fresh_pool_defaults(&ta);
     cr_assert_eq(bw_init(&w, p, 20), BW_OK);
     cr_expect_eq(bw_capacity(&w), 32, "an initial capacity is rounded by the growth rule only");
     bw_release(&w);
@@ -746,8 +729,7 @@ Test(defaults, defect_zero_on_return_block_above_threshold_rented_again_reads_as
         ta_finish(&ta, p);
     }
     /* The same over malloc's own reuse. */
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_LARGE_RETENTION, 0);
+    p = fresh_learn_pool(&ta, BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_LARGE_RETENTION, 0);
     for (i = 0; i < 3; i++) {
         b = (unsigned char *)rent_ok(p, 100 * KiB, &cap);
         cr_expect(all_bytes(b, cap, 0), "round %zu: the last renter's bytes", i);

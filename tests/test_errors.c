@@ -184,9 +184,8 @@ Test(errors, sticky_error_refuses_every_write)
 Test(errors, reserve_zero_allocates_nothing)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
-    p = fresh_pool(&ta, 0, 0);
     bw_init(&w, p, 0);
     cr_expect_eq(bw_reserve(&w, 0), BW_OK);
     cr_expect_eq(bw_capacity(&w), 0);

@@ -40,14 +40,13 @@ static int alloc_fail_run(void *ctx, long n, int sticky)
     const work *wk = ((const script_run *)ctx)->wk;
     const int chain = ((const script_run *)ctx)->chain;
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 16384, 0);
     bw_writer w;
     sink s = {{NULL, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const size_t bufsz = 1024;
     long start, calls;
     size_t i;
     int failures = 0, rc;
-    p = fresh_pool(&ta, 16384, 0);
     start = atomic_load(&ta.calls);
     if (n > 0) {
         atomic_store(&ta.fail_sticky, sticky);
@@ -145,12 +144,11 @@ Test(failinj_script, allocator_failing_at_every_call_segmented, .timeout = 120)
 Test(failinj_script, segmented_jobs_reuse_pooled_blocks_at_steady_state, .timeout = 60)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 64u << 10, 0);
     bw_pool_stats a, b;
     bw_writer w;
     unsigned char buf[8192];
     int i, job;
-    p = fresh_pool(&ta, 64u << 10, 0);
     cr_assert_eq(bw_init_chain(&w, p), BW_OK);
     memset(buf, 1, sizeof buf);
     for (i = 0; i < 64; i++) cr_assert_eq(bw_write(&w, buf, sizeof buf), BW_OK); /* 512 KiB */

@@ -46,10 +46,9 @@ static void ten_mib(bw_pool *p, bw_writer *w, unsigned seed)
 Test(growth, ten_mib_in_8k_chunks)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_pool_stats st1, st2;
     bw_writer w;
-    p = fresh_pool(&ta, 0, 0);
     ten_mib(p, &w, 1);
     bw_release(&w);
     bw_pool_get_stats(p, &st1);
@@ -96,10 +95,9 @@ Test(growth, rule_class_then_double_then_pow2)
         { 20000, 32768, "the next power of two" },
     };
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 4096, 0);
     bw_writer w;
     size_t i;
-    p = fresh_pool(&ta, 4096, 0);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_expect_eq(bw_capacity(&w), 0);
     cr_expect_null(bw_data(&w));
@@ -149,10 +147,9 @@ Test(growth, init_capacity_is_rounded)
     /* An initial capacity and the capacity it is rounded to. */
     static const size_t rounded[][2] = { { 1, 16 }, { 1000, 1024 }, { (1u << 20) + 1, 2u << 20 } };
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     size_t i;
-    p = fresh_pool(&ta, 0, 0);
     for (i = 0; i < sizeof rounded / sizeof rounded[0]; i++) {
         cr_assert_eq(bw_init(&w, p, rounded[i][0]), BW_OK);
         cr_expect_eq(bw_capacity(&w), rounded[i][1], "initial capacity %zu", rounded[i][0]);
@@ -210,10 +207,9 @@ Test(growth, aliasing_write_while_growing)
 Test(growth, aliasing_above_threshold)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 1024, 0);
     bw_writer w;
     size_t i, bad = 0;
-    p = fresh_pool(&ta, 1024, 0);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     for (i = 0; i < 3000; i++) bw_put_u8(&w, pat(i, 9));
     cr_assert_eq(bw_capacity(&w), 4096);
@@ -227,11 +223,10 @@ Test(growth, aliasing_above_threshold)
 Test(growth, detach_and_return)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     size_t len = 1, cap = 1;
     unsigned char *b;
-    p = fresh_pool(&ta, 0, 0);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_expect_null(bw_detach(&w, &len, &cap), "never allocated");
     cr_expect_eq(len, 0);
@@ -256,10 +251,9 @@ Test(growth, detach_and_return)
 Test(growth, release_and_clear_keep_the_pool)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     const unsigned char *blk;
-    p = fresh_pool(&ta, 0, 0);
     cr_assert_eq(bw_init(&w, p, 100), BW_OK);
     bw_puts(&w, "abc");
     blk = bw_data(&w);

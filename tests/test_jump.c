@@ -66,9 +66,8 @@ Test(jump, writers_that_stay_below_the_floor_never_get_a_large_block)
 {
     static const size_t small[] = { 1, 100, 512, 4000, 8 * KiB, 12 * KiB, 16 * KiB };
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = jump_pool(&ta, 0, 0, 0);
     size_t i, k, caps[32], n;
-    p = jump_pool(&ta, 0, 0, 0);
     fill_chunk(3);
     for (k = 0; k < 3; k++) write_job(p, 4 * MiB, caps, &n);
     cr_assert_eq(stats_of(p).learned_large_size, 4 * MiB);
@@ -87,13 +86,12 @@ Test(jump, writers_that_stay_below_the_floor_never_get_a_large_block)
 Test(jump, one_outlier_job_does_not_make_later_jobs_jump_to_its_size)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = jump_pool(&ta, 0, 1024 * MiB, 0);
     bw_writer w;
     void *span;
     size_t k, caps[32], n;
     int round;
     /* max_learned_size above the outlier, so the cap cannot hide it. */
-    p = jump_pool(&ta, 0, 1024 * MiB, 0);
     fill_chunk(3);
     for (k = 0; k < 3; k++) write_job(p, MiB, caps, &n);
     cr_assert_eq(stats_of(p).learned_large_size, MiB);
@@ -123,10 +121,9 @@ Test(jump, a_first_block_past_the_floor_jumps_one_at_it_does_not)
 {
     static unsigned char big[20 * 1024];
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = jump_pool(&ta, 0, 0, 0);
     bw_writer w;
     size_t k, caps[32], n;
-    p = jump_pool(&ta, 0, 0, 0);
     fill_chunk(3);
     for (k = 0; k < 2; k++) write_job(p, MiB, caps, &n);
     cr_assert_eq(stats_of(p).learned_large_size, MiB);
@@ -146,9 +143,8 @@ Test(jump, a_first_block_past_the_floor_jumps_one_at_it_does_not)
 Test(jump, no_learned_growth_climbs_and_records_nothing)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = jump_pool(&ta, BW_POOL_NO_LEARNED_GROWTH, 0, 0);
     size_t k, caps[32], n;
-    p = jump_pool(&ta, BW_POOL_NO_LEARNED_GROWTH, 0, 0);
     fill_chunk(3);
     for (k = 0; k < 4; k++) {
         cr_expect_eq(write_job(p, MiB, caps, &n), MiB);

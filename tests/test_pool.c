@@ -96,10 +96,9 @@ Test(pool, custom_classes)
 Test(pool, rent_gives_class_and_alignment)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     size_t sizes[] = {0, 1, 15, 16, 17, 100, 4095, 4096, 65537, 1u << 20, (1u << 20) + 1, 3u << 20};
     size_t i;
-    p = fresh_pool(&ta, 0, 0);
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         size_t cap = 0;
         unsigned char *b = (unsigned char *)bw_pool_rent(p, sizes[i], &cap);
@@ -135,10 +134,9 @@ Test(pool, rent_bad_arguments)
 Test(pool, wrong_capacity_is_refused_and_block_kept_by_caller)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     size_t cap;
     void *b;
-    p = fresh_pool(&ta, 0, 0);
     b = bw_pool_rent(p, 100, &cap);
     cr_assert_eq(cap, 128);
     cr_expect_eq(bw_pool_return(p, b, 100), BW_EINVAL); /* not a class */
@@ -151,11 +149,10 @@ Test(pool, wrong_capacity_is_refused_and_block_kept_by_caller)
 Test(pool, reuse_counts_hits_and_stats)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_pool_stats st;
     size_t cap, cap2;
     void *a, *b;
-    p = fresh_pool(&ta, 0, 0);
     a = bw_pool_rent(p, 1000, &cap);
     bw_pool_get_stats(p, &st);
     cr_expect_eq(st.rents, 1);
@@ -226,12 +223,11 @@ Test(pool, retention_is_bounded_without_thread_cache) { bounds_case(BW_POOL_NO_T
 Test(pool, trim_gives_everything_back)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_pool_stats st;
     void *b[20];
     size_t cap[20];
     int i;
-    p = fresh_pool(&ta, 0, 0);
     for (i = 0; i < 20; i++) b[i] = bw_pool_rent(p, (size_t)16 << i, &cap[i]);
     for (i = 0; i < 20; i++) bw_pool_return(p, b[i], cap[i]);
     bw_pool_get_stats(p, &st);
@@ -251,11 +247,10 @@ Test(pool, trim_gives_everything_back)
 Test(pool, zero_on_return)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, BW_POOL_ZERO_ON_RETURN);
     size_t cap, cap2, i;
     unsigned char *b, *c;
     int bad = 0;
-    p = fresh_pool(&ta, 0, BW_POOL_ZERO_ON_RETURN);
     b = (unsigned char *)bw_pool_rent(p, 4000, &cap);
     memset(b, 0x5a, cap);
     bw_pool_return(p, b, cap);
@@ -270,11 +265,10 @@ Test(pool, zero_on_return)
 Test(pool, destroy_frees_retained_blocks)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     void *b[64];
     size_t cap[64];
     int i;
-    p = fresh_pool(&ta, 0, 0);
     for (i = 0; i < 64; i++) b[i] = bw_pool_rent(p, (size_t)(i * 977) % 300000, &cap[i]);
     for (i = 0; i < 64; i++) bw_pool_return(p, b[i], cap[i]);
     cr_expect_gt(atomic_load(&ta.live_blocks), 0);
@@ -564,13 +558,12 @@ Test(checked, switched_on_by_environment)
 Test(bypass, every_rent_is_a_real_allocation)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, BW_POOL_BYPASS);
     bw_pool_stats st;
     bw_writer w;
     size_t cap;
     void *b;
     int i;
-    p = fresh_pool(&ta, 0, BW_POOL_BYPASS);
     cr_expect_eq(bw_pool_class_size(p, 100), 100);
     for (i = 0; i < 10; i++) {
         b = bw_pool_rent(p, 100, &cap);

@@ -338,8 +338,7 @@ Test(pool_regressions, defect_class_size_agrees_with_rent_for_0_on_bypass_and_ab
     unsigned f;
     for (f = 0; f < 2; f++) {
         long calls;
-        ta_init(&ta, 1);
-        p = learn_pool(&ta, flags[f], 0);
+        p = fresh_learn_pool(&ta, flags[f], 0);
         if (flags[f] == BW_POOL_BYPASS) {
             cr_expect_eq(bw_pool_class_size(p, 0), 1);
             b = rent_ok(p, 0, &cap);

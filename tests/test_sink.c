@@ -26,11 +26,10 @@
 static void stream_all(sink *s, size_t bufsz, unsigned seed, size_t target)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     work wk;
     size_t i;
-    p = fresh_pool(&ta, 0, 0);
     work_make(&wk, seed, target, small_sizes, NSMALL);
     cr_assert_eq(bw_init_sink(&w, p, bufsz, sink_fn, s), BW_OK);
     for (i = 0; i < wk.nops; i++) {
@@ -210,13 +209,12 @@ static long sticky_with_held, sticky_without_held; /* both cases must occur */
 static long sink_fail_run(const work *wk, int take, size_t bufsz, long n, int sticky)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     sink s = {{NULL, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     size_t i, held_at_fail;
     int failures = 0, rc, e;
     long calls;
-    p = fresh_pool(&ta, 0, 0);
     sink_reset(&s, take, 99);
     s.fail_at = n;
     s.fail_sticky = sticky;

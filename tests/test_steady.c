@@ -58,10 +58,9 @@ static void released_jobs(bw_writer *w, int n, size_t total, unsigned seed, unsi
 Test(steady, learned_size_stops_growth)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 0);
     bw_pool_stats st;
     bw_writer w;
-    p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 0);
     bw_pool_get_stats(p, &st);
     cr_expect_eq(st.learned_size, 0, "nothing learned yet");
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
@@ -80,11 +79,10 @@ Test(steady, learned_size_stops_growth)
 Test(steady, learned_size_is_a_high_percentile_and_bounded)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 1u << 20);
     bw_pool_stats st;
     bw_writer w;
     int i;
-    p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 1u << 20);
     bw_init(&w, p, 0);
     for (i = 0; i < 15; i++) {
         bw_write(&w, "0123456789", 10);
@@ -109,10 +107,9 @@ Test(steady, learned_size_is_a_high_percentile_and_bounded)
 Test(steady, large_retention_reuses_warm_blocks)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 64u << 20, 0, 0);
     bw_pool_stats a, b;
     bw_writer w;
-    p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 64u << 20, 0, 0);
     bw_init(&w, p, 0);
     job(&w, 10u << 20, 5);
     bw_release(&w);
@@ -136,10 +133,9 @@ Test(steady, large_retention_reuses_warm_blocks)
 Test(steady, large_retention_without_learning_reaches_steady_state)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = steady_pool(&ta, 0, 64u << 20, 0, 0);
     bw_pool_stats a, b;
     bw_writer w;
-    p = steady_pool(&ta, 0, 64u << 20, 0, 0);
     bw_init(&w, p, 0);
     /* Growth moves into kept blocks of the next size when there are any
      * (and keeps the one it leaves), so after a few jobs every size along
@@ -156,12 +152,11 @@ Test(steady, large_retention_without_learning_reaches_steady_state)
 Test(steady, large_retention_bounds_and_exact_sizes)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = steady_pool(&ta, 0, 10u << 20, 2, 0);
     bw_pool_stats st;
     void *blk[4];
     size_t cap[4], c;
     int i;
-    p = steady_pool(&ta, 0, 10u << 20, 2, 0);
     for (i = 0; i < 4; i++) blk[i] = bw_pool_rent(p, (size_t)(2 + i) << 20, &cap[i]);
     for (i = 0; i < 4; i++) cr_expect_eq(bw_pool_return(p, blk[i], cap[i]), BW_OK);
     bw_pool_get_stats(p, &st);
@@ -190,11 +185,10 @@ Test(steady, large_retention_bounds_and_exact_sizes)
 Test(steady, inline_buffer_small_messages_allocate_nothing)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     unsigned char buf[256];
     int i;
-    p = fresh_pool(&ta, 0, 0);
     cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
     for (i = 0; i < 100; i++) {
         bw_put_u32le(&w, (uint32_t)i);
@@ -213,11 +207,10 @@ Test(steady, inline_buffer_small_messages_allocate_nothing)
 Test(steady, inline_buffer_overflows_into_the_pool)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     unsigned char buf[64];
     size_t i, bad = 0;
-    p = fresh_pool(&ta, 0, 0);
     cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
     for (i = 0; i < 5000; i++) bw_put_u8(&w, pat(i, 8));
     cr_assert_eq(bw_error(&w), BW_OK);
@@ -234,12 +227,11 @@ Test(steady, inline_buffer_overflows_into_the_pool)
 Test(steady, inline_buffer_detach_hands_out_pooled_memory)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     unsigned char buf[32];
     size_t len, cap;
     unsigned char *b;
-    p = fresh_pool(&ta, 0, 0);
     bw_init_buffer(&w, p, buf, sizeof buf);
     bw_puts(&w, "twenty bytes of text");
     b = (unsigned char *)bw_detach(&w, &len, &cap);
@@ -389,11 +381,10 @@ static const unsigned char *small_message(bw_pool *p, unsigned seed)
 Test(steady, pooled_small_messages_reuse_one_block_through_the_thread_cache)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     bw_pool_stats st;
     const unsigned char *first;
     unsigned i;
-    p = fresh_pool_defaults(&ta);
     first = small_message(p, 0);
     for (i = 1; i < 100; i++)
         cr_assert_eq(small_message(p, i), first, "message %u: the same block again", i);

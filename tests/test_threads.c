@@ -184,12 +184,11 @@ static void *use_then_wait(void *arg)
 Test(threads, destroy_with_live_thread_caches, .timeout = 60)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     pthread_t t[4];
     pthread_barrier_t used, destroyed;
     parked pk;
     int i;
-    p = fresh_pool(&ta, 0, 0);
     pthread_barrier_init(&used, NULL, 5);
     pthread_barrier_init(&destroyed, NULL, 5);
     pk.pool = p;
@@ -227,12 +226,11 @@ static void *one_op(void *arg)
 Test(threads, short_lived_threads_lose_nothing, .timeout = 120)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_pool_stats st;
     one_shot o[50];
     pthread_t t[50];
     int round, i;
-    p = fresh_pool(&ta, 0, 0);
     for (round = 0; round < 20; round++) {
         for (i = 0; i < 50; i++) {
             o[i].pool = p;
@@ -298,10 +296,9 @@ static void *writer_thread(void *arg)
 Test(threads, writers_share_a_pool, .timeout = 120)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     pthread_t t[4];
     int i;
-    p = fresh_pool(&ta, 0, 0);
     for (i = 0; i < 4; i++) pthread_create(&t[i], NULL, writer_thread, p);
     for (i = 0; i < 4; i++) {
         void *bad;
