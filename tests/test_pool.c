@@ -146,6 +146,22 @@ Test(pool, wrong_capacity_is_refused_and_block_kept_by_caller)
     ta_finish(&ta, p);
 }
 
+/* The pool's counters: rents, hits, returns, backing allocs and frees, then
+ * the outstanding and retained bytes, after the step `after`. */
+static void expect_counts(bw_pool *p, const char *after, uint64_t rents, uint64_t hits,
+                          uint64_t returns, uint64_t allocs, uint64_t frees,
+                          size_t outstanding, size_t retained)
+{
+    bw_pool_stats st = stats_of(p);
+    cr_expect_eq(st.rents, rents, "rents after %s", after);
+    cr_expect_eq(st.hits, hits, "hits after %s", after);
+    cr_expect_eq(st.returns, returns, "returns after %s", after);
+    cr_expect_eq(st.backing_allocs, allocs, "backing allocs after %s", after);
+    cr_expect_eq(st.backing_frees, frees, "backing frees after %s", after);
+    cr_expect_eq(st.outstanding_bytes, outstanding, "outstanding bytes after %s", after);
+    cr_expect_eq(st.retained_bytes, retained, "retained bytes after %s", after);
+}
+
 Test(pool, reuse_counts_hits_and_stats)
 {
     test_alloc ta;
@@ -154,33 +170,18 @@ Test(pool, reuse_counts_hits_and_stats)
     size_t cap, cap2;
     void *a, *b;
     a = bw_pool_rent(p, 1000, &cap);
-    bw_pool_get_stats(p, &st);
-    cr_expect_eq(st.rents, 1);
-    cr_expect_eq(st.hits, 0);
-    cr_expect_eq(st.backing_allocs, 1);
-    cr_expect_eq(st.outstanding_bytes, 1024);
-    cr_expect_eq(st.retained_bytes, 0);
+    expect_counts(p, "the first rent", 1, 0, 0, 1, 0, 1024, 0);
     cr_expect_eq(bw_pool_return(p, a, cap), BW_OK);
-    bw_pool_get_stats(p, &st);
-    cr_expect_eq(st.returns, 1);
-    cr_expect_eq(st.outstanding_bytes, 0);
-    cr_expect_eq(st.retained_bytes, 1024);
+    expect_counts(p, "its return", 1, 0, 1, 1, 0, 0, 1024);
     b = bw_pool_rent(p, 600, &cap2);
     cr_expect_eq(b, a, "the retained block is served again");
     cr_expect_eq(cap2, 1024);
-    bw_pool_get_stats(p, &st);
-    cr_expect_eq(st.hits, 1);
-    cr_expect_eq(st.backing_allocs, 1);
-    cr_expect_eq(st.retained_bytes, 0);
+    expect_counts(p, "the second rent", 2, 1, 1, 1, 0, 1024, 0);
     /* Above the threshold: backing allocator both ways, never retained. */
     a = bw_pool_rent(p, 2u << 20, &cap);
     cr_expect_eq(cap, 2u << 20);
     cr_expect_eq(bw_pool_return(p, a, cap), BW_OK);
-    bw_pool_get_stats(p, &st);
-    cr_expect_eq(st.backing_allocs, 2);
-    cr_expect_eq(st.backing_frees, 1);
-    cr_expect_eq(st.retained_bytes, 0);
-    cr_expect_eq(st.outstanding_bytes, 1024);
+    expect_counts(p, "2 MiB rented and returned", 3, 1, 2, 2, 1, 1024, 0);
     cr_expect_eq(bw_pool_return(p, b, cap2), BW_OK);
     bw_pool_get_stats(NULL, &st);
     cr_expect_eq(st.rents, 0);
