@@ -143,11 +143,10 @@ Test(defaults, unknown_flag_bits_are_einval)
 Test(defaults, no_large_retention_flag_frees_blocks_above_the_threshold)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
     bw_pool_stats s;
     size_t cap;
-    o = fresh_opts(&ta);
     o.max_pooled_size = TH;
     o.flags = BW_POOL_NO_LARGE_RETENTION;
     p = mkpool(&o);
@@ -270,12 +269,11 @@ Test(defaults, max_retained_bytes_bounds_pooled_classes_and_large_blocks_have_th
 Test(defaults, max_large_blocks_evicts_the_oldest)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
     void *b[3];
     size_t cap[3];
     size_t sz[3] = { 100 * KiB, 200 * KiB, 300 * KiB };
-    o = fresh_opts(&ta);
     o.max_pooled_size = TH;
     o.max_large_blocks = 2;
     o.decay_ms = BW_DECAY_NEVER;
@@ -518,9 +516,8 @@ Test(defaults, min_first_block_defaults_to_512)
 Test(defaults, min_first_block_rounds_up_to_a_class_and_above_threshold_is_einval)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
-    o = fresh_opts(&ta);
     o.max_pooled_size = TH;
     o.min_first_block = 1000;
     p = mkpool(&o);
@@ -547,10 +544,9 @@ Test(defaults, min_first_block_rounds_up_to_a_class_and_above_threshold_is_einva
 Test(defaults, min_first_block_1_is_the_class_of_the_first_write)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
     bw_writer w;
-    o = fresh_opts(&ta);
     o.min_first_block = 1;
     p = mkpool(&o);
     cr_expect_eq(first_block(p), 16);
@@ -588,9 +584,8 @@ Test(defaults, caller_given_sizes_are_kept)
 Test(defaults, with_learn_size_the_larger_wins)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
-    o = fresh_opts(&ta);
     o.flags = BW_POOL_LEARN_SIZE;
     p = mkpool(&o);
     small_jobs(p, 3, 100);
@@ -614,12 +609,11 @@ Test(defaults, with_learn_size_the_larger_wins)
 Test(defaults, large_hits_are_part_of_hits_and_learned_large_size_starts_at_0)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
     bw_pool_stats s;
     void *b;
     size_t cap;
-    o = fresh_opts(&ta);
     o.max_pooled_size = TH;
     o.flags = BW_POOL_NO_THREAD_CACHE;
     o.decay_ms = BW_DECAY_NEVER;

@@ -192,12 +192,11 @@ static void bounds_case(unsigned flags)
 {
     test_alloc ta;
     bw_pool *p;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool_stats st;
     void *blocks[100];
     size_t cap = 0;
     int i;
-    o = fresh_opts(&ta);
     o.max_blocks_per_class = 5;
     o.max_retained_bytes = 1u << 20;
     o.flags = flags;

@@ -230,7 +230,7 @@ Test(pool_defects, decay_when_the_thread_cache_serves_every_call, .timeout = 60)
 {
     enum { DECAY_MS = 100, MID = 64 << 10, NMID = 4, LARGE = 4 << 20 };
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p = NULL;
     bw_pool_stats st;
     void *mid[NMID], *b;
@@ -238,7 +238,6 @@ Test(pool_defects, decay_when_the_thread_cache_serves_every_call, .timeout = 60)
     uint64_t start, now, deadline;
     long pairs = 0;
     int i;
-    o = fresh_opts(&ta);
     o.decay_ms = DECAY_MS;
     p = mkpool(&o);
     /* A small block: its class is in the thread cache from now on. */

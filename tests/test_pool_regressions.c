@@ -390,10 +390,9 @@ Test(pool_regressions, defect_destroying_the_shared_pool_is_ignored)
 Test(pool_regressions, defect_learned_size_stat_is_the_size_writers_get)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
     bw_writer w;
-    o = fresh_opts(&ta);
     o.flags = BW_POOL_LEARN_SIZE;
     p = mkpool(&o);
     cr_expect_eq(stats_of(p).learned_size, 0);

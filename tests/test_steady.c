@@ -402,14 +402,13 @@ Test(steady, pooled_small_messages_reuse_one_block_through_the_thread_cache)
 Test(steady, pooled_small_messages_keep_each_pools_promises)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *learn, *zero, *checked, *other;
     bw_pool_stats st;
     bw_writer w;
     const unsigned char *a, *b;
     size_t i, nonzero = 0;
     unsigned k;
-    o = fresh_opts(&ta);
     /* A learning pool: every release records the job's 68 bytes. */
     o.flags = BW_POOL_LEARN_SIZE;
     learn = mkpool(&o);
