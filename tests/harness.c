@@ -467,6 +467,15 @@ void put_pattern_ref(harness *h, ref *r, size_t from, size_t n)
     ref_add(r, pattern() + from, n);
 }
 
+void h_open_pattern(harness *h, int mode, size_t n, ref *r)
+{
+    h_open(h, mode);
+    if (r != NULL)
+        put_pattern_ref(h, r, 0, n);
+    else
+        put_pattern(h, 0, n);
+}
+
 /* Sizes and widths the compiler cannot see through (so -Werror does not
  * reject the deliberately impossible calls at compile time). */
 size_t opaque(size_t n)

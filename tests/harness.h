@@ -194,6 +194,9 @@ void fill_tight(harness *h, const void *tail, size_t tn, size_t slack);
 void put_pattern(harness *h, size_t from, size_t n);
 /* ... and add them to the expected output r. */
 void put_pattern_ref(harness *h, ref *r, size_t from, size_t n);
+/* h_open, then the writer takes the first n pattern bytes; r (when not
+ * NULL) expects them. */
+void h_open_pattern(harness *h, int mode, size_t n, ref *r);
 
 /* Sizes and widths the compiler cannot see through (so -Werror does not
  * reject the deliberately impossible calls at compile time). */

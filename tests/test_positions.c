@@ -27,8 +27,7 @@ Test(positions, patch_by_position_in_every_mode)
         ref r = {0};
         uint64_t at;
         size_t body = m == M_SINK ? 20 : 5000;
-        h_open(&h, m);
-        put_pattern_ref(&h, &r, 0, 7);
+        h_open_pattern(&h, m, 7, &r);
         at = bw_tell(&h.w);
         cr_expect_eq(at, 7);
         cr_assert_eq(bw_put_u32le(&h.w, 0), BW_OK);
@@ -108,8 +107,7 @@ Test(positions, patch_source_may_overlap_the_target)
 Test(positions, streaming_patch_and_truncate_of_sent_bytes_are_einval)
 {
     harness h;
-    h_open(&h, M_SINK);
-    put_pattern(&h, 0, 50);
+    h_open_pattern(&h, M_SINK, 50, NULL);
     put_pattern(&h, 50, 30);
     cr_assert_eq(h.s.len, 50, "the first 50 were sent to make room");
     cr_expect_eq(bw_patch(&h.w, 0, "x", 1), BW_EINVAL);
@@ -138,8 +136,7 @@ Test(positions, truncate_by_position_in_every_mode)
         ref r = {0};
         uint64_t mark;
         size_t more = m == M_SINK ? 20 : 9000;
-        h_open(&h, m);
-        put_pattern_ref(&h, &r, 0, 10);
+        h_open_pattern(&h, m, 10, &r);
         mark = bw_tell(&h.w);
         put_pattern(&h, 10, more);
         cr_expect_eq(bw_truncate(&h.w, mark), BW_OK, "%s", mode_name[m]);
@@ -185,8 +182,7 @@ Test(positions, clear_leaves_tell_at_the_first_dropped_byte)
     int m;
     FOR_EACH_MODE(m) {
         harness h;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         bw_clear(&h.w);
         cr_expect_eq(bw_tell(&h.w), 0, "%s", mode_name[m]);
         put_pattern(&h, 0, 10);
@@ -311,8 +307,7 @@ Test(positions, contiguous_consume_then_cold_path_keeps_bytes)
         harness h;
         ref r = {0};
         size_t f;
-        h_open(&h, m);
-        put_pattern(&h, 0, 12);
+        h_open_pattern(&h, m, 12, NULL);
         cr_assert_eq(bw_consume(&h.w, 10), BW_OK);
         ref_add(&r, pattern() + 10, 2);
         f = bw_free_capacity(&h.w);

@@ -84,8 +84,7 @@ Test(readout, pullup_of_contiguous_bytes_is_data_without_allocation)
     FOR_EACH_MODE(m) {
         harness h;
         long calls;
-        h_open(&h, m);
-        put_pattern(&h, 0, 40);
+        h_open_pattern(&h, m, 40, NULL);
         cr_assert_eq(bw_consume(&h.w, 3), BW_OK);
         calls = h_calls(&h);
         cr_expect(bw_pullup(&h.w) == bw_data(&h.w), "%s", mode_name[m]);
@@ -193,8 +192,7 @@ Test(readout, cstr_in_a_full_fixed_or_streaming_buffer_is_null_and_unrecorded)
     cr_expect(s == (const char *)h.fbuf);
     h_close(&h);
 
-    h_open(&h, M_SINK);
-    put_pattern(&h, 0, SINK_BUF);
+    h_open_pattern(&h, M_SINK, SINK_BUF, NULL);
     cr_expect_null(bw_cstr(&h.w));
     cr_expect_eq(bw_error(&h.w), BW_OK);
     cr_expect_eq(h.s.calls, 0, "never sends");

@@ -29,8 +29,7 @@ Test(room, free_capacity_is_taken_without_cold_path_in_every_mode)
         long calls;
         bw_pool_stats before, after;
         const unsigned char *d;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         cr_expect_eq(bw_capacity(&h.w), bw_len(&h.w) + bw_free_capacity(&h.w));
         f = bw_free_capacity(&h.w);
         cr_expect_gt(f, 0, "%s", mode_name[m]);
@@ -56,8 +55,7 @@ Test(room, consumed_room_is_not_counted_in_every_mode)
     FOR_EACH_MODE(m) {
         harness h;
         size_t cap, fr;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         cap = bw_capacity(&h.w);
         fr = bw_free_capacity(&h.w);
         cr_assert_eq(bw_consume(&h.w, 4), BW_OK);
@@ -135,8 +133,7 @@ Test(room, span_is_data_plus_len_and_avail_is_free_in_every_mode)
         ref r = {0};
         size_t avail = 0;
         unsigned char *s;
-        h_open(&h, m);
-        put_pattern_ref(&h, &r, 0, 10);
+        h_open_pattern(&h, m, 10, &r);
         s = (unsigned char *)bw_get_span(&h.w, 5, &avail);
         cr_assert_not_null(s, "%s", mode_name[m]);
         cr_expect(s == bw_data(&h.w) + bw_len(&h.w), "%s", mode_name[m]);
@@ -300,8 +297,7 @@ Test(room, reserve_makes_free_capacity_at_least_n)
         harness h;
         size_t k;
         if (m == M_FIXED) continue;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         for (k = 0; k < sizeof ns / sizeof ns[0]; k++) {
             cr_expect_eq(bw_reserve(&h.w, ns[k]), BW_OK, "%s", mode_name[m]);
             cr_expect_geq(bw_free_capacity(&h.w), ns[k], "%s: reserve %zu", mode_name[m],

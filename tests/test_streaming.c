@@ -194,8 +194,7 @@ Test(streaming, reserve_or_span_beyond_buffer_sends_then_takes_a_big_block)
     unsigned char *s;
     size_t avail = 0;
     long calls;
-    h_open(&h, M_SINK);
-    put_pattern_ref(&h, &r, 0, 10);
+    h_open_pattern(&h, M_SINK, 10, &r);
     cr_expect_eq(bw_reserve(&h.w, 200), BW_OK);
     cr_expect_eq(h.s.len, 10, "what was held is sent");
     cr_expect_eq(bw_len(&h.w), 0);
@@ -219,8 +218,7 @@ Test(streaming, release_and_clear_never_send_and_keep_the_mode)
     int m;
     FOR_EACH_MODE(m) {
         harness h;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         bw_clear(&h.w);
         cr_expect_eq(bw_len(&h.w), 0);
         put_pattern(&h, 0, 10);
@@ -361,8 +359,7 @@ Test(streaming, write_fd_sends_held_bytes_in_every_mode)
         size_t n = 0, held, sent;
         int fds[2];
         cr_assert_eq(pipe(fds), 0);
-        h_open(&h, m);
-        put_pattern(&h, 0, 6000);
+        h_open_pattern(&h, m, 6000, NULL);
         put_pattern(&h, 6000, 30);
         ref_add(&r, pattern(), 6030);
         held = bw_len(&h.w);

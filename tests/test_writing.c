@@ -154,8 +154,7 @@ Test(writing, every_call_gives_its_exact_bytes_in_every_mode_after_any_prefix)
                 harness h;
                 ref r = {0};
                 int rc;
-                h_open(&h, m);
-                put_pattern(&h, 0, prefixes[k]);
+                h_open_pattern(&h, m, prefixes[k], NULL);
                 rc = cases[c].op(&h.w);
                 cr_expect_eq(rc, BW_OK, "%s in %s after %zu bytes: %s", cases[c].name,
                              mode_name[m], prefixes[k], bw_strerror(rc));
@@ -209,8 +208,7 @@ Test(writing, printf_long_output_in_every_mode)
     FOR_EACH_MODE(m) {
         harness h;
         ref r = {0};
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         cr_expect_eq(bw_printf(&h.w, "[%0*d|%s]", 300, 12345, "tail"), BW_OK, "%s",
                      mode_name[m]);
         ref_add(&r, pattern(), 10);
