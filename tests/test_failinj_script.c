@@ -173,12 +173,11 @@ Test(failinj_script, segmented_pullup_of_bytes_in_one_block_does_not_copy, .time
     int how;
     for (how = 0; how < 2; how++) {
         test_alloc ta;
-        bw_pool *p;
+        bw_pool *p = fresh_pool(&ta, 4096, 0);
         bw_writer w;
         const unsigned char *d, *pu;
         size_t avail;
         long allocs;
-        p = fresh_pool(&ta, 4096, 0);
         cr_assert_eq(bw_init_chain(&w, p), BW_OK);
         cr_assert_eq(bw_puts(&w, "0123456789"), BW_OK);
         if (how == 0) { /* reserve starts a new, empty block */

@@ -287,13 +287,12 @@ Test(fd, write_fd_every_mode_sends_all_and_consumes, .timeout = 60)
     int mode;
     for (mode = 0; mode < M_COUNT; mode++) {
         test_alloc ta;
-        bw_pool *p;
+        bw_pool *p = fresh_pool(&ta, 65536, 0);
         mw m;
         int fds[2];
         pthread_t t;
         reader rd;
         size_t written = 0;
-        p = fresh_pool(&ta, 65536, 0);
         big_message(&m, mode, p, exp, n, (unsigned)mode);
         cr_assert_eq(bw_len(&m.w), n);
         cr_assert_eq(pipe(fds), 0);

@@ -37,9 +37,8 @@ Test(jump, similar_jobs_reach_their_size_in_one_jump_after_two)
     fill_chunk(3);
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         test_alloc ta;
-        bw_pool *p;
+        bw_pool *p = jump_pool(&ta, 0, 0, 0);
         uint64_t rents;
-        p = jump_pool(&ta, 0, 0, 0);
         /* Nothing learned, then one sample: both climb. */
         for (k = 0; k < 2; k++) {
             cr_expect_eq(write_job(p, sizes[i], caps, &n), sizes[i] <= 256 * KiB ? 256 * KiB : 4 * MiB);
@@ -231,10 +230,9 @@ Test(chain_steady, repeated_16_and_64_mib_jobs_allocate_nothing_after_the_first)
     fill_chunk(3);
     for (i = 0; i < 2; i++) {
         test_alloc ta;
-        bw_pool *p;
+        bw_pool *p = chain_pool(&ta, 0, 0, BW_DECAY_NEVER);
         bw_pool_stats s0, s;
         size_t top;
-        p = chain_pool(&ta, 0, 0, BW_DECAY_NEVER);
         top = chain_job(p, sizes[i], 1);
         /* Past the 1 MiB threshold the blocks keep doubling. */
         cr_expect_geq(top, sizes[i] / 2 - 64, "%zu MiB: largest block %zu", sizes[i] / MiB, top);

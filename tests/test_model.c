@@ -381,9 +381,8 @@ Test(model, model_every_mode_against_a_byte_array, .timeout = 120)
     int mode;
     for (mode = 0; mode < M_COUNT; mode++) {
         test_alloc ta;
-        bw_pool *p;
+        bw_pool *p = fresh_pool(&ta, 16384, 0);
         unsigned seed;
-        p = fresh_pool(&ta, 16384, 0);
         for (seed = 1; seed <= 2; seed++) model_run(mode, p, seed * 1000 + (unsigned)mode, 700);
         ta_finish(&ta, p);
     }
