@@ -35,6 +35,15 @@ static size_t big_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
     return cross;
 }
 
+/* Two 600 KiB jobs on p: two samples, so the pool learns to jump to 1 MiB
+ * (the growth rule's size for 600 KiB). */
+static void learn_1_mib_jump(bw_pool *p)
+{
+    big_job(p, 600 * KiB, NULL, NULL);
+    big_job(p, 600 * KiB, NULL, NULL);
+    cr_assert_eq(stats_of(p).learned_large_size, MiB);
+}
+
 /* A 128 KiB block (above TH) rented and returned is freed at once, not
  * kept; renting it again allocates again. *cap: the block's capacity. */
 static void expect_large_block_not_kept(bw_pool *p, size_t *cap)
@@ -401,9 +410,7 @@ Test(defaults, segmented_streaming_and_fixed_writers_neither_record_nor_jump)
         bw_release(&w);
     }
     cr_expect_eq(stats_of(p).learned_large_size, 0, "only contiguous writers record");
-    big_job(p, 600 * KiB, NULL, NULL);
-    big_job(p, 600 * KiB, NULL, NULL);
-    cr_assert_eq(stats_of(p).learned_large_size, MiB);
+    learn_1_mib_jump(p);
     /* A segmented writer's blocks double past the threshold (4 KiB ..
      * 512 KiB for 600 KiB), they do not jump to the learned 1 MiB ... */
     cr_assert_eq(bw_init_chain(&w, p), BW_OK);
@@ -437,9 +444,7 @@ Test(defaults, explicit_initial_capacity_is_not_overridden)
     test_alloc ta;
     bw_pool *p = fresh_learn_pool(&ta, 0, 0);
     bw_writer w;
-    big_job(p, 600 * KiB, NULL, NULL);
-    big_job(p, 600 * KiB, NULL, NULL);
-    cr_assert_eq(stats_of(p).learned_large_size, MiB);
+    learn_1_mib_jump(p);
     cr_assert_eq(bw_init(&w, p, 100 * KiB), BW_OK);
     cr_expect_eq(bw_capacity(&w), 128 * KiB);
     cr_assert_eq(bw_write(&w, chunk, 1000), BW_OK);
