@@ -11,6 +11,22 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+/* Append src[0..n) to the growable array (*d, *len, *cap), keeping at least
+ * `spare` bytes free after it; it grows by doubling from 256. */
+static void append_bytes(unsigned char **d, size_t *len, size_t *cap, const void *src, size_t n,
+                         size_t spare)
+{
+    if (*len + n + spare > *cap) {
+        size_t nc = *cap ? *cap : 256;
+        while (nc < *len + n + spare) nc *= 2;
+        *d = (unsigned char *)realloc(*d, nc);
+        cr_assert_not_null(*d);
+        *cap = nc;
+    }
+    if (n != 0) memcpy(*d + *len, src, n);
+    *len += n;
+}
+
 /* ---- The counting, failure-injecting backing allocator ----------------- */
 
 #define TA_HDR 16
@@ -100,6 +116,18 @@ bw_pool *ta_pool_defaults(test_alloc *ta)
     return mkpool(&o);
 }
 
+bw_pool *fresh_pool(test_alloc *ta, size_t threshold, unsigned flags)
+{
+    ta_init(ta, 1);
+    return ta_pool(ta, threshold, flags);
+}
+
+bw_pool *fresh_pool_defaults(test_alloc *ta)
+{
+    ta_init(ta, 1);
+    return ta_pool_defaults(ta);
+}
+
 /* Destroy the pool and check the allocator balances to zero. */
 void ta_finish(test_alloc *ta, bw_pool *p)
 {
@@ -149,15 +177,7 @@ ptrdiff_t test_sink(void *ctx, const void *data, size_t n)
     }
     if (s->take != 0 && k > s->take) k = s->take;
     if (k > s->budget) k = s->budget;
-    if (s->len + k > s->cap) {
-        size_t nc = s->cap ? s->cap : 256;
-        while (nc < s->len + k) nc *= 2;
-        s->got = (unsigned char *)realloc(s->got, nc);
-        cr_assert_not_null(s->got);
-        s->cap = nc;
-    }
-    memcpy(s->got + s->len, data, k);
-    s->len += k;
+    append_bytes(&s->got, &s->len, &s->cap, data, k, 0);
     if (s->budget != SIZE_MAX) s->budget -= k;
     return (ptrdiff_t)k;
 }
@@ -253,6 +273,12 @@ void h_open_ex(harness *h, int mode, size_t param, size_t threshold, unsigned fl
 }
 
 void h_open(harness *h, int mode) { h_open_ex(h, mode, default_param(mode), 0, 0); }
+
+void h_open_holding(harness *h, int mode, const char *s)
+{
+    h_open(h, mode);
+    cr_assert_eq(bw_write(&h->w, s, strlen(s)), BW_OK, "%s", mode_name[mode]);
+}
 
 /* Release, check the fixed buffer's guards, destroy the pool and check the
  * allocator balances to zero. */
@@ -375,16 +401,20 @@ int expect_output(const harness *h, const void *want, size_t n, const char *what
 
 void ref_add(ref *r, const void *src, size_t n)
 {
-    if (r->len + n > r->cap) {
-        size_t nc = r->cap ? r->cap : 256;
-        while (nc < r->len + n) nc *= 2;
-        r->d = (unsigned char *)realloc(r->d, nc);
-        cr_assert_not_null(r->d);
-        r->cap = nc;
-    }
-    if (n != 0) memcpy(r->d + r->len, src, n);
-    r->len += n;
+    append_bytes(&r->d, &r->len, &r->cap, src, n, 0);
 }
+void h_close_ref(harness *h, ref *r)
+{
+    ref_free(r);
+    h_close(h);
+}
+
+void h_close_expecting(harness *h, ref *r, const char *what)
+{
+    expect_output(h, r->d, r->len, what);
+    h_close_ref(h, r);
+}
+
 void ref_str(ref *r, const char *s) { ref_add(r, s, strlen(s)); }
 
 /* Append a second copy of everything in r. */
@@ -431,6 +461,21 @@ void put_pattern(harness *h, size_t from, size_t n)
     cr_assert_eq(bw_write(&h->w, pattern() + from, n), BW_OK);
 }
 
+void put_pattern_ref(harness *h, ref *r, size_t from, size_t n)
+{
+    put_pattern(h, from, n);
+    ref_add(r, pattern() + from, n);
+}
+
+void h_open_pattern(harness *h, int mode, size_t n, ref *r)
+{
+    h_open(h, mode);
+    if (r != NULL)
+        put_pattern_ref(h, r, 0, n);
+    else
+        put_pattern(h, 0, n);
+}
+
 /* Sizes and widths the compiler cannot see through (so -Werror does not
  * reject the deliberately impossible calls at compile time). */
 size_t opaque(size_t n)
@@ -454,6 +499,42 @@ int vp(bw_writer *w, const char *fmt, ...)
     return rc;
 }
 
+void expect_typed_puts_refuse_null(void)
+{
+    cr_expect_eq(bw_put_u8(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u16le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u32le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u64le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u16be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u32be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_u64be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i16le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i32le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i64le(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i16be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i32be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_i64be(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_f32le(NULL, 1.0f), BW_EINVAL);
+    cr_expect_eq(bw_put_f64le(NULL, 1.0), BW_EINVAL);
+    cr_expect_eq(bw_put_f32be(NULL, 1.0f), BW_EINVAL);
+    cr_expect_eq(bw_put_f64be(NULL, 1.0), BW_EINVAL);
+    cr_expect_eq(bw_put_uvarint(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_svarint(NULL, -1), BW_EINVAL);
+    cr_expect_eq(bw_put_dec_u64(NULL, 1), BW_EINVAL);
+    cr_expect_eq(bw_put_dec_i64(NULL, -1), BW_EINVAL);
+}
+
+void expect_flush_eio(bw_writer *w, int err, const char *where)
+{
+    int rc, e;
+    errno = 0;
+    rc = bw_flush(w);
+    e = errno;
+    cr_expect_eq(rc, BW_EIO, "%s: flush %d", where, rc);
+    cr_expect_eq(e, err, "%s: errno %d, want %d", where, e, err);
+    cr_expect_eq(bw_error(w), BW_EIO, "%s: recorded", where);
+}
+
 /* Record an error (BW_EINVAL: an advance beyond the free space). */
 void record_einval(harness *h)
 {
@@ -472,6 +553,13 @@ void chain_blocks(harness *h, size_t blocks, ref *r)
         cr_assert_lt(from, 200000);
     }
 }
+
+void h_open_chain(harness *h, size_t blocks, ref *r)
+{
+    h_open(h, M_CHAIN);
+    chain_blocks(h, blocks, r);
+}
+
 void read_exact(int fd, unsigned char *dst, size_t n)
 {
     size_t got = 0;
@@ -480,6 +568,12 @@ void read_exact(int fd, unsigned char *dst, size_t n)
         cr_assert_gt(r, 0, "read from the pipe");
         got += (size_t)r;
     }
+}
+
+void close_pair(const int fds[2])
+{
+    close(fds[0]);
+    close(fds[1]);
 }
 
 int pipe_is_empty(int fd)
@@ -603,6 +697,12 @@ bw_pool_options opts_for(test_alloc *ta)
     return o;
 }
 
+bw_pool_options fresh_opts(test_alloc *ta)
+{
+    ta_init(ta, 1);
+    return opts_for(ta);
+}
+
 bw_pool *mkpool(const bw_pool_options *o)
 {
     bw_pool *p = NULL;
@@ -623,6 +723,19 @@ void *rent_ok(bw_pool *p, size_t n, size_t *cap)
     void *b = bw_pool_rent(p, n, cap);
     cr_assert_not_null(b, "rent of %zu failed", n);
     return b;
+}
+
+void rent_each(bw_pool *p, size_t n, const size_t *sizes, size_t size, void **b, size_t *cap)
+{
+    size_t i;
+    for (i = 0; i < n; i++) b[i] = rent_ok(p, sizes != NULL ? sizes[i] : size, &cap[i]);
+}
+
+void return_each(bw_pool *p, size_t n, void *const *b, const size_t *cap)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK, "return of block %zu", i);
 }
 
 int all_bytes(const void *b, size_t n, unsigned char v)
@@ -666,12 +779,29 @@ bw_pool *learn_pool(test_alloc *ta, unsigned flags, size_t max_learned)
     return mkpool(&o);
 }
 
+bw_pool *fresh_learn_pool(test_alloc *ta, unsigned flags, size_t max_learned)
+{
+    ta_init(ta, 1);
+    return learn_pool(ta, flags, max_learned);
+}
+
 unsigned char chunk[8192];
 
 void fill_chunk(unsigned seed)
 {
     size_t i;
     for (i = 0; i < sizeof chunk; i++) chunk[i] = pat(i, seed);
+}
+
+void small_jobs(bw_pool *p, int jobs, size_t n)
+{
+    bw_writer w;
+    int i;
+    for (i = 0; i < jobs; i++) {
+        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        cr_assert_eq(bw_write(&w, chunk, n), BW_OK, "job %d", i);
+        bw_release(&w);
+    }
 }
 
 size_t write_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
@@ -716,15 +846,7 @@ unsigned rnd(unsigned *s)
 
 void by_add(bytes *b, const void *src, size_t n)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t c = b->cap ? b->cap : 256;
-        while (c < b->len + n + 1) c *= 2;
-        b->d = (unsigned char *)realloc(b->d, c);
-        cr_assert_not_null(b->d);
-        b->cap = c;
-    }
-    if (n) memcpy(b->d + b->len, src, n);
-    b->len += n;
+    append_bytes(&b->d, &b->len, &b->cap, src, n, 1);
 }
 
 void by_free(bytes *b)

@@ -60,6 +60,10 @@ void ta_init(test_alloc *ta, int with_realloc);
 bw_pool *ta_pool(test_alloc *ta, size_t threshold, unsigned flags);
 bw_pool *ta_pool_defaults(test_alloc *ta);
 
+/* The same over a fresh counting allocator ta (ta_init(ta, 1) first). */
+bw_pool *fresh_pool(test_alloc *ta, size_t threshold, unsigned flags);
+bw_pool *fresh_pool_defaults(test_alloc *ta);
+
 /* Destroy the pool and check the allocator balances to zero. */
 void ta_finish(test_alloc *ta, bw_pool *p);
 
@@ -138,6 +142,8 @@ size_t default_param(int mode);
  * fixed buffer's size. The harness must not move while open. */
 void h_open_ex(harness *h, int mode, size_t param, size_t threshold, unsigned flags);
 void h_open(harness *h, int mode);
+/* h_open, then the writer takes the string s (its bytes, no NUL). */
+void h_open_holding(harness *h, int mode, const char *s);
 
 /* Release, check the fixed buffer's guards, destroy the pool and check the
  * allocator balances to zero. */
@@ -175,12 +181,22 @@ void ref_double(ref *r); /* append a second copy of everything in r */
 void ref_free(ref *r);
 void ref_from(ref *r, const harness *h); /* start r as the output so far */
 
+/* Free r and h_close. h_close_expecting: first, the writer produced
+ * exactly r. */
+void h_close_ref(harness *h, ref *r);
+void h_close_expecting(harness *h, ref *r, const char *what);
+
 /* Write pattern bytes until the writer's current block holds `tail` (tn
  * bytes) at its end with exactly `slack` bytes free after it. */
 void fill_tight(harness *h, const void *tail, size_t tn, size_t slack);
 
 /* Write n pattern bytes (from offset `from` of the pattern). */
 void put_pattern(harness *h, size_t from, size_t n);
+/* ... and add them to the expected output r. */
+void put_pattern_ref(harness *h, ref *r, size_t from, size_t n);
+/* h_open, then the writer takes the first n pattern bytes; r (when not
+ * NULL) expects them. */
+void h_open_pattern(harness *h, int mode, size_t n, ref *r);
 
 /* Sizes and widths the compiler cannot see through (so -Werror does not
  * reject the deliberately impossible calls at compile time). */
@@ -190,15 +206,25 @@ int opaque_int(int n);
 /* bw_vprintf through a variadic call. */
 int vp(bw_writer *w, const char *fmt, ...);
 
+/* Every typed put (bw_put_u8 .. bw_put_dec_i64) on a NULL writer is
+ * BW_EINVAL. */
+void expect_typed_puts_refuse_null(void);
+
+/* bw_flush fails with BW_EIO, leaves errno at err, and records BW_EIO. */
+void expect_flush_eio(bw_writer *w, int err, const char *where);
+
 /* Record an error (BW_EINVAL: an advance beyond the free space). */
 void record_einval(harness *h);
 
 /* Read exactly n bytes from fd (a pipe); whether a pipe holds nothing. */
 void read_exact(int fd, unsigned char *dst, size_t n);
 int pipe_is_empty(int fd);
+void close_pair(const int fds[2]); /* both ends of a pipe or socket pair */
 
 /* A segmented writer holding bytes in at least `blocks` blocks. */
 void chain_blocks(harness *h, size_t blocks, ref *r);
+/* h_open(h, M_CHAIN), then chain_blocks. */
+void h_open_chain(harness *h, size_t blocks, ref *r);
 
 /* ---- Several writers on one pool --------------------------------------- */
 /* env: a counting pool with 0.1's mechanics (ta_pool, threshold 4096), one
@@ -249,8 +275,14 @@ void sleep_until(uint64_t t);
 /* Zeroed options over ta (NULL: the default allocator); a pool from o. */
 bw_pool_options opts_for(test_alloc *ta);
 bw_pool *mkpool(const bw_pool_options *o);
+/* opts_for over a fresh counting allocator ta (ta_init(ta, 1) first). */
+bw_pool_options fresh_opts(test_alloc *ta);
 bw_pool_stats stats_of(bw_pool *p);
 void *rent_ok(bw_pool *p, size_t n, size_t *cap); /* a rent that must succeed */
+/* Rent b[0..n) (sizes[i], or size when sizes is NULL), each must succeed;
+ * return them all, each must be BW_OK. */
+void rent_each(bw_pool *p, size_t n, const size_t *sizes, size_t size, void **b, size_t *cap);
+void return_each(bw_pool *p, size_t n, void *const *b, const size_t *cap);
 int all_bytes(const void *b, size_t n, unsigned char v); /* every byte is v */
 
 /* An allocator whose new memory holds garbage (0xAB), as reused malloc
@@ -261,6 +293,8 @@ void garbage_init(test_alloc *ta);
  * threshold (these tests pin the jump's mechanics; test_jump.c tests the
  * default floor), everything else default. */
 bw_pool *learn_pool(test_alloc *ta, unsigned flags, size_t max_learned);
+/* The same over a fresh counting allocator ta (ta_init(ta, 1) first). */
+bw_pool *fresh_learn_pool(test_alloc *ta, unsigned flags, size_t max_learned);
 
 /* A sink that takes everything and keeps nothing. */
 ptrdiff_t discard_sink(void *ctx, const void *data, size_t n);
@@ -268,6 +302,11 @@ ptrdiff_t discard_sink(void *ctx, const void *data, size_t n);
 /* 8 KiB of pat(i, seed), for the big jobs. */
 extern unsigned char chunk[8192];
 void fill_chunk(unsigned seed);
+
+/* `jobs` contiguous writers on p, one after the other, each write n bytes
+ * of chunk (n <= 8 KiB) and are released: what a learning pool learns
+ * from. */
+void small_jobs(bw_pool *p, int jobs, size_t n);
 
 /* A contiguous writer on p writes `total` bytes of chunk in 8 KiB pieces,
  * checks they all arrived and is released. caps[] (if given) gets every

@@ -138,32 +138,50 @@ static bw_pool *defaults_pool(test_alloc *ta)
     return mkpool(&o);
 }
 
+/* The workload on a fresh pool from make, its allocator's call n failing
+ * (with sticky, every later one too; n = 0: none). */
+typedef struct workload {
+    int with_realloc;
+    bw_pool *(*make)(test_alloc *);
+    unsigned char *ref;
+} workload;
+
+/* Returns the backing calls the run made (n = 0) or, with a failure, 1:
+ * each failure reaches the caller (run asserts what it leaves). */
+static int run_failing(void *ctx, long n, int sticky)
+{
+    const workload *wl = (const workload *)ctx;
+    test_alloc ta;
+    bw_pool *p;
+    int failures;
+    long calls;
+    ta_init(&ta, wl->with_realloc);
+    atomic_store(&ta.fail_at, n);
+    atomic_store(&ta.fail_sticky, sticky);
+    p = wl->make(&ta);
+    failures = run(p, wl->ref);
+    calls = atomic_load(&ta.calls);
+    if (n == 0) cr_assert_eq(failures, 0);
+    else cr_assert_gt(failures, 0, "N=%ld: the failure reached the caller", n);
+    ta_finish(&ta, p);
+    return n == 0 ? (int)calls : 1;
+}
+
 static void fail_every_n_with(int with_realloc, int sticky, bw_pool *(*make)(test_alloc *),
                               long min_calls)
 {
-    test_alloc ta;
-    bw_pool *p;
-    unsigned char *ref = (unsigned char *)malloc(REF_MAX);
-    long total, n;
-    cr_assert_not_null(ref);
-
-    ta_init(&ta, with_realloc);
-    p = make(&ta);
-    cr_assert_eq(run(p, ref), 0);
-    total = atomic_load(&ta.calls);
+    workload wl;
+    long total;
+    wl.with_realloc = with_realloc;
+    wl.make = make;
+    wl.ref = (unsigned char *)malloc(REF_MAX);
+    cr_assert_not_null(wl.ref);
+    total = run_failing(&wl, 0, 0);
     cr_assert_geq(total, min_calls, "%ld calls: the workload grows through the classes and "
                   "past the threshold", total);
-    ta_finish(&ta, p);
-
-    for (n = 1; n <= total; n++) {
-        ta_init(&ta, with_realloc);
-        atomic_store(&ta.fail_at, n);
-        atomic_store(&ta.fail_sticky, sticky);
-        p = make(&ta);
-        cr_assert_gt(run(p, ref), 0, "N=%ld: the failure reached the caller", n);
-        ta_finish(&ta, p);
-    }
-    free(ref);
+    /* Call N failing, for every N the failure-free run made. */
+    cr_assert_eq(fail_each_call(run_failing, &wl, sticky, total + 1), total + 1);
+    free(wl.ref);
 }
 
 static void fail_every_n(int with_realloc, int sticky)
@@ -185,11 +203,9 @@ Test(allocfail, fail_nth_call_learned_and_large, .timeout = 120)
 Test(allocfail, pool_rent_failure_changes_nothing)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_pool_stats before, after;
     size_t cap = 123;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     bw_pool_get_stats(p, &before);
     atomic_store(&ta.fail_at, 1);
     atomic_store(&ta.fail_sticky, 1);
@@ -206,10 +222,8 @@ Test(allocfail, pool_rent_failure_changes_nothing)
 Test(allocfail, init_failure_leaves_clean_writer)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     atomic_store(&ta.fail_at, 1);
     cr_expect_eq(bw_init(&w, p, 100), BW_ENOMEM);
     cr_expect_eq(bw_capacity(&w), 0);

@@ -388,7 +388,7 @@ Test(clients_detach_malloc, no_copy_from_a_malloc_pool)
     int m, checked_env = getenv("BW_CHECKED") != NULL && strcmp(getenv("BW_CHECKED"), "1") == 0;
     fill(b, sizeof b, 4);
     memset(&o, 0, sizeof o);
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK); /* the default allocator */
+    p = mkpool(&o); /* the default allocator */
     out0 = outstanding(p);
     for (m = 0; m < 3; m++) {
         if (m == 0) cr_assert_eq(bw_init(&w, p, 0), BW_OK);
@@ -433,7 +433,7 @@ Test(clients_detach_malloc, copies_where_the_block_is_not_mallocs)
     fill(b, sizeof b, 5);
     memset(&o, 0, sizeof o);
     o.flags = BW_POOL_CHECKED; /* a canary after every block */
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_assert_eq(bw_write(&w, b, sizeof b), BW_OK);
     d = bw_data(&w);
@@ -563,8 +563,7 @@ Test(clients_sizes, learned_size_wins_over_a_smaller_first_capacity)
     unsigned char buf[64], b[10000];
     int i;
     fill(b, sizeof b, 50);
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, BW_POOL_LEARN_SIZE);
+    p = fresh_pool(&ta, 0, BW_POOL_LEARN_SIZE);
     for (i = 0; i < 4; i++) {
         cr_assert_eq(bw_init(&w, p, 0), BW_OK);
         cr_assert_eq(bw_write(&w, b, sizeof b), BW_OK);
@@ -584,8 +583,7 @@ Test(clients_sizes, learned_size_wins_over_a_smaller_first_capacity)
     bw_release(&w);
     ta_finish(&ta, p);
     /* without learning, as given */
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     cr_assert_eq(bw_init(&w, p, 256), BW_OK);
     cr_expect_eq(bw_capacity(&w), 256);
     bw_release(&w);

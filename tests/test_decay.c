@@ -30,7 +30,7 @@
 /* decay_ms DECAY over ta, threshold TH, with extra flags. */
 static bw_pool *decay_pool(test_alloc *ta, unsigned flags, uint32_t decay_ms)
 {
-    bw_pool_options o = opts_for(ta);
+    bw_pool_options o = fresh_opts(ta); /* every caller wants a fresh count */
     o.max_pooled_size = TH;
     o.flags = flags;
     o.decay_ms = decay_ms;
@@ -56,9 +56,6 @@ Test(decay, pooled_block_decays_at_first_slow_return_after_decay_ms_not_before)
     void *b, *big, *probe, *bn, *bd;
     size_t cap, bigcap, pcap, cn, cd;
     uint64_t t0, t1;
-    ta_init(&ta, 1);
-    ta_init(&tn, 1);
-    ta_init(&td, 1);
     /* No thread cache: the block sits in the shared level, and every call
      * is a slow one. */
     p = decay_pool(&ta, BW_POOL_NO_THREAD_CACHE | BW_POOL_NO_LARGE_RETENTION, DECAY);
@@ -118,13 +115,11 @@ Test(decay, pooled_block_decays_at_first_slow_return_after_decay_ms_not_before)
 Test(decay, thread_cache_block_decays_at_its_threads_first_slow_rent_after_decay_ms)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     bw_pool_stats s;
     void *b, *probe[2];
     size_t cap, pcap[2];
     uint64_t t0, t1;
-    ta_init(&ta, 1);
-    p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     b = rent_ok(p, 256, &cap);
     t0 = mono_ms();
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK); /* into this thread's cache */
@@ -149,13 +144,11 @@ Test(decay, thread_cache_block_decays_at_its_threads_first_slow_rent_after_decay
 Test(decay, thread_cache_block_is_never_given_back_younger_than_decay_ms)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     void *b;
     size_t cap;
     uint64_t t0, t1 = 0;
     int decayed = 0;
-    ta_init(&ta, 1);
-    p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     b = rent_ok(p, 256, &cap);
     t0 = mono_ms();
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
@@ -207,7 +200,6 @@ Test(decay, thread_cache_decays_at_its_threads_exit)
     bw_pool_stats s;
     void *r, *probe;
     size_t pcap;
-    ta_init(&ta, 1);
     p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     a.p = p;
     a.t0 = 0;
@@ -228,13 +220,11 @@ Test(decay, thread_cache_decays_at_its_threads_exit)
 Test(decay, kept_large_block_decays_at_first_slow_rent_after_decay_ms_not_before)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = decay_pool(&ta, BW_POOL_NO_THREAD_CACHE, DECAY);
     bw_pool_stats s;
     void *a, *b, *probe[2];
     size_t ca, cb, pcap[2];
     uint64_t t0, t1;
-    ta_init(&ta, 1);
-    p = decay_pool(&ta, BW_POOL_NO_THREAD_CACHE, DECAY);
     a = rent_ok(p, 128 * KiB, &ca);
     b = rent_ok(p, 256 * KiB, &cb);
     t0 = mono_ms();
@@ -274,17 +264,16 @@ Test(decay, trim_frees_everything_at_once_and_is_not_decay)
     bw_pool *p;
     bw_pool_stats s;
     void *b[3];
-    size_t cap[3], i;
+    size_t cap[3];
     size_t sz[3] = { 256, 512 * KiB, 2 * MiB }; /* thread cache, shared level, large */
     uint32_t decays[2] = { DECAY, BW_DECAY_NEVER };
     unsigned k;
     for (k = 0; k < 2; k++) {
-        ta_init(&ta, 1);
-        o = opts_for(&ta);
+        o = fresh_opts(&ta);
         o.decay_ms = decays[k];
         p = mkpool(&o);
-        for (i = 0; i < 3; i++) b[i] = rent_ok(p, sz[i], &cap[i]);
-        for (i = 0; i < 3; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+        rent_each(p, 3, sz, 0, b, cap);
+        return_each(p, 3, b, cap);
         s = stats_of(p);
         cr_expect_eq(s.retained_bytes, 256 + 512 * KiB + 2 * MiB);
         cr_expect_eq(s.large_retained_bytes, 2 * MiB);

@@ -35,6 +35,15 @@ static size_t big_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
     return cross;
 }
 
+/* Two 600 KiB jobs on p: two samples, so the pool learns to jump to 1 MiB
+ * (the growth rule's size for 600 KiB). */
+static void learn_1_mib_jump(bw_pool *p)
+{
+    big_job(p, 600 * KiB, NULL, NULL);
+    big_job(p, 600 * KiB, NULL, NULL);
+    cr_assert_eq(stats_of(p).learned_large_size, MiB);
+}
+
 /* A 128 KiB block (above TH) rented and returned is freed at once, not
  * kept; renting it again allocates again. *cap: the block's capacity. */
 static void expect_large_block_not_kept(bw_pool *p, size_t *cap)
@@ -143,12 +152,10 @@ Test(defaults, unknown_flag_bits_are_einval)
 Test(defaults, no_large_retention_flag_frees_blocks_above_the_threshold)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
     bw_pool_stats s;
     size_t cap;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
     o.max_pooled_size = TH;
     o.flags = BW_POOL_NO_LARGE_RETENTION;
     p = mkpool(&o);
@@ -161,12 +168,10 @@ Test(defaults, no_large_retention_flag_frees_blocks_above_the_threshold)
 Test(defaults, default_keeps_a_16_mib_block_and_counts_it_in_retained_bytes)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     bw_pool_stats s;
     size_t cap, cap2;
     void *b, *b2;
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
     b = rent_ok(p, 16 * MiB, &cap);
     cr_expect_eq(cap, 16 * MiB);
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
@@ -195,15 +200,13 @@ Test(defaults, default_keeps_a_16_mib_block_and_counts_it_in_retained_bytes)
 Test(defaults, default_large_bounds_are_8_blocks_and_64_mib)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     bw_pool_stats s;
     void *b[9];
     size_t cap[9], i;
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
     /* Nine 2 MiB blocks: eight are kept, the oldest goes. */
-    for (i = 0; i < 9; i++) b[i] = rent_ok(p, 2 * MiB, &cap[i]);
-    for (i = 0; i < 9; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    rent_each(p, 9, NULL, 2 * MiB, b, cap);
+    return_each(p, 9, b, cap);
     s = stats_of(p);
     cr_expect_eq(s.large_retained_bytes, 16 * MiB);
     cr_expect_eq(s.backing_frees, 1);
@@ -213,12 +216,12 @@ Test(defaults, default_large_bounds_are_8_blocks_and_64_mib)
         b[i] = x;
     }
     cr_expect_eq(stats_of(p).large_hits, 8);
-    for (i = 0; i < 8; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    return_each(p, 8, b, cap);
     bw_pool_trim(p);
     cr_expect_eq(stats_of(p).retained_bytes, 0);
     /* Five 16 MiB blocks: 64 MiB are kept. */
-    for (i = 0; i < 5; i++) b[i] = rent_ok(p, 16 * MiB, &cap[i]);
-    for (i = 0; i < 5; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    rent_each(p, 5, NULL, 16 * MiB, b, cap);
+    return_each(p, 5, b, cap);
     s = stats_of(p);
     cr_expect_eq(s.large_retained_bytes, 64 * MiB);
     cr_expect_eq(s.retained_bytes, 64 * MiB);
@@ -238,63 +241,59 @@ Test(defaults, max_retained_bytes_bounds_pooled_classes_and_large_blocks_have_th
     bw_pool_stats s;
     void *b[4];
     size_t cap[4], i;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
+    static const struct {
+        size_t size, large_retained;
+        uint64_t frees;
+    } large[] = {
+        { 512 * KiB, 512 * KiB, 2 },
+        { 768 * KiB, 768 * KiB, 3 },
+        { 2 * MiB, 768 * KiB, 4 },
+    };
+    o = fresh_opts(&ta);
     o.max_pooled_size = TH;
     o.max_retained_bytes = 64 * KiB;
     o.max_large_bytes = MiB;
     o.flags = BW_POOL_NO_THREAD_CACHE;
     o.decay_ms = BW_DECAY_NEVER;
     p = mkpool(&o);
-    for (i = 0; i < 4; i++) b[i] = rent_ok(p, 32 * KiB, &cap[i]);
-    for (i = 0; i < 4; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    rent_each(p, 4, NULL, 32 * KiB, b, cap);
+    return_each(p, 4, b, cap);
     s = stats_of(p);
     cr_expect_eq(s.retained_bytes, 64 * KiB, "two of four 32 KiB blocks fit the bound");
     cr_expect_eq(s.backing_frees, 2);
-    /* A kept large block does not count against max_retained_bytes ... */
-    b[0] = rent_ok(p, 512 * KiB, &cap[0]);
-    cr_expect_eq(bw_pool_return(p, b[0], cap[0]), BW_OK);
-    s = stats_of(p);
-    cr_expect_eq(s.large_retained_bytes, 512 * KiB);
-    cr_expect_eq(s.retained_bytes, 64 * KiB + 512 * KiB);
-    cr_expect_eq(s.backing_frees, 2);
-    /* ... but against max_large_bytes: the oldest goes. */
-    b[1] = rent_ok(p, 768 * KiB, &cap[1]);
-    cr_expect_eq(bw_pool_return(p, b[1], cap[1]), BW_OK);
-    s = stats_of(p);
-    cr_expect_eq(s.large_retained_bytes, 768 * KiB);
-    cr_expect_eq(s.retained_bytes, 64 * KiB + 768 * KiB);
-    cr_expect_eq(s.backing_frees, 3);
-    /* Above max_large_bytes: never kept. */
-    b[2] = rent_ok(p, 2 * MiB, &cap[2]);
-    cr_expect_eq(bw_pool_return(p, b[2], cap[2]), BW_OK);
-    s = stats_of(p);
-    cr_expect_eq(s.large_retained_bytes, 768 * KiB);
-    cr_expect_eq(s.backing_frees, 4);
+    /* One large block rented and returned per row: a kept one does not
+     * count against max_retained_bytes but against max_large_bytes (the
+     * oldest goes); one above max_large_bytes is never kept. */
+    for (i = 0; i < sizeof large / sizeof large[0]; i++) {
+        b[0] = rent_ok(p, large[i].size, &cap[0]);
+        cr_expect_eq(bw_pool_return(p, b[0], cap[0]), BW_OK);
+        s = stats_of(p);
+        cr_expect_eq(s.large_retained_bytes, large[i].large_retained, "row %zu", i);
+        cr_expect_eq(s.retained_bytes, 64 * KiB + large[i].large_retained, "row %zu", i);
+        cr_expect_eq(s.backing_frees, large[i].frees, "row %zu", i);
+    }
     ta_finish(&ta, p);
 }
 
 Test(defaults, max_large_blocks_evicts_the_oldest)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
     void *b[3];
-    size_t cap[3], i;
+    size_t cap[3];
     size_t sz[3] = { 100 * KiB, 200 * KiB, 300 * KiB };
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
     o.max_pooled_size = TH;
     o.max_large_blocks = 2;
     o.decay_ms = BW_DECAY_NEVER;
     p = mkpool(&o);
-    for (i = 0; i < 3; i++) b[i] = rent_ok(p, sz[i], &cap[i]);
-    for (i = 0; i < 3; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    rent_each(p, 3, sz, 0, b, cap);
+    return_each(p, 3, b, cap);
     cr_expect_eq(stats_of(p).large_retained_bytes, 500 * KiB);
-    for (i = 0; i < 3; i++) b[i] = rent_ok(p, sz[i], &cap[i]);
+    rent_each(p, 3, sz, 0, b, cap);
     cr_expect_eq(stats_of(p).large_hits, 2, "200 and 300 KiB kept, 100 KiB (oldest) evicted");
     cr_expect_eq(stats_of(p).backing_allocs, 4);
-    for (i = 0; i < 3; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+    return_each(p, 3, b, cap);
     ta_finish(&ta, p);
 }
 
@@ -305,11 +304,9 @@ Test(defaults, max_large_blocks_evicts_the_oldest)
 Test(defaults, jump_to_learned_size_after_two_big_writers_not_one)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, 0, 0);
     size_t caps[32], n, i;
     size_t below[4] = { 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB };
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, 0, 0);
     cr_expect_eq(stats_of(p).learned_large_size, 0);
     /* Nothing learned yet: the growth rule, at 16 times the capacity past
      * the floor, 64 KiB -> 1 MiB. */
@@ -342,10 +339,8 @@ Test(defaults, jump_to_learned_size_after_two_big_writers_not_one)
 Test(defaults, learned_size_is_the_second_largest_of_the_last_16)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, 0, 0);
     int i;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, 0, 0);
     big_job(p, 300 * KiB, NULL, NULL);
     big_job(p, 600 * KiB, NULL, NULL);
     cr_expect_eq(stats_of(p).learned_large_size, 512 * KiB, "second largest 300 KiB -> 512 KiB");
@@ -368,9 +363,7 @@ Test(defaults, learned_size_is_the_second_largest_of_the_last_16)
 Test(defaults, jump_is_capped_by_max_learned_size)
 {
     test_alloc ta;
-    bw_pool *p;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, 0, 256 * KiB);
+    bw_pool *p = fresh_learn_pool(&ta, 0, 256 * KiB);
     big_job(p, 600 * KiB, NULL, NULL);
     big_job(p, 600 * KiB, NULL, NULL);
     cr_expect_eq(stats_of(p).learned_large_size, 256 * KiB);
@@ -381,10 +374,8 @@ Test(defaults, jump_is_capped_by_max_learned_size)
 Test(defaults, no_learned_growth_flag_turns_the_jump_off)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, BW_POOL_NO_LEARNED_GROWTH, 0);
     int i;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, BW_POOL_NO_LEARNED_GROWTH, 0);
     for (i = 0; i < 3; i++) cr_expect_eq(big_job(p, 600 * KiB, NULL, NULL), 128 * KiB);
     cr_expect_eq(stats_of(p).learned_large_size, 0);
     ta_finish(&ta, p);
@@ -394,12 +385,10 @@ Test(defaults, segmented_streaming_and_fixed_writers_neither_record_nor_jump)
 {
     static unsigned char fixed_buf[200 * 1024];
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, 0, 0);
     bw_writer w;
     size_t i, maxfree;
     int k;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, 0, 0);
     fill_chunk(7);
     for (k = 0; k < 2; k++) {
         /* segmented, 600 KiB */
@@ -421,9 +410,7 @@ Test(defaults, segmented_streaming_and_fixed_writers_neither_record_nor_jump)
         bw_release(&w);
     }
     cr_expect_eq(stats_of(p).learned_large_size, 0, "only contiguous writers record");
-    big_job(p, 600 * KiB, NULL, NULL);
-    big_job(p, 600 * KiB, NULL, NULL);
-    cr_assert_eq(stats_of(p).learned_large_size, MiB);
+    learn_1_mib_jump(p);
     /* A segmented writer's blocks double past the threshold (4 KiB ..
      * 512 KiB for 600 KiB), they do not jump to the learned 1 MiB ... */
     cr_assert_eq(bw_init_chain(&w, p), BW_OK);
@@ -455,13 +442,9 @@ Test(defaults, explicit_initial_capacity_is_not_overridden)
 {
     static unsigned char buf[100 * 1024];
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, 0, 0);
     bw_writer w;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, 0, 0);
-    big_job(p, 600 * KiB, NULL, NULL);
-    big_job(p, 600 * KiB, NULL, NULL);
-    cr_assert_eq(stats_of(p).learned_large_size, MiB);
+    learn_1_mib_jump(p);
     cr_assert_eq(bw_init(&w, p, 100 * KiB), BW_OK);
     cr_expect_eq(bw_capacity(&w), 128 * KiB);
     cr_assert_eq(bw_write(&w, chunk, 1000), BW_OK);
@@ -479,10 +462,8 @@ Test(defaults, explicit_initial_capacity_is_not_overridden)
 Test(defaults, bypass_turns_large_retention_off)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_learn_pool(&ta, BW_POOL_BYPASS, 0);
     size_t cap;
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, BW_POOL_BYPASS, 0);
     expect_large_block_not_kept(p, &cap);
     cr_expect_eq(cap, 128 * KiB);
     ta_finish(&ta, p);
@@ -523,6 +504,15 @@ static size_t first_block(bw_pool *p)
     return cap;
 }
 
+/* first_block on a pool made from o, destroyed again. */
+static size_t first_block_for(const bw_pool_options *o)
+{
+    bw_pool *p = mkpool(o);
+    size_t cap = first_block(p);
+    bw_pool_destroy(p);
+    return cap;
+}
+
 Test(defaults, min_first_block_defaults_to_512)
 {
     test_alloc ta;
@@ -532,8 +522,7 @@ Test(defaults, min_first_block_defaults_to_512)
     cr_expect_eq(bw_capacity(&w), 512);
     cr_expect_eq(bw_len(&w), 4);
     bw_release(&w);
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
+    p = fresh_pool_defaults(&ta);
     cr_expect_eq(first_block(p), 512);
     ta_finish(&ta, p);
 }
@@ -541,19 +530,13 @@ Test(defaults, min_first_block_defaults_to_512)
 Test(defaults, min_first_block_rounds_up_to_a_class_and_above_threshold_is_einval)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
     o.max_pooled_size = TH;
     o.min_first_block = 1000;
-    p = mkpool(&o);
-    cr_expect_eq(first_block(p), 1024);
-    bw_pool_destroy(p);
+    cr_expect_eq(first_block_for(&o), 1024);
     o.min_first_block = TH;
-    p = mkpool(&o);
-    cr_expect_eq(first_block(p), TH);
-    bw_pool_destroy(p);
+    cr_expect_eq(first_block_for(&o), TH);
     o.min_first_block = TH + 1;
     p = (bw_pool *)&o;
     cr_expect_eq(bw_pool_create(&p, &o), BW_EINVAL);
@@ -563,19 +546,16 @@ Test(defaults, min_first_block_rounds_up_to_a_class_and_above_threshold_is_einva
     /* The smallest class rounds it too. */
     o.min_first_block = 1;
     o.min_block_size = 64;
-    p = mkpool(&o);
-    cr_expect_eq(first_block(p), 64);
-    ta_finish(&ta, p);
+    cr_expect_eq(first_block_for(&o), 64);
+    ta_finish(&ta, NULL); /* every pool is gone: the allocator balances */
 }
 
 Test(defaults, min_first_block_1_is_the_class_of_the_first_write)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
     bw_writer w;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
     o.min_first_block = 1;
     p = mkpool(&o);
     cr_expect_eq(first_block(p), 16);
@@ -589,11 +569,9 @@ Test(defaults, min_first_block_1_is_the_class_of_the_first_write)
 Test(defaults, caller_given_sizes_are_kept)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     bw_writer w;
     unsigned char buf[40];
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
     cr_assert_eq(bw_init(&w, p, 20), BW_OK);
     cr_expect_eq(bw_capacity(&w), 32, "an initial capacity is rounded by the growth rule only");
     bw_release(&w);
@@ -615,36 +593,20 @@ Test(defaults, caller_given_sizes_are_kept)
 Test(defaults, with_learn_size_the_larger_wins)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
-    bw_writer w;
-    int i;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
     o.flags = BW_POOL_LEARN_SIZE;
     p = mkpool(&o);
-    for (i = 0; i < 3; i++) {
-        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-        cr_assert_eq(bw_write(&w, chunk, 100), BW_OK);
-        bw_release(&w);
-    }
+    small_jobs(p, 3, 100);
     cr_expect_eq(stats_of(p).learned_size, 128);
     cr_expect_eq(first_block(p), 512, "min_first_block beats a smaller learned size");
-    for (i = 0; i < 16; i++) {
-        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-        cr_assert_eq(bw_write(&w, chunk, 5000), BW_OK);
-        bw_release(&w);
-    }
+    small_jobs(p, 16, 5000);
     cr_expect_eq(stats_of(p).learned_size, 8192);
     cr_expect_eq(first_block(p), 8192, "a larger learned size beats min_first_block");
     bw_pool_destroy(p);
     o.min_first_block = 16 * KiB;
     p = mkpool(&o);
-    for (i = 0; i < 3; i++) {
-        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-        cr_assert_eq(bw_write(&w, chunk, 5000), BW_OK);
-        bw_release(&w);
-    }
+    small_jobs(p, 3, 5000);
     cr_expect_eq(first_block(p), 16 * KiB);
     ta_finish(&ta, p);
 }
@@ -656,13 +618,11 @@ Test(defaults, with_learn_size_the_larger_wins)
 Test(defaults, large_hits_are_part_of_hits_and_learned_large_size_starts_at_0)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
     bw_pool_stats s;
     void *b;
     size_t cap;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
     o.max_pooled_size = TH;
     o.flags = BW_POOL_NO_THREAD_CACHE;
     o.decay_ms = BW_DECAY_NEVER;
@@ -697,6 +657,11 @@ Test(defaults, large_hits_are_part_of_hits_and_learned_large_size_starts_at_0)
 /* BW_POOL_ZERO_ON_RETURN                                               */
 /* ------------------------------------------------------------------ */
 
+/* The zeroing pools the two tests below run on: with and without the
+ * thread cache. */
+static const unsigned zero_flags[2] = { BW_POOL_ZERO_ON_RETURN,
+                                        BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE };
+
 Test(defaults, zero_on_return_fresh_blocks_read_as_zeros)
 {
     test_alloc ta;
@@ -704,19 +669,17 @@ Test(defaults, zero_on_return_fresh_blocks_read_as_zeros)
     void *b[3];
     size_t cap[3], i;
     size_t sz[3] = { 100, 40 * KiB, 128 * KiB }; /* thread-cached class, class, large */
-    unsigned flags[2] = { BW_POOL_ZERO_ON_RETURN,
-                          BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE };
     unsigned k;
     for (k = 0; k < 2; k++) {
         garbage_init(&ta);
-        p = learn_pool(&ta, flags[k], 0);
+        p = learn_pool(&ta, zero_flags[k], 0);
         for (i = 0; i < 3; i++) {
             b[i] = rent_ok(p, sz[i], &cap[i]);
             cr_expect(all_bytes(b[i], cap[i], 0), "fresh block of %zu holds the allocator's bytes",
                       cap[i]);
         }
         cr_expect_eq(stats_of(p).hits, 0);
-        for (i = 0; i < 3; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
+        return_each(p, 3, b, cap);
         ta_finish(&ta, p);
     }
 }
@@ -728,12 +691,10 @@ Test(defaults, zero_on_return_retained_class_blocks_read_as_zeros)
     void *b, *b2;
     size_t cap, cap2, k;
     size_t sz[2] = { 100, 40 * KiB };
-    unsigned flags[2] = { BW_POOL_ZERO_ON_RETURN,
-                          BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE };
     unsigned f;
     for (f = 0; f < 2; f++) {
         garbage_init(&ta);
-        p = learn_pool(&ta, flags[f], 0);
+        p = learn_pool(&ta, zero_flags[f], 0);
         for (k = 0; k < 2; k++) {
             b = rent_ok(p, sz[k], &cap);
             memset(b, 0xCC, cap);
@@ -771,8 +732,7 @@ Test(defaults, defect_zero_on_return_block_above_threshold_rented_again_reads_as
         ta_finish(&ta, p);
     }
     /* The same over malloc's own reuse. */
-    ta_init(&ta, 1);
-    p = learn_pool(&ta, BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_LARGE_RETENTION, 0);
+    p = fresh_learn_pool(&ta, BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_LARGE_RETENTION, 0);
     for (i = 0; i < 3; i++) {
         b = (unsigned char *)rent_ok(p, 100 * KiB, &cap);
         cr_expect(all_bytes(b, cap, 0), "round %zu: the last renter's bytes", i);

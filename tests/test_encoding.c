@@ -14,6 +14,31 @@
         bw_clear(w);                                                           \
     } while (0)
 
+/* A varint table row: the value (s for bw_put_svarint, u for
+ * bw_put_uvarint) and the n bytes b it is written as. */
+typedef struct vrow {
+    int64_t s;
+    uint64_t u;
+    size_t n;
+    unsigned char b[10];
+} vrow;
+
+/* Each row's value, written alone, is exactly its bytes. */
+static void expect_varint_rows(const vrow *rows, size_t count, int is_signed)
+{
+    bw_writer w = BW_WRITER_INIT;
+    size_t i;
+    for (i = 0; i < count; i++) {
+        int rc = is_signed ? bw_put_svarint(&w, rows[i].s) : bw_put_uvarint(&w, rows[i].u);
+        cr_assert_eq(rc, BW_OK, "row %zu", i);
+        cr_assert_eq(bw_len(&w), rows[i].n, "row %zu: length %zu, want %zu", i, bw_len(&w),
+                     rows[i].n);
+        cr_assert(memcmp(bw_data(&w), rows[i].b, rows[i].n) == 0, "row %zu: bytes differ", i);
+        bw_clear(&w);
+    }
+    bw_release(&w);
+}
+
 Test(encoding, fixed_width_integers)
 {
     bw_writer w = BW_WRITER_INIT;
@@ -70,52 +95,35 @@ Test(encoding, floats_ieee754)
 
 Test(encoding, uvarint_table)
 {
-    bw_writer w = BW_WRITER_INIT;
-    bw_put_uvarint(&w, 0);
-    EXPECT_BYTES(&w, 0x00);
-    bw_put_uvarint(&w, 1);
-    EXPECT_BYTES(&w, 0x01);
-    bw_put_uvarint(&w, 127);
-    EXPECT_BYTES(&w, 0x7f);
-    bw_put_uvarint(&w, 128);
-    EXPECT_BYTES(&w, 0x80, 0x01);
-    bw_put_uvarint(&w, 300);
-    EXPECT_BYTES(&w, 0xac, 0x02);
-    bw_put_uvarint(&w, 16383);
-    EXPECT_BYTES(&w, 0xff, 0x7f);
-    bw_put_uvarint(&w, 16384);
-    EXPECT_BYTES(&w, 0x80, 0x80, 0x01);
-    bw_put_uvarint(&w, 0xffffffffu);
-    EXPECT_BYTES(&w, 0xff, 0xff, 0xff, 0xff, 0x0f);
-    bw_put_uvarint(&w, (uint64_t)1 << 63);
-    EXPECT_BYTES(&w, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01);
-    bw_put_uvarint(&w, UINT64_MAX);
-    EXPECT_BYTES(&w, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01);
-    bw_release(&w);
+    static const vrow rows[] = {
+        { 0, 0, 1, { 0x00 } },
+        { 0, 1, 1, { 0x01 } },
+        { 0, 127, 1, { 0x7f } },
+        { 0, 128, 2, { 0x80, 0x01 } },
+        { 0, 300, 2, { 0xac, 0x02 } },
+        { 0, 16383, 2, { 0xff, 0x7f } },
+        { 0, 16384, 3, { 0x80, 0x80, 0x01 } },
+        { 0, 0xffffffffu, 5, { 0xff, 0xff, 0xff, 0xff, 0x0f } },
+        { 0, (uint64_t)1 << 63, 10, { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01 } },
+        { 0, UINT64_MAX, 10, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 } },
+    };
+    expect_varint_rows(rows, sizeof rows / sizeof rows[0], 0);
 }
 
 Test(encoding, svarint_zigzag_table)
 {
-    bw_writer w = BW_WRITER_INIT;
-    bw_put_svarint(&w, 0);
-    EXPECT_BYTES(&w, 0x00);
-    bw_put_svarint(&w, -1);
-    EXPECT_BYTES(&w, 0x01);
-    bw_put_svarint(&w, 1);
-    EXPECT_BYTES(&w, 0x02);
-    bw_put_svarint(&w, -2);
-    EXPECT_BYTES(&w, 0x03);
-    bw_put_svarint(&w, 63);
-    EXPECT_BYTES(&w, 0x7e);
-    bw_put_svarint(&w, -64);
-    EXPECT_BYTES(&w, 0x7f);
-    bw_put_svarint(&w, 64);
-    EXPECT_BYTES(&w, 0x80, 0x01);
-    bw_put_svarint(&w, INT64_MAX);
-    EXPECT_BYTES(&w, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01);
-    bw_put_svarint(&w, INT64_MIN);
-    EXPECT_BYTES(&w, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01);
-    bw_release(&w);
+    static const vrow rows[] = {
+        { 0, 0, 1, { 0x00 } },
+        { -1, 0, 1, { 0x01 } },
+        { 1, 0, 1, { 0x02 } },
+        { -2, 0, 1, { 0x03 } },
+        { 63, 0, 1, { 0x7e } },
+        { -64, 0, 1, { 0x7f } },
+        { 64, 0, 2, { 0x80, 0x01 } },
+        { INT64_MAX, 0, 10, { 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 } },
+        { INT64_MIN, 0, 10, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 } },
+    };
+    expect_varint_rows(rows, sizeof rows / sizeof rows[0], 1);
 }
 
 Test(encoding, uvarint_roundtrip_all_lengths)

@@ -21,24 +21,32 @@
 /* Allocator failure at every call (streaming, segmented)                   */
 /* ------------------------------------------------------------------------ */
 
-/* Run the script; the Nth backing call fails (once, or from then on). A
- * failed call records BW_ENOMEM and (segmented) writes nothing, (streaming)
- * accepts a prefix, all-or-nothing up to the buffer size; the rest is then
- * written and nothing is lost or repeated. Returns the backing calls made. */
+/* A script and the writer it runs on: segmented (chain) or streaming. */
+typedef struct script_run {
+    const work *wk;
+    int chain;
+} script_run;
+
+/* Run the script; the Nth backing call fails (once, or from then on; n = 0:
+ * none). A failed call records BW_ENOMEM and (segmented) writes nothing,
+ * (streaming) accepts a prefix, all-or-nothing up to the buffer size; the
+ * rest is then written and nothing is lost or repeated. Returns the backing
+ * calls made: at least n when call n failed, so as fail_each_call's run it
+ * reports every N it was given as reached. */
 static long alloc_failures_seen;
 
-static long alloc_fail_run(const work *wk, int chain, long n, int sticky)
+static int alloc_fail_run(void *ctx, long n, int sticky)
 {
+    const work *wk = ((const script_run *)ctx)->wk;
+    const int chain = ((const script_run *)ctx)->chain;
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 16384, 0);
     bw_writer w;
     sink s = {{NULL, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const size_t bufsz = 1024;
     long start, calls;
     size_t i;
     int failures = 0, rc;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 16384, 0);
     start = atomic_load(&ta.calls);
     if (n > 0) {
         atomic_store(&ta.fail_sticky, sticky);
@@ -98,21 +106,24 @@ static long alloc_fail_run(const work *wk, int chain, long n, int sticky)
     bw_release(&w);
     by_free(&s.out);
     ta_finish(&ta, p);
-    return calls;
+    return (int)calls;
 }
 
 static void alloc_fail_every_n(int chain, size_t target, unsigned seed)
 {
     work wk;
-    long total, n;
+    script_run r;
+    long total;
     work_make(&wk, seed, target, small_sizes, NSMALL);
-    total = alloc_fail_run(&wk, chain, 0, 0);
+    r.wk = &wk;
+    r.chain = chain;
+    total = alloc_fail_run(&r, 0, 0);
     cr_assert_geq(total, 2, "the script makes backing calls");
     alloc_failures_seen = 0;
-    for (n = 1; n <= total + 1; n++) {
-        alloc_fail_run(&wk, chain, n, 0);
-        alloc_fail_run(&wk, chain, n, 1);
-    }
+    /* N = 1 .. total + 1 (one past the last call: nothing fails), alone
+     * and from N on. */
+    cr_assert_eq(fail_each_call(alloc_fail_run, &r, 0, total + 2), total + 2);
+    cr_assert_eq(fail_each_call(alloc_fail_run, &r, 1, total + 2), total + 2);
     cr_expect_geq(alloc_failures_seen, total, "the failures reach the caller (%ld of %ld)",
                   alloc_failures_seen, 2 * total);
     work_free(&wk);
@@ -133,13 +144,11 @@ Test(failinj_script, allocator_failing_at_every_call_segmented, .timeout = 120)
 Test(failinj_script, segmented_jobs_reuse_pooled_blocks_at_steady_state, .timeout = 60)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 64u << 10, 0);
     bw_pool_stats a, b;
     bw_writer w;
     unsigned char buf[8192];
     int i, job;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 64u << 10, 0);
     cr_assert_eq(bw_init_chain(&w, p), BW_OK);
     memset(buf, 1, sizeof buf);
     for (i = 0; i < 64; i++) cr_assert_eq(bw_write(&w, buf, sizeof buf), BW_OK); /* 512 KiB */
@@ -164,13 +173,11 @@ Test(failinj_script, segmented_pullup_of_bytes_in_one_block_does_not_copy, .time
     int how;
     for (how = 0; how < 2; how++) {
         test_alloc ta;
-        bw_pool *p;
+        bw_pool *p = fresh_pool(&ta, 4096, 0);
         bw_writer w;
         const unsigned char *d, *pu;
         size_t avail;
         long allocs;
-        ta_init(&ta, 1);
-        p = ta_pool(&ta, 4096, 0);
         cr_assert_eq(bw_init_chain(&w, p), BW_OK);
         cr_assert_eq(bw_puts(&w, "0123456789"), BW_OK);
         if (how == 0) { /* reserve starts a new, empty block */

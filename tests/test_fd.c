@@ -131,8 +131,7 @@ Test(fd, fd_stream_to_full_nonblocking_socket_records_eagain, .timeout = 60)
     cr_assert_eq((uint64_t)got.len, bw_tell(&w), "every accepted byte arrives once");
     cr_assert(memcmp(got.d, wk.s.d, got.len) == 0, "the peer got other bytes");
     bw_release(&w);
-    close(sv[0]);
-    close(sv[1]);
+    close_pair(sv);
     by_free(&got);
     work_free(&wk);
 }
@@ -176,12 +175,7 @@ static void stream_to_dead_reader(int fd, const char *where)
     memset(big, 'b', sizeof big);
     cr_assert_eq(bw_init_fd(&w, NULL, 256, fd), BW_OK);
     cr_assert_eq(bw_puts(&w, "hello"), BW_OK);
-    errno = 0;
-    rc = bw_flush(&w);
-    e = errno;
-    cr_expect_eq(rc, BW_EIO, "%s: flush %d", where, rc);
-    cr_expect_eq(e, EPIPE, "%s: errno %d", where, e);
-    cr_expect_eq(bw_error(&w), BW_EIO, "%s: recorded", where);
+    expect_flush_eio(&w, EPIPE, where);
     held_is(&w, (const unsigned char *)"hello", 5, where);
     bw_clear_error(&w);
     errno = 0;
@@ -257,12 +251,7 @@ Test(fd, fd_stream_to_closed_fd_is_ebadf, .timeout = 60)
     size_t written = 77;
     cr_assert_eq(bw_init_fd(&w, NULL, 256, fd), BW_OK);
     cr_assert_eq(bw_puts(&w, "abc"), BW_OK);
-    errno = 0;
-    rc = bw_flush(&w);
-    e = errno;
-    cr_expect_eq(rc, BW_EIO);
-    cr_expect_eq(e, EBADF, "errno %d", e);
-    cr_expect_eq(bw_error(&w), BW_EIO);
+    expect_flush_eio(&w, EBADF, "EBADF");
     held_is(&w, (const unsigned char *)"abc", 3, "EBADF");
     bw_release(&w);
     /* and bw_write_fd: the same failure, not recorded */
@@ -279,6 +268,15 @@ Test(fd, fd_stream_to_closed_fd_is_ebadf, .timeout = 60)
     bw_release(&c);
 }
 
+/* A writer of mode on p (1 MiB of room) holding n pattern bytes (seed);
+ * exp gets them, then "<tail>", which the test writes once n went out. */
+static void big_message(mw *m, int mode, bw_pool *p, unsigned char *exp, size_t n, unsigned seed)
+{
+    mw_init(m, mode, p, 1u << 20);
+    fill_pattern(&m->w, exp, n, seed);
+    memcpy(exp + n, "<tail>", 6);
+}
+
 /* ------------------------------------------------------------------------ */
 /* bw_write_fd sends everything (writev, short writes resumed) and consumes it;
  * on a streaming writer the sink is not called. */
@@ -289,17 +287,13 @@ Test(fd, write_fd_every_mode_sends_all_and_consumes, .timeout = 60)
     int mode;
     for (mode = 0; mode < M_COUNT; mode++) {
         test_alloc ta;
-        bw_pool *p;
+        bw_pool *p = fresh_pool(&ta, 65536, 0);
         mw m;
         int fds[2];
         pthread_t t;
         reader rd;
         size_t written = 0;
-        ta_init(&ta, 1);
-        p = ta_pool(&ta, 65536, 0);
-        mw_init(&m, mode, p, 1u << 20);
-        fill_pattern(&m.w, exp, n, (unsigned)mode);
-        memcpy(exp + n, "<tail>", 6);
+        big_message(&m, mode, p, exp, n, (unsigned)mode);
         cr_assert_eq(bw_len(&m.w), n);
         cr_assert_eq(pipe(fds), 0);
         memset(&rd, 0, sizeof rd);
@@ -342,8 +336,7 @@ Test(fd, write_fd_segmented_with_more_blocks_than_iov_max, .timeout = 60)
     pthread_t t;
     reader rd;
     size_t i, written = 0;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 4096, 0);
+    p = fresh_pool(&ta, 4096, 0);
     cr_assert_eq(bw_init_chain(&w, p), BW_OK);
     for (i = 0; i < sizeof exp; i++) {
         exp[i] = pat(i, 8);
@@ -385,9 +378,7 @@ Test(fd, write_fd_nonblocking_every_mode_continues_where_it_stopped, .timeout = 
         int sv[2], sndbuf = 32768, again = 0;
         bytes got = {NULL, 0, 0};
         size_t rounds = 0, total = n;
-        mw_init(&m, mode, NULL, 1u << 20);
-        fill_pattern(&m.w, exp, n, 40u + (unsigned)mode);
-        memcpy(exp + n, "<tail>", 6);
+        big_message(&m, mode, NULL, exp, n, 40u + (unsigned)mode);
         cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
         setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
         set_nonblock(sv[0]);
@@ -425,8 +416,7 @@ Test(fd, write_fd_nonblocking_every_mode_continues_where_it_stopped, .timeout = 
         cr_expect(got.len == n + 6 && memcmp(got.d, exp, n + 6) == 0,
                   "%s: the peer got other bytes", mode_name[mode]);
         cr_expect_eq(m.s.calls, 0, "%s: the sink is not called", mode_name[mode]);
-        close(sv[0]);
-        close(sv[1]);
+        close_pair(sv);
         by_free(&got);
         mw_done(&m);
     }
@@ -460,8 +450,7 @@ Test(fd, write_fd_with_recorded_error_sends_nothing, .timeout = 60)
         cr_expect_eq(written, 7);
         drain(sv[1], &got);
         cr_expect(got.len == 7 && memcmp(got.d, "payload", 7) == 0, "%s", mode_name[mode]);
-        close(sv[0]);
-        close(sv[1]);
+        close_pair(sv);
         by_free(&got);
         mw_done(&m);
     }
@@ -552,8 +541,7 @@ Test(fd, write_fd_kernel_returning_zero_is_eio_not_a_loop, .timeout = 30)
                 cr_expect(got.len == 4 && memcmp(got.d, "held", 4) == 0, "%s", what);
                 bw_release(&w);
             }
-            close(sv[0]);
-            close(sv[1]);
+            close_pair(sv);
             by_free(&got);
         }
     }

@@ -163,11 +163,9 @@ Test(file, fopen_writer_failure_sets_errno, .timeout = 60)
     big[sizeof big - 1] = '\0';
     { /* allocator failure: ENOMEM */
         test_alloc ta;
-        bw_pool *p;
+        bw_pool *p = fresh_pool(&ta, 0, 0);
         bw_writer w;
         FILE *f;
-        ta_init(&ta, 1);
-        p = ta_pool(&ta, 0, 0);
         atomic_store(&ta.fail_sticky, 1);
         atomic_store(&ta.fail_at, atomic_load(&ta.calls) + 1);
         cr_assert_eq(bw_init(&w, p, 0), BW_OK);

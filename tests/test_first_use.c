@@ -31,10 +31,8 @@ Test(first_use, a_10_mib_first_job_rents_six_blocks_and_copies_280_kib)
      * 2 MiB copied and faulted in 4 KiB pages below the threshold. */
     static const size_t want[] = { 8 * KiB, 16 * KiB, 256 * KiB, 4 * MiB, 8 * MiB, 16 * MiB };
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     size_t caps[32], n;
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
     job(p, 10 * MiB, caps, &n);
     expect_caps(caps, n, want, 6, "fresh pool");
     /* The moves below the threshold copy what they held (8 + 16 + 256
@@ -51,10 +49,8 @@ Test(first_use, the_fast_climb_stops_once_the_pool_has_learned_a_jump)
     static const size_t learned[] = { 8 * KiB, 16 * KiB, MiB, 2 * MiB, 4 * MiB, 8 * MiB,
                                       16 * MiB };
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     size_t caps[32], n;
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
     /* One recorded job is not a learned jump: the second climbs fast too. */
     job(p, MiB, caps, &n);
     expect_caps(caps, n, fresh, 4, "first 1 MiB job");
@@ -73,10 +69,8 @@ Test(first_use, writers_at_most_at_the_floor_never_climb_fast)
     static const size_t want[] = { 8 * KiB, 16 * KiB };
     static const size_t past[] = { 8 * KiB, 16 * KiB, 256 * KiB };
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     size_t caps[32], n, i;
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
     for (i = 0; i < 20; i++) {
         job(p, 16 * KiB, caps, &n);
         expect_caps(caps, n, want, 2, "16 KiB job");
@@ -92,10 +86,8 @@ Test(first_use, a_given_first_block_is_kept_and_grows_16_times_when_outgrown)
 {
     static unsigned char big[100 * 1024];
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     bw_writer w;
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
     cr_assert_eq(bw_init(&w, p, 100 * KiB), BW_OK);
     cr_expect_eq(bw_capacity(&w), 128 * KiB);
     cr_assert_eq(bw_write(&w, big, sizeof big), BW_OK);
@@ -121,11 +113,9 @@ Test(first_use, the_fast_climb_is_bounded_by_max_learned_size_and_the_option)
     test_alloc ta;
     bw_pool *p = NULL;
     size_t caps[32], n;
-    ta_init(&ta, 1);
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta.hook;
+    o = fresh_opts(&ta);
     o.max_learned_size = 256 * KiB;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     job(p, 2 * MiB, caps, &n);
     expect_caps(caps, n, bounded, 6, "max_learned_size 256 KiB");
     ta_finish(&ta, p);
@@ -134,7 +124,7 @@ Test(first_use, the_fast_climb_is_bounded_by_max_learned_size_and_the_option)
     o.max_learned_size = 0;
     o.flags = BW_POOL_NO_LEARNED_GROWTH;
     p = NULL;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     job(p, 2 * MiB, caps, &n);
     expect_caps(caps, n, doubling, 9, "BW_POOL_NO_LEARNED_GROWTH");
     ta_finish(&ta, p);

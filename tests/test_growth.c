@@ -30,21 +30,26 @@ static void check_bytes(const bw_writer *w, size_t total, unsigned seed)
     cr_assert_eq(bad, 0, "%zu bytes differ", bad);
 }
 
+/* A contiguous writer on p takes 10 MiB in 8 KiB pieces of pattern seed:
+ * every byte arrives, and it ends at 16 MiB after at most 20 moves (8 KiB,
+ * then doubling: log2(16 MiB / 16 B) = 20). The writer is left open. */
+static void ten_mib(bw_pool *p, bw_writer *w, unsigned seed)
+{
+    size_t moves = 0;
+    cr_assert_eq(bw_init(w, p, 0), BW_OK);
+    grow_fill(w, 10u << 20, 8192, seed, &moves);
+    check_bytes(w, 10u << 20, seed);
+    cr_expect_eq(bw_capacity(w), 16u << 20);
+    cr_expect_leq(moves, 20, "moved %zu times", moves);
+}
+
 Test(growth, ten_mib_in_8k_chunks)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_pool_stats st1, st2;
     bw_writer w;
-    size_t moves = 0;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    grow_fill(&w, 10u << 20, 8192, 1, &moves);
-    check_bytes(&w, 10u << 20, 1);
-    cr_expect_eq(bw_capacity(&w), 16u << 20);
-    /* 8 KiB, then doubling up to 16 MiB: at most log2(16 MiB / 16 B) = 20. */
-    cr_expect_leq(moves, 20, "moved %zu times", moves);
+    ten_mib(p, &w, 1);
     bw_release(&w);
     bw_pool_get_stats(p, &st1);
 
@@ -66,14 +71,9 @@ Test(growth, ten_mib_without_realloc_hook)
     test_alloc ta;
     bw_pool *p;
     bw_writer w;
-    size_t moves = 0;
     ta_init(&ta, 0);
     p = ta_pool(&ta, 0, 0);
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    grow_fill(&w, 10u << 20, 8192, 3, &moves);
-    check_bytes(&w, 10u << 20, 3);
-    cr_expect_eq(bw_capacity(&w), 16u << 20);
-    cr_expect_leq(moves, 20);
+    ten_mib(p, &w, 3);
     cr_expect_eq(atomic_load(&ta.reallocs), 0);
     bw_release(&w);
     ta_finish(&ta, p);
@@ -81,31 +81,34 @@ Test(growth, ten_mib_without_realloc_hook)
 
 Test(growth, rule_class_then_double_then_pow2)
 {
+    /* With one byte held, each reserve and the capacity it leaves. */
+    static const struct {
+        size_t reserve, cap;
+        const char *why;
+    } steps[] = {
+        { 15, 16, "a request that fits never moves" },
+        { 16, 32, "never below twice the old capacity" },
+        { 100, 128, "class of len + n" },
+        { 4095, 4096, "len + n at the threshold: its class" },
+        { 4096, 4096 * 2, "above the threshold: next power of two" },
+        { 8192, 16384, "the next power of two" },
+        { 20000, 32768, "the next power of two" },
+    };
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 4096, 0);
     bw_writer w;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 4096, 0);
+    size_t i;
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_expect_eq(bw_capacity(&w), 0);
     cr_expect_null(bw_data(&w));
     cr_expect_eq(atomic_load(&ta.allocs), 0, "an empty writer allocates nothing");
     bw_put_u8(&w, 1);
     cr_expect_eq(bw_capacity(&w), 16);
-    cr_expect_eq(bw_reserve(&w, 15), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 16, "a request that fits never moves");
-    cr_expect_eq(bw_reserve(&w, 16), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 32, "never below twice the old capacity");
-    cr_expect_eq(bw_reserve(&w, 100), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 128, "class of len + n");
-    cr_expect_eq(bw_reserve(&w, 4095), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 4096, "len + n at the threshold: its class");
-    cr_expect_eq(bw_reserve(&w, 4096), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 4096 * 2, "above the threshold: next power of two");
-    cr_expect_eq(bw_reserve(&w, 8192), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 16384);
-    cr_expect_eq(bw_reserve(&w, 20000), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 32768);
+    for (i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        cr_expect_eq(bw_reserve(&w, steps[i].reserve), BW_OK, "reserve %zu", steps[i].reserve);
+        cr_expect_eq(bw_capacity(&w), steps[i].cap, "reserve %zu: %s", steps[i].reserve,
+                     steps[i].why);
+    }
     cr_expect_eq(bw_len(&w), 1);
     cr_expect_eq(bw_data(&w)[0], 1);
     bw_release(&w);
@@ -121,8 +124,7 @@ Test(growth, varint_at_block_end_takes_exactly_its_bytes)
     bw_pool *p;
     bw_writer w;
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0); /* first block: the class of the first write */
+    p = fresh_pool(&ta, 0, 0); /* first block: the class of the first write */
     bw_init(&w, p, 0);
     for (i = 0; i < 6; i++) bw_put_u8(&w, 0);
     cr_assert_eq(bw_capacity(&w), 16);
@@ -142,20 +144,17 @@ Test(growth, varint_at_block_end_takes_exactly_its_bytes)
 
 Test(growth, init_capacity_is_rounded)
 {
+    /* An initial capacity and the capacity it is rounded to. */
+    static const size_t rounded[][2] = { { 1, 16 }, { 1000, 1024 }, { (1u << 20) + 1, 2u << 20 } };
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
-    cr_assert_eq(bw_init(&w, p, 1), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 16);
-    bw_release(&w);
-    cr_assert_eq(bw_init(&w, p, 1000), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 1024);
-    bw_release(&w);
-    cr_assert_eq(bw_init(&w, p, (1u << 20) + 1), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 2u << 20);
-    bw_release(&w);
+    size_t i;
+    for (i = 0; i < sizeof rounded / sizeof rounded[0]; i++) {
+        cr_assert_eq(bw_init(&w, p, rounded[i][0]), BW_OK);
+        cr_expect_eq(bw_capacity(&w), rounded[i][1], "initial capacity %zu", rounded[i][0]);
+        bw_release(&w);
+    }
     cr_expect_eq(bw_init(&w, p, SIZE_MAX), BW_EOVERFLOW);
     cr_expect_eq(bw_capacity(&w), 0);
     cr_expect_eq(bw_error(&w), BW_EOVERFLOW, "a failed init is recorded");
@@ -208,11 +207,9 @@ Test(growth, aliasing_write_while_growing)
 Test(growth, aliasing_above_threshold)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 1024, 0);
     bw_writer w;
     size_t i, bad = 0;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 1024, 0);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     for (i = 0; i < 3000; i++) bw_put_u8(&w, pat(i, 9));
     cr_assert_eq(bw_capacity(&w), 4096);
@@ -226,12 +223,10 @@ Test(growth, aliasing_above_threshold)
 Test(growth, detach_and_return)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     size_t len = 1, cap = 1;
     unsigned char *b;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_expect_null(bw_detach(&w, &len, &cap), "never allocated");
     cr_expect_eq(len, 0);
@@ -256,11 +251,9 @@ Test(growth, detach_and_return)
 Test(growth, release_and_clear_keep_the_pool)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     const unsigned char *blk;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     cr_assert_eq(bw_init(&w, p, 100), BW_OK);
     bw_puts(&w, "abc");
     blk = bw_data(&w);

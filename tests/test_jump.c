@@ -14,7 +14,7 @@
  * goes back while a test counts). */
 static bw_pool *jump_pool(test_alloc *ta, unsigned flags, size_t max_learned, size_t floor)
 {
-    bw_pool_options o = opts_for(ta);
+    bw_pool_options o = fresh_opts(ta); /* every caller wants a fresh count */
     o.decay_ms = BW_DECAY_NEVER;
     o.flags = flags;
     o.max_learned_size = max_learned;
@@ -37,10 +37,8 @@ Test(jump, similar_jobs_reach_their_size_in_one_jump_after_two)
     fill_chunk(3);
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         test_alloc ta;
-        bw_pool *p;
+        bw_pool *p = jump_pool(&ta, 0, 0, 0);
         uint64_t rents;
-        ta_init(&ta, 1);
-        p = jump_pool(&ta, 0, 0, 0);
         /* Nothing learned, then one sample: both climb. */
         for (k = 0; k < 2; k++) {
             cr_expect_eq(write_job(p, sizes[i], caps, &n), sizes[i] <= 256 * KiB ? 256 * KiB : 4 * MiB);
@@ -67,10 +65,8 @@ Test(jump, writers_that_stay_below_the_floor_never_get_a_large_block)
 {
     static const size_t small[] = { 1, 100, 512, 4000, 8 * KiB, 12 * KiB, 16 * KiB };
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = jump_pool(&ta, 0, 0, 0);
     size_t i, k, caps[32], n;
-    ta_init(&ta, 1);
-    p = jump_pool(&ta, 0, 0, 0);
     fill_chunk(3);
     for (k = 0; k < 3; k++) write_job(p, 4 * MiB, caps, &n);
     cr_assert_eq(stats_of(p).learned_large_size, 4 * MiB);
@@ -89,14 +85,12 @@ Test(jump, writers_that_stay_below_the_floor_never_get_a_large_block)
 Test(jump, one_outlier_job_does_not_make_later_jobs_jump_to_its_size)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = jump_pool(&ta, 0, 1024 * MiB, 0);
     bw_writer w;
     void *span;
     size_t k, caps[32], n;
     int round;
-    ta_init(&ta, 1);
     /* max_learned_size above the outlier, so the cap cannot hide it. */
-    p = jump_pool(&ta, 0, 1024 * MiB, 0);
     fill_chunk(3);
     for (k = 0; k < 3; k++) write_job(p, MiB, caps, &n);
     cr_assert_eq(stats_of(p).learned_large_size, MiB);
@@ -126,11 +120,9 @@ Test(jump, a_first_block_past_the_floor_jumps_one_at_it_does_not)
 {
     static unsigned char big[20 * 1024];
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = jump_pool(&ta, 0, 0, 0);
     bw_writer w;
     size_t k, caps[32], n;
-    ta_init(&ta, 1);
-    p = jump_pool(&ta, 0, 0, 0);
     fill_chunk(3);
     for (k = 0; k < 2; k++) write_job(p, MiB, caps, &n);
     cr_assert_eq(stats_of(p).learned_large_size, MiB);
@@ -150,10 +142,8 @@ Test(jump, a_first_block_past_the_floor_jumps_one_at_it_does_not)
 Test(jump, no_learned_growth_climbs_and_records_nothing)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = jump_pool(&ta, BW_POOL_NO_LEARNED_GROWTH, 0, 0);
     size_t k, caps[32], n;
-    ta_init(&ta, 1);
-    p = jump_pool(&ta, BW_POOL_NO_LEARNED_GROWTH, 0, 0);
     fill_chunk(3);
     for (k = 0; k < 4; k++) {
         cr_expect_eq(write_job(p, MiB, caps, &n), MiB);
@@ -172,7 +162,6 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     fill_chunk(3);
     /* A floor of 256 KiB: 200 KiB jobs teach nothing, 1 MiB jobs jump from
      * 256 KiB. */
-    ta_init(&ta, 1);
     p = jump_pool(&ta, 0, 0, 256 * KiB);
     for (k = 0; k < 3; k++) write_job(p, 200 * KiB, caps, &n);
     cr_expect_eq(stats_of(p).learned_large_size, 0);
@@ -182,13 +171,11 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     if (n == 7) cr_expect_eq(caps[5], 256 * KiB);
     ta_finish(&ta, p);
     /* An 8 KiB threshold: the default floor is the threshold. */
-    ta_init(&ta, 1);
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta.hook;
+    o = fresh_opts(&ta);
     o.decay_ms = BW_DECAY_NEVER;
     o.max_pooled_size = 8 * KiB;
     p = NULL;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     for (k = 0; k < 2; k++) write_job(p, 600 * KiB, caps, &n);
     cr_expect_eq(write_job(p, 600 * KiB, caps, &n), MiB);
     cr_expect_eq(n, 2, "8 KiB, then 1 MiB (%zu)", n);
@@ -229,7 +216,7 @@ static size_t chain_job(bw_pool *p, size_t total, int check)
 
 static bw_pool *chain_pool(test_alloc *ta, size_t large_bytes, size_t large_blocks, uint32_t decay)
 {
-    bw_pool_options o = opts_for(ta);
+    bw_pool_options o = fresh_opts(ta); /* every caller wants a fresh count */
     o.decay_ms = decay;
     o.max_large_bytes = large_bytes;
     o.max_large_blocks = large_blocks;
@@ -243,11 +230,9 @@ Test(chain_steady, repeated_16_and_64_mib_jobs_allocate_nothing_after_the_first)
     fill_chunk(3);
     for (i = 0; i < 2; i++) {
         test_alloc ta;
-        bw_pool *p;
+        bw_pool *p = chain_pool(&ta, 0, 0, BW_DECAY_NEVER);
         bw_pool_stats s0, s;
         size_t top;
-        ta_init(&ta, 1);
-        p = chain_pool(&ta, 0, 0, BW_DECAY_NEVER);
         top = chain_job(p, sizes[i], 1);
         /* Past the 1 MiB threshold the blocks keep doubling. */
         cr_expect_geq(top, sizes[i] / 2 - 64, "%zu MiB: largest block %zu", sizes[i] / MiB, top);
@@ -278,7 +263,6 @@ Test(chain_steady, large_chain_blocks_stay_within_the_large_bounds)
     fill_chunk(3);
     /* 8 MiB and 3 blocks kept above the threshold: a 16 MiB chain takes 2
      * and 4 MiB, then the 2 MiB that still fit, then 1 MiB blocks. */
-    ta_init(&ta, 1);
     p = chain_pool(&ta, 8 * MiB, 3, BW_DECAY_NEVER);
     for (k = 0; k < 3; k++) {
         top = chain_job(p, 16 * MiB, k == 2);
@@ -292,11 +276,10 @@ Test(chain_steady, large_chain_blocks_stay_within_the_large_bounds)
     ta_init(&ta, 1);
     {
         bw_pool_options o;
-        memset(&o, 0, sizeof o);
-        o.allocator = &ta.hook;
+        o = opts_for(&ta);
         o.flags = BW_POOL_NO_LARGE_RETENTION;
         p = NULL;
-        cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+        p = mkpool(&o);
     }
     top = chain_job(p, 4 * MiB, 1);
     cr_expect_leq(top, MiB, "largest block %zu", top);
@@ -312,7 +295,6 @@ Test(chain_steady, kept_chain_blocks_decay)
     void *b;
     size_t cap;
     fill_chunk(3);
-    ta_init(&ta, 1);
     p = chain_pool(&ta, 0, 0, 50);
     chain_job(p, 16 * MiB, 0);
     s = stats_of(p);

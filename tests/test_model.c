@@ -80,6 +80,25 @@ static void rnd_bytes(unsigned *seed, unsigned char *p, size_t n, int nonzero)
 
 /* A pointer to k held bytes starting at held offset `at`, all in one piece
  * (NULL if there is no such piece). */
+/* The bytes bw_put_f64le (n = 8) or bw_put_f32be (n = 4, big = 1) write
+ * for v / 3: the IEEE bits of the double or float, in that byte order. */
+static size_t float_bytes(unsigned char *buf, uint64_t v, int n, int big)
+{
+    double d = (double)v / 3.0;
+    float f = (float)v / 3.0f;
+    uint64_t u = 0;
+    uint32_t u32;
+    if (n == 8) {
+        memcpy(&u, &d, 8);
+    } else {
+        memcpy(&u32, &f, 4);
+        u = u32;
+    }
+    if (big) st_be(buf, u, n);
+    else st_le(buf, u, n);
+    return (size_t)n;
+}
+
 static const unsigned char *held_piece(const bw_writer *w, size_t at, size_t *k)
 {
     struct iovec iov[1];
@@ -148,24 +167,8 @@ static void model_run(int mode, bw_pool *p, unsigned seed, int nops)
             case 3: rc = bw_put_u64le(w, v); st_le(buf, v, 8); n = 8; break;
             case 4: rc = bw_put_i16be(w, (int16_t)(uint16_t)v); st_be(buf, v, 2); n = 2; break;
             case 5: rc = bw_put_i64be(w, (int64_t)v); st_be(buf, v, 8); n = 8; break;
-            case 6: {
-                double d = (double)v / 3.0;
-                uint64_t u;
-                memcpy(&u, &d, 8);
-                rc = bw_put_f64le(w, d);
-                st_le(buf, u, 8);
-                n = 8;
-                break;
-            }
-            case 7: {
-                float f = (float)v / 3.0f;
-                uint32_t u;
-                memcpy(&u, &f, 4);
-                rc = bw_put_f32be(w, f);
-                st_be(buf, u, 4);
-                n = 4;
-                break;
-            }
+            case 6: rc = bw_put_f64le(w, (double)v / 3.0); n = float_bytes(buf, v, 8, 0); break;
+            case 7: rc = bw_put_f32be(w, (float)v / 3.0f); n = float_bytes(buf, v, 4, 1); break;
             case 8: rc = bw_put_uvarint(w, v); n = uvar_enc(buf, v); break;
             case 9: {
                 int64_t sv = (v & 1) ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
@@ -378,10 +381,8 @@ Test(model, model_every_mode_against_a_byte_array, .timeout = 120)
     int mode;
     for (mode = 0; mode < M_COUNT; mode++) {
         test_alloc ta;
-        bw_pool *p;
+        bw_pool *p = fresh_pool(&ta, 16384, 0);
         unsigned seed;
-        ta_init(&ta, 1);
-        p = ta_pool(&ta, 16384, 0);
         for (seed = 1; seed <= 2; seed++) model_run(mode, p, seed * 1000 + (unsigned)mode, 700);
         ta_finish(&ta, p);
     }

@@ -78,7 +78,7 @@ Test(pool, custom_classes)
     memset(&o, 0, sizeof o);
     o.min_block_size = 64;
     o.max_pooled_size = 4096;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     cr_expect_eq(bw_pool_class_size(p, 1), 64);
     cr_expect_eq(bw_pool_class_size(p, 4096), 4096);
     cr_expect_eq(bw_pool_class_size(p, 4097), 4097);
@@ -96,11 +96,9 @@ Test(pool, custom_classes)
 Test(pool, rent_gives_class_and_alignment)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     size_t sizes[] = {0, 1, 15, 16, 17, 100, 4095, 4096, 65537, 1u << 20, (1u << 20) + 1, 3u << 20};
     size_t i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         size_t cap = 0;
         unsigned char *b = (unsigned char *)bw_pool_rent(p, sizes[i], &cap);
@@ -136,11 +134,9 @@ Test(pool, rent_bad_arguments)
 Test(pool, wrong_capacity_is_refused_and_block_kept_by_caller)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     size_t cap;
     void *b;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     b = bw_pool_rent(p, 100, &cap);
     cr_assert_eq(cap, 128);
     cr_expect_eq(bw_pool_return(p, b, 100), BW_EINVAL); /* not a class */
@@ -150,43 +146,42 @@ Test(pool, wrong_capacity_is_refused_and_block_kept_by_caller)
     ta_finish(&ta, p);
 }
 
+/* The pool's counters: rents, hits, returns, backing allocs and frees, then
+ * the outstanding and retained bytes, after the step `after`. */
+static void expect_counts(bw_pool *p, const char *after, uint64_t rents, uint64_t hits,
+                          uint64_t returns, uint64_t allocs, uint64_t frees,
+                          size_t outstanding, size_t retained)
+{
+    bw_pool_stats st = stats_of(p);
+    cr_expect_eq(st.rents, rents, "rents after %s", after);
+    cr_expect_eq(st.hits, hits, "hits after %s", after);
+    cr_expect_eq(st.returns, returns, "returns after %s", after);
+    cr_expect_eq(st.backing_allocs, allocs, "backing allocs after %s", after);
+    cr_expect_eq(st.backing_frees, frees, "backing frees after %s", after);
+    cr_expect_eq(st.outstanding_bytes, outstanding, "outstanding bytes after %s", after);
+    cr_expect_eq(st.retained_bytes, retained, "retained bytes after %s", after);
+}
+
 Test(pool, reuse_counts_hits_and_stats)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_pool_stats st;
     size_t cap, cap2;
     void *a, *b;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     a = bw_pool_rent(p, 1000, &cap);
-    bw_pool_get_stats(p, &st);
-    cr_expect_eq(st.rents, 1);
-    cr_expect_eq(st.hits, 0);
-    cr_expect_eq(st.backing_allocs, 1);
-    cr_expect_eq(st.outstanding_bytes, 1024);
-    cr_expect_eq(st.retained_bytes, 0);
+    expect_counts(p, "the first rent", 1, 0, 0, 1, 0, 1024, 0);
     cr_expect_eq(bw_pool_return(p, a, cap), BW_OK);
-    bw_pool_get_stats(p, &st);
-    cr_expect_eq(st.returns, 1);
-    cr_expect_eq(st.outstanding_bytes, 0);
-    cr_expect_eq(st.retained_bytes, 1024);
+    expect_counts(p, "its return", 1, 0, 1, 1, 0, 0, 1024);
     b = bw_pool_rent(p, 600, &cap2);
     cr_expect_eq(b, a, "the retained block is served again");
     cr_expect_eq(cap2, 1024);
-    bw_pool_get_stats(p, &st);
-    cr_expect_eq(st.hits, 1);
-    cr_expect_eq(st.backing_allocs, 1);
-    cr_expect_eq(st.retained_bytes, 0);
+    expect_counts(p, "the second rent", 2, 1, 1, 1, 0, 1024, 0);
     /* Above the threshold: backing allocator both ways, never retained. */
     a = bw_pool_rent(p, 2u << 20, &cap);
     cr_expect_eq(cap, 2u << 20);
     cr_expect_eq(bw_pool_return(p, a, cap), BW_OK);
-    bw_pool_get_stats(p, &st);
-    cr_expect_eq(st.backing_allocs, 2);
-    cr_expect_eq(st.backing_frees, 1);
-    cr_expect_eq(st.retained_bytes, 0);
-    cr_expect_eq(st.outstanding_bytes, 1024);
+    expect_counts(p, "2 MiB rented and returned", 3, 1, 2, 2, 1, 1024, 0);
     cr_expect_eq(bw_pool_return(p, b, cap2), BW_OK);
     bw_pool_get_stats(NULL, &st);
     cr_expect_eq(st.rents, 0);
@@ -197,18 +192,15 @@ static void bounds_case(unsigned flags)
 {
     test_alloc ta;
     bw_pool *p;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool_stats st;
     void *blocks[100];
     size_t cap = 0;
     int i;
-    ta_init(&ta, 1);
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta.hook;
     o.max_blocks_per_class = 5;
     o.max_retained_bytes = 1u << 20;
     o.flags = flags;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     for (i = 0; i < 100; i++) blocks[i] = bw_pool_rent(p, 64, &cap);
     for (i = 0; i < 100; i++) cr_assert_eq(bw_pool_return(p, blocks[i], cap), BW_OK);
     bw_pool_get_stats(p, &st);
@@ -231,13 +223,11 @@ Test(pool, retention_is_bounded_without_thread_cache) { bounds_case(BW_POOL_NO_T
 Test(pool, trim_gives_everything_back)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_pool_stats st;
     void *b[20];
     size_t cap[20];
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     for (i = 0; i < 20; i++) b[i] = bw_pool_rent(p, (size_t)16 << i, &cap[i]);
     for (i = 0; i < 20; i++) bw_pool_return(p, b[i], cap[i]);
     bw_pool_get_stats(p, &st);
@@ -257,12 +247,10 @@ Test(pool, trim_gives_everything_back)
 Test(pool, zero_on_return)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, BW_POOL_ZERO_ON_RETURN);
     size_t cap, cap2, i;
     unsigned char *b, *c;
     int bad = 0;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, BW_POOL_ZERO_ON_RETURN);
     b = (unsigned char *)bw_pool_rent(p, 4000, &cap);
     memset(b, 0x5a, cap);
     bw_pool_return(p, b, cap);
@@ -277,12 +265,10 @@ Test(pool, zero_on_return)
 Test(pool, destroy_frees_retained_blocks)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     void *b[64];
     size_t cap[64];
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     for (i = 0; i < 64; i++) b[i] = bw_pool_rent(p, (size_t)(i * 977) % 300000, &cap[i]);
     for (i = 0; i < 64; i++) bw_pool_return(p, b[i], cap[i]);
     cr_expect_gt(atomic_load(&ta.live_blocks), 0);
@@ -342,6 +328,20 @@ static bw_pool *checked_pool(test_alloc *ta)
     return ta_pool(ta, 0, BW_POOL_CHECKED);
 }
 
+/* The n-th report so far, and it names `word`. */
+static void expect_report(int n, const char *word)
+{
+    cr_expect_eq(reports, n);
+    cr_expect(strstr(last_report, word) != NULL, "%s", last_report);
+}
+
+/* Destroy a checked_pool, check the allocator balances, and unhook. */
+static void checked_done(test_alloc *ta, bw_pool *p)
+{
+    ta_finish(ta, p);
+    bw_set_report_hook(NULL, NULL);
+}
+
 Test(checked, double_return_is_reported_and_refused)
 {
     test_alloc ta;
@@ -351,8 +351,7 @@ Test(checked, double_return_is_reported_and_refused)
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
     cr_expect_eq(reports, 0);
     cr_expect_eq(bw_pool_return(p, b, cap), BW_EINVAL);
-    cr_expect_eq(reports, 1);
-    cr_expect(strstr(last_report, "bw_pool_return") != NULL, "%s", last_report);
+    expect_report(1, "bw_pool_return");
     cr_expect(strstr(last_report, "twice") != NULL, "%s", last_report);
     /* The block was not put in twice: two rents give two blocks. */
     x = bw_pool_rent(p, 100, &c1);
@@ -360,8 +359,7 @@ Test(checked, double_return_is_reported_and_refused)
     cr_expect_neq(x, y);
     bw_pool_return(p, x, c1);
     bw_pool_return(p, y, c2);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 Test(checked, foreign_block_is_reported)
@@ -370,10 +368,8 @@ Test(checked, foreign_block_is_reported)
     bw_pool *p = checked_pool(&ta);
     static max_align_t foreign[8];
     cr_expect_eq(bw_pool_return(p, foreign, 64), BW_EINVAL);
-    cr_expect_eq(reports, 1);
-    cr_expect(strstr(last_report, "foreign") != NULL, "%s", last_report);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    expect_report(1, "foreign");
+    checked_done(&ta, p);
 }
 
 Test(checked, wrong_capacity_is_reported)
@@ -383,8 +379,7 @@ Test(checked, wrong_capacity_is_reported)
     size_t cap;
     void *b = bw_pool_rent(p, 100, &cap), *big;
     cr_expect_eq(bw_pool_return(p, b, 256), BW_EINVAL); /* a class, but not this block's */
-    cr_expect_eq(reports, 1);
-    cr_expect(strstr(last_report, "capacity") != NULL, "%s", last_report);
+    expect_report(1, "capacity");
     cr_expect_eq(bw_pool_return(p, b, 100), BW_EINVAL); /* not a class at all */
     cr_expect_eq(reports, 2);
     big = bw_pool_rent(p, 3u << 20, &cap);
@@ -393,8 +388,7 @@ Test(checked, wrong_capacity_is_reported)
     cr_expect_eq(bw_pool_return(p, big, cap), BW_OK);
     cr_expect_eq(bw_pool_return(p, b, 128), BW_OK);
     cr_expect_eq(reports, 3);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 Test(checked, still_rented_at_destroy_is_reported)
@@ -404,8 +398,7 @@ Test(checked, still_rented_at_destroy_is_reported)
     size_t cap;
     void *b = bw_pool_rent(p, 100, &cap);
     bw_pool_destroy(p);
-    cr_expect_eq(reports, 1);
-    cr_expect(strstr(last_report, "still rented") != NULL, "%s", last_report);
+    expect_report(1, "still rented");
     ta.hook.free(ta.hook.ctx, b, cap); /* the caller's to free */
     bw_set_report_hook(NULL, NULL);
 }
@@ -424,8 +417,7 @@ Test(checked, quiet_on_correct_use)
     }
     bw_release(&w);
     cr_expect_eq(reports, 0, "%s", last_report);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 /* The default hook prints the report on stderr and aborts. It runs in a
@@ -475,8 +467,7 @@ Test(checked, write_past_the_end_is_caught_at_return)
     b = (unsigned char *)bw_pool_rent(p, 100, &cap);
     b[cap] = 0; /* one byte past the end: into the canary */
     cr_expect_eq(bw_pool_return(p, b, cap), BW_EINVAL);
-    cr_expect_eq(reports, 1);
-    cr_expect(strstr(last_report, "past the end") != NULL, "%s", last_report);
+    expect_report(1, "past the end");
     /* Refused: still the caller's. Mend it and give it back. */
     {
         unsigned char fresh[128 + 16];
@@ -487,8 +478,7 @@ Test(checked, write_past_the_end_is_caught_at_return)
         bw_pool_return(p, probe, c2);
     }
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 Test(checked, double_return_then_no_block_is_handed_out_twice)
@@ -507,8 +497,7 @@ Test(checked, double_return_then_no_block_is_handed_out_twice)
         for (j = i + 1; j < 1000; j++) cr_assert_neq(held[i], held[j], "block %zu handed out twice", i);
     for (i = 0; i < 1000; i++) bw_pool_return(p, held[i], cap);
     cr_expect_eq(reports, 1);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 /* An allocator that looks at the bytes it is given back. */
@@ -537,7 +526,7 @@ Test(checked, fill_patterns)
     o.flags = BW_POOL_CHECKED | BW_POOL_FILL;
     o.max_retained_bytes = 1; /* nothing kept: every return reaches dd_free */
     o.allocator = &ta.hook;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     b = (unsigned char *)bw_pool_rent(p, 300, &cap);
     for (i = 0; i < cap; i++) bad += b[i] != BW_FILL_RENTED;
     cr_expect_eq(bad, 0, "rented bytes are 0xA5");
@@ -546,8 +535,7 @@ Test(checked, fill_patterns)
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
     cr_expect_eq(all_dd, 1, "returned bytes are 0xDD");
     cr_expect_eq(reports, 0);
-    ta_finish(&ta, p);
-    bw_set_report_hook(NULL, NULL);
+    checked_done(&ta, p);
 }
 
 Test(checked, switched_on_by_environment)
@@ -570,14 +558,12 @@ Test(checked, switched_on_by_environment)
 Test(bypass, every_rent_is_a_real_allocation)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, BW_POOL_BYPASS);
     bw_pool_stats st;
     bw_writer w;
     size_t cap;
     void *b;
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, BW_POOL_BYPASS);
     cr_expect_eq(bw_pool_class_size(p, 100), 100);
     for (i = 0; i < 10; i++) {
         b = bw_pool_rent(p, 100, &cap);

@@ -91,8 +91,7 @@ Test(pool_defects, fork_handlers_registered_first_use_the_pool, .timeout = 30)
     pid_t pid;
     int status = 0, i;
     cr_assert_eq(pthread_atfork(fork_prepare, fork_parent, fork_child), 0);
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, BW_POOL_NO_THREAD_CACHE);
+    p = fresh_pool(&ta, 0, BW_POOL_NO_THREAD_CACHE);
     /* The pools in use: a writer on the shared pool, blocks through p. */
     cr_assert_eq(bw_init(&w, NULL, 0), BW_OK);
     cr_assert_eq(bw_printf(&w, "before fork %d", 1), BW_OK);
@@ -191,7 +190,7 @@ Test(pool_defects, thread_exit_with_a_free_hook_that_writes_loses_nothing, .time
     o.decay_ms = BW_DECAY_NEVER;
     o.flags = BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH;
     o.min_first_block = 1;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     log_pool = l;
     exit_pool_p = p;
     /* One thread after another: each exit frees a block of P. */
@@ -231,7 +230,7 @@ Test(pool_defects, decay_when_the_thread_cache_serves_every_call, .timeout = 60)
 {
     enum { DECAY_MS = 100, MID = 64 << 10, NMID = 4, LARGE = 4 << 20 };
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p = NULL;
     bw_pool_stats st;
     void *mid[NMID], *b;
@@ -239,11 +238,8 @@ Test(pool_defects, decay_when_the_thread_cache_serves_every_call, .timeout = 60)
     uint64_t start, now, deadline;
     long pairs = 0;
     int i;
-    ta_init(&ta, 1);
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta.hook;
     o.decay_ms = DECAY_MS;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     /* A small block: its class is in the thread cache from now on. */
     b = bw_pool_rent(p, 100, &cap);
     cr_assert_not_null(b);

@@ -338,8 +338,7 @@ Test(pool_regressions, defect_class_size_agrees_with_rent_for_0_on_bypass_and_ab
     unsigned f;
     for (f = 0; f < 2; f++) {
         long calls;
-        ta_init(&ta, 1);
-        p = learn_pool(&ta, flags[f], 0);
+        p = fresh_learn_pool(&ta, flags[f], 0);
         if (flags[f] == BW_POOL_BYPASS) {
             cr_expect_eq(bw_pool_class_size(p, 0), 1);
             b = rent_ok(p, 0, &cap);
@@ -391,20 +390,13 @@ Test(pool_regressions, defect_destroying_the_shared_pool_is_ignored)
 Test(pool_regressions, defect_learned_size_stat_is_the_size_writers_get)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *p;
     bw_writer w;
-    int i;
-    ta_init(&ta, 1);
-    o = opts_for(&ta);
     o.flags = BW_POOL_LEARN_SIZE;
     p = mkpool(&o);
     cr_expect_eq(stats_of(p).learned_size, 0);
-    for (i = 0; i < 3; i++) {
-        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-        cr_assert_eq(bw_write(&w, chunk, 5000), BW_OK);
-        bw_release(&w);
-    }
+    small_jobs(p, 3, 5000);
     cr_expect_eq(stats_of(p).learned_size, 8192, "learned_size %zu", stats_of(p).learned_size);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_assert_eq(bw_put_u8(&w, 1), BW_OK);

@@ -27,15 +27,12 @@ Test(positions, patch_by_position_in_every_mode)
         ref r = {0};
         uint64_t at;
         size_t body = m == M_SINK ? 20 : 5000;
-        h_open(&h, m);
-        put_pattern(&h, 0, 7);
-        ref_add(&r, pattern(), 7);
+        h_open_pattern(&h, m, 7, &r);
         at = bw_tell(&h.w);
         cr_expect_eq(at, 7);
         cr_assert_eq(bw_put_u32le(&h.w, 0), BW_OK);
         ref_add(&r, "\x00\x00\x00\x00", 4);
-        put_pattern(&h, 100, body);
-        ref_add(&r, pattern() + 100, body);
+        put_pattern_ref(&h, &r, 100, body);
         cr_expect_eq(bw_patch_u32le(&h.w, at, (uint32_t)body), BW_OK, "%s", mode_name[m]);
         r.d[7] = (unsigned char)body;
         r.d[8] = (unsigned char)(body >> 8);
@@ -44,9 +41,7 @@ Test(positions, patch_by_position_in_every_mode)
         r.d[1] = 0xEF;
         cr_expect_eq(bw_patch(&h.w, bw_tell(&h.w) - 3, "xyz", 3), BW_OK);
         memcpy(r.d + r.len - 3, "xyz", 3);
-        expect_output(&h, r.d, r.len, "patched");
-        ref_free(&r);
-        h_close(&h);
+        h_close_expecting(&h, &r, "patched");
     }
 }
 
@@ -56,15 +51,12 @@ Test(positions, segmented_patch_across_a_block_boundary)
     ref r = {0};
     struct iovec iov[2];
     size_t first;
-    h_open(&h, M_CHAIN);
-    chain_blocks(&h, 2, &r);
+    h_open_chain(&h, 2, &r);
     cr_assert_geq(bw_iovec(&h.w, iov, 2), 2);
     first = iov[0].iov_len;
     cr_expect_eq(bw_patch(&h.w, first - 2, "WXYZ", 4), BW_OK);
     memcpy(r.d + first - 2, "WXYZ", 4);
-    expect_output(&h, r.d, r.len, "patch across blocks");
-    ref_free(&r);
-    h_close(&h);
+    h_close_expecting(&h, &r, "patch across blocks");
 }
 
 Test(positions, patch_out_of_range_is_einval_recorded_nothing_changed)
@@ -72,8 +64,7 @@ Test(positions, patch_out_of_range_is_einval_recorded_nothing_changed)
     int m;
     FOR_EACH_MODE(m) {
         harness h;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+        h_open_holding(&h, m, "0123456789");
         cr_expect_eq(bw_patch(&h.w, 8, "abcd", 4), BW_EINVAL, "%s: past tell", mode_name[m]);
         cr_expect_eq(bw_error(&h.w), BW_EINVAL, "recorded");
         bw_clear_error(&h.w);
@@ -103,8 +94,7 @@ Test(positions, patch_source_may_overlap_the_target)
     int m;
     FOR_EACH_MODE(m) {
         harness h;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abcdefgh", 8), BW_OK);
+        h_open_holding(&h, m, "abcdefgh");
         cr_assert_not_null(bw_data(&h.w));
         cr_expect_eq(bw_patch(&h.w, 2, bw_data(&h.w), 6), BW_OK, "%s", mode_name[m]);
         expect_output(&h, "ababcdef", 8, "overlapping patch forward");
@@ -117,8 +107,7 @@ Test(positions, patch_source_may_overlap_the_target)
 Test(positions, streaming_patch_and_truncate_of_sent_bytes_are_einval)
 {
     harness h;
-    h_open(&h, M_SINK);
-    put_pattern(&h, 0, 50);
+    h_open_pattern(&h, M_SINK, 50, NULL);
     put_pattern(&h, 50, 30);
     cr_assert_eq(h.s.len, 50, "the first 50 were sent to make room");
     cr_expect_eq(bw_patch(&h.w, 0, "x", 1), BW_EINVAL);
@@ -147,9 +136,7 @@ Test(positions, truncate_by_position_in_every_mode)
         ref r = {0};
         uint64_t mark;
         size_t more = m == M_SINK ? 20 : 9000;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
-        ref_add(&r, pattern(), 10);
+        h_open_pattern(&h, m, 10, &r);
         mark = bw_tell(&h.w);
         put_pattern(&h, 10, more);
         cr_expect_eq(bw_truncate(&h.w, mark), BW_OK, "%s", mode_name[m]);
@@ -169,8 +156,7 @@ Test(positions, truncate_by_position_in_every_mode)
         cr_expect_eq(bw_tell(&h.w), 4);
         cr_expect_eq(bw_puts(&h.w, "end"), BW_OK);
         expect_output(&h, "end", 3, "writing after a truncate");
-        ref_free(&r);
-        h_close(&h);
+        h_close_ref(&h, &r);
     }
 }
 
@@ -180,8 +166,7 @@ Test(positions, placeholder_position_survives_consume)
     FOR_EACH_MODE(m) {
         harness h;
         uint64_t at;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "xxxx", 4), BW_OK);
+        h_open_holding(&h, m, "xxxx");
         at = bw_tell(&h.w);
         cr_assert_eq(bw_put_u32le(&h.w, 0), BW_OK);
         cr_assert_eq(bw_write(&h.w, "body", 4), BW_OK);
@@ -197,8 +182,7 @@ Test(positions, clear_leaves_tell_at_the_first_dropped_byte)
     int m;
     FOR_EACH_MODE(m) {
         harness h;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         bw_clear(&h.w);
         cr_expect_eq(bw_tell(&h.w), 0, "%s", mode_name[m]);
         put_pattern(&h, 0, 10);
@@ -257,8 +241,7 @@ Test(positions, consume_moves_the_start_without_copying)
         harness h;
         const unsigned char *d;
         long calls;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abcdef", 6), BW_OK);
+        h_open_holding(&h, m, "abcdef");
         d = bw_data(&h.w);
         calls = h_calls(&h);
         cr_expect_eq(bw_consume(&h.w, 2), BW_OK);
@@ -286,8 +269,7 @@ Test(positions, segmented_consume_returns_emptied_blocks_at_once)
     ref r = {0};
     struct iovec iov[3];
     bw_pool_stats before, after;
-    h_open(&h, M_CHAIN);
-    chain_blocks(&h, 3, &r);
+    h_open_chain(&h, 3, &r);
     cr_assert_eq(bw_iovec(&h.w, iov, 3), 3);
     before = h_stats(&h);
     cr_assert_eq(bw_consume(&h.w, iov[0].iov_len + 1), BW_OK);
@@ -300,8 +282,7 @@ Test(positions, segmented_consume_returns_emptied_blocks_at_once)
     cr_assert_eq(bw_consume(&h.w, iov[1].iov_len - 1), BW_OK);
     cr_expect_eq(h_stats(&h).returns, before.returns + 1, "the second one too");
     cr_expect_not_null(bw_data(&h.w), "one block left");
-    ref_free(&r);
-    h_close(&h);
+    h_close_ref(&h, &r);
 }
 
 Test(positions, fixed_moves_held_bytes_down_before_efull)
@@ -326,16 +307,12 @@ Test(positions, contiguous_consume_then_cold_path_keeps_bytes)
         harness h;
         ref r = {0};
         size_t f;
-        h_open(&h, m);
-        put_pattern(&h, 0, 12);
+        h_open_pattern(&h, m, 12, NULL);
         cr_assert_eq(bw_consume(&h.w, 10), BW_OK);
         ref_add(&r, pattern() + 10, 2);
         f = bw_free_capacity(&h.w);
-        put_pattern(&h, 12, f + 5);
-        ref_add(&r, pattern() + 12, f + 5);
-        expect_output(&h, r.d, r.len, "consume then a cold path");
-        ref_free(&r);
-        h_close(&h);
+        put_pattern_ref(&h, &r, 12, f + 5);
+        h_close_expecting(&h, &r, "consume then a cold path");
     }
 }
 
@@ -366,8 +343,7 @@ Test(positions, detach_in_every_mode_gives_a_returnable_block)
         case M_CHAIN: chain_blocks(&h, 3, &r); break;
         case M_SINK:
             put_pattern(&h, 0, 50);
-            put_pattern(&h, 50, 30);
-            ref_add(&r, pattern() + 50, 30);
+            put_pattern_ref(&h, &r, 50, 30);
             break;
         default:
             put_pattern(&h, 0, 40);
@@ -412,8 +388,7 @@ Test(positions, detach_in_every_mode_gives_a_returnable_block)
             put_pattern(&h, 0, 5000);
             cr_expect_null(bw_data(&h.w), "still segmented");
         }
-        ref_free(&r);
-        h_close(&h);
+        h_close_ref(&h, &r);
     }
     bw_set_report_hook(NULL, NULL);
 }

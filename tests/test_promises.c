@@ -242,7 +242,7 @@ Test(promises, zero_on_return_growth_above_the_threshold_never_hands_over_bytes)
     o.max_pooled_size = 64 << 10;
     o.flags = BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_LARGE_RETENTION;
     o.allocator = &ta.hook;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     for (i = 0; i < 128; i++) cr_assert_eq(bw_write(&w, s, 8192), BW_OK); /* 1 MiB */
     cr_expect_eq(bw_len(&w), 1u << 20);

@@ -27,8 +27,7 @@ Test(readout, read_outs_never_record_and_work_with_an_error)
         harness h;
         unsigned char dst[16];
         struct iovec iov[2];
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+        h_open_holding(&h, m, "0123456789");
         cr_expect_eq(bw_copy_out(&h.w, 5, dst, 6), BW_EINVAL, "%s", mode_name[m]);
         cr_expect_eq(bw_copy_out(&h.w, SIZE_MAX, dst, 2), BW_EINVAL);
         cr_expect_eq(bw_copy_out(&h.w, 2, dst, SIZE_MAX), BW_EINVAL, "wrapping");
@@ -74,8 +73,7 @@ Test(readout, iovec_returns_the_count_needed_and_never_an_empty_entry)
     expect_output(&h, r.d, r.len, "after a skip");
     cr_assert_eq(bw_consume(&h.w, r.len), BW_OK);
     cr_expect_eq(bw_iovec(&h.w, NULL, 0), 0);
-    ref_free(&r);
-    h_close(&h);
+    h_close_ref(&h, &r);
 }
 
 /* --- Pullup and cstr ----------------------------------------------------- */
@@ -86,8 +84,7 @@ Test(readout, pullup_of_contiguous_bytes_is_data_without_allocation)
     FOR_EACH_MODE(m) {
         harness h;
         long calls;
-        h_open(&h, m);
-        put_pattern(&h, 0, 40);
+        h_open_pattern(&h, m, 40, NULL);
         cr_assert_eq(bw_consume(&h.w, 3), BW_OK);
         calls = h_calls(&h);
         cr_expect(bw_pullup(&h.w) == bw_data(&h.w), "%s", mode_name[m]);
@@ -103,8 +100,7 @@ Test(readout, segmented_pullup_is_one_block_one_copy)
     ref r = {0};
     bw_pool_stats before, after;
     const unsigned char *p;
-    h_open(&h, M_CHAIN);
-    chain_blocks(&h, 3, &r);
+    h_open_chain(&h, 3, &r);
     before = h_stats(&h);
     p = bw_pullup(&h.w);
     after = h_stats(&h);
@@ -117,19 +113,15 @@ Test(readout, segmented_pullup_is_one_block_one_copy)
     cr_expect_geq(after.outstanding_bytes, r.len);
     cr_expect(bw_pullup(&h.w) == p, "already contiguous now");
     cr_expect_eq(h_stats(&h).rents, after.rents);
-    put_pattern(&h, 0, 10);
-    ref_add(&r, pattern(), 10);
-    expect_output(&h, r.d, r.len, "writing after pullup");
-    ref_free(&r);
-    h_close(&h);
+    put_pattern_ref(&h, &r, 0, 10);
+    h_close_expecting(&h, &r, "writing after pullup");
 }
 
 Test(readout, pullup_failure_is_enomem_recorded_nothing_changed)
 {
     harness h;
     ref r = {0};
-    h_open(&h, M_CHAIN);
-    chain_blocks(&h, 3, &r);
+    h_open_chain(&h, 3, &r);
     h_fail_from_next(&h);
     cr_expect_null(bw_pullup(&h.w));
     cr_expect_eq(bw_error(&h.w), BW_ENOMEM);
@@ -141,9 +133,7 @@ Test(readout, pullup_failure_is_enomem_recorded_nothing_changed)
     cr_expect_eq(bw_iovec(&h.w, NULL, 0), 3, "nothing changed");
     bw_clear_error(&h.w);
     cr_expect_not_null(bw_pullup(&h.w));
-    expect_output(&h, r.d, r.len, "pullup after clear_error");
-    ref_free(&r);
-    h_close(&h);
+    h_close_expecting(&h, &r, "pullup after clear_error");
 }
 
 Test(readout, cstr_adds_a_nul_in_every_mode)
@@ -173,16 +163,14 @@ Test(readout, cstr_of_segmented_bytes_pulls_up)
     ref r = {0};
     const char *s;
     size_t i;
-    h_open(&h, M_CHAIN);
-    chain_blocks(&h, 3, &r);
+    h_open_chain(&h, 3, &r);
     for (i = 0; i < r.len; i++) cr_assert_eq(bw_patch_u8(&h.w, i, 'a' + (unsigned char)(i % 26)), BW_OK);
     s = bw_cstr(&h.w);
     cr_assert_not_null(s);
     cr_expect_eq(strlen(s), r.len);
     cr_expect_eq(s[r.len - 1], 'a' + (char)((r.len - 1) % 26));
     cr_expect_eq(bw_iovec(&h.w, NULL, 0), 1);
-    ref_free(&r);
-    h_close(&h);
+    h_close_ref(&h, &r);
 }
 
 Test(readout, cstr_in_a_full_fixed_or_streaming_buffer_is_null_and_unrecorded)
@@ -204,8 +192,7 @@ Test(readout, cstr_in_a_full_fixed_or_streaming_buffer_is_null_and_unrecorded)
     cr_expect(s == (const char *)h.fbuf);
     h_close(&h);
 
-    h_open(&h, M_SINK);
-    put_pattern(&h, 0, SINK_BUF);
+    h_open_pattern(&h, M_SINK, SINK_BUF, NULL);
     cr_expect_null(bw_cstr(&h.w));
     cr_expect_eq(bw_error(&h.w), BW_OK);
     cr_expect_eq(h.s.calls, 0, "never sends");
@@ -375,8 +362,7 @@ Test(readout, pullup_and_cstr_are_null_while_an_error_is_recorded)
     FOR_EACH_MODE(m) {
         harness h;
         long calls;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        h_open_holding(&h, m, "abc");
         record_einval(&h);
         calls = h_calls(&h);
         cr_expect_null(bw_pullup(&h.w), "%s", mode_name[m]);

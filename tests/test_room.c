@@ -29,8 +29,7 @@ Test(room, free_capacity_is_taken_without_cold_path_in_every_mode)
         long calls;
         bw_pool_stats before, after;
         const unsigned char *d;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         cr_expect_eq(bw_capacity(&h.w), bw_len(&h.w) + bw_free_capacity(&h.w));
         f = bw_free_capacity(&h.w);
         cr_expect_gt(f, 0, "%s", mode_name[m]);
@@ -56,8 +55,7 @@ Test(room, consumed_room_is_not_counted_in_every_mode)
     FOR_EACH_MODE(m) {
         harness h;
         size_t cap, fr;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         cap = bw_capacity(&h.w);
         fr = bw_free_capacity(&h.w);
         cr_assert_eq(bw_consume(&h.w, 4), BW_OK);
@@ -117,16 +115,14 @@ Test(room, segmented_data_null_across_blocks_then_back_after_consume)
     ref r = {0};
     struct iovec iov[4];
     size_t cnt;
-    h_open(&h, M_CHAIN);
-    chain_blocks(&h, 2, &r);
+    h_open_chain(&h, 2, &r);
     cr_expect_null(bw_data(&h.w), "two blocks");
     cnt = bw_iovec(&h.w, iov, 4);
     cr_assert_eq(cnt, 2);
     cr_assert_eq(bw_consume(&h.w, iov[0].iov_len), BW_OK);
     cr_expect(bw_data(&h.w) == iov[1].iov_base, "one block left: data is its first byte");
     expect_output(&h, r.d + iov[0].iov_len, r.len - iov[0].iov_len, "after consume");
-    ref_free(&r);
-    h_close(&h);
+    h_close_ref(&h, &r);
 }
 
 Test(room, span_is_data_plus_len_and_avail_is_free_in_every_mode)
@@ -137,9 +133,7 @@ Test(room, span_is_data_plus_len_and_avail_is_free_in_every_mode)
         ref r = {0};
         size_t avail = 0;
         unsigned char *s;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
-        ref_add(&r, pattern(), 10);
+        h_open_pattern(&h, m, 10, &r);
         s = (unsigned char *)bw_get_span(&h.w, 5, &avail);
         cr_assert_not_null(s, "%s", mode_name[m]);
         cr_expect(s == bw_data(&h.w) + bw_len(&h.w), "%s", mode_name[m]);
@@ -164,9 +158,7 @@ Test(room, span_is_data_plus_len_and_avail_is_free_in_every_mode)
             cr_expect_eq(bw_advance(&h.w, 2), BW_OK);
             ref_add(&r, "XY", 2);
         }
-        expect_output(&h, r.d, r.len, "span");
-        ref_free(&r);
-        h_close(&h);
+        h_close_expecting(&h, &r, "span");
     }
 }
 
@@ -176,8 +168,7 @@ Test(room, segmented_span_starts_a_new_block_and_skips_the_rest)
     size_t f, avail = 0;
     unsigned char *s;
     bw_pool_stats before;
-    h_open(&h, M_CHAIN);
-    cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+    h_open_holding(&h, M_CHAIN, "0123456789");
     f = bw_free_capacity(&h.w);
     s = (unsigned char *)bw_get_span(&h.w, f, &avail);
     cr_expect(s == bw_data(&h.w) + 10, "a hint that fits stays in the tail block");
@@ -217,8 +208,7 @@ Test(room, span_bytes_not_advanced_are_not_output_in_every_mode)
         unsigned char *s;
         size_t len = 0;
         void *b;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "ab", 2), BW_OK);
+        h_open_holding(&h, m, "ab");
         s = (unsigned char *)bw_get_span(&h.w, 8, NULL);
         cr_assert_not_null(s);
         memcpy(s, "SCRIBBLE", 8);
@@ -234,8 +224,7 @@ Test(room, span_bytes_not_advanced_are_not_output_in_every_mode)
         s = (unsigned char *)bw_get_span(&h.w, 8, NULL);
         cr_assert_not_null(s);
         memcpy(s, "SCRIBBLE", 8);
-        put_pattern(&h, 0, 5000);
-        ref_add(&r, pattern(), 5000);
+        put_pattern_ref(&h, &r, 0, 5000);
         expect_output(&h, r.d, r.len, "span scribble then 5000 bytes");
         s = (unsigned char *)bw_get_span(&h.w, 8, NULL);
         cr_assert_not_null(s);
@@ -251,8 +240,7 @@ Test(room, span_bytes_not_advanced_are_not_output_in_every_mode)
             cr_expect(memcmp(b, r.d, r.len) == 0, "%s: detach", mode_name[m]);
             cr_expect_eq(bw_pool_return(bw_writer_pool(&h.w), b, cap), BW_OK);
         }
-        ref_free(&r);
-        h_close(&h);
+        h_close_ref(&h, &r);
     }
 }
 
@@ -309,8 +297,7 @@ Test(room, reserve_makes_free_capacity_at_least_n)
         harness h;
         size_t k;
         if (m == M_FIXED) continue;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         for (k = 0; k < sizeof ns / sizeof ns[0]; k++) {
             cr_expect_eq(bw_reserve(&h.w, ns[k]), BW_OK, "%s", mode_name[m]);
             cr_expect_geq(bw_free_capacity(&h.w), ns[k], "%s: reserve %zu", mode_name[m],
@@ -329,8 +316,7 @@ Test(room, impossible_size_is_one_failed_backing_call_in_every_mode)
             harness h;
             long calls;
             int rc;
-            h_open(&h, m);
-            cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+            h_open_holding(&h, m, "abc");
             calls = h_calls(&h);
             if (op == 0 && m == M_SINK) {
                 /* A streaming write of any size is possible: it goes to the sink. */
@@ -361,8 +347,7 @@ Test(room, sizes_beyond_ptrdiff_max_are_eoverflow_without_allocator_call)
         harness h;
         long calls;
         int want = m == M_FIXED ? BW_EFULL : BW_EOVERFLOW;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        h_open_holding(&h, m, "abc");
         calls = h_calls(&h);
         cr_expect_eq(bw_write(&h.w, pattern(), opaque((size_t)PTRDIFF_MAX + 1)), want, "%s",
                      mode_name[m]);

@@ -3,11 +3,15 @@
  * large retention, the caller's first buffer, back-patching. */
 #include "harness.h"
 
+/* A fresh counting allocator ta and a pool over it with 0.1's mechanics,
+ * but for flags, large retention (large_bytes 0: off), max_large_blocks and
+ * max_learned_size. */
 static bw_pool *steady_pool(test_alloc *ta, unsigned flags, size_t large_bytes,
                             size_t large_blocks, size_t max_learned)
 {
     bw_pool_options o;
     bw_pool *p = NULL;
+    ta_init(ta, 1);
     memset(&o, 0, sizeof o);
     /* 0.1's mechanics apart from what is under test (0 large bytes: off). */
     o.flags = flags | BW_POOL_NO_LEARNED_GROWTH | (large_bytes ? 0u : BW_POOL_NO_LARGE_RETENTION);
@@ -17,7 +21,7 @@ static bw_pool *steady_pool(test_alloc *ta, unsigned flags, size_t large_bytes,
     o.max_large_bytes = large_bytes;
     o.max_large_blocks = large_blocks;
     o.max_learned_size = max_learned;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     return p;
 }
 
@@ -40,14 +44,23 @@ static size_t job(bw_writer *w, size_t total, unsigned seed)
     return moves;
 }
 
+/* n jobs of `total` bytes on w, job i with pattern seed + i * step, each
+ * ended by a release. */
+static void released_jobs(bw_writer *w, int n, size_t total, unsigned seed, unsigned step)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        job(w, total, seed + (unsigned)i * step);
+        bw_release(w);
+    }
+}
+
 Test(steady, learned_size_stops_growth)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 0);
     bw_pool_stats st;
     bw_writer w;
-    ta_init(&ta, 1);
-    p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 0);
     bw_pool_get_stats(p, &st);
     cr_expect_eq(st.learned_size, 0, "nothing learned yet");
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
@@ -66,12 +79,10 @@ Test(steady, learned_size_stops_growth)
 Test(steady, learned_size_is_a_high_percentile_and_bounded)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 1u << 20);
     bw_pool_stats st;
     bw_writer w;
     int i;
-    ta_init(&ta, 1);
-    p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 0, 0, 1u << 20);
     bw_init(&w, p, 0);
     for (i = 0; i < 15; i++) {
         bw_write(&w, "0123456789", 10);
@@ -87,10 +98,7 @@ Test(steady, learned_size_is_a_high_percentile_and_bounded)
     bw_put_u8(&w, 1);
     cr_expect_eq(bw_capacity(&w), 1024, "first block sized for the learned length");
     bw_release(&w);
-    for (i = 0; i < 16; i++) {
-        job(&w, 3u << 20, 4);
-        bw_release(&w);
-    }
+    released_jobs(&w, 16, 3u << 20, 4, 0);
     bw_pool_get_stats(p, &st);
     cr_expect_eq(st.learned_size, 1u << 20, "bounded by max_learned_size");
     ta_finish(&ta, p);
@@ -99,12 +107,9 @@ Test(steady, learned_size_is_a_high_percentile_and_bounded)
 Test(steady, large_retention_reuses_warm_blocks)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 64u << 20, 0, 0);
     bw_pool_stats a, b;
     bw_writer w;
-    int i;
-    ta_init(&ta, 1);
-    p = steady_pool(&ta, BW_POOL_LEARN_SIZE, 64u << 20, 0, 0);
     bw_init(&w, p, 0);
     job(&w, 10u << 20, 5);
     bw_release(&w);
@@ -112,10 +117,7 @@ Test(steady, large_retention_reuses_warm_blocks)
     cr_expect_eq(a.large_retained_bytes, 16u << 20);
     cr_expect_geq(a.retained_bytes, a.large_retained_bytes);
     /* Steady state: no backing allocation at all. */
-    for (i = 0; i < 5; i++) {
-        job(&w, 10u << 20, (unsigned)i);
-        bw_release(&w);
-    }
+    released_jobs(&w, 5, 10u << 20, 0, 1);
     bw_pool_get_stats(p, &b);
     cr_expect_eq(b.backing_allocs, a.backing_allocs, "allocations in steady state: %llu",
                  (unsigned long long)(b.backing_allocs - a.backing_allocs));
@@ -131,26 +133,17 @@ Test(steady, large_retention_reuses_warm_blocks)
 Test(steady, large_retention_without_learning_reaches_steady_state)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = steady_pool(&ta, 0, 64u << 20, 0, 0);
     bw_pool_stats a, b;
     bw_writer w;
-    int i;
-    ta_init(&ta, 1);
-    p = steady_pool(&ta, 0, 64u << 20, 0, 0);
     bw_init(&w, p, 0);
     /* Growth moves into kept blocks of the next size when there are any
      * (and keeps the one it leaves), so after a few jobs every size along
      * the way is kept: 2, 4 and 8 MiB. */
-    for (i = 0; i < 3; i++) {
-        job(&w, 6u << 20, (unsigned)i);
-        bw_release(&w);
-    }
+    released_jobs(&w, 3, 6u << 20, 0, 1);
     bw_pool_get_stats(p, &a);
     cr_expect_eq(a.large_retained_bytes, (2u + 4u + 8u) << 20);
-    for (i = 0; i < 3; i++) {
-        job(&w, 6u << 20, (unsigned)i + 10);
-        bw_release(&w);
-    }
+    released_jobs(&w, 3, 6u << 20, 10, 1);
     bw_pool_get_stats(p, &b);
     cr_expect_eq(b.backing_allocs, a.backing_allocs, "no allocation in steady state");
     ta_finish(&ta, p);
@@ -159,13 +152,11 @@ Test(steady, large_retention_without_learning_reaches_steady_state)
 Test(steady, large_retention_bounds_and_exact_sizes)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = steady_pool(&ta, 0, 10u << 20, 2, 0);
     bw_pool_stats st;
     void *blk[4];
     size_t cap[4], c;
     int i;
-    ta_init(&ta, 1);
-    p = steady_pool(&ta, 0, 10u << 20, 2, 0);
     for (i = 0; i < 4; i++) blk[i] = bw_pool_rent(p, (size_t)(2 + i) << 20, &cap[i]);
     for (i = 0; i < 4; i++) cr_expect_eq(bw_pool_return(p, blk[i], cap[i]), BW_OK);
     bw_pool_get_stats(p, &st);
@@ -194,12 +185,10 @@ Test(steady, large_retention_bounds_and_exact_sizes)
 Test(steady, inline_buffer_small_messages_allocate_nothing)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     unsigned char buf[256];
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
     for (i = 0; i < 100; i++) {
         bw_put_u32le(&w, (uint32_t)i);
@@ -218,12 +207,10 @@ Test(steady, inline_buffer_small_messages_allocate_nothing)
 Test(steady, inline_buffer_overflows_into_the_pool)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     unsigned char buf[64];
     size_t i, bad = 0;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
     for (i = 0; i < 5000; i++) bw_put_u8(&w, pat(i, 8));
     cr_assert_eq(bw_error(&w), BW_OK);
@@ -240,13 +227,11 @@ Test(steady, inline_buffer_overflows_into_the_pool)
 Test(steady, inline_buffer_detach_hands_out_pooled_memory)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_writer w;
     unsigned char buf[32];
     size_t len, cap;
     unsigned char *b;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     bw_init_buffer(&w, p, buf, sizeof buf);
     bw_puts(&w, "twenty bytes of text");
     b = (unsigned char *)bw_detach(&w, &len, &cap);
@@ -396,12 +381,10 @@ static const unsigned char *small_message(bw_pool *p, unsigned seed)
 Test(steady, pooled_small_messages_reuse_one_block_through_the_thread_cache)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool_defaults(&ta);
     bw_pool_stats st;
     const unsigned char *first;
     unsigned i;
-    ta_init(&ta, 1);
-    p = ta_pool_defaults(&ta);
     first = small_message(p, 0);
     for (i = 1; i < 100; i++)
         cr_assert_eq(small_message(p, i), first, "message %u: the same block again", i);
@@ -419,26 +402,23 @@ Test(steady, pooled_small_messages_reuse_one_block_through_the_thread_cache)
 Test(steady, pooled_small_messages_keep_each_pools_promises)
 {
     test_alloc ta;
-    bw_pool_options o;
+    bw_pool_options o = fresh_opts(&ta);
     bw_pool *learn, *zero, *checked, *other;
     bw_pool_stats st;
     bw_writer w;
     const unsigned char *a, *b;
     size_t i, nonzero = 0;
     unsigned k;
-    ta_init(&ta, 1);
-    memset(&o, 0, sizeof o);
-    o.allocator = &ta.hook;
     /* A learning pool: every release records the job's 68 bytes. */
     o.flags = BW_POOL_LEARN_SIZE;
-    cr_assert_eq(bw_pool_create(&learn, &o), BW_OK);
+    learn = mkpool(&o);
     for (k = 0; k < 4; k++) (void)small_message(learn, k);
     bw_pool_get_stats(learn, &st);
     cr_expect_eq(st.learned_size, 128, "learned from small jobs: the class of 68 B");
     cr_expect_eq(st.hits, 3);
     /* A zeroing pool: the block a message left reads as zeros next time. */
     o.flags = BW_POOL_ZERO_ON_RETURN;
-    cr_assert_eq(bw_pool_create(&zero, &o), BW_OK);
+    zero = mkpool(&o);
     (void)small_message(zero, 1);
     cr_assert_eq(bw_init(&w, zero, 0), BW_OK);
     cr_assert_eq(bw_put_u32le(&w, 7), BW_OK);
@@ -447,7 +427,7 @@ Test(steady, pooled_small_messages_keep_each_pools_promises)
     bw_release(&w);
     /* A checked pool: its blocks go through the checks, still reused. */
     o.flags = BW_POOL_CHECKED;
-    cr_assert_eq(bw_pool_create(&checked, &o), BW_OK);
+    checked = mkpool(&o);
     for (k = 0; k < 4; k++) (void)small_message(checked, k);
     bw_pool_get_stats(checked, &st);
     cr_expect_eq(st.hits, 3);
@@ -455,7 +435,7 @@ Test(steady, pooled_small_messages_keep_each_pools_promises)
     /* Two pools in turn (the thread's last cache is the other's): each
      * message gets its own pool's block, and each pool keeps its own. */
     o.flags = 0;
-    cr_assert_eq(bw_pool_create(&other, &o), BW_OK);
+    other = mkpool(&o);
     a = small_message(learn, 9);
     b = small_message(other, 9);
     for (k = 0; k < 10; k++) {

@@ -56,8 +56,7 @@ Test(streaming, short_counts_and_eintr_are_continued)
     h.s.take = 3;
     h.s.eintr_first = 1;
     for (i = 0; i < 20; i++) {
-        put_pattern(&h, (size_t)i * 17, 17);
-        ref_add(&r, pattern() + i * 17, 17);
+        put_pattern_ref(&h, &r, (size_t)i * 17, 17);
     }
     cr_expect_eq(bw_flush(&h.w), BW_OK);
     cr_expect_eq(bw_error(&h.w), BW_OK);
@@ -67,8 +66,7 @@ Test(streaming, short_counts_and_eintr_are_continued)
     cr_expect_geq(h.s.calls, (long)(r.len / 3));
     cr_expect_geq(h.s.min_n, 1, "the sink is never called with n = 0");
     cr_expect_eq(h.s.wrong_thread, 0, "called on the calling thread");
-    ref_free(&r);
-    h_close(&h);
+    h_close_ref(&h, &r);
 }
 
 Test(streaming, sink_error_records_eio_and_keeps_its_errno)
@@ -130,14 +128,22 @@ Test(streaming, clear_error_then_flush_retries_from_first_byte_not_taken)
     h_close(&h);
 }
 
+/* On a streaming writer whose sink takes `budget` bytes and then fails,
+ * `held` pattern bytes are written, then a write of the next n fails with
+ * BW_EIO. Returns bw_tell after it. */
+static uint64_t write_to_failing_sink(harness *h, size_t budget, size_t held, size_t n)
+{
+    h_open(h, M_SINK);
+    h->s.budget = budget;
+    if (held > 0) put_pattern(h, 0, held);
+    cr_expect_eq(bw_write(&h->w, pattern() + held, n), BW_EIO);
+    return bw_tell(&h->w);
+}
+
 Test(streaming, failed_large_call_accepts_a_prefix_told_by_tell)
 {
     harness h;
-    uint64_t t;
-    h_open(&h, M_SINK);
-    h.s.budget = 100;
-    cr_expect_eq(bw_write(&h.w, pattern(), 1000), BW_EIO);
-    t = bw_tell(&h.w);
+    uint64_t t = write_to_failing_sink(&h, 100, 0, 1000);
     cr_expect_leq(t, 1000);
     cr_expect_geq(t, 100, "at least what the sink took was accepted");
     cr_expect_eq(h.s.len, 100);
@@ -149,12 +155,7 @@ Test(streaming, failed_large_call_accepts_a_prefix_told_by_tell)
 Test(streaming, call_within_buffer_size_is_all_or_nothing)
 {
     harness h;
-    uint64_t t;
-    h_open(&h, M_SINK);
-    h.s.budget = 0;
-    put_pattern(&h, 0, 40);
-    cr_expect_eq(bw_write(&h.w, pattern() + 40, 40), BW_EIO);
-    t = bw_tell(&h.w);
+    uint64_t t = write_to_failing_sink(&h, 0, 40, 40);
     cr_expect(t == 40 || t == 80, "all or nothing: tell %llu", (unsigned long long)t);
     expect_output(&h, pattern(), (size_t)t, "all or nothing");
     h_close(&h);
@@ -193,16 +194,13 @@ Test(streaming, reserve_or_span_beyond_buffer_sends_then_takes_a_big_block)
     unsigned char *s;
     size_t avail = 0;
     long calls;
-    h_open(&h, M_SINK);
-    put_pattern(&h, 0, 10);
-    ref_add(&r, pattern(), 10);
+    h_open_pattern(&h, M_SINK, 10, &r);
     cr_expect_eq(bw_reserve(&h.w, 200), BW_OK);
     cr_expect_eq(h.s.len, 10, "what was held is sent");
     cr_expect_eq(bw_len(&h.w), 0);
     cr_expect_geq(bw_free_capacity(&h.w), 200);
     calls = h.s.calls;
-    put_pattern(&h, 10, 200);
-    ref_add(&r, pattern() + 10, 200);
+    put_pattern_ref(&h, &r, 10, 200);
     cr_expect_eq(h.s.calls, calls, "the reserved room takes 200 bytes without a send");
     s = (unsigned char *)bw_get_span(&h.w, 300, &avail);
     cr_assert_not_null(s);
@@ -212,9 +210,7 @@ Test(streaming, reserve_or_span_beyond_buffer_sends_then_takes_a_big_block)
     cr_expect_eq(bw_advance(&h.w, 300), BW_OK);
     ref_add(&r, pattern() + 210, 300);
     cr_expect_eq(bw_flush(&h.w), BW_OK);
-    expect_output(&h, r.d, r.len, "reserve and span beyond the buffer");
-    ref_free(&r);
-    h_close(&h);
+    h_close_expecting(&h, &r, "reserve and span beyond the buffer");
 }
 
 Test(streaming, release_and_clear_never_send_and_keep_the_mode)
@@ -222,8 +218,7 @@ Test(streaming, release_and_clear_never_send_and_keep_the_mode)
     int m;
     FOR_EACH_MODE(m) {
         harness h;
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         bw_clear(&h.w);
         cr_expect_eq(bw_len(&h.w), 0);
         put_pattern(&h, 0, 10);
@@ -261,8 +256,7 @@ Test(streaming, flush_returns_the_recorded_error_in_every_mode)
     int m;
     FOR_EACH_MODE(m) {
         harness h;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        h_open_holding(&h, m, "abc");
         record_einval(&h);
         cr_expect_eq(bw_flush(&h.w), BW_EINVAL, "%s", mode_name[m]);
         cr_expect_eq(h.s.calls, 0, "nothing sent");
@@ -289,6 +283,14 @@ Test(streaming, init_fd_negative_is_einval_recorded)
     h_close(&h);
 }
 
+/* h: a contiguous harness; w: a streaming writer to fd on its pool, with
+ * a 64-byte buffer. */
+static void open_fd_writer(harness *h, bw_writer *w, int fd)
+{
+    h_open(h, M_CONTIG);
+    cr_assert_eq(bw_init_fd(w, h->p, 64, fd), BW_OK);
+}
+
 Test(streaming, fd_writer_sends_and_never_closes_the_fd)
 {
     harness h;
@@ -296,8 +298,7 @@ Test(streaming, fd_writer_sends_and_never_closes_the_fd)
     unsigned char got[300];
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
-    h_open(&h, M_CONTIG);
-    cr_assert_eq(bw_init_fd(&w, h.p, 64, fds[1]), BW_OK);
+    open_fd_writer(&h, &w, fds[1]);
     cr_expect_eq(bw_write(&w, pattern(), 300), BW_OK);
     cr_expect_eq(bw_flush(&w), BW_OK);
     cr_expect_eq(bw_len(&w), 0);
@@ -305,8 +306,7 @@ Test(streaming, fd_writer_sends_and_never_closes_the_fd)
     cr_expect(memcmp(got, pattern(), 300) == 0);
     bw_release(&w);
     cr_expect_neq(fcntl(fds[1], F_GETFD), -1, "the fd is still open");
-    close(fds[0]);
-    close(fds[1]);
+    close_pair(fds);
     h_close(&h);
 }
 
@@ -321,17 +321,12 @@ Test(streaming, eagain_in_a_flush_records_eio)
     memset(junk, 'j', sizeof junk);
     while (write(fds[1], junk, sizeof junk) > 0) continue;
     while (write(fds[1], junk, 1) > 0) continue;
-    h_open(&h, M_CONTIG);
-    cr_assert_eq(bw_init_fd(&w, h.p, 64, fds[1]), BW_OK);
+    open_fd_writer(&h, &w, fds[1]);
     cr_expect_eq(bw_write(&w, "0123456789", 10), BW_OK);
-    errno = 0;
-    cr_expect_eq(bw_flush(&w), BW_EIO);
-    cr_expect_eq(errno, EAGAIN);
-    cr_expect_eq(bw_error(&w), BW_EIO, "recorded, like any failure");
+    expect_flush_eio(&w, EAGAIN, "EAGAIN: recorded, like any failure");
     cr_expect_eq(bw_len(&w), 10, "kept");
     bw_release(&w);
-    close(fds[0]);
-    close(fds[1]);
+    close_pair(fds);
     h_close(&h);
 }
 
@@ -342,8 +337,7 @@ Test(streaming, write_fd_on_a_streaming_writer_bypasses_the_sink)
     size_t n = 0;
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
-    h_open(&h, M_SINK);
-    cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+    h_open_holding(&h, M_SINK, "0123456789");
     cr_expect_eq(bw_write_fd(&h.w, fds[1], &n), BW_OK);
     cr_expect_eq(n, 10);
     cr_expect_eq(h.s.calls, 0, "the sink is not called");
@@ -351,8 +345,7 @@ Test(streaming, write_fd_on_a_streaming_writer_bypasses_the_sink)
     cr_expect_eq(bw_tell(&h.w), 10);
     read_exact(fds[0], got, 10);
     cr_expect(memcmp(got, "0123456789", 10) == 0);
-    close(fds[0]);
-    close(fds[1]);
+    close_pair(fds);
     h_close(&h);
 }
 
@@ -366,8 +359,7 @@ Test(streaming, write_fd_sends_held_bytes_in_every_mode)
         size_t n = 0, held, sent;
         int fds[2];
         cr_assert_eq(pipe(fds), 0);
-        h_open(&h, m);
-        put_pattern(&h, 0, 6000);
+        h_open_pattern(&h, m, 6000, NULL);
         put_pattern(&h, 6000, 30);
         ref_add(&r, pattern(), 6030);
         held = bw_len(&h.w);
@@ -382,8 +374,7 @@ Test(streaming, write_fd_sends_held_bytes_in_every_mode)
         cr_expect(pipe_is_empty(fds[0]));
         free(got);
         ref_free(&r);
-        close(fds[0]);
-        close(fds[1]);
+        close_pair(fds);
         h_close(&h);
     }
 }
@@ -396,14 +387,12 @@ Test(streaming, write_fd_refuses_a_writer_with_a_recorded_error)
         size_t n = 99;
         int fds[2];
         cr_assert_eq(pipe(fds), 0);
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        h_open_holding(&h, m, "abc");
         record_einval(&h);
         cr_expect_eq(bw_write_fd(&h.w, fds[1], &n), BW_EINVAL, "%s", mode_name[m]);
         cr_expect(pipe_is_empty(fds[0]), "%s: nothing sent", mode_name[m]);
         expect_output(&h, "abc", 3, "write_fd refused");
-        close(fds[0]);
-        close(fds[1]);
+        close_pair(fds);
         h_close(&h);
     }
 }
@@ -420,8 +409,7 @@ Test(streaming, epipe_is_eio_not_recorded_sigpipe_untouched)
     cr_assert_eq(pthread_sigmask(SIG_SETMASK, NULL, &mask_before), 0);
     cr_assert_eq(pipe(fds), 0);
     close(fds[0]);
-    h_open(&h, M_CONTIG);
-    cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
+    h_open_holding(&h, M_CONTIG, "0123456789");
     errno = 0;
     cr_expect_eq(bw_write_fd(&h.w, fds[1], NULL), BW_EIO, "written may be NULL");
     cr_expect_eq(errno, EPIPE);
@@ -430,10 +418,7 @@ Test(streaming, epipe_is_eio_not_recorded_sigpipe_untouched)
     /* A streaming writer on the same fd records it. */
     cr_assert_eq(bw_init_fd(&w, h.p, 64, fds[1]), BW_OK);
     cr_expect_eq(bw_write(&w, "abc", 3), BW_OK);
-    errno = 0;
-    cr_expect_eq(bw_flush(&w), BW_EIO);
-    cr_expect_eq(errno, EPIPE);
-    cr_expect_eq(bw_error(&w), BW_EIO);
+    expect_flush_eio(&w, EPIPE, "EPIPE on a streaming writer");
     bw_release(&w);
     cr_assert_eq(sigaction(SIGPIPE, NULL, &after), 0);
     cr_expect(after.sa_handler == SIG_DFL, "SIGPIPE disposition unchanged");
@@ -473,45 +458,36 @@ Test(streaming, fopen_bytes_arrive_on_flush_and_fclose_keeps_the_writer)
     }
 }
 
+/* On the open harness h: a FILE over the writer takes text, and its
+ * fflush fails with EOF and errno err; the writer then has `recorded`
+ * recorded (BW_OK: not checked). fail_alloc: every backing call fails
+ * from the fputs on. Closes h. */
+static void expect_fflush_fails(harness *h, int fail_alloc, const char *text, int err,
+                                int recorded)
+{
+    FILE *f = bw_fopen(&h->w);
+    cr_assert_not_null(f);
+    if (fail_alloc) h_fail_from_next(h);
+    fputs(text, f);
+    errno = 0;
+    cr_expect_eq(fflush(f), EOF);
+    cr_expect_eq(errno, err, "errno %d, want %d", errno, err);
+    if (recorded != BW_OK) cr_expect_eq(bw_error(&h->w), recorded);
+    fclose(f);
+    if (fail_alloc) h_fail_never(h);
+    h_close(h);
+}
+
 Test(streaming, fopen_writer_failures_set_errno)
 {
     harness h;
-    FILE *f;
-
     h_open_ex(&h, M_FIXED, 4, 0, 0);
-    f = bw_fopen(&h.w);
-    cr_assert_not_null(f);
-    fputs("hello world", f);
-    errno = 0;
-    cr_expect_eq(fflush(f), EOF);
-    cr_expect_eq(errno, ENOSPC, "BW_EFULL");
-    cr_expect_eq(bw_error(&h.w), BW_EFULL);
-    fclose(f);
-    h_close(&h);
-
+    expect_fflush_fails(&h, 0, "hello world", ENOSPC, BW_EFULL);
     h_open(&h, M_CONTIG);
-    f = bw_fopen(&h.w);
-    cr_assert_not_null(f);
-    h_fail_from_next(&h);
-    fputs("hello world", f);
-    errno = 0;
-    cr_expect_eq(fflush(f), EOF);
-    cr_expect_eq(errno, ENOMEM, "BW_ENOMEM");
-    fclose(f);
-    h_fail_never(&h);
-    h_close(&h);
-
+    expect_fflush_fails(&h, 1, "hello world", ENOMEM, BW_OK);
     h_open_ex(&h, M_SINK, 16, 0, 0);
     h.s.budget = 0;
-    f = bw_fopen(&h.w);
-    cr_assert_not_null(f);
-    fputs("a line longer than sixteen bytes", f);
-    errno = 0;
-    cr_expect_eq(fflush(f), EOF);
-    cr_expect_eq(errno, EIO, "BW_EIO");
-    cr_expect_eq(bw_error(&h.w), BW_EIO);
-    fclose(f);
-    h_close(&h);
+    expect_fflush_fails(&h, 0, "a line longer than sixteen bytes", EIO, BW_EIO);
 }
 
 Test(streaming, fopen_seek_and_tell_fail_with_espipe)

@@ -139,8 +139,7 @@ static void threads_case(unsigned flags)
     test_alloc ta;
     bw_pool *p;
     bw_pool_stats st;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, flags);
+    p = fresh_pool(&ta, 0, flags);
     run_workers(p);
     /* Every worker has exited: its cache went back to the pool. */
     bw_pool_get_stats(p, &st);
@@ -185,13 +184,11 @@ static void *use_then_wait(void *arg)
 Test(threads, destroy_with_live_thread_caches, .timeout = 60)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     pthread_t t[4];
     pthread_barrier_t used, destroyed;
     parked pk;
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     pthread_barrier_init(&used, NULL, 5);
     pthread_barrier_init(&destroyed, NULL, 5);
     pk.pool = p;
@@ -202,8 +199,7 @@ Test(threads, destroy_with_live_thread_caches, .timeout = 60)
     cr_expect_gt(atomic_load(&ta.live_blocks), 0, "blocks sit in the threads' caches");
     ta_finish(&ta, p); /* destroy frees them all */
     /* A new pool, maybe at the same address, must not be confused with it. */
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
+    p = fresh_pool(&ta, 0, 0);
     pthread_barrier_wait(&destroyed);
     for (i = 0; i < 4; i++) pthread_join(t[i], NULL);
     ta_finish(&ta, p);
@@ -238,13 +234,11 @@ static void *one_op(void *arg)
 Test(threads, short_lived_threads_lose_nothing, .timeout = 120)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     bw_pool_stats st;
     one_shot o[50];
     pthread_t t[50];
     int round, i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     for (round = 0; round < THREAD_ROUNDS; round++) {
         for (i = 0; i < 50; i++) {
             o[i].pool = p;
@@ -310,11 +304,9 @@ static void *writer_thread(void *arg)
 Test(threads, writers_share_a_pool, .timeout = 120)
 {
     test_alloc ta;
-    bw_pool *p;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
     pthread_t t[4];
     int i;
-    ta_init(&ta, 1);
-    p = ta_pool(&ta, 0, 0);
     for (i = 0; i < 4; i++) pthread_create(&t[i], NULL, writer_thread, p);
     for (i = 0; i < 4; i++) {
         void *bad;

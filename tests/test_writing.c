@@ -154,8 +154,7 @@ Test(writing, every_call_gives_its_exact_bytes_in_every_mode_after_any_prefix)
                 harness h;
                 ref r = {0};
                 int rc;
-                h_open(&h, m);
-                put_pattern(&h, 0, prefixes[k]);
+                h_open_pattern(&h, m, prefixes[k], NULL);
                 rc = cases[c].op(&h.w);
                 cr_expect_eq(rc, BW_OK, "%s in %s after %zu bytes: %s", cases[c].name,
                              mode_name[m], prefixes[k], bw_strerror(rc));
@@ -166,8 +165,7 @@ Test(writing, every_call_gives_its_exact_bytes_in_every_mode_after_any_prefix)
                 ref_add(&r, pattern(), prefixes[k]);
                 ref_add(&r, cases[c].want, cases[c].n);
                 expect_output(&h, r.d, r.len, cases[c].name);
-                ref_free(&r);
-                h_close(&h);
+                h_close_ref(&h, &r);
             }
 }
 
@@ -198,9 +196,7 @@ Test(writing, the_whole_table_repeated_crosses_blocks_in_every_mode)
             cr_expect(memcmp(s, r.d, r.len) == 0 && s[r.len] == '\0', "%s: cstr", mode_name[m]);
         }
         cr_expect_eq(bw_flush(&h.w), BW_OK);
-        expect_output(&h, r.d, r.len, "table x300 after flush");
-        ref_free(&r);
-        h_close(&h);
+        h_close_expecting(&h, &r, "table x300 after flush");
     }
 }
 
@@ -212,15 +208,12 @@ Test(writing, printf_long_output_in_every_mode)
     FOR_EACH_MODE(m) {
         harness h;
         ref r = {0};
-        h_open(&h, m);
-        put_pattern(&h, 0, 10);
+        h_open_pattern(&h, m, 10, NULL);
         cr_expect_eq(bw_printf(&h.w, "[%0*d|%s]", 300, 12345, "tail"), BW_OK, "%s",
                      mode_name[m]);
         ref_add(&r, pattern(), 10);
         ref_add(&r, want, (size_t)n);
-        expect_output(&h, r.d, r.len, "printf 307 bytes");
-        ref_free(&r);
-        h_close(&h);
+        h_close_expecting(&h, &r, "printf 307 bytes");
     }
 }
 
@@ -384,8 +377,7 @@ static void alias_case(int mode, int op)
     }
     cr_expect_eq(rc, BW_OK, "%s in %s: %s", alias_name[op], mode_name[mode], bw_strerror(rc));
     expect_output(&h, r.d, r.len, alias_name[op]);
-    ref_free(&r);
-    h_close(&h);
+    h_close_ref(&h, &r);
 }
 
 Test(writing, sources_in_the_writers_own_bytes_in_every_mode)
@@ -403,9 +395,7 @@ Test(writing, segmented_append_to_itself_across_blocks_links)
     chain_blocks(&h, 3, &r);
     cr_expect_eq(bw_append_writer(&h.w, &h.w), BW_OK);
     ref_double(&r);
-    expect_output(&h, r.d, r.len, "doubled");
-    ref_free(&r);
-    h_close(&h);
+    h_close_expecting(&h, &r, "doubled");
 }
 
 /* --- Zero-length calls --------------------------------------------------- */
@@ -448,8 +438,7 @@ Test(writing, zero_length_calls_allocate_nothing_and_send_nothing)
             cr_expect(pipe_is_empty(fds[0]));
             cr_expect_eq(bw_error(&h.w), BW_OK, "nothing recorded");
             cr_expect_eq(bw_tell(&h.w), tell);
-            close(fds[0]);
-            close(fds[1]);
+            close_pair(fds);
             h_close(&h);
         }
 }
@@ -467,8 +456,7 @@ Test(writing, printf_longer_than_int_max_is_eoverflow_in_every_mode)
     FOR_EACH_MODE(m) {
         harness h;
         long calls;
-        h_open(&h, m);
-        cr_assert_eq(bw_write(&h.w, "abc", 3), BW_OK);
+        h_open_holding(&h, m, "abc");
         calls = h_calls(&h);
         cr_expect_eq(bw_printf(&h.w, wide, "x", ""), BW_EOVERFLOW, "%s", mode_name[m]);
         cr_expect_eq(bw_error(&h.w), BW_EOVERFLOW, "recorded");
@@ -531,7 +519,7 @@ Test(writing, first_printf_on_an_empty_writer_takes_the_growth_rules_block)
 
     memset(&o, 0, sizeof o);
     o.min_first_block = 1;
-    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    p = mkpool(&o);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_assert_eq(bw_printf(&w, "id=%d name=%s", 12345, "abcdefg"), BW_OK);
     cr_expect_eq(bw_capacity(&w), 32, "the class of the 21-byte line");

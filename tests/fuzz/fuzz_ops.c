@@ -389,6 +389,19 @@ static void big_size(slot *x, size_t n)
     oc.kind = maybe && x->mode == STREAM ? GROW : KEEP;
     oc.req = n;
 }
+/* A span of avail bytes at sp was handed out for oc.req: no error was
+ * recorded, the call had room to make, avail is the free space and covers
+ * the request, and a contiguous block's span starts right after the held
+ * bytes. */
+static void span_granted(slot *x, const unsigned char *sp, size_t avail)
+{
+    const bw_writer *w = &x->w;
+    CHECK(oc.err0 == BW_OK);
+    expect(x, BW_OK, room(x, oc.req));
+    oc.made_room = 1;
+    CHECK(avail == bw_free_capacity(w) && avail >= oc.req);
+    if (x->mode != CHAIN) CHECK(sp == bw_data(w) + bw_len(w));
+}
 static int too_big(slot *x) { return x->mode == FIXED ? BW_EFULL : BW_EOVERFLOW; }
 
 static void compare(slot *x)
@@ -942,11 +955,7 @@ static void op_writer(in *s, slot *x, unsigned op)
             CHECK(bw_advance(w, k % 4) == x->err);
             break;
         }
-        CHECK(oc.err0 == BW_OK);
-        expect(x, BW_OK, room(x, oc.req));
-        oc.made_room = 1;
-        CHECK(avail == bw_free_capacity(w) && avail >= oc.req);
-        if (x->mode != CHAIN) CHECK(sp == bw_data(w) + bw_len(w));
+        span_granted(x, sp, avail);
         if ((u8(s) & 3) == 0) k = avail + 1 + k % 4; /* past the free space */
         else k = MIN(k % (avail + 1), left);
         if (k <= avail) {
@@ -970,11 +979,7 @@ static void op_writer(in *s, slot *x, unsigned op)
             CHECK(bw_advance_to(w, NULL) == x->err);
             break;
         }
-        CHECK(oc.err0 == BW_OK);
-        expect(x, BW_OK, room(x, oc.req));
-        oc.made_room = 1;
-        CHECK(avail == bw_free_capacity(w) && avail >= oc.req);
-        if (x->mode != CHAIN) CHECK(sp == bw_data(w) + bw_len(w));
+        span_granted(x, sp, avail);
         room_left = MIN(avail, left);
         p = sp;
         for (i = 0; i < cnt; i++) {
