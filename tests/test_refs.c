@@ -178,6 +178,35 @@ Test(clients_ref, patch_copies_the_reference_and_never_writes_the_callers_memory
     env_free(e);
 }
 
+/* A patch works while an error is recorded and reports its own outcome:
+ * when copying the reference fails it returns BW_ENOMEM (not the recorded
+ * code, which hid the failure), the first error stays, nothing changes. */
+Test(clients_ref, failed_patch_with_a_recorded_error_reports_its_own_failure)
+{
+    env *e = env_new();
+    bw_writer w;
+    unsigned char r[200], got[205];
+    donec dc = {0, NULL, 0};
+    fill(r, sizeof r, 16);
+    mk(e, &w, M_CHAIN);
+    cr_assert_eq(bw_append_ref(&w, r, sizeof r, on_done, &dc), BW_OK);
+    cr_assert_eq(bw_puts(&w, "tail!"), BW_OK);
+    cr_assert_eq(bw_reserve(&w, SIZE_MAX), BW_EOVERFLOW);
+    atomic_store(&e->ta.fail_sticky, 1);
+    atomic_store(&e->ta.fail_at, atomic_load(&e->ta.calls) + 1);
+    cr_expect_eq(bw_patch(&w, 10, "XY", 2), BW_ENOMEM, "the copy of the reference failed");
+    cr_expect_eq(bw_error(&w), BW_EOVERFLOW, "the first error stays");
+    cr_expect_eq(dc.calls, 0, "still a reference");
+    cr_assert_eq(bw_copy_out(&w, 0, got, sizeof got), BW_OK);
+    cr_expect(memcmp(got, r, sizeof r) == 0 && memcmp(got + 200, "tail!", 5) == 0);
+    atomic_store(&e->ta.fail_at, 0);
+    cr_expect_eq(bw_patch(&w, 10, "XY", 2), BW_OK, "works once memory is back");
+    cr_expect_eq(dc.calls, 1);
+    cr_expect_eq(bw_error(&w), BW_EOVERFLOW);
+    bw_release(&w);
+    env_free(e);
+}
+
 Test(clients_ref, other_modes_copy_and_call_done_at_once)
 {
     int m;
