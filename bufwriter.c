@@ -1765,9 +1765,11 @@ int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
     if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
     /* A failure below returns its own code, not w->err: with an error
      * already recorded that would hide it (the first error stays). */
-    if (bw_data(w) == NULL && bw__overlaps(w, src, n)) {
+    if ((bw_data(w) == NULL || (bw__traits(w) & BW__LINKS)) && bw__overlaps(w, src, n)) {
         /* Spanning pieces, piece by piece: a source among them is copied
-         * first so that no piece reads bytes already overwritten. */
+         * first so that no piece reads bytes already overwritten; and a
+         * reference that own makes a block is done with (its bytes may be
+         * gone) before the patch reads its source. */
         in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
         if (in == NULL) return BW_ENOMEM;
     }

@@ -178,6 +178,41 @@ Test(clients_ref, patch_copies_the_reference_and_never_writes_the_callers_memory
     env_free(e);
 }
 
+/* done may reuse the memory at once: scribble over it. */
+static void done_scribble(void *ctx, const void *data, size_t n)
+{
+    on_done(ctx, data, n);
+    memset((void *)(uintptr_t)data, '#', n);
+}
+
+/* A writer holding one reference and nothing else has contiguous bytes
+ * (bw_data is the reference), yet a patch from them must still copy the
+ * source first: making the reference a block calls done, and the source
+ * is gone after it. */
+Test(clients_ref, patch_from_the_only_reference_reads_it_before_done)
+{
+    env *e = env_new();
+    bw_writer w;
+    unsigned char r[300], keep[300], got[300];
+    donec dc = {0, NULL, 0};
+    size_t n;
+    for (n = 4; n <= 200; n += 196) { /* in the stack buffer, and over it */
+        fill(r, sizeof r, 17);
+        memcpy(keep, r, sizeof r);
+        dc.calls = 0;
+        mk(e, &w, M_CHAIN);
+        cr_assert_eq(bw_append_ref(&w, r, sizeof r, done_scribble, &dc), BW_OK);
+        cr_assert(bw_data(&w) == r, "the reference is all there is");
+        cr_expect_eq(bw_patch(&w, 90, r + 7, n), BW_OK);
+        cr_expect_eq(dc.calls, 1, "the reference became a block");
+        cr_assert_eq(bw_copy_out(&w, 0, got, sizeof got), BW_OK);
+        cr_expect(memcmp(got, keep, 90) == 0 && memcmp(got + 90 + n, keep + 90 + n, 210 - n) == 0);
+        cr_expect(memcmp(got + 90, keep + 7, n) == 0, "%zu patched bytes: the reference's", n);
+        bw_release(&w);
+    }
+    env_free(e);
+}
+
 /* A patch works while an error is recorded and reports its own outcome:
  * when copying the reference fails it returns BW_ENOMEM (not the recorded
  * code, which hid the failure), the first error stays, nothing changes. */
