@@ -153,53 +153,86 @@ const char *const mode_name[M_COUNT] = {"contiguous", "buffer", "segmented",
                                                "streaming", "fixed"};
 
 
-/* The test-owned sink. */
+/* The test sink. */
+
+void by_add(bytes *b, const void *src, size_t n)
+{
+    append_bytes(&b->d, &b->len, &b->cap, src, n, 1);
+}
+
+void by_free(bytes *b)
+{
+    free(b->d);
+    memset(b, 0, sizeof *b);
+}
+
+/* A failing call, the way fail_kind says. */
+static ptrdiff_t sink_failing(sink *s, size_t n)
+{
+    switch (s->fail_kind) {
+    case SF_ZERO: return 0;
+    case SF_TOO_MANY: return (ptrdiff_t)n + 1;
+    case SF_BELOW: errno = EPERM; return -2; /* an errno the writer must not pass on */
+    default: errno = s->fail_errno; return -1;
+    }
+}
 
 ptrdiff_t test_sink(void *ctx, const void *data, size_t n)
 {
-    sink_state *s = (sink_state *)ctx;
+    sink *s = (sink *)ctx;
     size_t k = n;
     s->calls++;
-    if (n < s->min_n) s->min_n = n;
     if (!pthread_equal(pthread_self(), s->thread)) s->wrong_thread = 1;
-    if (s->eintr_first) {
-        s->eintr_first = 0;
+    if (n == 0 || data == NULL) {
+        s->bad_args++;
+        errno = EINVAL;
+        return -1;
+    }
+    if (s->eintr == EINTR_ONCE || (s->eintr == EINTR_ODD && (s->calls & 1))) {
+        if (s->eintr == EINTR_ONCE) s->eintr = EINTR_NEVER;
         errno = EINTR;
         return -1;
     }
-    if (s->budget == 0 || n == 0) {
-        switch (s->fail_kind) {
-        case SF_ZERO: return 0;
-        case SF_TOO_MANY: return (ptrdiff_t)n + 1;
-        case SF_BELOW: return -2;
-        default: errno = s->fail_errno; return -1;
-        }
-    }
+    if (s->budget == 0 ||
+        (s->fail_at != 0 && (s->fail_sticky ? s->calls >= s->fail_at : s->calls == s->fail_at)))
+        return sink_failing(s, n);
     if (s->take != 0 && k > s->take) k = s->take;
+    if (s->random) k = 1 + rnd(&s->seed) % k;
     if (k > s->budget) k = s->budget;
-    append_bytes(&s->got, &s->len, &s->cap, data, k, 0);
+    by_add(&s->out, data, k);
     if (s->budget != SIZE_MAX) s->budget -= k;
     return (ptrdiff_t)k;
 }
 
-
-void sink_init(sink_state *s)
+void sink_init(sink *s)
 {
     memset(s, 0, sizeof *s);
-    s->min_n = SIZE_MAX;
     s->budget = SIZE_MAX;
     s->fail_errno = EPIPE;
     s->thread = pthread_self();
 }
 
-void sink_fail(sink_state *s, int kind, int err)
+void sink_init_random(sink *s, unsigned seed)
+{
+    sink_init(s);
+    s->random = 1;
+    s->seed = seed;
+}
+
+void sink_fail(sink *s, int kind, int err)
 {
     s->budget = 0;
     s->fail_kind = kind;
     s->fail_errno = err;
 }
 
-void sink_heal(sink_state *s) { s->budget = SIZE_MAX; }
+void sink_heal(sink *s)
+{
+    s->budget = SIZE_MAX;
+    s->fail_at = 0;
+}
+
+void sink_free(sink *s) { by_free(&s->out); }
 
 static void *h_alloc(void *ctx, size_t size)
 {
@@ -294,7 +327,7 @@ void h_close(harness *h)
         cr_expect_eq(bad, 0, "the fixed writer wrote %zu bytes outside its buffer", bad);
         free(h->fmem);
     }
-    free(h->s.got);
+    sink_free(&h->s);
     ta_finish(&h->ta, h->p);
 }
 
@@ -332,11 +365,11 @@ const unsigned char *pattern(void)
 unsigned char *h_output(const harness *h, size_t *n)
 {
     size_t held = bw_len(&h->w);
-    unsigned char *out = (unsigned char *)malloc(h->s.len + held + 1);
+    unsigned char *out = (unsigned char *)malloc(h->s.out.len + held + 1);
     cr_assert_not_null(out);
-    if (h->s.len != 0) memcpy(out, h->s.got, h->s.len);
-    cr_assert_eq(bw_copy_out(&h->w, 0, out + h->s.len, held), BW_OK);
-    *n = h->s.len + held;
+    if (h->s.out.len != 0) memcpy(out, h->s.out.d, h->s.out.len);
+    cr_assert_eq(bw_copy_out(&h->w, 0, out + h->s.out.len, held), BW_OK);
+    *n = h->s.out.len + held;
     return out;
 }
 
@@ -602,7 +635,7 @@ env *env_new(void)
 void env_free(env *e)
 {
     ta_finish(&e->ta, e->pool);
-    free(e->sink.got);
+    sink_free(&e->sink);
     free(e);
 }
 
@@ -623,9 +656,9 @@ void mk(env *e, bw_writer *w, int mode)
 size_t produced(env *e, const bw_writer *w, unsigned char *dst)
 {
     size_t held = bw_len(w);
-    if (e->sink.len != 0) memcpy(dst, e->sink.got, e->sink.len);
-    cr_assert_eq(bw_copy_out(w, 0, dst + e->sink.len, held), BW_OK);
-    return e->sink.len + held;
+    if (e->sink.out.len != 0) memcpy(dst, e->sink.out.d, e->sink.out.len);
+    cr_assert_eq(bw_copy_out(w, 0, dst + e->sink.out.len, held), BW_OK);
+    return e->sink.out.len + held;
 }
 
 
@@ -843,18 +876,6 @@ unsigned rnd(unsigned *s)
     return (*s >> 8) & 0xffffffu;
 }
 
-
-void by_add(bytes *b, const void *src, size_t n)
-{
-    append_bytes(&b->d, &b->len, &b->cap, src, n, 1);
-}
-
-void by_free(bytes *b)
-{
-    free(b->d);
-    memset(b, 0, sizeof *b);
-}
-
 void st_le(unsigned char *p, uint64_t v, int n)
 {
     int i;
@@ -945,47 +966,6 @@ void held_is(const bw_writer *w, const unsigned char *exp, size_t n, const char 
         cr_assert(memcmp(d, exp, n) == 0, "%s: bw_data differs", where);
     free(iov);
     free(out);
-}
-
-/* A scripted sink                                                          */
-
-
-void sink_reset(sink *s, int take, unsigned seed)
-{
-    by_free(&s->out);
-    memset(s, 0, sizeof *s);
-    s->take = take;
-    s->seed = seed;
-    s->fail_errno = EIO;
-}
-
-ptrdiff_t sink_fn(void *ctx, const void *data, size_t n)
-{
-    sink *s = (sink *)ctx;
-    size_t k = n;
-    s->calls++;
-    if (n == 0 || data == NULL) {
-        s->bad_args++;
-        return n == 0 ? 0 : -1;
-    }
-    if (s->fail_at != 0 && (s->fail_sticky ? s->calls >= s->fail_at : s->calls == s->fail_at)) {
-        errno = s->fail_errno;
-        return -1;
-    }
-    if (s->eintr && (s->calls & 1)) {
-        errno = EINTR;
-        return -1;
-    }
-    switch (s->broken) {
-    case 1: return 0;
-    case 2: return (ptrdiff_t)n + 1;
-    case 3: errno = EPERM; return -2;
-    default: break;
-    }
-    if (s->take == 1) k = 1;
-    else if (s->take == 2) k = 1 + rnd(&s->seed) % n;
-    by_add(&s->out, data, k);
-    return (ptrdiff_t)k;
 }
 
 /* For a streaming writer that never consumed: what the sink got, then what
@@ -1134,7 +1114,7 @@ void mw_init(mw *m, int mode, bw_pool *p, size_t room)
     memset(m, 0, sizeof *m);
     m->mode = mode;
     m->room = room;
-    sink_reset(&m->s, 2, 1234);
+    sink_init_random(&m->s, 1234);
     switch (mode) {
     case M_CONTIG: cr_assert_eq(bw_init(&m->w, p, 0), BW_OK); break;
     case M_BUFFER:
@@ -1142,7 +1122,7 @@ void mw_init(mw *m, int mode, bw_pool *p, size_t room)
         cr_assert_eq(bw_init_buffer(&m->w, p, m->buf, 256), BW_OK);
         break;
     case M_CHAIN: cr_assert_eq(bw_init_chain(&m->w, p), BW_OK); break;
-    case M_SINK: cr_assert_eq(bw_init_sink(&m->w, p, room, sink_fn, &m->s), BW_OK); break;
+    case M_SINK: cr_assert_eq(bw_init_sink(&m->w, p, room, test_sink, &m->s), BW_OK); break;
     default:
         m->buf = (unsigned char *)malloc(room);
         cr_assert_eq(bw_init_fixed(&m->w, m->buf, room), BW_OK);
@@ -1154,7 +1134,7 @@ void mw_done(mw *m)
 {
     bw_release(&m->w);
     free(m->buf);
-    by_free(&m->s.out);
+    sink_free(&m->s);
 }
 
 void fill_pattern(bw_writer *w, unsigned char *exp, size_t n, unsigned seed)
