@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* harness.h - the one test harness, shared by every tests/test_*.c.
+/* harness.h - the one test harness, shared by every tests/test_*.c and
+ * built from two files by topic: harness.c (the allocator, the modes, the
+ * test sink, the per-mode writer, several writers on one pool) and
+ * harness_pool.c (pools, failing the Nth call, scripted output).
  *
  *   - test_alloc: a counting, failure-injecting backing allocator. Every
  *     block carries a 16-byte header with its size, so a free or realloc
