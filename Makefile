@@ -199,6 +199,8 @@ R_single   = $< $(CRITERION_ARGS)
 # unit (tests/test_cpp.cpp: bufwriter.hpp, C++17), asan with its sanitizers.
 TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c tests/test_decay.c \
                 tests/test_pool_regressions.c tests/test_pool_defects.c
+# The one test harness (tests/harness.h), linked into every flavour.
+TEST_HARNESS := tests/harness.c tests/harness_pool.c
 TEST_WARN     = $(CSTD) -Wall -Wextra -Werror -pthread $(EXTRA_CFLAGS)
 flavour_cc    = $(word 1,$(T_$(1)))
 flavour_mini  = $(filter mini,$(word 2,$(T_$(1))))
@@ -208,14 +210,14 @@ flavour_lib   = $(if $(filter single,$(1)),tests/single_impl.c,$(SRCS))
 flavour_inc   = $(if $(filter single,$(1)),-Isingle_include -Itests,-I.)
 
 define FLAVOUR
-$(B)/t-$(1): $(SRCS) $(HDRS) $(SINGLE) $(TEST_SRCS) $(TEST_HDRS) tests/harness.c tests/mini_main.c \
+$(B)/t-$(1): $(SRCS) $(HDRS) $(SINGLE) $(TEST_SRCS) $(TEST_HDRS) $(TEST_HARNESS) tests/mini_main.c \
              tests/test_cpp.cpp bufwriter.hpp tests/single_impl.c Makefile
 	@mkdir -p $(B)
 	$(if $(call flavour_cxx,$(1)),$(CXX) -std=c++17 -Wall -Wextra -Werror -I. $(wordlist 3,99,$(T_$(1))) \
 	  -c tests/test_cpp.cpp -o $(B)/test_cpp-$(1).o)
 	$(call flavour_cc,$(1)) $(TEST_WARN) $(if $(call flavour_mini,$(1)),-Wno-format-zero-length -DBW_MINI_CRITERION) \
 	  $(call flavour_inc,$(1)) $(wordlist 3,99,$(T_$(1))) -o $$@ $(call flavour_lib,$(1)) \
-	  $(call flavour_tests,$(1)) tests/harness.c $(if $(call flavour_mini,$(1)),tests/mini_main.c,-lcriterion) \
+	  $(call flavour_tests,$(1)) $(TEST_HARNESS) $(if $(call flavour_mini,$(1)),tests/mini_main.c,-lcriterion) \
 	  $(if $(call flavour_cxx,$(1)),$(B)/test_cpp-$(1).o -lstdc++)
 test-$(1): $(B)/t-$(1)
 	$$(R_$(1))

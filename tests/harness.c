@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* harness.c - the shared test harness: see harness.h. */
+/* harness.c - the shared test harness, first half: the counting allocator,
+ * the modes, the test sink, the per-mode writer and several writers on one
+ * pool. See harness.h; harness_pool.c has the rest. */
 #define _GNU_SOURCE 1 /* pthread_self in every flavour */
 #include "harness.h"
 
 #include <errno.h>
 #include <stdarg.h>
-#include <time.h>
-#include <stdio.h>
 #include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -153,53 +153,86 @@ const char *const mode_name[M_COUNT] = {"contiguous", "buffer", "segmented",
                                                "streaming", "fixed"};
 
 
-/* The test-owned sink. */
+/* The test sink. */
+
+void by_add(bytes *b, const void *src, size_t n)
+{
+    append_bytes(&b->d, &b->len, &b->cap, src, n, 1);
+}
+
+void by_free(bytes *b)
+{
+    free(b->d);
+    memset(b, 0, sizeof *b);
+}
+
+/* A failing call, the way fail_kind says. */
+static ptrdiff_t sink_failing(sink *s, size_t n)
+{
+    switch (s->fail_kind) {
+    case SF_ZERO: return 0;
+    case SF_TOO_MANY: return (ptrdiff_t)n + 1;
+    case SF_BELOW: errno = EPERM; return -2; /* an errno the writer must not pass on */
+    default: errno = s->fail_errno; return -1;
+    }
+}
 
 ptrdiff_t test_sink(void *ctx, const void *data, size_t n)
 {
-    sink_state *s = (sink_state *)ctx;
+    sink *s = (sink *)ctx;
     size_t k = n;
     s->calls++;
-    if (n < s->min_n) s->min_n = n;
     if (!pthread_equal(pthread_self(), s->thread)) s->wrong_thread = 1;
-    if (s->eintr_first) {
-        s->eintr_first = 0;
+    if (n == 0 || data == NULL) {
+        s->bad_args++;
+        errno = EINVAL;
+        return -1;
+    }
+    if (s->eintr == EINTR_ONCE || (s->eintr == EINTR_ODD && (s->calls & 1))) {
+        if (s->eintr == EINTR_ONCE) s->eintr = EINTR_NEVER;
         errno = EINTR;
         return -1;
     }
-    if (s->budget == 0 || n == 0) {
-        switch (s->fail_kind) {
-        case SF_ZERO: return 0;
-        case SF_TOO_MANY: return (ptrdiff_t)n + 1;
-        case SF_BELOW: return -2;
-        default: errno = s->fail_errno; return -1;
-        }
-    }
+    if (s->budget == 0 ||
+        (s->fail_at != 0 && (s->fail_sticky ? s->calls >= s->fail_at : s->calls == s->fail_at)))
+        return sink_failing(s, n);
     if (s->take != 0 && k > s->take) k = s->take;
+    if (s->random) k = 1 + rnd(&s->seed) % k;
     if (k > s->budget) k = s->budget;
-    append_bytes(&s->got, &s->len, &s->cap, data, k, 0);
+    by_add(&s->out, data, k);
     if (s->budget != SIZE_MAX) s->budget -= k;
     return (ptrdiff_t)k;
 }
 
-
-void sink_init(sink_state *s)
+void sink_init(sink *s)
 {
     memset(s, 0, sizeof *s);
-    s->min_n = SIZE_MAX;
     s->budget = SIZE_MAX;
     s->fail_errno = EPIPE;
     s->thread = pthread_self();
 }
 
-void sink_fail(sink_state *s, int kind, int err)
+void sink_init_random(sink *s, unsigned seed)
+{
+    sink_init(s);
+    s->random = 1;
+    s->seed = seed;
+}
+
+void sink_fail(sink *s, int kind, int err)
 {
     s->budget = 0;
     s->fail_kind = kind;
     s->fail_errno = err;
 }
 
-void sink_heal(sink_state *s) { s->budget = SIZE_MAX; }
+void sink_heal(sink *s)
+{
+    s->budget = SIZE_MAX;
+    s->fail_at = 0;
+}
+
+void sink_free(sink *s) { by_free(&s->out); }
 
 static void *h_alloc(void *ctx, size_t size)
 {
@@ -294,7 +327,7 @@ void h_close(harness *h)
         cr_expect_eq(bad, 0, "the fixed writer wrote %zu bytes outside its buffer", bad);
         free(h->fmem);
     }
-    free(h->s.got);
+    sink_free(&h->s);
     ta_finish(&h->ta, h->p);
 }
 
@@ -332,11 +365,11 @@ const unsigned char *pattern(void)
 unsigned char *h_output(const harness *h, size_t *n)
 {
     size_t held = bw_len(&h->w);
-    unsigned char *out = (unsigned char *)malloc(h->s.len + held + 1);
+    unsigned char *out = (unsigned char *)malloc(h->s.out.len + held + 1);
     cr_assert_not_null(out);
-    if (h->s.len != 0) memcpy(out, h->s.got, h->s.len);
-    cr_assert_eq(bw_copy_out(&h->w, 0, out + h->s.len, held), BW_OK);
-    *n = h->s.len + held;
+    if (h->s.out.len != 0) memcpy(out, h->s.out.d, h->s.out.len);
+    cr_assert_eq(bw_copy_out(&h->w, 0, out + h->s.out.len, held), BW_OK);
+    *n = h->s.out.len + held;
     return out;
 }
 
@@ -602,7 +635,7 @@ env *env_new(void)
 void env_free(env *e)
 {
     ta_finish(&e->ta, e->pool);
-    free(e->sink.got);
+    sink_free(&e->sink);
     free(e);
 }
 
@@ -623,9 +656,9 @@ void mk(env *e, bw_writer *w, int mode)
 size_t produced(env *e, const bw_writer *w, unsigned char *dst)
 {
     size_t held = bw_len(w);
-    if (e->sink.len != 0) memcpy(dst, e->sink.got, e->sink.len);
-    cr_assert_eq(bw_copy_out(w, 0, dst + e->sink.len, held), BW_OK);
-    return e->sink.len + held;
+    if (e->sink.out.len != 0) memcpy(dst, e->sink.out.d, e->sink.out.len);
+    cr_assert_eq(bw_copy_out(w, 0, dst + e->sink.out.len, held), BW_OK);
+    return e->sink.out.len + held;
 }
 
 
@@ -664,506 +697,4 @@ uint64_t outstanding(bw_pool *p)
     bw_pool_stats st;
     bw_pool_get_stats(p, &st);
     return st.outstanding_bytes;
-}
-
-/* ---- Pools: options, stats, renting, time, big jobs -------------------- */
-
-uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-void sleep_ms(uint64_t ms)
-{
-    struct timespec ts;
-    ts.tv_sec = (time_t)(ms / 1000);
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
-
-void sleep_until(uint64_t t)
-{
-    uint64_t n;
-    while ((n = mono_ms()) < t) sleep_ms(t - n);
-}
-
-bw_pool_options opts_for(test_alloc *ta)
-{
-    bw_pool_options o;
-    memset(&o, 0, sizeof o);
-    o.allocator = ta != NULL ? &ta->hook : NULL;
-    return o;
-}
-
-bw_pool_options fresh_opts(test_alloc *ta)
-{
-    ta_init(ta, 1);
-    return opts_for(ta);
-}
-
-bw_pool *mkpool(const bw_pool_options *o)
-{
-    bw_pool *p = NULL;
-    cr_assert_eq(bw_pool_create(&p, o), BW_OK);
-    cr_assert_not_null(p);
-    return p;
-}
-
-bw_pool_stats stats_of(bw_pool *p)
-{
-    bw_pool_stats s;
-    bw_pool_get_stats(p, &s);
-    return s;
-}
-
-void *rent_ok(bw_pool *p, size_t n, size_t *cap)
-{
-    void *b = bw_pool_rent(p, n, cap);
-    cr_assert_not_null(b, "rent of %zu failed", n);
-    return b;
-}
-
-void rent_each(bw_pool *p, size_t n, const size_t *sizes, size_t size, void **b, size_t *cap)
-{
-    size_t i;
-    for (i = 0; i < n; i++) b[i] = rent_ok(p, sizes != NULL ? sizes[i] : size, &cap[i]);
-}
-
-void return_each(bw_pool *p, size_t n, void *const *b, const size_t *cap)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK, "return of block %zu", i);
-}
-
-int all_bytes(const void *b, size_t n, unsigned char v)
-{
-    const unsigned char *c = (const unsigned char *)b;
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (c[i] != v) return 0;
-    return 1;
-}
-
-
-static void *garbage_alloc(void *ctx, size_t size)
-{
-    void *b = ta_alloc(ctx, size);
-    if (b != NULL) memset(b, 0xAB, size);
-    return b;
-}
-
-void garbage_init(test_alloc *ta)
-{
-    ta_init(ta, 0);
-    ta->hook.alloc = garbage_alloc;
-}
-
-ptrdiff_t discard_sink(void *ctx, const void *data, size_t n)
-{
-    (void)ctx;
-    (void)data;
-    return (ptrdiff_t)n;
-}
-
-bw_pool *learn_pool(test_alloc *ta, unsigned flags, size_t max_learned)
-{
-    bw_pool_options o = opts_for(ta);
-    o.max_pooled_size = TH;
-    o.jump_floor = TH;
-    o.decay_ms = BW_DECAY_NEVER;
-    o.flags = flags;
-    o.max_learned_size = max_learned;
-    return mkpool(&o);
-}
-
-bw_pool *fresh_learn_pool(test_alloc *ta, unsigned flags, size_t max_learned)
-{
-    ta_init(ta, 1);
-    return learn_pool(ta, flags, max_learned);
-}
-
-unsigned char chunk[8192];
-
-void fill_chunk(unsigned seed)
-{
-    size_t i;
-    for (i = 0; i < sizeof chunk; i++) chunk[i] = pat(i, seed);
-}
-
-void small_jobs(bw_pool *p, int jobs, size_t n)
-{
-    bw_writer w;
-    int i;
-    for (i = 0; i < jobs; i++) {
-        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-        cr_assert_eq(bw_write(&w, chunk, n), BW_OK, "job %d", i);
-        bw_release(&w);
-    }
-}
-
-size_t write_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps)
-{
-    bw_writer w;
-    size_t last = 0, n = 0, i, bad = 0;
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    while (bw_len(&w) < total) {
-        size_t k = total - bw_len(&w) < sizeof chunk ? total - bw_len(&w) : sizeof chunk;
-        cr_assert_eq(bw_write(&w, chunk, k), BW_OK);
-        if (bw_capacity(&w) != last) {
-            last = bw_capacity(&w);
-            if (caps != NULL && n < 32) caps[n++] = last;
-        }
-    }
-    cr_assert_eq(bw_len(&w), total);
-    for (i = 0; i < total; i++) bad += bw_data(&w)[i] != chunk[i % sizeof chunk];
-    cr_expect_eq(bad, 0, "the bytes survived every move");
-    bw_release(&w);
-    if (ncaps != NULL) *ncaps = n;
-    return last;
-}
-
-/* ---- Fail the Nth backing call ----------------------------------------- */
-
-long fail_each_call(int (*run)(void *ctx, long n, int sticky), void *ctx, int sticky, long limit)
-{
-    long n;
-    for (n = 1; n < limit; n++)
-        if (!run(ctx, n, sticky)) break;
-    return n;
-}
-
-/* ---- Scripted output ---------------------------------------------------- */
-
-unsigned rnd(unsigned *s)
-{
-    *s = *s * 1103515245u + 12345u;
-    return (*s >> 8) & 0xffffffu;
-}
-
-
-void by_add(bytes *b, const void *src, size_t n)
-{
-    append_bytes(&b->d, &b->len, &b->cap, src, n, 1);
-}
-
-void by_free(bytes *b)
-{
-    free(b->d);
-    memset(b, 0, sizeof *b);
-}
-
-void st_le(unsigned char *p, uint64_t v, int n)
-{
-    int i;
-    for (i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-void st_be(unsigned char *p, uint64_t v, int n)
-{
-    int i;
-    for (i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
-}
-
-size_t uvar_enc(unsigned char *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (unsigned char)v;
-    return n;
-}
-
-size_t hex_enc(char *out, const unsigned char *src, size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    size_t i;
-    for (i = 0; i < n; i++) {
-        out[2 * i] = digits[src[i] >> 4];
-        out[2 * i + 1] = digits[src[i] & 15];
-    }
-    return 2 * n;
-}
-
-void set_nonblock(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    cr_assert_geq(fl, 0);
-    cr_assert_eq(fcntl(fd, F_SETFL, fl | O_NONBLOCK), 0);
-}
-
-/* A descriptor number that is not open (for EBADF and "no system call"). */
-int closed_fd(void)
-{
-    int fd = 700;
-    while (fcntl(fd, F_GETFD) != -1) fd++;
-    return fd;
-}
-
-/* Read everything available from a non-blocking fd into b. */
-void drain(int fd, bytes *b)
-{
-    unsigned char tmp[65536];
-    for (;;) {
-        ssize_t k = read(fd, tmp, sizeof tmp);
-        if (k <= 0) break;
-        by_add(b, tmp, (size_t)k);
-    }
-}
-
-/* The held bytes are exactly exp[0..n), seen through bw_copy_out, bw_iovec
- * and (when not NULL) bw_data. */
-void held_is(const bw_writer *w, const unsigned char *exp, size_t n, const char *where)
-{
-    unsigned char *out = (unsigned char *)malloc(n + 1);
-    struct iovec one[1];
-    struct iovec *iov;
-    size_t cnt, i, off = 0;
-    const unsigned char *d;
-    cr_assert_eq(bw_len(w), n, "%s: bw_len %zu, expected %zu", where, bw_len(w), n);
-    cr_assert_eq(bw_copy_out(w, 0, out, n), BW_OK, "%s", where);
-    cr_assert(n == 0 || memcmp(out, exp, n) == 0, "%s: copy_out differs", where);
-    cnt = bw_iovec(w, one, 0);
-    if (n == 0) cr_assert_eq(cnt, 0, "%s: iovec of nothing", where);
-    else cr_assert_geq(cnt, 1, "%s", where);
-    iov = (struct iovec *)malloc((cnt + 1) * sizeof *iov);
-    cr_assert_eq(bw_iovec(w, iov, cnt + 1), cnt, "%s", where);
-    for (i = 0; i < cnt; i++) {
-        cr_assert_gt(iov[i].iov_len, 0, "%s: empty iovec entry %zu", where, i);
-        cr_assert_leq(off + iov[i].iov_len, n, "%s", where);
-        cr_assert(memcmp(iov[i].iov_base, exp + off, iov[i].iov_len) == 0,
-                  "%s: iovec entry %zu differs", where, i);
-        off += iov[i].iov_len;
-    }
-    cr_assert_eq(off, n, "%s: iovec covers %zu of %zu", where, off, n);
-    d = bw_data(w);
-    if (d != NULL && n > 0)
-        cr_assert(memcmp(d, exp, n) == 0, "%s: bw_data differs", where);
-    free(iov);
-    free(out);
-}
-
-/* A scripted sink                                                          */
-
-
-void sink_reset(sink *s, int take, unsigned seed)
-{
-    by_free(&s->out);
-    memset(s, 0, sizeof *s);
-    s->take = take;
-    s->seed = seed;
-    s->fail_errno = EIO;
-}
-
-ptrdiff_t sink_fn(void *ctx, const void *data, size_t n)
-{
-    sink *s = (sink *)ctx;
-    size_t k = n;
-    s->calls++;
-    if (n == 0 || data == NULL) {
-        s->bad_args++;
-        return n == 0 ? 0 : -1;
-    }
-    if (s->fail_at != 0 && (s->fail_sticky ? s->calls >= s->fail_at : s->calls == s->fail_at)) {
-        errno = s->fail_errno;
-        return -1;
-    }
-    if (s->eintr && (s->calls & 1)) {
-        errno = EINTR;
-        return -1;
-    }
-    switch (s->broken) {
-    case 1: return 0;
-    case 2: return (ptrdiff_t)n + 1;
-    case 3: errno = EPERM; return -2;
-    default: break;
-    }
-    if (s->take == 1) k = 1;
-    else if (s->take == 2) k = 1 + rnd(&s->seed) % n;
-    by_add(&s->out, data, k);
-    return (ptrdiff_t)k;
-}
-
-/* For a streaming writer that never consumed: what the sink got, then what
- * is held, is exactly exp[0..bw_tell). */
-void sent_then_held(const bw_writer *w, const sink *s, const unsigned char *exp,
-                           const char *where)
-{
-    cr_assert_eq((uint64_t)s->out.len + bw_len(w), bw_tell(w),
-                 "%s: sent %zu + held %zu != tell %" PRIu64, where, s->out.len, bw_len(w),
-                 bw_tell(w));
-    cr_assert(s->out.len == 0 || memcmp(s->out.d, exp, s->out.len) == 0,
-              "%s: the sink got other bytes", where);
-    held_is(w, exp + s->out.len, bw_len(w), where);
-}
-
-/* A scripted stream of writes: every op writes exactly s[off, off + len)  */
-
-
-
-
-void work_make(work *wk, unsigned seed, size_t target, const size_t *sizes, size_t nsizes)
-{
-    memset(wk, 0, sizeof *wk);
-    while (wk->s.len < target) {
-        op o;
-        unsigned char tmp[64];
-        size_t n, i;
-        memset(&o, 0, sizeof o);
-        o.kind = (int)(rnd(&seed) % K_NKINDS);
-        o.off = wk->s.len;
-        switch (o.kind) {
-        case K_WRITE: case K_PUTS: case K_PRINTF_S: case K_SPAN:
-            n = sizes[rnd(&seed) % nsizes];
-            for (i = 0; i < n; i++) {
-                unsigned char c = (unsigned char)(1 + rnd(&seed) % 255); /* no NUL */
-                by_add(&wk->s, &c, 1);
-            }
-            o.hint = n + rnd(&seed) % 50;
-            break;
-        case K_PRINTF_N:
-            o.v = ((uint64_t)rnd(&seed) << 24) | rnd(&seed);
-            o.width = (int)(rnd(&seed) % 40);
-            n = (size_t)snprintf((char *)tmp, sizeof tmp, "<%0*" PRIu64 ">", o.width, o.v);
-            by_add(&wk->s, tmp, n);
-            break;
-        case K_U32LE:
-            o.v = rnd(&seed) * 257u;
-            st_le(tmp, o.v, 4);
-            by_add(&wk->s, tmp, 4);
-            break;
-        case K_U64BE:
-            o.v = ((uint64_t)rnd(&seed) << 40) ^ ((uint64_t)rnd(&seed) << 20) ^ rnd(&seed);
-            st_be(tmp, o.v, 8);
-            by_add(&wk->s, tmp, 8);
-            break;
-        case K_UVAR:
-            o.v = (((uint64_t)rnd(&seed) << 40) ^ ((uint64_t)rnd(&seed) << 20) ^ rnd(&seed)) >>
-                  (rnd(&seed) % 64);
-            by_add(&wk->s, tmp, uvar_enc(tmp, o.v));
-            break;
-        case K_DEC:
-            o.v = (((uint64_t)rnd(&seed) << 40) ^ rnd(&seed)) >> (rnd(&seed) % 64);
-            n = (size_t)snprintf((char *)tmp, sizeof tmp, "%" PRIu64, o.v);
-            by_add(&wk->s, tmp, n);
-            break;
-        case K_HEX: {
-            unsigned char src[8];
-            o.v = ((uint64_t)rnd(&seed) << 40) ^ ((uint64_t)rnd(&seed) << 20) ^ rnd(&seed);
-            st_le(src, o.v, 8);
-            n = 1 + rnd(&seed) % 8;
-            by_add(&wk->s, tmp, hex_enc((char *)tmp, src, n));
-            break;
-        }
-        default: /* K_RESERVE: no bytes */
-            o.hint = sizes[rnd(&seed) % nsizes] * (1 + rnd(&seed) % 3);
-            break;
-        }
-        o.len = wk->s.len - o.off;
-        if (wk->nops == wk->cap) {
-            wk->cap = wk->cap ? wk->cap * 2 : 64;
-            wk->ops = (op *)realloc(wk->ops, wk->cap * sizeof *wk->ops);
-            cr_assert_not_null(wk->ops);
-        }
-        wk->ops[wk->nops++] = o;
-    }
-}
-
-void work_free(work *wk)
-{
-    by_free(&wk->s);
-    free(wk->ops);
-    memset(wk, 0, sizeof *wk);
-}
-
-/* Perform one op on w: BW_OK and exactly its bytes, or an error. */
-int do_op(bw_writer *w, const work *wk, const op *o)
-{
-    const unsigned char *src = wk->s.d + o->off;
-    unsigned char b[8];
-    int rc;
-    switch (o->kind) {
-    case K_WRITE: return bw_write(w, src, o->len);
-    case K_PUTS: {
-        char *t = (char *)malloc(o->len + 1);
-        memcpy(t, src, o->len);
-        t[o->len] = '\0';
-        rc = bw_puts(w, t);
-        free(t);
-        return rc;
-    }
-    case K_PRINTF_S: return bw_printf(w, "%.*s", (int)o->len, (const char *)src);
-    case K_PRINTF_N: return bw_printf(w, "<%0*" PRIu64 ">", o->width, o->v);
-    case K_U32LE: return bw_put_u32le(w, (uint32_t)o->v);
-    case K_U64BE: return bw_put_u64be(w, o->v);
-    case K_UVAR: return bw_put_uvarint(w, o->v);
-    case K_DEC: return bw_put_dec_u64(w, o->v);
-    case K_HEX:
-        st_le(b, o->v, 8);
-        return bw_put_hex(w, b, o->len / 2);
-    case K_SPAN: {
-        size_t avail = 12345;
-        unsigned char *p = (unsigned char *)bw_get_span(w, o->hint, &avail);
-        if (p == NULL) {
-            cr_assert_eq(avail, 0, "a failed get_span gives avail 0");
-            cr_assert_neq(bw_error(w), BW_OK, "a failed get_span records its error");
-            return bw_error(w);
-        }
-        cr_assert_geq(avail, o->hint);
-        cr_assert_eq(avail, bw_free_capacity(w));
-        memcpy(p, src, o->len);
-        return bw_advance(w, o->len);
-    }
-    default:
-        rc = bw_reserve(w, o->hint);
-        if (rc == BW_OK) cr_assert_geq(bw_free_capacity(w), o->hint);
-        return rc;
-    }
-}
-
-const size_t small_sizes[10] = {1, 2, 7, 31, 100, 255, 256, 257, 700, 3000};
-
-
-/* room: the streaming buffer size or the fixed buffer size. */
-void mw_init(mw *m, int mode, bw_pool *p, size_t room)
-{
-    memset(m, 0, sizeof *m);
-    m->mode = mode;
-    m->room = room;
-    sink_reset(&m->s, 2, 1234);
-    switch (mode) {
-    case M_CONTIG: cr_assert_eq(bw_init(&m->w, p, 0), BW_OK); break;
-    case M_BUFFER:
-        m->buf = (unsigned char *)malloc(256);
-        cr_assert_eq(bw_init_buffer(&m->w, p, m->buf, 256), BW_OK);
-        break;
-    case M_CHAIN: cr_assert_eq(bw_init_chain(&m->w, p), BW_OK); break;
-    case M_SINK: cr_assert_eq(bw_init_sink(&m->w, p, room, sink_fn, &m->s), BW_OK); break;
-    default:
-        m->buf = (unsigned char *)malloc(room);
-        cr_assert_eq(bw_init_fixed(&m->w, m->buf, room), BW_OK);
-        break;
-    }
-}
-
-void mw_done(mw *m)
-{
-    bw_release(&m->w);
-    free(m->buf);
-    by_free(&m->s.out);
-}
-
-void fill_pattern(bw_writer *w, unsigned char *exp, size_t n, unsigned seed)
-{
-    size_t i, k;
-    for (i = 0; i < n; i++) exp[i] = pat(i, seed);
-    for (i = 0; i < n; i += k) {
-        k = 1 + (i * 31) % 3000;
-        if (k > n - i) k = n - i;
-        cr_assert_eq(bw_write(w, exp + i, k), BW_OK);
-    }
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* harness.h - the one test harness, shared by every tests/test_*.c.
+/* harness.h - the one test harness, shared by every tests/test_*.c and
+ * built from two files by topic: harness.c (the allocator, the modes, the
+ * test sink, the per-mode writer, several writers on one pool) and
+ * harness_pool.c (pools, failing the Nth call, scripted output).
  *
  *   - test_alloc: a counting, failure-injecting backing allocator. Every
  *     block carries a 16-byte header with its size, so a free or realloc
@@ -9,7 +12,7 @@
  *     from 1) fail; with fail_sticky, every call from the Nth on fails.
  *   - The modes (M_CONTIG ... M_FIXED), FOR_EACH_MODE, and `harness`: a
  *     writer of a given mode on a fresh counting pool, with the test sink
- *     (sink_state, test_sink) for streaming and a guarded fixed buffer.
+ *     (sink, test_sink) for streaming and a guarded fixed buffer.
  *   - fail_each_call: run a piece of work with backing call N failing, for
  *     N = 1, 2, ... until a run makes fewer than N calls.
  *   - Byte helpers: pat, pattern, ref (the expected output), expect_output. */
@@ -94,32 +97,50 @@ extern const char *const mode_name[M_COUNT];
 #endif
 #define LIVE_LIMIT (512LL << 20)
 
-/* The test-owned sink: appends what it takes; scripted failures. It fails
- * once its budget is spent, the way fail_kind says. */
-enum { SF_ERRNO, SF_ZERO, SF_TOO_MANY, SF_BELOW };
-typedef struct sink_state {
-    unsigned char *got;
+/* A growable byte array: the reference and the sink's output. */
+typedef struct bytes {
+    unsigned char *d;
     size_t len, cap;
-    long calls;
-    size_t min_n;     /* smallest n it was offered (contract: >= 1)        */
-    int wrong_thread; /* called on another thread than the test's          */
+} bytes;
+void by_add(bytes *b, const void *src, size_t n);
+void by_free(bytes *b);
+
+/* The test sink, for every streaming writer in the tests: it appends what
+ * it takes to out and counts its calls; the other fields script how much it
+ * takes and how it fails. A call with n == 0 or data NULL is counted in
+ * bad_args and fails (-1, EINVAL): the writer must never make one. */
+enum { SF_ERRNO, SF_ZERO, SF_TOO_MANY, SF_BELOW }; /* -1 with fail_errno; 0; n + 1; -2 */
+enum { EINTR_NEVER, EINTR_ONCE, EINTR_ODD };
+typedef struct sink {
+    bytes out;        /* every byte taken, in order                        */
+    long calls;       /* every call, failed ones included                  */
+    long bad_args;    /* calls with n == 0 or data NULL                    */
+    int wrong_thread; /* called on another thread than sink_init's         */
     pthread_t thread;
-    size_t take;      /* accept at most this much per call; 0 = all offered */
-    size_t budget;    /* accept this much in all, then fail; SIZE_MAX = never */
-    int fail_kind;    /* how it fails (SF_*)                               */
+    int eintr;        /* EINTR_ONCE: the next call is -1 with EINTR (then
+                       * EINTR_NEVER); EINTR_ODD: every odd call is        */
+    size_t take;      /* take at most this much per call; 0 = all offered */
+    int random;       /* take a random count 1..that, from seed            */
+    unsigned seed;
+    size_t budget;    /* take this much in all, then fail; SIZE_MAX = never */
+    long fail_at;     /* this call (from 1) fails; 0 = never               */
+    int fail_sticky;  /* ... and every later one                           */
+    int fail_kind;    /* how it fails (SF_*); SF_BELOW leaves errno EPERM  */
     int fail_errno;   /* errno for SF_ERRNO                                */
-    int eintr_first;  /* the next call fails with EINTR                    */
-} sink_state;
+} sink;
 
 ptrdiff_t test_sink(void *ctx, const void *data, size_t n);
 
-/* A sink that takes everything, called on this thread (and, once failing,
- * fails with EPIPE). sink_fail: every call from now on fails the way kind
- * says (SF_ERRNO: -1 with errno err; SF_ZERO: 0, a broken sink); sink_heal:
- * takes everything again. */
-void sink_init(sink_state *s);
-void sink_fail(sink_state *s, int kind, int err);
-void sink_heal(sink_state *s);
+/* sink_init: a sink that takes everything, expected on this thread, never
+ * failing (and, once told to fail, failing with EPIPE). sink_init_random:
+ * the same, taking random counts from seed. sink_fail: every call from now
+ * on fails the way kind says (SF_ERRNO: -1 with errno err); sink_heal: it
+ * takes everything again. sink_free: frees the output. */
+void sink_init(sink *s);
+void sink_init_random(sink *s, unsigned seed);
+void sink_fail(sink *s, int kind, int err);
+void sink_heal(sink *s);
+void sink_free(sink *s);
 
 typedef struct harness {
     int mode;
@@ -127,7 +148,7 @@ typedef struct harness {
     bw_allocator hook; /* ta, refusing huge requests without calling malloc */
     bw_pool *p;
     bw_writer w;
-    sink_state s;
+    sink s;
     unsigned char *fmem; /* GUARD | fixed buffer | GUARD */
     unsigned char *fbuf;
     size_t fsize;
@@ -236,7 +257,7 @@ void h_open_chain(harness *h, size_t blocks, ref *r);
 typedef struct env {
     test_alloc ta;
     bw_pool *pool;
-    sink_state sink;
+    sink sink;
     unsigned char ibuf[IBUF_SIZE];
     unsigned char fixed[FIXED_SIZE];
 } env;
@@ -322,20 +343,11 @@ size_t write_job(bw_pool *p, size_t total, size_t *caps, size_t *ncaps);
 long fail_each_call(int (*run)(void *ctx, long n, int sticky), void *ctx, int sticky,
                     long limit);
 
-/* ---- Scripted output: the scripted sink, a scripted stream of writes --- */
-/* Used by the output tests (sink, fd, file, failinj, model). The scripted
- * sink counts and fails by call number and takes short counts; the plain
- * test sink above is for the per-mode writer. */
+/* ---- Scripted output: a scripted stream of writes ---------------------- */
+/* Used by the output tests (sink, fd, file, failinj, model), with the test
+ * sink above taking random short counts. */
 
 unsigned rnd(unsigned *s); /* a small LCG: 24 random bits */
-
-/* A growable byte array: the reference and the sink's output. */
-typedef struct bytes {
-    unsigned char *d;
-    size_t len, cap;
-} bytes;
-void by_add(bytes *b, const void *src, size_t n);
-void by_free(bytes *b);
 
 void st_le(unsigned char *p, uint64_t v, int n);
 void st_be(unsigned char *p, uint64_t v, int n);
@@ -348,21 +360,6 @@ void drain(int fd, bytes *b); /* everything available from a non-blocking fd */
 /* The held bytes are exactly exp[0..n), seen through bw_copy_out, bw_iovec
  * and (when not NULL) bw_data. */
 void held_is(const bw_writer *w, const unsigned char *exp, size_t n, const char *where);
-
-typedef struct sink {
-    bytes out;        /* every byte accepted, in order */
-    long calls;       /* every call, failed ones included */
-    long fail_at;     /* this call (from 1) fails with fail_errno; 0 = never */
-    int fail_sticky;  /* ... and every later one */
-    int fail_errno;
-    int take;         /* 0: all n; 1: one byte; 2: a random count 1..n */
-    unsigned seed;
-    int eintr;        /* every odd call is -1 with EINTR first */
-    int broken;       /* 1: returns 0; 2: returns n + 1; 3: returns -2 */
-    long bad_args;    /* calls with n == 0 or data NULL */
-} sink;
-void sink_reset(sink *s, int take, unsigned seed);
-ptrdiff_t sink_fn(void *ctx, const void *data, size_t n);
 
 /* For a streaming writer that never consumed: what the sink got, then what
  * is held, is exactly exp[0..bw_tell). */
@@ -391,8 +388,8 @@ int do_op(bw_writer *w, const work *wk, const op *o); /* BW_OK and its bytes, or
 extern const size_t small_sizes[10];
 #define NSMALL (sizeof small_sizes / sizeof small_sizes[0])
 
-/* A writer of a mode over the scripted sink. room: the streaming buffer
- * size or the fixed buffer size. */
+/* A writer of a mode over the test sink, which takes random short counts.
+ * room: the streaming buffer size or the fixed buffer size. */
 typedef struct mw {
     bw_writer w;
     int mode;

@@ -231,7 +231,7 @@ Test(clients_fixed, cstr_of_a_full_streaming_buffer_records_nothing)
     cr_expect_eq(bw_error(&w), BW_OK);
     cr_expect_eq(e->sink.calls, 0, "bw_cstr never sends");
     cr_expect_eq(bw_flush(&w), BW_OK);
-    cr_expect_eq(e->sink.len, sizeof b);
+    cr_expect_eq(e->sink.out.len, sizeof b);
     bw_release(&w);
     env_free(e);
 }
@@ -312,8 +312,8 @@ Test(clients_rollback, streaming_writer_whose_sink_failed)
     sink_heal(&e->sink);
     bw_clear_error(&w);
     cr_expect_eq(bw_flush(&w), BW_OK);
-    cr_expect_eq(e->sink.len, 200);
-    cr_expect(memcmp(e->sink.got, "AB", 2) == 0 && memcmp(e->sink.got + 2, b + 2, 198) == 0);
+    cr_expect_eq(e->sink.out.len, 200);
+    cr_expect(memcmp(e->sink.out.d, "AB", 2) == 0 && memcmp(e->sink.out.d + 2, b + 2, 198) == 0);
     cr_expect_eq(bw_truncate(&w, 10), BW_EINVAL, "sent bytes are gone");
     bw_release(&w);
     env_free(e);
@@ -340,11 +340,11 @@ static void detach_check(env *e, int m, size_t n)
     fill(src, n, (unsigned)n);
     for (i = 0; i < n; i += 100)
         cr_assert_eq(bw_write(&w, src + i, n - i < 100 ? n - i : 100), BW_OK);
-    sent = e->sink.len;
+    sent = e->sink.out.len;
     got = (unsigned char *)bw_detach_malloc(&w, &len);
     cr_assert(got != NULL, "%s %zu", mode_name[m], n);
     cr_expect_eq(len, n - sent, "%s %zu: the held bytes", mode_name[m], n);
-    if (sent != 0) memcpy(all, e->sink.got, sent);
+    if (sent != 0) memcpy(all, e->sink.out.d, sent);
     memcpy(all + sent, got, len);
     cr_expect(memcmp(all, src, n) == 0, "%s %zu", mode_name[m], n);
     cr_expect_eq(got[len], 0, "a NUL after them");
@@ -358,7 +358,7 @@ static void detach_check(env *e, int m, size_t n)
     cr_expect_str_eq((char *)got, "again");
     free(got);
     bw_release(&w);
-    e->sink.len = 0;
+    e->sink.out.len = 0;
     free(src);
     free(all);
 }
@@ -613,7 +613,7 @@ Test(clients_sizes, streaming_buffer_goes_back_to_its_size_after_a_long_item)
     cr_expect_geq(bw_capacity(&w), 100000, "a long item takes a larger block");
     cr_assert_eq(bw_write(&w, b, 10), BW_OK); /* fits: nothing sent yet */
     cr_assert_eq(bw_flush(&w), BW_OK);
-    cr_expect_eq(e->sink.len, 100020);
+    cr_expect_eq(e->sink.out.len, 100020);
     bw_pool_get_stats(e->pool, &st);
     cr_expect_eq(st.outstanding_bytes, 0, "the larger block went back when its bytes were sent");
     cr_assert_eq(bw_write(&w, b, 10), BW_OK);
@@ -624,7 +624,7 @@ Test(clients_sizes, streaming_buffer_goes_back_to_its_size_after_a_long_item)
     cr_assert_eq(bw_advance(&w, avail), BW_OK);
     cr_assert_eq(bw_write(&w, b, 100), BW_OK);
     cr_expect_eq(bw_capacity(&w), CLIENT_SINK_BUF);
-    cr_expect_eq(e->sink.len, 100020 + 10 + avail);
+    cr_expect_eq(e->sink.out.len, 100020 + 10 + avail);
     cr_expect_eq(bw_len(&w), 100);
     /* a write from the enlarged buffer's own bytes keeps it until copied */
     span = (unsigned char *)bw_get_span(&w, 5000, &avail);
@@ -633,7 +633,8 @@ Test(clients_sizes, streaming_buffer_goes_back_to_its_size_after_a_long_item)
     cr_assert_eq(bw_advance(&w, avail), BW_OK);
     cr_expect_eq(bw_write(&w, span + avail - 100, 100), BW_OK);
     cr_assert_eq(bw_flush(&w), BW_OK);
-    cr_expect(e->sink.got[e->sink.len - 1] == 'Q' && e->sink.got[e->sink.len - 100] == 'Q');
+    cr_expect(e->sink.out.d[e->sink.out.len - 1] == 'Q' &&
+              e->sink.out.d[e->sink.out.len - 100] == 'Q');
     bw_release(&w);
     env_free(e);
 }

@@ -42,7 +42,7 @@ static int alloc_fail_run(void *ctx, long n, int sticky)
     test_alloc ta;
     bw_pool *p = fresh_pool(&ta, 16384, 0);
     bw_writer w;
-    sink s = {{NULL, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    sink s;
     const size_t bufsz = 1024;
     long start, calls;
     size_t i;
@@ -52,9 +52,9 @@ static int alloc_fail_run(void *ctx, long n, int sticky)
         atomic_store(&ta.fail_sticky, sticky);
         atomic_store(&ta.fail_at, start + n);
     }
-    sink_reset(&s, 2, 31);
+    sink_init_random(&s, 31);
     if (chain) cr_assert_eq(bw_init_chain(&w, p), BW_OK);
-    else cr_assert_eq(bw_init_sink(&w, p, bufsz, sink_fn, &s), BW_OK);
+    else cr_assert_eq(bw_init_sink(&w, p, bufsz, test_sink, &s), BW_OK);
     for (i = 0; i < wk->nops; i++) {
         const op *o = &wk->ops[i];
         uint64_t before = bw_tell(&w), acc;
@@ -104,7 +104,7 @@ static int alloc_fail_run(void *ctx, long n, int sticky)
     alloc_failures_seen += failures;
     calls = atomic_load(&ta.calls) - start;
     bw_release(&w);
-    by_free(&s.out);
+    sink_free(&s);
     ta_finish(&ta, p);
     return (int)calls;
 }

@@ -109,7 +109,7 @@ Test(positions, streaming_patch_and_truncate_of_sent_bytes_are_einval)
     harness h;
     h_open_pattern(&h, M_SINK, 50, NULL);
     put_pattern(&h, 50, 30);
-    cr_assert_eq(h.s.len, 50, "the first 50 were sent to make room");
+    cr_assert_eq(h.s.out.len, 50, "the first 50 were sent to make room");
     cr_expect_eq(bw_patch(&h.w, 0, "x", 1), BW_EINVAL);
     cr_expect_eq(bw_error(&h.w), BW_EINVAL, "recorded");
     bw_clear_error(&h.w);
@@ -122,9 +122,9 @@ Test(positions, streaming_patch_and_truncate_of_sent_bytes_are_einval)
     cr_expect_eq(bw_truncate(&h.w, 60), BW_OK, "and truncated");
     cr_expect_eq(bw_tell(&h.w), 60);
     cr_expect_eq(bw_flush(&h.w), BW_OK);
-    cr_expect_eq(h.s.len, 60);
-    cr_expect_eq(h.s.got[50], 'Z');
-    cr_expect(memcmp(h.s.got + 51, pattern() + 51, 9) == 0);
+    cr_expect_eq(h.s.out.len, 60);
+    cr_expect_eq(h.s.out.d[50], 'Z');
+    cr_expect(memcmp(h.s.out.d + 51, pattern() + 51, 9) == 0);
     h_close(&h);
 }
 
@@ -195,7 +195,7 @@ Test(positions, clear_leaves_tell_at_the_first_dropped_byte)
         if (m == M_SINK) {
             put_pattern(&h, 0, 50);
             put_pattern(&h, 0, 30);
-            cr_assert_eq(h.s.len, 51, "'x' and the 50 were sent to make room");
+            cr_assert_eq(h.s.out.len, 51, "'x' and the 50 were sent to make room");
             cr_expect_eq(bw_tell(&h.w), 84);
             bw_clear(&h.w);
             cr_expect_eq(bw_tell(&h.w), 54, "streaming: the first dropped byte follows the sent ones");

@@ -30,7 +30,8 @@ Test(streaming, streaming_sends_only_when_room_is_needed_and_on_flush)
     cr_expect_eq(bw_len(&h.w), SINK_BUF);
     cr_expect_eq(bw_put_u8(&h.w, pat(SINK_BUF, 7)), BW_OK);
     cr_expect_geq(h.s.calls, 1, "the 65th byte needs room: the buffer is sent");
-    cr_expect(h.s.len >= 1 && memcmp(h.s.got, pattern(), h.s.len) == 0, "a prefix was sent");
+    cr_expect(h.s.out.len >= 1 && memcmp(h.s.out.d, pattern(), h.s.out.len) == 0,
+              "a prefix was sent");
     expect_output(&h, pattern(), SINK_BUF + 1, "65 bytes");
     /* Calls that fit send nothing. */
     h.s.calls = 0;
@@ -42,8 +43,8 @@ Test(streaming, streaming_sends_only_when_room_is_needed_and_on_flush)
     cr_expect_eq(bw_flush(&h.w), BW_OK);
     cr_expect_geq(h.s.calls, 1);
     cr_expect_eq(bw_len(&h.w), 0, "flush sends every held byte");
-    cr_expect_eq(h.s.len, SINK_BUF + 2);
-    cr_expect_eq(h.s.got[SINK_BUF + 1], '7');
+    cr_expect_eq(h.s.out.len, SINK_BUF + 2);
+    cr_expect_eq(h.s.out.d[SINK_BUF + 1], '7');
     h_close(&h);
 }
 
@@ -54,17 +55,17 @@ Test(streaming, short_counts_and_eintr_are_continued)
     int i;
     h_open(&h, M_SINK);
     h.s.take = 3;
-    h.s.eintr_first = 1;
+    h.s.eintr = EINTR_ONCE;
     for (i = 0; i < 20; i++) {
         put_pattern_ref(&h, &r, (size_t)i * 17, 17);
     }
     cr_expect_eq(bw_flush(&h.w), BW_OK);
     cr_expect_eq(bw_error(&h.w), BW_OK);
     cr_expect_eq(bw_len(&h.w), 0);
-    cr_expect_eq(h.s.len, r.len);
-    cr_expect(memcmp(h.s.got, r.d, r.len) == 0, "every byte once, in order");
+    cr_expect_eq(h.s.out.len, r.len);
+    cr_expect(memcmp(h.s.out.d, r.d, r.len) == 0, "every byte once, in order");
     cr_expect_geq(h.s.calls, (long)(r.len / 3));
-    cr_expect_geq(h.s.min_n, 1, "the sink is never called with n = 0");
+    cr_expect_eq(h.s.bad_args, 0, "the sink is never called with n = 0");
     cr_expect_eq(h.s.wrong_thread, 0, "called on the calling thread");
     h_close_ref(&h, &r);
 }
@@ -115,15 +116,15 @@ Test(streaming, clear_error_then_flush_retries_from_first_byte_not_taken)
     h.s.budget = 5;
     cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK);
     cr_expect_eq(bw_flush(&h.w), BW_EIO);
-    cr_expect_eq(h.s.len, 5);
+    cr_expect_eq(h.s.out.len, 5);
     cr_expect_eq(bw_len(&h.w), 5, "what the sink did not take stays held");
     cr_expect_eq(bw_tell(&h.w), 10);
     bw_clear_error(&h.w);
     cr_expect_eq(bw_error(&h.w), BW_OK);
     h.s.budget = SIZE_MAX;
     cr_expect_eq(bw_flush(&h.w), BW_OK);
-    cr_expect_eq(h.s.len, 10);
-    cr_expect(memcmp(h.s.got, "0123456789", 10) == 0);
+    cr_expect_eq(h.s.out.len, 10);
+    cr_expect(memcmp(h.s.out.d, "0123456789", 10) == 0);
     cr_expect_eq(bw_len(&h.w), 0);
     h_close(&h);
 }
@@ -146,8 +147,8 @@ Test(streaming, failed_large_call_accepts_a_prefix_told_by_tell)
     uint64_t t = write_to_failing_sink(&h, 100, 0, 1000);
     cr_expect_leq(t, 1000);
     cr_expect_geq(t, 100, "at least what the sink took was accepted");
-    cr_expect_eq(h.s.len, 100);
-    cr_expect_eq(h.s.len + bw_len(&h.w), t, "every accepted byte is sent or held");
+    cr_expect_eq(h.s.out.len, 100);
+    cr_expect_eq(h.s.out.len + bw_len(&h.w), t, "every accepted byte is sent or held");
     expect_output(&h, pattern(), (size_t)t, "accepted prefix");
     h_close(&h);
 }
@@ -196,7 +197,7 @@ Test(streaming, reserve_or_span_beyond_buffer_sends_then_takes_a_big_block)
     long calls;
     h_open_pattern(&h, M_SINK, 10, &r);
     cr_expect_eq(bw_reserve(&h.w, 200), BW_OK);
-    cr_expect_eq(h.s.len, 10, "what was held is sent");
+    cr_expect_eq(h.s.out.len, 10, "what was held is sent");
     cr_expect_eq(bw_len(&h.w), 0);
     cr_expect_geq(bw_free_capacity(&h.w), 200);
     calls = h.s.calls;
@@ -263,7 +264,7 @@ Test(streaming, flush_returns_the_recorded_error_in_every_mode)
         expect_output(&h, "abc", 3, "flush with an error");
         bw_clear_error(&h.w);
         cr_expect_eq(bw_flush(&h.w), BW_OK, "%s", mode_name[m]);
-        if (m == M_SINK) cr_expect_eq(h.s.len, 3);
+        if (m == M_SINK) cr_expect_eq(h.s.out.len, 3);
         expect_output(&h, "abc", 3, "flush");
         h_close(&h);
     }
@@ -363,7 +364,7 @@ Test(streaming, write_fd_sends_held_bytes_in_every_mode)
         put_pattern(&h, 6000, 30);
         ref_add(&r, pattern(), 6030);
         held = bw_len(&h.w);
-        sent = h.s.len;
+        sent = h.s.out.len;
         cr_expect_eq(bw_write_fd(&h.w, fds[1], &n), BW_OK, "%s", mode_name[m]);
         cr_expect_eq(n, held);
         cr_expect_eq(bw_len(&h.w), 0);
