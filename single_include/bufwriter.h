@@ -3973,6 +3973,7 @@ int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
     void *tmp = NULL;
     size_t tmp_cap = 0;
     uint64_t tell;
+    int rc;
 
     /* Allowed while an error is recorded (as truncate): the held bytes are
      * intact after any failure, so a frame can be fixed or rolled back
@@ -3981,15 +3982,20 @@ int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
     if (n == 0) return BW_OK;
     tell = bw_tell(w);
     if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
-    if (bw_data(w) == NULL && bw__overlaps(w, src, n)) {
+    /* A failure below returns its own code, not w->err: with an error
+     * already recorded that would hide it (the first error stays). */
+    if ((bw_data(w) == NULL || (bw__traits(w) & BW__LINKS)) && bw__overlaps(w, src, n)) {
         /* Spanning pieces, piece by piece: a source among them is copied
-         * first so that no piece reads bytes already overwritten. */
+         * first so that no piece reads bytes already overwritten; and a
+         * reference that own makes a block is done with (its bytes may be
+         * gone) before the patch reads its source. */
         in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
-        if (in == NULL) return w->err;
+        if (in == NULL) return BW_ENOMEM;
     }
-    if (bw__own(w, pos, n) != BW_OK) {
+    rc = bw__own(w, pos, n);
+    if (rc != BW_OK) {
         if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
-        return w->err;
+        return rc;
     }
     while (n > 0) {
         size_t room, k;
