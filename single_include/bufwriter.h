@@ -1162,30 +1162,13 @@ BW__INLINE void bw__st_u64be(unsigned char *p, uint64_t v)
 { bw__st_u32be(p, BW__CAST(uint32_t, v >> 32)); bw__st_u32be(p + 4, BW__CAST(uint32_t, v)); }
 #endif
 BW__INLINE void bw__st_u8(unsigned char *p, uint8_t v) { p[0] = v; }
-BW__INLINE void bw__st_i16le(unsigned char *p, int16_t v)
-{
-    bw__st_u16le(p, BW__CAST(uint16_t, v));
-}
-BW__INLINE void bw__st_i32le(unsigned char *p, int32_t v)
-{
-    bw__st_u32le(p, BW__CAST(uint32_t, v));
-}
-BW__INLINE void bw__st_i64le(unsigned char *p, int64_t v)
-{
-    bw__st_u64le(p, BW__CAST(uint64_t, v));
-}
-BW__INLINE void bw__st_i16be(unsigned char *p, int16_t v)
-{
-    bw__st_u16be(p, BW__CAST(uint16_t, v));
-}
-BW__INLINE void bw__st_i32be(unsigned char *p, int32_t v)
-{
-    bw__st_u32be(p, BW__CAST(uint32_t, v));
-}
-BW__INLINE void bw__st_i64be(unsigned char *p, int64_t v)
-{
-    bw__st_u64be(p, BW__CAST(uint64_t, v));
-}
+/* Signed: the two's complement bits, through the unsigned store. */
+#define BW__ST_SIGNED(bits, e)                                                \
+    BW__INLINE void bw__st_i##bits##e(unsigned char *p, int##bits##_t v)      \
+    { bw__st_u##bits##e(p, BW__CAST(uint##bits##_t, v)); }
+BW__ST_SIGNED(16, le) BW__ST_SIGNED(32, le) BW__ST_SIGNED(64, le)
+BW__ST_SIGNED(16, be) BW__ST_SIGNED(32, be) BW__ST_SIGNED(64, be)
+#undef BW__ST_SIGNED
 /* Floats: their IEEE-754 bits, through memcpy (no aliasing games). */
 BW__INLINE void bw__st_f32le(unsigned char *p, float v)
 { uint32_t u; memcpy(&u, &v, sizeof u); bw__st_u32le(p, u); }
