@@ -481,7 +481,8 @@ same_version() { # header macros = Makefile = CMake = Meson; one soname
 }
 
 checked_build() { # make CFLAGS=-DBW_DEBUG: a checked library, the user's flags after the project's
-    CPPFLAGS=-DBW_TEST_ENV_CPPFLAGS $MAKE -C "$root" --no-print-directory -j2 B="$work/dbg" \
+    # --no-silent: the compile lines are checked, and `make -s test` must not hide them.
+    CPPFLAGS=-DBW_TEST_ENV_CPPFLAGS $MAKE -C "$root" --no-print-directory --no-silent -j2 B="$work/dbg" \
         CFLAGS=-DBW_DEBUG LDFLAGS=-Wl,-z,now all >"$work/dbg.log" 2>&1 || { cat "$work/dbg.log"; return 1; }
     grep -q -- '-fvisibility=hidden .*-DBW_TEST_ENV_CPPFLAGS -DBW_DEBUG' "$work/dbg.log" || {
         echo "the compile lines lack the project's flags, CPPFLAGS or CFLAGS in that order:"
