@@ -224,6 +224,7 @@ Test(clients_ref, patch_into_a_lone_reference)
     atomic_store(&e->ta.fail_sticky, 1);
     atomic_store(&e->ta.fail_at, atomic_load(&e->ta.calls) + 1);
     cr_expect_eq(bw_patch(&w, 10, "XY", 2), BW_ENOMEM, "the copy of the reference failed");
+    cr_expect_eq(bw_patch(&w, 10, r + 50, 100), BW_ENOMEM, "the copy of the source failed");
     cr_expect_eq(bw_error(&w), BW_EOVERFLOW, "the first error stays");
     cr_expect_eq(dc.calls, 0, "still a reference");
     cr_assert_eq(bw_copy_out(&w, 0, got, sizeof got), BW_OK);
