@@ -1765,11 +1765,11 @@ int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
     if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
     /* A failure below returns its own code, not w->err: with an error
      * already recorded that would hide it (the first error stays). */
-    if ((bw_data(w) == NULL || (bw__traits(w) & BW__LINKS)) && bw__overlaps(w, src, n)) {
-        /* Spanning pieces, piece by piece: a source among them is copied
-         * first so that no piece reads bytes already overwritten; and a
-         * reference that own makes a block is done with (its bytes may be
-         * gone) before the patch reads its source. */
+    if ((bw__traits(w) & BW__LINKS) && bw__overlaps(w, src, n)) {
+        /* A source among linked pieces is copied first: a patch spanning
+         * pieces could overwrite it before it is read, and own gives a
+         * reference back (its bytes may be gone) before the patch reads.
+         * One block needs no copy: memmove handles the overlap. */
         in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
         if (in == NULL) return BW_ENOMEM;
     }
