@@ -85,6 +85,13 @@ void ta_free(void *ctx, void *block, size_t size)
     free((unsigned char *)block - TA_HDR);
 }
 
+void ta_fail_from_next(test_alloc *ta)
+{
+    atomic_store(&ta->fail_sticky, 1);
+    atomic_store(&ta->fail_at, atomic_load(&ta->calls) + 1);
+}
+void ta_fail_never(test_alloc *ta) { atomic_store(&ta->fail_at, 0); }
+
 /* Set up ta as a fresh counting allocator; with_realloc = 0 leaves the
  * realloc hook NULL (the pool then copies). */
 void ta_init(test_alloc *ta, int with_realloc)
@@ -340,13 +347,8 @@ bw_pool_stats h_stats(harness *h)
 
 long h_calls(harness *h) { return atomic_load(&h->ta.calls); }
 
-/* Make every backing call from the next one on fail (or stop failing). */
-void h_fail_from_next(harness *h)
-{
-    atomic_store(&h->ta.fail_sticky, 1);
-    atomic_store(&h->ta.fail_at, h_calls(h) + 1);
-}
-void h_fail_never(harness *h) { atomic_store(&h->ta.fail_at, 0); }
+void h_fail_from_next(harness *h) { ta_fail_from_next(&h->ta); }
+void h_fail_never(harness *h) { ta_fail_never(&h->ta); }
 
 /* A position-dependent byte pattern to write from. */
 const unsigned char *pattern(void)

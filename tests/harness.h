@@ -56,6 +56,10 @@ void ta_free(void *ctx, void *block, size_t size);
  * realloc hook NULL (the pool then copies). */
 void ta_init(test_alloc *ta, int with_realloc);
 
+/* Make every backing call from ta's next one on fail (or stop failing). */
+void ta_fail_from_next(test_alloc *ta);
+void ta_fail_never(test_alloc *ta);
+
 /* A pool over ta with the given threshold (0 = default) and flags, with
  * 0.1's mechanics, so tests can count exactly: first blocks are the class
  * of the first write, nothing above the threshold is kept or learned, and
@@ -173,7 +177,7 @@ void h_close(harness *h);
 bw_pool_stats h_stats(harness *h);
 long h_calls(harness *h);
 
-/* Make every backing call from the next one on fail (or stop failing). */
+/* ta_fail_from_next and ta_fail_never on the harness's allocator. */
 void h_fail_from_next(harness *h);
 void h_fail_never(harness *h);
 

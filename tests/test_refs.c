@@ -221,15 +221,14 @@ Test(clients_ref, patch_into_a_lone_reference)
     cr_assert_eq(bw_append_ref(&w, r, sizeof r, on_done, &dc), BW_OK);
     cr_assert_eq(bw_puts(&w, "tail!"), BW_OK);
     cr_assert_eq(bw_reserve(&w, SIZE_MAX), BW_EOVERFLOW);
-    atomic_store(&e->ta.fail_sticky, 1);
-    atomic_store(&e->ta.fail_at, atomic_load(&e->ta.calls) + 1);
+    ta_fail_from_next(&e->ta);
     cr_expect_eq(bw_patch(&w, 10, "XY", 2), BW_ENOMEM, "the copy of the reference failed");
     cr_expect_eq(bw_patch(&w, 10, r + 50, 100), BW_ENOMEM, "the copy of the source failed");
     cr_expect_eq(bw_error(&w), BW_EOVERFLOW, "the first error stays");
     cr_expect_eq(dc.calls, 0, "still a reference");
     cr_assert_eq(bw_copy_out(&w, 0, got, sizeof got), BW_OK);
     cr_expect(memcmp(got, r, sizeof r) == 0 && memcmp(got + sizeof r, "tail!", 5) == 0);
-    atomic_store(&e->ta.fail_at, 0);
+    ta_fail_never(&e->ta);
     cr_expect_eq(bw_patch(&w, 10, "XY", 2), BW_OK, "works once memory is back");
     cr_expect_eq(dc.calls, 1);
     cr_expect_eq(bw_error(&w), BW_EOVERFLOW);
