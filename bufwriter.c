@@ -28,8 +28,7 @@
 
 /* The largest block the writer asks for: sizes past PTRDIFF_MAX break
  * pointer differences, so they count as unrepresentable. */
-/* A segmented writer's first block, and a streaming writer's buffer. */
-#define BW__CHAIN_FIRST ((size_t)4096)
+/* A streaming writer's buffer. */
 #define BW__STREAM_DEFAULT ((size_t)64 << 10)
 /* printf formats short output here when the free space is smaller. */
 #define BW__PRINTF_STACK 256
@@ -37,7 +36,7 @@
  * it does not fit the free space with vsnprintf's NUL (exact fits). */
 #define BW__PRINTF_FIXED_STACK 1024
 
-typedef char bw__seg_fits[sizeof(bw__seg) <= BW__SEG_HDR ? 1 : -1];
+typedef char bw__seg_fits[sizeof(bw__blk) <= BW__SEG_HDR ? 1 : -1];
 typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
 
 /* The writer's layout on 64-bit (bufwriter.h): data, len, lim, cap, pos,
@@ -124,52 +123,8 @@ static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
     return BW_OK;
 }
 
-static bw__seg *bw__tail_seg(const bw_writer *w) { return (bw__seg *)(void *)(w->data + w->cap); }
-static size_t bw__seg_cap(const bw__seg *s) { return (size_t)((const unsigned char *)s - s->data); }
-
-/* A by-reference piece (bw_append_ref): a small record rented from the pool,
- * linked like a block. Its link's data is NULL, which tells it from a block
- * in every walk; its held range [start, end) lies in the caller's bytes. It
- * is never the last block: writes go to a block after it. */
-typedef struct bw__ref {
-    bw__seg seg; /* first, so a bw__seg * of a reference is the record    */
-    const unsigned char *bytes;
-    size_t n;        /* as given: done(ctx, bytes, n)                      */
-    bw_done_fn done;
-    void *ctx;
-    size_t cap;      /* the record's capacity, to give it back             */
-} bw__ref;
-
-/* Where a non-last piece's offsets count from. */
-static const unsigned char *bw__seg_bytes(const bw__seg *s)
-{
-    return s->data != NULL ? s->data : ((const bw__ref *)(const void *)s)->bytes;
-}
-
-/* Give a segmented block back (its real capacity includes the link); a
- * reference's record goes back and its done is called, once. */
-static void bw__seg_return(bw_writer *w, bw__seg *s)
-{
-    if (s->data == NULL) {
-        bw__ref r = *(bw__ref *)(void *)s;
-        (void)bw_pool_return(w->pool, s, r.cap);
-        if (r.done != NULL) r.done(r.ctx, r.bytes, r.n);
-        return;
-    }
-    (void)bw_pool_return(w->pool, s->data, bw__seg_cap(s) + BW__SEG_HDR);
-}
-
-/* Give back every segmented block but the last. */
-static void bw__seg_drop_all_but_tail(bw_writer *w)
-{
-    bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
-    while (s != NULL && s != tail) {
-        bw__seg *next = s->next;
-        bw__seg_return(w, s);
-        s = next;
-    }
-    w->m.head = NULL;
-}
+static const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
+                                   size_t nbuf, void **tmp, size_t *tmp_cap);
 
 /* True when [p, p + n) overlaps the writer's current block (for the modes
  * with one block, all of its storage; bw__overlaps for any mode). */
@@ -282,7 +237,7 @@ static int bw__block_put(bw_writer *w, const void *src, size_t n)
 /* Walk: the held bytes are one piece. */
 static int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
 {
-    if (c->started) return 0;
+    if (c->started || w->data == NULL) return 0;
     c->started = 1;
     *p = w->data + bw__start(w);
     *n = w->len - bw__start(w);
@@ -536,10 +491,106 @@ int bw_init_fixed(bw_writer *w, void *buf, size_t size)
 
 /* ---- segmented ---- */
 
-/* A segmented block's size for `want` bytes, link included: the growth
- * rule's, rounded up to BW__SEG_ALIGN. A pool's classes already are; an
- * exact-size rent (BW_POOL_BYPASS, or above the threshold) may not be, and
- * the link at the block's end must be aligned. */
+/* One rule (writer_internal.h, bw__piece): the held bytes are the closed
+ * pieces, then the open piece data[open, len) of the current block. A
+ * reference or a move closes the open piece and pushes pieces; a full
+ * block is closed the same way and a new one becomes current. Nothing
+ * moves once written, so every pointer to a held byte stays valid until
+ * that byte leaves; a piece leaves by consume (front), truncate (back) or
+ * reset, and a block goes back when the last piece in it leaves. */
+
+static bw__blk *bw__cur(const bw_writer *w) { return (bw__blk *)(void *)(w->data + w->cap); }
+static size_t bw__blk_size(const bw__blk *b)
+{
+    return (size_t)((const unsigned char *)b - b->data) + BW__SEG_HDR;
+}
+
+/* Where the open piece starts: where the last closed piece ends, or base. */
+static size_t bw__open(const bw_writer *w)
+{
+    uint64_t at = w->m.c.count != w->m.c.first ? w->m.c.pc[w->m.c.count - 1].end : w->base;
+    return (size_t)(at - w->pos);
+}
+
+static void bw__blk_link(bw_writer *w, bw__blk *b)
+{
+    b->prev = NULL;
+    b->next = w->m.c.blocks;
+    if (b->next != NULL) b->next->prev = b;
+    w->m.c.blocks = b;
+}
+
+static void bw__blk_unlink(bw_writer *w, bw__blk *b)
+{
+    if (b->prev != NULL) b->prev->next = b->next;
+    else w->m.c.blocks = b->next;
+    if (b->next != NULL) b->next->prev = b->prev;
+}
+
+/* A piece leaves: a reference's done is called; a block of the list that
+ * holds no piece any more goes back (the current block stays). */
+static void bw__piece_drop(bw_writer *w, bw__piece *pc)
+{
+    bw__blk *b = pc->blk;
+    if (b == NULL) {
+        if (pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
+        return;
+    }
+    if (--b->pieces == 0 && (w->data == NULL || b != bw__cur(w))) {
+        bw__blk_unlink(w, b);
+        (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
+    }
+}
+
+/* Room for k more closed pieces (amortized O(1): the array doubles, or
+ * moves down over consumed pieces); BW_ENOMEM recorded, nothing changed. */
+static int bw__pc_reserve(bw_writer *w, size_t k)
+{
+    size_t held = w->m.c.count - w->m.c.first, room = w->m.c.pc_cap / sizeof(bw__piece);
+    size_t want, got;
+    bw__piece *pc;
+    bw_pool *p;
+    if (w->m.c.count + k <= room) return BW_OK;
+    if (held + k <= room / 2) { /* half the array consumed: move down */
+        memmove(w->m.c.pc, w->m.c.pc + w->m.c.first, held * sizeof(bw__piece));
+    } else {
+        want = room < 16 ? 16 : 2 * room;
+        if (want < held + k) want = held + k;
+        if (want > UINT32_MAX / 2) return bw__fail(w, BW_EOVERFLOW);
+        p = bw__pool_of(w);
+        pc = p != NULL ? (bw__piece *)bw_pool_rent(p, want * sizeof(bw__piece), &got) : NULL;
+        if (pc == NULL) return bw__fail(w, BW_ENOMEM);
+        if (held != 0) memcpy(pc, w->m.c.pc + w->m.c.first, held * sizeof(bw__piece));
+        if (w->m.c.pc != NULL) (void)bw_pool_return(p, w->m.c.pc, w->m.c.pc_cap);
+        w->m.c.pc = pc;
+        w->m.c.pc_cap = got;
+    }
+    w->m.c.first = 0;
+    w->m.c.count = (uint32_t)held;
+    return BW_OK;
+}
+
+/* Whether the open piece holds bytes, which closing it pushes. */
+static int bw__must_close(const bw_writer *w) { return w->data != NULL && bw__open(w) != w->len; }
+
+/* Close the open piece (room for it reserved): it joins the array. */
+static void bw__close_open(bw_writer *w)
+{
+    size_t open;
+    bw__piece *pc;
+    if (!bw__must_close(w)) return;
+    open = bw__open(w);
+    pc = &w->m.c.pc[w->m.c.count++];
+    pc->p = w->data + open;
+    pc->n = w->len - open;
+    pc->end = bw_tell(w);
+    pc->blk = bw__cur(w);
+    pc->blk->pieces++;
+}
+
+/* The size of a new block for `want` bytes with its trailer: the growth
+ * rule's, rounded up to BW__SEG_ALIGN (an exact-size rent, BW_POOL_BYPASS
+ * or above the threshold, may not be aligned). */
 static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
 {
     size_t n;
@@ -550,451 +601,429 @@ static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
     return BW_OK;
 }
 
-/* The size of a segmented writer's next block past the threshold, `want`
- * (2 x the previous one) at most: what the pool's large retention can
- * still keep of the chain (bw__pool_seg_large), given its blocks above the
- * threshold. */
-static size_t bw__seg_large(const bw_writer *w, const bw_pool *p, size_t want)
-{
-    size_t held = 0, count = 0;
-    const bw__seg *s = (const bw__seg *)w->m.head;
-    if (s == NULL && w->data != NULL) s = bw__tail_seg(w);
-    for (; s != NULL; s = s->next) {
-        size_t sz = bw__seg_cap(s) + BW__SEG_HDR;
-        if (sz > bw__pool_threshold(p)) {
-            held += sz;
-            count++;
-        }
-    }
-    return bw__pool_seg_large(p, held, count, want);
-}
-
-/* Segmented: rent a block after the current one with at least `need` usable
- * bytes: max(class of the need, 2 x the previous block, 4 KiB), past the
- * threshold as bw__seg_large allows. One request, however large: an
- * impossible size is one failed backing call. */
-static bw__seg *bw__seg_rent_after(bw_writer *w, size_t need, size_t prev)
+/* Rent a block of exactly the size bw__seg_size gives for `want` (trailer
+ * included): its trailer set, not linked anywhere. NULL: recorded. */
+static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t want, got;
-    unsigned char *b;
-    bw__seg *s;
-    int rc;
+    size_t got;
+    unsigned char *d;
+    bw__blk *b;
+    int rc = p != NULL ? bw__seg_size(p, want, &want) : BW_ENOMEM;
+    if (rc != BW_OK) return bw__fail(w, rc), NULL;
+    d = (unsigned char *)bw_pool_rent(p, want, &got);
+    if (d == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+    b = (bw__blk *)(void *)(d + got - BW__SEG_HDR);
+    b->data = d;
+    b->prev = b->next = NULL;
+    b->pieces = 0;
+    return b;
+}
 
-    if (p == NULL) {
-        bw__fail(w, BW_ENOMEM);
-        return NULL;
-    }
-    if (need > BW__MAX_BLOCK - BW__SEG_HDR) {
-        bw__fail(w, BW_EOVERFLOW);
-        return NULL;
-    }
+/* The next block for `need` contiguous bytes: max(class of the need,
+ * 2 x the current block, the pool's chain block size); past the
+ * threshold as much as the pool's large retention can keep of the
+ * writer's large blocks (bw__pool_seg_large), so a stream of similar jobs
+ * gets its blocks back. One request, however large. */
+static bw__blk *bw__blk_next(bw_writer *w, size_t need)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, want, held = 0, count = 0;
+    const bw__blk *b;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+    if (need > BW__MAX_BLOCK - BW__SEG_HDR) return bw__fail(w, BW_EOVERFLOW), NULL;
     want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
-    if (want < BW__CHAIN_FIRST) want = BW__CHAIN_FIRST;
-    if (want < bw__pool_min_first(p)) want = bw__pool_min_first(p);
-    if (want > bw__pool_threshold(p)) want = bw__seg_large(w, p, want);
-    if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
-    rc = bw__seg_size(p, want, &want);
-    if (rc != BW_OK) {
-        bw__fail(w, rc);
-        return NULL;
-    }
-    b = (unsigned char *)bw_pool_rent(p, want, &got);
-    if (b == NULL) {
-        bw__fail(w, BW_ENOMEM);
-        return NULL;
-    }
-    s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
-    s->data = b;
-    s->next = NULL;
-    s->start = s->end = 0;
-    return s;
-}
-
-static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
-{
-    return bw__seg_rent_after(w, need, w->data != NULL ? w->cap + BW__SEG_HDR : 0);
-}
-
-/* Make s the last block. The old last block stays where it is (its rest
- * is skipped); an old block that is the only one and holds nothing is
- * unlinked and returned, for the caller to give back (bw__seg_return). */
-static bw__seg *bw__seg_link(bw_writer *w, bw__seg *s)
-{
-    bw__seg *gone = NULL;
-    if (w->data != NULL) {
-        bw__seg *old = bw__tail_seg(w);
-        if (w->m.head == NULL && w->len == bw__start(w)) {
-            gone = old;
-        } else {
-            /* The range: [start, len) as the only block, else [0, len); the
-             * link's start may be stale from an earlier life of the block. */
-            old->end = w->len;
-            old->start = w->m.head == NULL ? bw__start(w) : 0;
-            if (w->m.head == NULL) w->m.head = old;
-            old->next = s;
+    if (want < bw__pool_chain_block(p)) want = bw__pool_chain_block(p);
+    if (want > bw__pool_threshold(p)) {
+        for (b = w->m.c.blocks; b != NULL; b = b->next) {
+            if (bw__blk_size(b) > bw__pool_threshold(p)) {
+                held += bw__blk_size(b);
+                count++;
+            }
         }
+        if (prev > bw__pool_threshold(p)) {
+            held += prev;
+            count++;
+        }
+        want = bw__pool_seg_large(p, held, count, want);
     }
-    w->pos += w->len;
-    w->data = s->data;
-    w->cap = bw__seg_cap(s);
+    if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
+    return bw__blk_rent(w, want);
+}
+
+static void bw__blk_return(bw_writer *w, bw__blk *b)
+{
+    if (b != NULL) (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
+}
+
+/* b becomes the current block (room for closing the open piece reserved).
+ * The old one joins the list when it holds pieces; else it is returned
+ * for the caller to give back (bw_cstr's "" may still be read in it). */
+static bw__blk *bw__blk_switch(bw_writer *w, bw__blk *b)
+{
+    bw__blk *gone = NULL;
+    if (w->data != NULL) {
+        bw__close_open(w);
+        if (bw__cur(w)->pieces != 0) bw__blk_link(w, bw__cur(w));
+        else gone = bw__cur(w);
+    }
+    w->pos = bw_tell(w);
+    w->data = b->data;
+    w->cap = (size_t)((unsigned char *)b - b->data);
     w->len = 0;
     bw__set_lim(w);
     return gone;
 }
 
+
+/* Room: a write fills the rest of the current block first; room alone
+ * (src NULL) must be contiguous and leaves that rest. */
 static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
 {
-    size_t first = 0;
-    bw__seg *s, *gone;
-    /* A write fills the rest of the last block first; room (src NULL) must
-     * be contiguous and skips it. */
-    if (src != NULL && w->data != NULL) first = w->cap - w->len;
-    s = bw__seg_rent(w, n - first);
-    if (s == NULL) return w->err;
+    size_t first = src != NULL && w->data != NULL ? w->cap - w->len : 0;
+    bw__blk *b = bw__blk_next(w, n - first), *gone;
+    if (b == NULL || bw__pc_reserve(w, (size_t)(bw__must_close(w) || first != 0)) != BW_OK)
+        return bw__blk_return(w, b), w->err;
     if (first != 0) {
         memcpy(w->data + w->len, src, first);
         w->len += first;
     }
-    gone = bw__seg_link(w, s); /* it held nothing, so src is not in it */
-    if (gone != NULL) bw__seg_return(w, gone);
+    gone = bw__blk_switch(w, b);
     if (src != NULL) {
         memcpy(w->data, (const unsigned char *)src + first, n - first);
         w->len = n - first;
     }
+    bw__blk_return(w, gone); /* it held nothing, so src was not in it */
     return BW_OK;
 }
 
-/* Walk: block by block; a writer with one block is walked as one. */
-static int bw__chain_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+/* Room kept (bw__room_keep): a new current block; nothing moves. */
+static int bw__chain_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
-    const bw__seg *s;
-    if (w->m.head == NULL) return bw__block_piece(w, c, p, n);
-    s = c->started ? c->seg->next : (const bw__seg *)w->m.head;
-    c->started = 1;
-    if (s == NULL) return 0;
-    c->seg = s;
-    if (s == bw__tail_seg(w)) {
-        *p = s->data;
-        *n = w->len;
-    } else {
-        *p = bw__seg_bytes(s) + s->start;
-        *n = s->end - s->start;
+    bw__blk *b = bw__blk_next(w, n), *gone;
+    if (b == NULL || bw__pc_reserve(w, (size_t)bw__must_close(w)) != BW_OK)
+        return bw__blk_return(w, b), w->err;
+    gone = bw__blk_switch(w, b);
+    if (gone != NULL) {
+        *old = gone->data;
+        *old_cap = bw__blk_size(gone);
     }
+    return BW_OK;
+}
+
+/* Walk: the closed pieces, then the open one. */
+static int bw__chain_walk(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+{
+    size_t i = c->started ? c->i + 1 : w->m.c.first;
+    c->started = 1;
+    c->i = i;
+    if (i < w->m.c.count) {
+        *p = w->m.c.pc[i].p;
+        *n = w->m.c.pc[i].n;
+        return 1;
+    }
+    if (i > w->m.c.count || w->data == NULL) return 0;
+    *p = w->data + bw__open(w);
+    *n = w->len - bw__open(w);
     return 1;
 }
 
-/* Drop from the front: the blocks (and references) wholly dropped go back;
- * the first kept one starts later. base has moved already. */
+static size_t bw__chain_pieces(const bw_writer *w)
+{
+    return w->m.c.count - w->m.c.first + (w->data != NULL && bw__open(w) != w->len);
+}
+
+/* Drop from the front (base has moved): whole pieces leave, the first kept
+ * one starts later; what is left of n is the open piece's, whose start
+ * follows base. */
 static void bw__chain_drop_front(bw_writer *w, size_t n)
 {
-    bw__seg *s = (bw__seg *)w->m.head, *tail;
-    if (s == NULL) return; /* one block, or none (no tail to find) */
-    tail = bw__tail_seg(w);
-    while (s != tail) {
-        size_t held = s->end - s->start;
-        if (n < held) {
-            s->start += n;
+    while (n != 0 && w->m.c.first != w->m.c.count) {
+        bw__piece *pc = &w->m.c.pc[w->m.c.first];
+        if (n < pc->n) {
+            pc->p += n;
+            pc->n -= n;
             return;
         }
-        n -= held;
-        w->m.head = s->next;
-        bw__seg_return(w, s);
-        s = (bw__seg *)w->m.head;
+        n -= pc->n;
+        w->m.c.first++;
+        bw__piece_drop(w, pc);
     }
-    w->m.head = NULL; /* the last block is the only one now */
+    if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
 }
 
-/* Room that keeps the held bytes where they are: a new block linked after
- * the last (bw__room_keep). */
-static int bw__chain_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+/* The first closed piece that ends after pos (count: the open piece's). */
+static size_t bw__chain_find(const bw_writer *w, uint64_t pos)
 {
-    bw__seg *s = bw__seg_rent(w, n), *gone;
-    if (s == NULL) return w->err;
-    gone = bw__seg_link(w, s);
-    if (gone != NULL) { /* held nothing, but bw_cstr's "" may be in it */
-        *old = gone->data;
-        *old_cap = bw__seg_cap(gone) + BW__SEG_HDR;
+    size_t lo = w->m.c.first, hi = w->m.c.count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->m.c.pc[mid].end > pos) hi = mid;
+        else lo = mid + 1;
     }
-    return BW_OK;
+    return lo;
 }
 
-/* Reset: every block and reference goes back. */
-static void bw__chain_drop_storage(bw_writer *w)
-{
-    if (w->data != NULL) {
-        bw__seg_drop_all_but_tail(w);
-        bw__seg_return(w, bw__tail_seg(w));
-    }
-    w->data = NULL;
-    w->cap = 0;
-    w->m.head = NULL;
-}
-
-/* Make contiguous: the blocks are copied into one new block, with extra
- * free bytes after them (one block with the room already: as it is). */
-static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
-{
-    size_t held = bw_len(w);
-    bw_pool *p = bw__pool_of(w);
-    bw__cursor c = {NULL, 0};
-    const unsigned char *src;
-    size_t want, got, k, off = 0;
-    unsigned char *b;
-    bw__seg *s;
-    int rc;
-    if (w->m.head == NULL && w->cap - w->len >= extra) return w->data + bw__start(w);
-    if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
-    rc = bw__seg_size(p, held + extra + BW__SEG_HDR, &want);
-    if (rc != BW_OK) return bw__fail(w, rc), NULL;
-    b = (unsigned char *)bw_pool_rent(p, want, &got);
-    if (b == NULL) return bw__fail(w, BW_ENOMEM), NULL;
-    while (bw__piece(w, &c, &src, &k)) {
-        if (k != 0) memcpy(b + off, src, k);
-        off += k;
-    }
-    bw__seg_drop_all_but_tail(w);
-    bw__seg_return(w, bw__tail_seg(w));
-    s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
-    s->data = b;
-    s->next = NULL;
-    s->start = s->end = 0;
-    w->data = b;
-    w->cap = got - BW__SEG_HDR;
-    w->pos = w->base;
-    w->len = held;
-    bw__set_lim(w);
-    return b;
-}
-
-/* Overlaps: any of the blocks, and any reference's bytes. */
-static int bw__chain_overlaps(const bw_writer *w, const void *p, size_t n)
-{
-    uintptr_t a = (uintptr_t)p, b = a + n;
-    const bw__seg *s;
-    if (w->data == NULL || n == 0) return 0;
-    if (bw__in_block(w, p, n)) return 1;
-    for (s = (const bw__seg *)w->m.head; s != NULL; s = s->next) {
-        const bw__ref *r = (const bw__ref *)(const void *)s;
-        uintptr_t lo = s->data != NULL ? (uintptr_t)s->data : (uintptr_t)r->bytes;
-        uintptr_t hi = s->data != NULL ? (uintptr_t)s : lo + r->n;
-        if (b > lo && a < hi) return 1;
-    }
-    return 0;
-}
-
-/* Block size: the one block's, its link included; 0 with more than one. */
-static size_t bw__chain_block_size(const bw_writer *w)
-{
-    return w->m.head == NULL ? w->cap + BW__SEG_HDR : 0;
-}
-
-/* Own (before a patch): a patch never writes the caller's memory, so each
- * reference among the n held bytes at pos first becomes a block of its own (a copy; its done is
- * called then). On failure the error is recorded; the held bytes are the
- * same either way. */
-static int bw__chain_own(bw_writer *w, uint64_t pos, size_t n)
-{
-    bw__seg *prev = NULL, *s, *tail = bw__tail_seg(w);
-    uint64_t at = w->base;
-    if (w->m.head == NULL || pos >= w->pos) return BW_OK; /* the last block's */
-    for (s = (bw__seg *)w->m.head; s != NULL && s != tail && at < pos + n; prev = s, s = s->next) {
-        size_t held = s->end - s->start, want, got;
-        unsigned char *b;
-        bw__seg *ns;
-        int rc;
-        if (s->data == NULL && pos < at + held) {
-            rc = bw__seg_size(w->pool, held + BW__SEG_HDR, &want);
-            if (rc != BW_OK) return bw__fail(w, rc);
-            b = (unsigned char *)bw_pool_rent(w->pool, want, &got);
-            if (b == NULL) return bw__fail(w, BW_ENOMEM);
-            memcpy(b, bw__seg_bytes(s) + s->start, held);
-            ns = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
-            ns->data = b;
-            ns->start = 0;
-            ns->end = held;
-            ns->next = s->next;
-            if (prev != NULL) prev->next = ns;
-            else w->m.head = ns;
-            bw__seg_return(w, s);
-            s = ns;
-        }
-        at += held;
-    }
-    return BW_OK;
-}
-
-/* Cut: within the last block as any block; in an earlier one, that block
- * becomes the last one (a reference stays linked, before the emptied last
- * block), and every piece after it goes back. */
+/* Cut: in the open piece, len moves back; else the piece holding pos is
+ * shortened, every later one leaves, and writes go on at the current
+ * block's len (from its start when no piece is left in it). */
 static void bw__chain_cut(bw_writer *w, uint64_t pos)
 {
-    bw__seg *s, *keep = NULL;
-    uint64_t at;
-    if (pos >= w->pos) {
-        bw__block_cut(w, pos);
-        return;
-    }
-    at = w->base;
-    for (s = (bw__seg *)w->m.head; s != NULL; s = s->next) {
-        size_t held = s->end - s->start;
-        if (pos <= at + held) {
-            keep = s;
-            break;
-        }
-        at += held;
-    }
-    s = keep->next;
-    if (keep->data == NULL) {
-        /* A reference takes no writes: its kept part stays linked, and the
-         * last block, emptied, follows it (nothing to rent). */
-        bw__seg *tail = bw__tail_seg(w);
-        size_t cut = (size_t)(pos - at);
-        while (s != tail) {
-            bw__seg *next = s->next;
-            bw__seg_return(w, s);
-            s = next;
-        }
-        keep->next = tail;
-        keep->end = keep->start + cut;
-        w->pos = pos;
-        w->len = 0;
-        if (cut == 0) bw__seg_drop_all_but_tail(w); /* the first piece: all dropped */
+    size_t i, k;
+    uint64_t open_at = w->pos + bw__open(w);
+    if (pos >= open_at || w->m.c.first == w->m.c.count) {
+        w->len = (size_t)(pos - w->pos);
         bw__set_lim(w);
         return;
     }
-    while (s != NULL) {
-        bw__seg *next = s->next;
-        bw__seg_return(w, s);
-        s = next;
+    i = bw__chain_find(w, pos);
+    k = i;
+    if (pos > w->m.c.pc[i].end - w->m.c.pc[i].n) { /* pos inside piece i: it stays */
+        w->m.c.pc[i].n -= (size_t)(w->m.c.pc[i].end - pos);
+        w->m.c.pc[i].end = pos;
+        k++;
     }
-    keep->next = NULL;
-    if (keep == w->m.head) w->m.head = NULL;
-    w->data = keep->data;
-    w->cap = bw__seg_cap(keep);
-    w->pos = at - keep->start;
-    w->len = keep->start + (size_t)(pos - at);
+    while (w->m.c.count > k) bw__piece_drop(w, &w->m.c.pc[--w->m.c.count]);
+    if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
+    if (w->data != NULL && bw__cur(w)->pieces == 0) w->len = 0;
+    w->pos = pos - w->len;
     bw__set_lim(w);
 }
 
-/* Link: a reference, unless it is empty or lies in the writer's own blocks
- * (which a link would outlive: consume gives blocks back); those are
- * copied. */
-static int bw__chain_link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
+/* Reset: every piece leaves, every block and the array go back. */
+static void bw__chain_drop_storage(bw_writer *w)
 {
-    bw_pool *p;
-    bw__ref *r;
-    bw__seg *fresh = NULL, *tail;
-    size_t rcap, held;
-    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    if (n == 0 || bw__chain_overlaps(w, data, n)) return bw__link_copy(w, data, n, done, ctx);
-    p = bw__pool_of(w);
-    if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    r = (bw__ref *)bw_pool_rent(p, sizeof *r, &rcap);
-    if (r == NULL) return bw__fail(w, BW_ENOMEM);
-    held = w->data == NULL ? 0 : w->m.head == NULL ? w->len - bw__start(w) : w->len;
-    if (w->data == NULL || held != 0) {
-        /* Writes after the reference need a block after it: a first-size
-         * one, not the doubling of the last (references interleave with
-         * small writes). */
-        fresh = bw__seg_rent_after(w, 0, 0);
-        if (fresh == NULL) {
-            (void)bw_pool_return(p, r, rcap);
-            return w->err;
-        }
+    bw__chain_drop_front(w, bw_len(w)); /* the list empties as pieces go */
+    if (w->data != NULL) bw__blk_return(w, bw__cur(w));
+    if (w->m.c.pc != NULL) (void)bw_pool_return(w->pool, w->m.c.pc, w->m.c.pc_cap);
+    w->m.c.pc = NULL;
+    w->m.c.pc_cap = 0;
+    w->m.c.blocks = NULL;
+    w->data = NULL;
+    w->cap = 0;
+}
+
+/* Make contiguous: the held bytes as the open piece of one block with
+ * extra free bytes after them (already so: as they are); else copied into
+ * a new block, every piece leaving. */
+static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
+{
+    size_t held = bw_len(w), off = 0, k;
+    bw__cursor c = {0, 0};
+    const unsigned char *src;
+    bw__blk *b;
+    if (w->m.c.first == w->m.c.count && w->data != NULL && w->cap - w->len >= extra)
+        return w->data + bw__open(w);
+    if (held > BW__MAX_BLOCK - BW__SEG_HDR - extra) return bw__fail(w, BW_EOVERFLOW), NULL;
+    b = bw__blk_rent(w, held + extra + BW__SEG_HDR);
+    if (b == NULL) return NULL;
+    while (bw__chain_walk(w, &c, &src, &k)) {
+        if (k != 0) memcpy(b->data + off, src, k);
+        off += k;
     }
-    r->seg.data = NULL;
-    r->seg.start = 0;
-    r->seg.end = n;
-    r->bytes = (const unsigned char *)data;
-    r->n = n;
-    r->done = done;
-    r->ctx = ctx;
-    r->cap = rcap;
-    if (w->data == NULL) { /* no storage yet */
-        w->m.head = &r->seg;
-    } else {
-        tail = bw__tail_seg(w);
-        if (held != 0) { /* the last block is closed where it ends */
-            tail->end = w->len;
-            tail->start = w->m.head == NULL ? bw__start(w) : 0;
-            if (w->m.head == NULL) w->m.head = tail;
-            tail->next = &r->seg;
-        } else if (w->m.head == NULL) { /* empty, the only block: after it */
-            w->m.head = &r->seg;
-            fresh = tail;
-        } else { /* empty last block: the reference goes before it */
-            bw__seg *prev = (bw__seg *)w->m.head;
-            while (prev->next != tail) prev = prev->next;
-            prev->next = &r->seg;
-            fresh = tail;
-        }
-    }
-    r->seg.next = fresh;
-    w->pos += w->len + n;
-    w->data = fresh->data;
-    w->cap = bw__seg_cap(fresh);
-    w->len = 0;
+    bw__chain_drop_front(w, held);
+    if (w->data != NULL) bw__blk_return(w, bw__cur(w));
+    w->data = b->data;
+    w->cap = (size_t)((unsigned char *)b - b->data);
+    w->pos = w->base;
+    w->len = held;
     bw__set_lim(w);
+    return b->data;
+}
+
+/* Overlaps: the writer's own blocks (references are the caller's). */
+static int bw__chain_overlaps(const bw_writer *w, const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, e = a + n;
+    const bw__blk *b;
+    if (n == 0) return 0;
+    if (bw__in_block(w, p, n)) return 1;
+    for (b = w->m.c.blocks; b != NULL; b = b->next)
+        if (e > (uintptr_t)b->data && a < (uintptr_t)b->data + bw__blk_size(b)) return 1;
+    return 0;
+}
+
+/* Block size: the current block's, its trailer included, when it holds
+ * every held byte. */
+static size_t bw__chain_block_size(const bw_writer *w)
+{
+    return w->m.c.first == w->m.c.count ? w->cap + BW__SEG_HDR : 0;
+}
+
+/* Piece i's part of [pos, end) (i == count: the open piece): where it
+ * starts in memory, and its length in *k (0: none). */
+static unsigned char *bw__chain_span(const bw_writer *w, size_t i, uint64_t pos, uint64_t end,
+                                     size_t *k)
+{
+    const unsigned char *p;
+    uint64_t from, to;
+    if (i < w->m.c.count) {
+        to = w->m.c.pc[i].end;
+        from = to - w->m.c.pc[i].n;
+        p = w->m.c.pc[i].p;
+    } else if (w->data == NULL) {
+        *k = 0;
+        return NULL;
+    } else {
+        from = w->pos + bw__open(w);
+        to = bw_tell(w);
+        p = w->data + bw__open(w);
+    }
+    if (from < pos) {
+        p += pos - from;
+        from = pos;
+    }
+    if (to > end) to = end;
+    *k = to > from ? (size_t)(to - from) : 0;
+    return (unsigned char *)(uintptr_t)p;
+}
+
+/* Own: the references among [pos, end) are copied into one new block (a
+ * patch never writes the caller's memory); their done is called. */
+static int bw__chain_own(bw_writer *w, size_t i, uint64_t end, size_t bytes)
+{
+    bw__blk *b = bw__blk_rent(w, bytes + BW__SEG_HDR);
+    size_t off = 0;
+    if (b == NULL) return BW_ENOMEM;
+    for (; i < w->m.c.count && w->m.c.pc[i].end - w->m.c.pc[i].n < end; i++) {
+        bw__piece *pc = &w->m.c.pc[i];
+        if (pc->blk != NULL) continue;
+        memcpy(b->data + off, pc->p, pc->n);
+        bw__piece_drop(w, pc);
+        pc->p = b->data + off;
+        pc->blk = b;
+        b->pieces++;
+        off += pc->n;
+    }
+    bw__blk_link(w, b);
     return BW_OK;
 }
 
-/* Between two segmented writers of one pool: src's blocks and references
- * follow dst's held bytes, src's last block becomes dst's; nothing is
- * copied (but a partly consumed single block's bytes, moved down to its
- * start as the last block's range needs), nothing rented. */
-static void bw__relink(bw_writer *dst, bw_writer *src)
+/* Patch: O(log pieces) to find the first piece, then each piece's part. A
+ * source among the writer's blocks needs no copy unless it overlaps two
+ * of the parts written (a part that overlaps it is written last, with
+ * memmove); a source in a reference that own gives back is copied first.
+ * Memory only for references (own) and for such a source. */
+static int bw__chain_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
-    bw__seg *first, *last = NULL;
-    uint64_t at = bw_tell(dst);
-    if (src->m.head == NULL) bw__move_down(src, NULL);
-    first = src->m.head != NULL ? (bw__seg *)src->m.head : bw__tail_seg(src);
-    if (dst->data != NULL) {
-        bw__seg *t = bw__tail_seg(dst);
-        if (bw_len(dst) == 0) { /* nothing held: dst's storage goes */
-            bw__seg_drop_all_but_tail(dst);
-            bw__seg_return(dst, t);
-        } else if (dst->m.head != NULL && dst->len == 0) { /* empty last block */
-            for (last = (bw__seg *)dst->m.head; last->next != t; last = last->next) {}
-            bw__seg_return(dst, t);
-        } else {
-            t->end = dst->len;
-            t->start = dst->m.head == NULL ? bw__start(dst) : 0;
-            if (dst->m.head == NULL) dst->m.head = t;
-            last = t;
+    unsigned char buf[64], *last = NULL, *d;
+    const unsigned char *in = (const unsigned char *)src;
+    uintptr_t a = (uintptr_t)src, e = a + n;
+    void *tmp = NULL;
+    size_t i0 = bw__chain_find(w, pos), i, k, refs = 0, last_off = 0, last_k = 0;
+    uint64_t end = pos + n;
+    int in_ref = 0, hits = 0, rc = BW_OK;
+    size_t tmp_cap = 0;
+    for (i = i0; i <= w->m.c.count; i++) {
+        d = bw__chain_span(w, i, pos, end, &k);
+        if (k == 0) break;
+        if (i < w->m.c.count && w->m.c.pc[i].blk == NULL) {
+            refs += w->m.c.pc[i].n;
+            in_ref |= e > (uintptr_t)w->m.c.pc[i].p &&
+                      a < (uintptr_t)w->m.c.pc[i].p + w->m.c.pc[i].n;
+        } else if (e > (uintptr_t)d && a < (uintptr_t)d + k) {
+            hits++;
         }
     }
-    if (last != NULL) last->next = first;
-    else dst->m.head = src->m.head;
+    if (in_ref || hits > 1) {
+        in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
+        if (in == NULL) return BW_ENOMEM;
+    }
+    if (refs != 0) rc = bw__chain_own(w, i0, end, refs);
+    for (i = i0; rc == BW_OK && i <= w->m.c.count; i++) {
+        d = bw__chain_span(w, i, pos, end, &k);
+        if (k == 0) break;
+        if (in == src && e > (uintptr_t)d && a < (uintptr_t)d + k) {
+            last = d; /* over the source: written last, when it has been read */
+            last_k = k;
+            last_off = (size_t)(pos - end + n);
+        } else {
+            memcpy(d, in + (pos - end + n), k);
+        }
+        pos += k;
+    }
+    if (last != NULL) memmove(last, in + last_off, last_k);
+    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
+    return rc;
+}
+
+/* Link: O(1) amortized; the bytes are copied instead when they are empty
+ * or lie in a block of the writer's (consume or truncate would give it
+ * back under the reference). Caller memory is linked as often as given. */
+static int bw__chain_link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
+{
+    bw__piece *pc;
+    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    if (n == 0 || bw__chain_overlaps(w, data, n)) return bw__link_copy(w, data, n, done, ctx);
+    if (bw__pc_reserve(w, 2) != BW_OK) return w->err;
+    bw__close_open(w);
+    pc = &w->m.c.pc[w->m.c.count++];
+    pc->p = (const unsigned char *)data;
+    pc->n = pc->orig_n = n;
+    pc->end = bw_tell(w) + n;
+    pc->blk = NULL;
+    pc->done = done;
+    pc->ctx = ctx;
+    pc->orig = data;
+    w->pos += n; /* the open piece starts after it, in the same block */
+    return BW_OK;
+}
+
+/* Take (bw_move) between segmented writers of one pool: src's pieces
+ * follow dst's, as closed pieces (their positions moved), and its blocks
+ * join dst's list; dst's next write goes on in its own current block.
+ * Nothing is copied but the piece records, nothing rented but room for
+ * them. 1 done, 0 to have the bytes copied, or the recorded error. */
+static int bw__chain_take(bw_writer *dst, bw_writer *src)
+{
+    uint64_t delta;
+    size_t i;
+    bw__blk *b;
+    if (src->mode != BW__CHAIN || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
+    if (bw__pc_reserve(dst, src->m.c.count - src->m.c.first + 2) != BW_OK) return dst->err;
+    bw__close_open(dst);
+    delta = bw_tell(dst) - src->base;
+    for (i = src->m.c.first; i < src->m.c.count; i++) {
+        bw__piece *pc = &dst->m.c.pc[dst->m.c.count++];
+        *pc = src->m.c.pc[i];
+        pc->end += delta;
+    }
+    if (src->data != NULL && bw__open(src) != src->len) { /* src's open piece */
+        bw__piece *pc = &dst->m.c.pc[dst->m.c.count++];
+        pc->p = src->data + bw__open(src);
+        pc->n = src->len - bw__open(src);
+        pc->end = bw_tell(src) + delta;
+        pc->blk = bw__cur(src);
+        pc->blk->pieces++;
+    }
+    while ((b = src->m.c.blocks) != NULL) {
+        bw__blk_unlink(src, b);
+        bw__blk_link(dst, b);
+    }
+    if (src->data != NULL) {
+        b = bw__cur(src);
+        if (b->pieces != 0) bw__blk_link(dst, b);
+        else bw__blk_return(src, b);
+    }
     dst->pool = bw__pool_of(src);
-    dst->data = src->data;
-    dst->cap = src->cap;
-    dst->len = src->len;
-    dst->pos = at + (src->pos - src->base);
+    dst->pos += bw_len(src);
     dst->flags &= (unsigned char)~BW__CSTR;
-    bw__set_lim(dst);
+    src->m.c.first = src->m.c.count = 0;
     src->pos = src->base = bw_tell(src);
     src->data = NULL;
     src->cap = src->len = 0;
-    src->m.head = NULL;
     src->flags &= (unsigned char)~BW__CSTR;
     bw__set_lim(src);
-}
-
-/* Take (bw_move): src's pieces relinked when it is segmented too, with a
- * block, and of the same pool; 0 when they must be copied. */
-static int bw__chain_take(bw_writer *dst, bw_writer *src)
-{
-    if (src->mode != BW__CHAIN || src->data == NULL || bw_writer_pool(dst) != bw_writer_pool(src))
-        return 0;
-    bw__relink(dst, src);
     return 1;
 }
 
 int bw_init_chain(bw_writer *w, bw_pool *pool)
 {
     if (bw__init_mode(w, pool, BW__CHAIN) != BW_OK) return BW_EINVAL;
-    w->m.head = NULL;
+    w->m.c.pc = NULL;
+    w->m.c.pc_cap = 0;
+    w->m.c.first = w->m.c.count = 0;
+    w->m.c.blocks = NULL;
     return BW_OK;
 }
 
@@ -1286,16 +1315,26 @@ BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra)
     return NULL;
 }
 
-BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+BW__INTERNAL int bw__walk(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
 {
-    if (w->data == NULL) return 0;
     switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  return bw__chain_piece(w, c, p, n);
+    case BW__M_CHAIN:  return bw__chain_walk(w, c, p, n);
     case BW__M_CONTIG:
     case BW__M_STREAM:
     case BW__M_FIXED:  break;
     }
     return bw__block_piece(w, c, p, n);
+}
+
+BW__INTERNAL size_t bw__pieces(const bw_writer *w)
+{
+    switch (bw__mode_of(w)) {
+    case BW__M_CHAIN:  return bw__chain_pieces(w);
+    case BW__M_CONTIG:
+    case BW__M_STREAM:
+    case BW__M_FIXED:  break;
+    }
+    return bw_len(w) != 0;
 }
 
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n)
@@ -1370,14 +1409,15 @@ BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos)
     bw__block_cut(w, pos);
 }
 
-BW__INTERNAL int bw__own(bw_writer *w, uint64_t pos, size_t n)
+BW__INTERNAL int bw__patch_at(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
     switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  return bw__chain_own(w, pos, n);
+    case BW__M_CHAIN:  return bw__chain_patch(w, pos, src, n);
     case BW__M_CONTIG:
     case BW__M_STREAM:
     case BW__M_FIXED:  break; /* one block, the writer's own */
     }
+    memmove(w->data + (size_t)(pos - w->pos), src, n);
     return BW_OK;
 }
 
@@ -1728,67 +1768,19 @@ done:
 /* Positions                                                                */
 /* ------------------------------------------------------------------------ */
 
-/* Find the held byte at position pos (base <= pos < tell): its block and its
- * offset there. For a one-block writer the block is data. */
-static unsigned char *bw__at(const bw_writer *w, uint64_t pos, size_t *room)
-{
-    bw__cursor c = {NULL, 0};
-    const unsigned char *p;
-    size_t n;
-    uint64_t at = w->base;
-    while (bw__piece(w, &c, &p, &n)) {
-        if (pos < at + n) {
-            *room = n - (size_t)(pos - at);
-            return (unsigned char *)(uintptr_t)(p + (pos - at));
-        }
-        at += n;
-    }
-    *room = 0;
-    return NULL;
-}
-
 int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
-    unsigned char buf[64];
-    const unsigned char *in = (const unsigned char *)src;
-    void *tmp = NULL;
-    size_t tmp_cap = 0;
     uint64_t tell;
-    int rc;
-
     /* Allowed while an error is recorded (as truncate): the held bytes are
      * intact after any failure, so a frame can be fixed or rolled back
-     * before the error is dealt with. */
+     * before the error is dealt with. A failure returns its own code, not
+     * w->err: with an error already recorded that would hide it (the
+     * first error stays). */
     if (w == NULL) return BW_EINVAL;
     if (n == 0) return BW_OK;
     tell = bw_tell(w);
     if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
-    /* A failure below returns its own code, not w->err: with an error
-     * already recorded that would hide it (the first error stays). */
-    if ((bw__traits(w) & BW__LINKS) && bw__overlaps(w, src, n)) {
-        /* A source among linked pieces is copied first: a patch spanning
-         * pieces could overwrite it before it is read, and own gives a
-         * reference back (its bytes may be gone) before the patch reads.
-         * One block needs no copy: memmove handles the overlap. */
-        in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
-        if (in == NULL) return BW_ENOMEM;
-    }
-    rc = bw__own(w, pos, n);
-    if (rc != BW_OK) {
-        if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
-        return rc;
-    }
-    while (n > 0) {
-        size_t room, k;
-        unsigned char *d = bw__at(w, pos, &room);
-        k = n < room ? n : room;
-        memmove(d, in, k);
-        in += k;
-        pos += k;
-        n -= k;
-    }
-    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
-    return BW_OK;
+    return bw__patch_at(w, pos, src, n);
 }
 
 int bw_truncate(bw_writer *w, uint64_t pos)
@@ -1807,38 +1799,37 @@ int bw_truncate(bw_writer *w, uint64_t pos)
  * inline). */
 const unsigned char *bw__data_slow(const bw_writer *w)
 {
-    bw__cursor c = {NULL, 0};
-    const unsigned char *p, *one = NULL;
-    size_t n;
-    if (w == NULL || w->data == NULL) return NULL;
-    while (bw__piece(w, &c, &p, &n)) {
-        if (n == 0) continue;
-        if (one != NULL) return NULL;
-        one = p;
-    }
-    return one != NULL ? one : w->data + w->len;
+    bw__cursor c = {0, 0};
+    const unsigned char *p;
+    size_t n, count;
+    if (w == NULL) return NULL;
+    count = bw__pieces(w);
+    if (count > 1) return NULL;
+    if (count == 0) return w->data != NULL ? w->data + w->len : NULL;
+    while (bw__walk(w, &c, &p, &n) && n == 0) {}
+    return p;
 }
 
+/* The count without a walk; a walk only for the entries asked for. */
 size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max)
 {
-    bw__cursor c = {NULL, 0};
+    bw__cursor c = {0, 0};
     const unsigned char *p;
     size_t n, k = 0;
     if (w == NULL) return 0;
-    while (bw__piece(w, &c, &p, &n)) {
+    if (iov == NULL) max = 0;
+    while (k < max && bw__walk(w, &c, &p, &n)) {
         if (n == 0) continue;
-        if (k < max && iov != NULL) {
-            iov[k].iov_base = (void *)(uintptr_t)p;
-            iov[k].iov_len = n;
-        }
+        iov[k].iov_base = (void *)(uintptr_t)p;
+        iov[k].iov_len = n;
         k++;
     }
-    return k;
+    return bw__pieces(w);
 }
 
 int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
 {
-    bw__cursor c = {NULL, 0};
+    bw__cursor c = {0, 0};
     const unsigned char *p;
     unsigned char *out = (unsigned char *)dst;
     size_t k, len;
@@ -1847,7 +1838,7 @@ int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
     if (offset > len || n > len - offset) return BW_EINVAL;
     if (n == 0) return BW_OK;
     if (dst == NULL) return BW_EINVAL;
-    while (n > 0 && bw__piece(w, &c, &p, &k)) {
+    while (n > 0 && bw__walk(w, &c, &p, &k)) {
         if (offset >= k) {
             offset -= k;
             continue;
@@ -1876,8 +1867,8 @@ const unsigned char *bw_pullup(bw_writer *w)
 {
     const unsigned char *d;
     if (w == NULL || w->err != BW_OK) return NULL;
-    d = bw_data(w); /* already in one block: no copy */
-    if (d != NULL || w->data == NULL) return d;
+    d = bw_data(w); /* already in one piece: no copy */
+    if (d != NULL || bw_len(w) == 0) return d;
     return bw__contiguous(w, 0);
 }
 
@@ -1885,7 +1876,7 @@ const char *bw_cstr(bw_writer *w)
 {
     unsigned char *p;
     if (w == NULL || w->err != BW_OK) return NULL;
-    if (w->data == NULL) return "";
+    if (w->data == NULL && bw_len(w) == 0) return "";
     /* A full buffer that cannot grow: a question with no answer, not a
      * failed write, so nothing is recorded and writing can go on. */
     if ((bw__traits(w) & BW__BOUNDED) && bw_len(w) == w->cap) return NULL;
@@ -1902,7 +1893,7 @@ const char *bw_cstr(bw_writer *w)
 
 int bw_append_writer(bw_writer *dst, const bw_writer *src)
 {
-    bw__cursor c = {NULL, 0};
+    bw__cursor c = {0, 0};
     const unsigned char *p;
     size_t n, len;
     uint64_t mark;
@@ -1938,7 +1929,7 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
         if (rc != BW_OK) return rc;
     }
     mark = bw_tell(dst);
-    while (bw__piece(src, &c, &p, &n)) {
+    while (bw__walk(src, &c, &p, &n)) {
         if (n == 0) continue;
         rc = bw__put(dst, p, n);
         if (rc != BW_OK) {
@@ -1960,7 +1951,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
         bw__fail(w, BW_EINVAL);
         return NULL;
     }
-    if (w->data != NULL) {
+    if (w->data != NULL || bw_len(w) != 0) {
         l = bw_len(w);
         if (w->flags & BW__EXTERNAL) {
             /* The caller's buffer cannot go to the pool: hand out a pooled
@@ -1985,8 +1976,9 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
         }
     }
     bw__job_done(w);
-    w->data = NULL;
+    w->data = NULL; /* handed out: what else the mode holds goes back */
     w->cap = 0;
+    bw__drop_storage(w);
     bw__reset(w);
     if (len != NULL) *len = l;
     if (capacity != NULL) *capacity = c;
@@ -2009,8 +2001,9 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
             bw__move_down(w, NULL);
             b = w->data;
             b[l] = 0;
-            w->data = NULL;
+            w->data = NULL; /* handed out, as in bw_detach */
             w->cap = 0;
+            bw__drop_storage(w);
             goto done;
         }
     }
@@ -2047,7 +2040,8 @@ int bw_move(bw_writer *dst, bw_writer *src)
     if (src->err != BW_OK) return src->err; /* src's to deal with: not recorded */
     len = bw_len(src);
     if (len == 0) return BW_OK;
-    if (bw__take(dst, src)) return BW_OK;
+    rc = bw__take(dst, src);
+    if (rc != 0) return rc > 0 ? BW_OK : rc;
     rc = bw_append_writer(dst, src);
     if (rc == BW_OK) bw__drop_front(src, len);
     return rc;

@@ -402,6 +402,13 @@ typedef struct bw_pool_options {
      * to a few hundred bytes) stay far below it. */
     size_t jump_floor;           /* 0 = 16 KiB (the threshold when that is
                                     smaller)                                 */
+    /* A segmented writer's (bw_init_chain) first block, and the least of
+     * every later one, rounded up by the growth rule (a class at or below
+     * the threshold, a power of two above it): msgpack's vrefbuffer chunk
+     * size. Later blocks double from there (see bw_init_chain). Above
+     * PTRDIFF_MAX / 2: EINVAL. */
+    size_t chain_block_size;     /* 0 = 4 KiB, or min_first_block when that
+                                    is larger                               */
 } bw_pool_options;
 
 /* Counters. Exact whenever no other thread is inside the pool. */
@@ -523,8 +530,12 @@ BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
 
 /* Segmented: blocks rented from `pool` (NULL = shared) and linked; a full
- * block is never copied, it stays where it is and a new one follows it. New
- * blocks are max(class of the need, 2 x the previous block), from 4 KiB.
+ * block is never copied, it stays where it is and a new one follows it. The
+ * held bytes are a sequence of pieces over those blocks and over caller
+ * memory linked by bw_append_ref, so a reference or a bw_move costs a piece
+ * record, not a block (the records: an array rented from the pool when the
+ * bytes first span two pieces). New blocks are max(class of the need,
+ * 2 x the previous block), from the pool's chain_block_size (4 KiB).
  * Past the pool's threshold they keep doubling while the writer's blocks
  * above the threshold fit the pool's large retention bounds
  * (max_large_bytes, max_large_blocks; then the largest power of two that
@@ -789,11 +800,15 @@ BW__INLINE uint64_t bw_tell(const bw_writer *w);
  * changed; n = 0 is BW_OK. Streaming: only while those bytes are still held
  * (not yet sent): back-patch before the buffer fills, or use a segmented
  * writer. Bytes linked by reference (bw_append_ref) are never written: the
- * patched reference is first copied into a block of the writer's own and its
- * done is called (BW_ENOMEM, recorded, when that copy cannot be made).
- * Works while an error is recorded (the held bytes are intact after any
- * failure; the error stays). The typed forms store like the matching
- * bw_put_*.
+ * references in the patched range are first copied into one block of the
+ * writer's own and their done is called (BW_ENOMEM, recorded, nothing
+ * changed, when that block cannot be rented). Bytes in the writer's own
+ * blocks are patched in place with no memory, whatever the source, but a
+ * source in a reference being copied or one that overlaps two of the
+ * pieces patched, which is copied first (64 bytes on the stack, more from
+ * the pool). Segmented: finding pos costs O(log pieces). Works while an
+ * error is recorded (the held bytes are intact after any failure; the
+ * error stays). The typed forms store like the matching bw_put_*.
  *
  *   uint64_t at = bw_tell(&w);
  *   bw_put_u32le(&w, 0);                        // length placeholder
@@ -866,7 +881,7 @@ BW_API const char *bw_cstr(bw_writer *w);
 
 /* Fill iov[0..max) with the held bytes in order (no empty entries) and return
  * how many entries all of them need: a result above max means iov holds only
- * the first max pieces (call with max 0 to ask). For writev. */
+ * the first max pieces (call with max 0 to ask: no walk, O(1)). For writev. */
 BW_API size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max);
 
 /* Copy n held bytes from offset into dst. offset + n beyond bw_len (or offset
@@ -927,24 +942,29 @@ typedef void (*bw_done_fn)(void *ctx, const void *data, size_t n);
  * n) is called, exactly once, when the last of those bytes leaves the writer:
  * consumed, sent (bw_write_fd), truncated away, copied out by bw_pullup,
  * bw_cstr or a detach, copied by a patch into them, or dropped by bw_clear
- * or bw_release. Memory inside the writer's own blocks is copied instead.
- * Writes after a reference go to a block after it (an empty last block
- * moves there, else a new one of the first block's size, not the doubling:
- * references between small writes stay cheap). Every other mode: a copy, as bw_write, then done at
- * once. Every read-out sees these bytes like any others. done may be NULL.
- * n = 0 is BW_OK (done called at once). On failure done is not called (the
- * memory stays the caller's): data NULL with n > 0 is BW_EINVAL; n above
- * PTRDIFF_MAX BW_EOVERFLOW; BW_ENOMEM when the link (a small record from
- * the pool) or the block after it cannot be rented; each recorded. A
- * recorded error refuses the call. */
+ * or bw_release. Memory inside the writer's own blocks is copied instead
+ * (consume or truncate could give that block back under the link); caller
+ * memory is linked however often it is given, memory already linked
+ * included, each link with its own done. A link costs O(1) amortized and
+ * no block: one piece record (64 bytes on 64-bit, in an array rented from
+ * the pool that doubles when full and is kept until release), and the
+ * writes after it go on in the current block's free space. Every other
+ * mode: a copy, as bw_write, then done at once. Every read-out sees these
+ * bytes like any others. done may be NULL. n = 0 is BW_OK (done called at
+ * once). On failure done is not called (the memory stays the caller's):
+ * data NULL with n > 0 is BW_EINVAL; n above PTRDIFF_MAX BW_EOVERFLOW;
+ * BW_ENOMEM when the piece records cannot grow; each recorded. A recorded
+ * error refuses the call. */
 BW_API int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
 
 /* Append src's held bytes to dst and empty src, as bw_consume of all of
  * them would (src's positions go on; it stays usable). Between two
- * segmented writers of one pool the blocks are relinked, references
- * included: nothing is copied or rented, whatever the length (a partly
- * consumed single block's bytes move down in it first), and pointers into
- * those bytes stay valid. Any other pair of modes: a copy, as
+ * segmented writers of one pool src's pieces are relinked after dst's,
+ * references included: no byte is copied, whatever the length, pointers
+ * into those bytes stay valid, and dst's next write goes on in its own
+ * current block; the only memory taken is room for src's piece records in
+ * dst's (BW_ENOMEM, recorded in dst, nothing moved). Any other pair of
+ * modes (a contiguous src into a segmented dst included): a copy, as
  * bw_append_writer (a streaming dst may send), and src is emptied only when
  * it succeeded. BW_EINVAL (recorded in dst) for NULL src, src == dst, or a
  * streaming src (its bytes are on their way to its sink). dst's recorded
@@ -1028,8 +1048,12 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
                             BW__FD: streaming to fd rather than to a sink     */
     int err;             /* sticky status, BW_OK if none                      */
     union {              /* by mode; contiguous and fixed use none of it      */
-        void *head;      /* segmented: the first block's link while held bytes
-                            span blocks, else NULL                            */
+        struct {         /* segmented (bufwriter.c, "segmented")          */
+            struct bw__piece *pc; /* closed pieces, [first, count) held     */
+            size_t pc_cap;        /* the array's size in bytes, 0: none     */
+            uint32_t first, count;
+            struct bw__blk *blocks; /* owned blocks but the current one     */
+        } c;
         struct {         /* streaming                                         */
             bw_sink_fn sink; /* the sink (NULL for an fd)                     */
             void *ctx;   /* the sink's context                                */
@@ -1053,7 +1077,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
 #else
 #  define BW_WRITER_INIT {NULL /* data */, 0 /* len */, 0 /* lim */, 0 /* cap */,         \
                           0 /* pos */, 0 /* base */, NULL /* pool */, 0 /* mode */,       \
-                          0 /* flags */, BW_OK /* err */, {NULL} /* m.head */, 0 /* syserr */}
+                          0 /* flags */, BW_OK /* err */,                         \
+                          {{NULL, 0, 0, 0, NULL}} /* m.c */, 0 /* syserr */}
 #endif
 
 /* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a

@@ -27,27 +27,52 @@ static inline bw__mode bw__mode_of(const bw_writer *w) { return (bw__mode)w->mod
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 
-/* A segmented writer's link, in the last BW__SEG_HDR bytes of each block (a
- * trailer, so the block's start holds data and a detached block starts with
- * the bytes). The last block's held range is [start, w->len) when it is the
- * only block, else [0, w->len); earlier blocks hold [start, end). */
-typedef struct bw__seg {
-    unsigned char *data;  /* the block                                      */
-    struct bw__seg *next; /* the next block's link; NULL for the last       */
-    size_t start, end;    /* held bytes (not kept current for the last)     */
-} bw__seg;
+/* A segmented writer's held bytes are a sequence of pieces, each a
+ * (pointer, length) over a block the writer owns or over caller memory
+ * linked by reference (bw_append_ref); the blocks it owns are kept apart.
+ * The closed pieces sit in an array (m.c.pc[first, count)), oldest first;
+ * the open piece, where writes go, is the current block's
+ * data[open, len), not in the array. Its start is where the last closed
+ * piece ends (or base), so positions need no other field: data[k] is at
+ * position pos + k for every k from the open piece's start on. A
+ * reference or a move closes the open piece and pushes pieces; the next
+ * write goes on in the same block's free space as a new open piece. */
+typedef struct bw__blk bw__blk;
+struct bw__piece {
+    const unsigned char *p; /* the first held byte                          */
+    size_t n;               /* held bytes (never 0)                          */
+    uint64_t end;           /* the position just past the piece              */
+    bw__blk *blk;           /* the owned block it lies in; NULL: a reference */
+    bw_done_fn done;        /* a reference's: done(ctx, orig, orig_n), once  */
+    void *ctx;
+    const void *orig;       /* the reference as given (consume and truncate
+                               move p and n)                                 */
+    size_t orig_n;
+};
+typedef struct bw__piece bw__piece;
+
+/* An owned block's trailer, in its last BW__SEG_HDR bytes (a trailer, so a
+ * detached block starts with the bytes). The current block (data) is not
+ * in the writer's list; every block in the list holds at least one closed
+ * piece, and goes back the moment it holds none. */
+struct bw__blk {
+    unsigned char *data;        /* the block                                */
+    bw__blk *prev, *next;       /* the writer's list (m.c.blocks)           */
+    size_t pieces;              /* closed pieces that lie in it             */
+};
 #define BW__SEG_HDR ((size_t)32)
-/* Segmented block sizes are multiples of this, so that the link (pointers
- * and sizes) at a block's end is aligned. */
+/* Segmented block sizes are multiples of this, so that the trailer
+ * (pointers and sizes) at a block's end is aligned. */
 #define BW__SEG_ALIGN ((size_t)16)
 
 /* The position-to-offset arithmetic: the first held byte is at
  * data + (base - pos) when all held bytes are in the current block. */
 static inline size_t bw__start(const bw_writer *w) { return (size_t)(w->base - w->pos); }
 
-/* A walk's place among the held pieces (bw__piece). */
+/* A walk's place among the held pieces (bw__piece_at): the closed pieces'
+ * index, then the open piece. */
 typedef struct bw__cursor {
-    const bw__seg *seg;
+    size_t i;
     int started;
 } bw__cursor;
 
@@ -72,8 +97,13 @@ typedef struct bw__cursor {
  * - drop from the front: n <= bw_len held bytes; never records.
  * - cut: the held bytes end at pos (base <= pos <= tell); never records.
  * - overlaps: whether [p, p + n) lies in any of the writer's storage.
- * - own: before a patch of [pos, pos + n), make those bytes the writer's
- *   to write (a segmented writer copies references there).
+ * - patch: write src[0, n) over the held bytes at [pos, pos + n) (checked
+ *   by the caller; src may point into the held bytes). A segmented writer
+ *   first copies the references there into a block of its own (the only
+ *   case that needs memory); BW_ENOMEM (recorded) leaves everything as it
+ *   was.
+ * - pieces: how many non-empty pieces the held bytes are (bw_iovec's
+ *   count), without a walk.
  * - block size: the real size of the one pooled block holding every held
  *   byte (what bw_detach hands out), or 0 (none, several, not the pool's).
  * - printf rest: printf's pass two, need bytes of output, known not to fit
@@ -82,19 +112,21 @@ typedef struct bw__cursor {
  * - link: append data[0, n) by reference, done(ctx, data, n) once it is
  *   no longer needed; modes that cannot link copy and call done at once.
  * - take: move every held byte of src after dst's without copying, when
- *   the two modes allow it: 1, or 0 to have them copied (bw_move). */
+ *   the two modes allow it: 1, 0 to have them copied (bw_move), or a
+ *   failure (recorded in dst). */
 BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src);
 BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap);
 BW__INTERNAL int bw__room_at_once(const bw_writer *w, size_t n);
 BW__INTERNAL int bw__send(bw_writer *w);
 BW__INTERNAL void bw__drop_storage(bw_writer *w);
 BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra);
-BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p,
-                           size_t *n);
+BW__INTERNAL int bw__walk(const bw_writer *w, bw__cursor *c, const unsigned char **p,
+                          size_t *n);
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos);
 BW__INTERNAL int bw__overlaps(const bw_writer *w, const void *p, size_t n);
-BW__INTERNAL int bw__own(bw_writer *w, uint64_t pos, size_t n);
+BW__INTERNAL int bw__patch_at(bw_writer *w, uint64_t pos, const void *src, size_t n);
+BW__INTERNAL size_t bw__pieces(const bw_writer *w);
 BW__INTERNAL size_t bw__block_size(const bw_writer *w);
 BW__INTERNAL int bw__printf_rest(bw_writer *w, size_t need, const char *fmt, va_list ap);
 BW__INTERNAL int bw__link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);

@@ -255,6 +255,7 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
     if ((o->flags & ~(unsigned)BW__ALL_FLAGS) != 0) return BW_EINVAL;
     if (opts != NULL && opts->min_first_block > threshold) return BW_EINVAL;
+    if (o->chain_block_size > BW__MAX_BLOCK / 2 + 1) return BW_EINVAL;
 
     n = bw__log2(threshold) - bw__log2(min_size) + 1;
     p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
@@ -296,6 +297,10 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     p->min_first = o->min_first_block;
     if (p->min_first > threshold) p->min_first = threshold;
     p->min_first = bw_pool_class_size(p, p->min_first);
+    /* The default is at least the first block of every writer. */
+    p->chain_block = bw__grow_size(p, o->chain_block_size);
+    if ((opts == NULL || opts->chain_block_size == 0) && p->chain_block < p->min_first)
+        p->chain_block = p->min_first;
     p->alloc = *a;
     bw__learn_init(p, o);
     if (!bw__large_init(p, o) || (p->checked && !bw__check_init(p))) {

@@ -49,6 +49,9 @@
  * same either way (.NET's ArrayBufferWriter starts at 256, Go's
  * bytes.Buffer at 64). */
 #define BW__DEFAULT_FIRST_BLOCK  ((size_t)512)
+/* A segmented writer's first block, and the least of every later one:
+ * 4 KiB, a page, as 0.3 (measured in bench/BENCHMARKS.md, "Segmented"). */
+#define BW__DEFAULT_CHAIN_BLOCK  ((size_t)4096)
 
 /* The pool's options, one table: the bw_pool_options field, its type and
  * the value a 0 (NULL) there stands for (bufwriter.h documents each at its
@@ -67,6 +70,7 @@
     X(decay_ms, uint32_t, 10000u)  /* jemalloc's dirty decay */          \
     X(min_first_block, size_t, BW__DEFAULT_FIRST_BLOCK)                  \
     X(jump_floor, size_t, BW__DEFAULT_JUMP_FLOOR)                         \
+    X(chain_block_size, size_t, BW__DEFAULT_CHAIN_BLOCK)                  \
     X(allocator, const bw_allocator *, bw_allocator_libc())
 /* Thread caches serve classes up to this size (jemalloc's tcache_max is
  * 32 KiB too): bigger blocks are few and their copy costs far more than a
@@ -190,6 +194,8 @@ struct bw_pool {
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
     size_t min_first;          /* a writer's first block, at least           */
+    size_t chain_block;        /* a segmented writer's first block, and the
+                                  least of every later one                  */
     /* The writer's shortcuts (bufwriter.c), set once the fields they come
      * from are, so a small message reads one field for each question. */
     size_t first_block;        /* a contiguous writer's first block when it

@@ -65,6 +65,10 @@ static inline size_t bw__pool_threshold(const bw_pool *p) { return p->threshold;
 /* A writer's first block is at least this (min_first_block's class). */
 static inline size_t bw__pool_min_first(const bw_pool *p) { return p->min_first; }
 
+/* A segmented writer's first block, and the least of every later one
+ * (chain_block_size's size by the growth rule). */
+static inline size_t bw__pool_chain_block(const bw_pool *p) { return p->chain_block; }
+
 /* A contiguous writer's usual first block when it needs at most this many
  * bytes (rent it with bw__rent_first); 0 when learning decides instead. */
 static inline size_t bw__pool_first_block(const bw_pool *p) { return p->first_block; }

@@ -404,7 +404,7 @@ Test(clients_move, relinks_between_segmented_writers_of_one_pool)
     bw_pool_get_stats(e->pool, &before);
     cr_expect_eq(bw_move(&dst, &src), BW_OK);
     bw_pool_get_stats(e->pool, &after);
-    cr_expect_eq(after.rents, before.rents, "nothing rented");
+    cr_expect_eq(after.rents, before.rents + 1, "nothing rented but dst's piece records");
     cr_expect_eq(after.returns, before.returns, "nothing given back");
     cr_expect_eq(bw_len(&src), 0);
     cr_expect_eq(bw_tell(&src), src_tell, "src's positions go on");
@@ -432,6 +432,44 @@ Test(clients_move, relinks_between_segmented_writers_of_one_pool)
 
 /* The shapes a relink meets: dst empty, without storage, with an empty last
  * block; src one block (partly consumed), several blocks, references. */
+/* 0.3 kept a partly consumed first block's start in its link, which the
+ * relink then lost: after a truncate into that block, bw_len said 150 and
+ * the read-outs gave 160 bytes, 10 of them consumed ones. */
+Test(clients_move, truncate_into_a_partly_consumed_block_after_a_relink)
+{
+    env *e = env_new();
+    bw_writer dst, src;
+    unsigned char b[6000], want[200], *all;
+    size_t n;
+    uint64_t at;
+    fill(b, sizeof b, 30);
+    mk(e, &dst, M_CHAIN);
+    mk(e, &src, M_CHAIN);
+    cr_assert_eq(bw_write(&dst, "head", 4), BW_OK);
+    cr_assert_eq(bw_write(&src, b, 3000), BW_OK);
+    cr_assert_eq(bw_write(&src, b + 3000, 3000), BW_OK); /* a second block */
+    cr_assert(bw_iovec(&src, NULL, 0) >= 2);
+    cr_assert_eq(bw_consume(&src, 10), BW_OK);
+    cr_assert_eq(bw_move(&dst, &src), BW_OK);
+    at = 4 + 150; /* into src's first block */
+    cr_assert_eq(bw_truncate(&dst, at), BW_OK);
+    memcpy(want, "head", 4);
+    memcpy(want + 4, b + 10, 150);
+    cr_expect_eq(bw_len(&dst), 154);
+    all = held_by_iovec(&dst, &n);
+    cr_expect_eq(n, 154, "the read-outs agree with bw_len");
+    cr_expect(memcmp(all, want, 154) == 0, "no consumed byte comes back");
+    free(all);
+    cr_assert_eq(bw_write(&dst, "tail", 4), BW_OK);
+    all = held_by_iovec(&dst, &n);
+    cr_expect_eq(n, 4 + 150 + 4);
+    cr_expect(memcmp(all + 154, "tail", 4) == 0);
+    free(all);
+    bw_release(&dst);
+    bw_release(&src);
+    env_free(e);
+}
+
 Test(clients_move, relink_shapes)
 {
     int shape;
@@ -654,10 +692,17 @@ static int ref_move_workload(env *e)
         }
         if (i % 3 == 2) { /* move b into a: relinked */
             size_t bl = bw_len(&b);
-            unsigned char tmp[2000];
+            static unsigned char tmp[40000];
             cr_assert(bl <= sizeof tmp);
             cr_assert_eq(bw_copy_out(&b, 0, tmp, bl), BW_OK);
-            cr_assert_eq(bw_move(&a, &b), BW_OK, "a relink never fails");
+            rc = bw_move(&a, &b);
+            if (rc != BW_OK) { /* room for a's piece records */
+                cr_assert_eq(rc, BW_ENOMEM);
+                cr_assert_eq(bw_len(&b), bl, "a failed move leaves src as it was");
+                failed++;
+                bw_clear_error(&a);
+                continue;
+            }
             memcpy(model + mlen, tmp, bl);
             mlen += bl;
         }
