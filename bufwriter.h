@@ -541,8 +541,12 @@ BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
  * (max_large_bytes, max_large_blocks; then the largest power of two that
  * still fits), so they all come back to the next job: a stream of similar
  * jobs up to those bounds (a 64 MiB chain by default) allocates nothing in
- * steady state. Beyond the bounds, or without large retention, new blocks
- * are at most the threshold unless one request needs more. Read the bytes
+ * steady state. Beyond the bounds they double on as a contiguous writer's
+ * block does (large blocks, huge-page mappings where the kernel has them),
+ * so a longer job costs about what a fresh mapping of its size does, and
+ * its blocks add up to at most twice its bytes. Without large retention,
+ * new blocks are at most the threshold unless one request needs more (the
+ * pool's classes keep them for the next job). Read the bytes
  * out with bw_iovec / bw_copy_out / bw_write_fd, or bw_pullup for one
  * contiguous view. Allocates nothing until the first write. */
 BW_API int bw_init_chain(bw_writer *w, bw_pool *pool);

@@ -135,18 +135,21 @@ BW__INTERNAL void bw__large_free_all(bw_pool *p)
  * previous one) at most: blocks there are kept as large blocks when they
  * come back, so a chain keeps doubling while its blocks above the
  * threshold (held bytes in count blocks) still fit the large retention
- * bounds, then takes the largest power of two that fits, then
- * threshold-sized blocks (the shared level's). So a 64 MiB chain is ten
- * pooled blocks and six large ones that all come back to the next job:
- * with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class) and
- * every job paid for 32 MiB of fresh pages. Without large retention,
- * threshold-sized blocks, as before. */
+ * bounds, then takes the largest power of two that fits. So a 64 MiB chain
+ * is ten pooled blocks and six large ones that all come back to the next
+ * job: with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class)
+ * and every job paid for 32 MiB of fresh pages. Past the bounds it doubles
+ * on, as a contiguous writer does: large blocks are huge-page mappings
+ * (alloc.c), so a 256 MiB job costs about a fresh mapping of its size,
+ * where threshold-sized blocks from malloc cost 4-5x that in page faults.
+ * Without large retention, threshold-sized blocks, which the classes keep
+ * for the next job (0.1's steady chain). */
 BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
                                        size_t want)
 {
     size_t room;
     if (!p->keep_large) return p->threshold;
-    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return p->threshold;
+    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return want;
     room = p->max_large_bytes - held;
     if (want <= room) return want;
     room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */

@@ -262,7 +262,8 @@ Test(chain_steady, large_chain_blocks_stay_within_the_large_bounds)
     size_t k, top;
     fill_chunk(3);
     /* 8 MiB and 3 blocks kept above the threshold: a 16 MiB chain takes 2
-     * and 4 MiB, then the 2 MiB that still fit, then 1 MiB blocks. */
+     * and 4 MiB, then the 2 MiB that still fit, then doubles on (4 MiB,
+     * then 8 MiB for the last 2 MiB), and only the first three are kept. */
     p = chain_pool(&ta, 8 * MiB, 3, BW_DECAY_NEVER);
     for (k = 0; k < 3; k++) {
         top = chain_job(p, 16 * MiB, k == 2);

@@ -257,7 +257,7 @@ Test(room, segmented_blocks_double_up_to_the_threshold)
     bw_pool_stats st;
     size_t out;
     /* Without large retention: with it, blocks past the threshold keep
-     * doubling as kept large blocks (test_jump.c, chain_steady). */
+     * doubling as large blocks (test_jump.c, chain_steady). */
     h_open_ex(&h, M_CHAIN, 0, 16384, BW_POOL_NO_LARGE_RETENTION);
     cr_assert_eq(bw_put_u8(&h.w, 1), BW_OK);
     st = h_stats(&h);
