@@ -790,10 +790,19 @@ static void bw__chain_cut(bw_writer *w, uint64_t pos)
     bw__set_lim(w);
 }
 
-/* Reset: every piece leaves, every block and the array go back. */
+/* Reset: every piece leaves (a reference's done is called), every block
+ * and the array go back; one pass, no block unlinked one by one. */
 static void bw__chain_drop_storage(bw_writer *w)
 {
-    bw__chain_drop_front(w, bw_len(w)); /* the list empties as pieces go */
+    bw__piece *pc = w->m.c.pc + w->m.c.first, *end = w->m.c.pc + w->m.c.count;
+    bw__blk *b;
+    for (; pc != end; pc++)
+        if (pc->blk == NULL && pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
+    while ((b = w->m.c.blocks) != NULL) {
+        w->m.c.blocks = b->next;
+        bw__blk_return(w, b);
+    }
+    w->m.c.first = w->m.c.count = 0;
     if (w->data != NULL) bw__blk_return(w, bw__cur(w));
     if (w->m.c.pc != NULL) (void)bw_pool_return(w->pool, w->m.c.pc, w->m.c.pc_cap);
     w->m.c.pc = NULL;
