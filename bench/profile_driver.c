@@ -278,6 +278,30 @@ static int rec_main(uint32_t n, const char *kind, volatile unsigned long *sink)
     return rc;
 }
 
+/* A vrefbuffer-like job, repeated `jobs` times: n records of a 10-byte
+ * header written and a body linked (bw_append_ref) or copied, on the
+ * shared pool (the first job warms it). ref_loop is what callgrind counts;
+ * the figure per record is its Ir / (jobs x n). */
+static unsigned char bodies[16][65536];
+__attribute__((noinline)) static unsigned long ref_loop(uint32_t jobs, uint32_t n, size_t body,
+                                                        int link)
+{
+    unsigned long s = 0;
+    uint32_t j, i;
+    for (j = 0; j < jobs; j++) {
+        bw_writer w;
+        bw_init_chain(&w, NULL);
+        for (i = 0; i < n; i++) {
+            bw_write(&w, "0123456789", 10);
+            if (link) bw_append_ref(&w, bodies[i % 16], body, NULL, NULL);
+            else bw_write(&w, bodies[i % 16], body);
+        }
+        s += bw_iovec(&w, NULL, 0) + bw_len(&w);
+        bw_release(&w);
+    }
+    return s;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "version") == 0) {
@@ -289,7 +313,9 @@ int main(int argc, char **argv)
                         "       %s put N raw|contig|chain|fd|fixed|fd64k\n"
                         "       %s msg N SIZE pooled|buffer\n"
                         "       %s rec N hand|cursor|put\n"
-                        "       %s version\n", argv[0], argv[0], argv[0], argv[0], argv[0]);
+                        "       %s refs N BODY linked|copied\n"
+                        "       %s version\n", argv[0], argv[0], argv[0], argv[0], argv[0],
+                argv[0]);
         return 2;
     }
     long n = atol(argv[2]);
@@ -303,6 +329,12 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "rec") == 0) return rec_main((uint32_t)n, argv[3], &sink);
+    if (strcmp(argv[1], "refs") == 0 && argc > 4 && size <= sizeof bodies[0]) {
+        int link = strcmp(argv[4], "linked") == 0;
+        sink += ref_loop(1, (uint32_t)n, size, link); /* warm the pool */
+        sink += ref_loop(10, (uint32_t)n, size, link);
+        return 0;
+    }
     if (strcmp(argv[1], "put") == 0) {
         int rc = put_main((uint32_t)n, argv[3], &sink);
         if (rc == 2) fprintf(stderr, "unknown mode %s\n", argv[3]);
