@@ -179,7 +179,7 @@ static void build(model *m, int state, int side, bw_pool *pool, bw_pool *other)
         break;
     case S_CONTIG: m_write(m, seed, 30); m_consume(m, 4); break;
     case S_OTHER_POOL: m_write(m, seed, 70); m_ref(m, side, 0, 12); m_consume(m, 3); break;
-    default: cr_assert_fail("no such state");
+    default: cr_assert(0, "no such state");
     }
 }
 
@@ -322,3 +322,44 @@ Test(segmented, move_then_patch_at_every_position_in_every_state) { every_state(
 Test(segmented, move_then_patch_from_own_bytes_in_every_state) { every_state(OP_PATCH_OWN); }
 Test(segmented, move_then_consume_at_every_position_in_every_state) { every_state(OP_CONSUME); }
 Test(segmented, move_then_write_at_every_position_in_every_state) { every_state(OP_WRITE); }
+
+/* A msgpack vrefbuffer-like job: 1,000 records of 10 bytes written and a
+ * 4 KiB body linked. References cost a piece record each, no block: at
+ * most 256 bytes of pool memory per reference and at most 100 rents, for
+ * distinct bodies and for the same body each time; and a stream of such
+ * jobs makes no backing allocation after the first. */
+static void vref_jobs(int same)
+{
+    static unsigned char bodies[16][4096];
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats a, b;
+    bw_writer w;
+    int job, i;
+    ta_init(&ta, 1);
+    p = ta_pool_defaults(&ta);
+    for (i = 0; i < 16; i++) memset(bodies[i], 'a' + i, sizeof bodies[i]);
+    for (job = 0; job < 4; job++) {
+        bw_pool_get_stats(p, &a);
+        cr_assert_eq(bw_init_chain(&w, p), BW_OK);
+        for (i = 0; i < 1000; i++) {
+            cr_assert_eq(bw_write(&w, "0123456789", 10), BW_OK);
+            cr_assert_eq(bw_append_ref(&w, bodies[same ? 0 : i % 16], 4096, NULL, NULL), BW_OK);
+        }
+        bw_pool_get_stats(p, &b);
+        cr_assert_eq(bw_len(&w), 1000 * 4106);
+        /* a header and a body each, and a header split where a block fills */
+        cr_assert(bw_iovec(&w, NULL, 0) >= 2000 && bw_iovec(&w, NULL, 0) <= 2010, "%zu pieces",
+                  bw_iovec(&w, NULL, 0));
+        cr_expect_leq(b.outstanding_bytes, 256 * 1000, "%zu bytes of pool memory for 1,000 "
+                      "references", b.outstanding_bytes);
+        cr_expect_leq(b.rents - a.rents, 100, "%" PRIu64 " rents", b.rents - a.rents);
+        if (job > 0)
+            cr_expect_eq(b.backing_allocs, a.backing_allocs, "job %d: steady state", job);
+        bw_release(&w);
+    }
+    ta_finish(&ta, p);
+}
+
+Test(segmented, references_take_a_record_each_not_a_block) { vref_jobs(0); }
+Test(segmented, the_same_body_linked_again_is_linked) { vref_jobs(1); }
