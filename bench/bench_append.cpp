@@ -81,6 +81,27 @@ uint64_t run_limit_mmap(Ctx &c)
     return s;
 }
 
+// A fresh huge-page mapping per job (the limit of a job larger than what a
+// pool keeps): rounded to 2 MiB, aligned to 2 MiB, MADV_HUGEPAGE, then the
+// writes, then munmap.
+uint64_t run_limit_fresh_huge(Ctx &c)
+{
+    const size_t huge = 2 * MiB;
+    size_t body = (c.size + huge - 1) & ~(huge - 1), len = body + huge;
+    void *m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) { c.failed = true; return 0; }
+    bench_alloc_note(1, c.size); // the interposer does not see mmap
+    uintptr_t a = (reinterpret_cast<uintptr_t>(m) + huge - 1) & ~(uintptr_t)(huge - 1);
+    unsigned char *p = reinterpret_cast<unsigned char *>(a);
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, body, MADV_HUGEPAGE);
+#endif
+    for (size_t off = 0; off < c.size; off += c.chunk) memcpy(p + off, c.src, piece(c, off));
+    uint64_t s = checksum(p, c.size);
+    munmap(m, len);
+    return s;
+}
+
 // The seed report's 'Before': every append allocates exactly len + chunk,
 // copies everything, frees the old block.
 uint64_t run_exact_size(Ctx &c)
@@ -281,6 +302,7 @@ const Policy kPolicies[] = {
     {"limit_warm_huge", run_limit_warm_huge, WARM_HUGE, false, true, true},
     {"limit_cold", run_limit_cold, NONE, false, true, false},
     {"limit_mmap", run_limit_mmap, NONE, false, false, false},
+    {"limit_fresh_huge", run_limit_fresh_huge, NONE, false, false, true},
     {"exact_size", run_exact_size, NONE, true, true, false},
     {"realloc_double", run_realloc_double, NONE, false, true, true},
     {"realloc_exact", run_realloc_exact, NONE, true, false, false},
