@@ -752,10 +752,12 @@ static void bw__chain_drop_front(bw_writer *w, size_t n)
     if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
 }
 
-/* The first closed piece that ends after pos (count: the open piece's). */
+/* The first closed piece that ends after pos (count: the open piece's):
+ * O(1) in the open piece (a patch at the end), else a binary search. */
 static size_t bw__chain_find(const bw_writer *w, uint64_t pos)
 {
     size_t lo = w->m.c.first, hi = w->m.c.count;
+    if (lo == hi || w->m.c.pc[hi - 1].end <= pos) return hi;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (w->m.c.pc[mid].end > pos) hi = mid;
