@@ -796,10 +796,12 @@ static void bw__chain_cut(bw_writer *w, uint64_t pos)
  * and the array go back; one pass, no block unlinked one by one. */
 static void bw__chain_drop_storage(bw_writer *w)
 {
-    bw__piece *pc = w->m.c.pc + w->m.c.first, *end = w->m.c.pc + w->m.c.count;
+    uint32_t i;
     bw__blk *b;
-    for (; pc != end; pc++)
+    for (i = w->m.c.first; i < w->m.c.count; i++) {
+        const bw__piece *pc = &w->m.c.pc[i];
         if (pc->blk == NULL && pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
+    }
     while ((b = w->m.c.blocks) != NULL) {
         w->m.c.blocks = b->next;
         bw__blk_return(w, b);
