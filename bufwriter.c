@@ -2,12 +2,12 @@
 /* bufwriter.c - the writer's out-of-line paths, for every mode: the cold
  * path that makes room (grow, link, flush or BW_EFULL), the sticky error,
  * positions, spans, printf, the encoders that are not inline, reading out.
- * What differs by mode is the hooks and traits of writer_internal.h: one
- * section per mode holds its inits and implements its hooks, and the
- * dispatcher after those sections, where the mode picks its section, is
- * the only other code that reads the mode. The fast paths are static
- * inline in bufwriter.h and know no mode (but bw_data's, which tells a
- * segmented writer from the rest). */
+ * What differs by mode is one table of operations and traits
+ * (bw__mode_ops, writer_internal.h): one section per mode holds its inits,
+ * its operations and its table, and the mode table after those sections,
+ * indexed by the mode, is the only other code that reads it. The fast
+ * paths are static inline in bufwriter.h and know no mode (but bw_data's,
+ * which tells a segmented writer from the rest). */
 #include "writer_internal.h"
 
 #include <errno.h>
@@ -199,9 +199,9 @@ static int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_list a
 /* ------------------------------------------------------------------------ */
 /* The modes, one section each                                              */
 /* ------------------------------------------------------------------------ */
-/* Each section holds its mode's hooks (writer_internal.h) and what only
- * they use; the dispatcher below maps the mode to them. A room hook makes
- * room for n contiguous bytes at data + len; with src it also appends
+/* Each section holds its mode's operations (writer_internal.h), what only
+ * they use, and its table; the mode table below maps the mode to it. A
+ * room operation makes room for n contiguous bytes at data + len; with src it also appends
  * src[0, n) and commits them. src may point into held bytes. On failure
  * the error is recorded and nothing held changes. */
 
@@ -221,7 +221,7 @@ static void bw__move_down(bw_writer *w, const void **src)
     w->len = held;
 }
 
-/* The end of a one-block room hook that moves in place (fixed, streaming),
+/* The end of a one-block room operation that moves in place (fixed, streaming),
  * with room for n after the held bytes once moved down: src, which follows
  * them if it points into them, is appended when not NULL. */
 static int bw__block_put(bw_writer *w, const void *src, size_t n)
@@ -268,6 +268,30 @@ static unsigned char *bw__block_contiguous(bw_writer *w, size_t extra)
     if (w->cap - w->len < extra && bw__room(w, extra, NULL) != BW_OK) return NULL;
     return w->data + bw__start(w);
 }
+
+/* What the one-block modes share in their tables: one piece, nothing to
+ * drop from a list, a patch in place, the block's capacity. */
+static size_t bw__block_pieces(const bw_writer *w)
+{
+    return w->data != NULL && w->len != bw__start(w);
+}
+static void bw__block_drop_front(bw_writer *w, size_t n) { (void)w, (void)n; }
+static int bw__block_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
+{
+    memmove(w->data + (size_t)(pos - w->pos), src, n);
+    return BW_OK;
+}
+static size_t bw__block_cap(const bw_writer *w) { return w->cap; }
+
+/* And what modes without the matching ability name in their tables. */
+static int bw__keeps_bytes(bw_writer *w) { return (void)w, BW_OK; }
+static int bw__no_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    (void)n, (void)old, (void)old_cap;
+    return bw__fail(w, BW_EINVAL);
+}
+static int bw__no_take(bw_writer *dst, bw_writer *src) { return (void)dst, (void)src, 0; }
+static int bw__at_once(const bw_writer *w, size_t n) { return (void)w, (void)n, 1; }
 
 /* ---- contiguous ---- */
 
@@ -418,6 +442,12 @@ static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
     return BW_OK;
 }
 
+static const bw__mode_ops bw__contig_ops = {
+    bw__room_contig, bw__contig_move, bw__keeps_bytes, bw__block_drop_storage,
+    bw__block_contiguous, bw__block_piece, bw__block_pieces, bw__block_drop_front,
+    bw__block_cut, bw__in_block, bw__block_patch, bw__block_cap, bw__printf_contig,
+    bw__link_copy, bw__no_take, bw__at_once, BW__GROWS};
+
 int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
 {
     if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
@@ -478,6 +508,16 @@ static int bw__printf_fixed(bw_writer *w, size_t need, const char *fmt, va_list 
     w->len += need;
     return BW_OK;
 }
+
+/* The caller's buffer stays; no block is the pool's. */
+static void bw__fixed_keep_buffer(bw_writer *w) { (void)w; }
+static size_t bw__fixed_no_block(const bw_writer *w) { return (void)w, 0; }
+
+static const bw__mode_ops bw__fixed_ops = {
+    bw__room_fixed, bw__no_room_keep, bw__keeps_bytes, bw__fixed_keep_buffer,
+    bw__block_contiguous, bw__block_piece, bw__block_pieces, bw__block_drop_front,
+    bw__block_cut, bw__in_block, bw__block_patch, bw__fixed_no_block, bw__printf_fixed,
+    bw__link_copy, bw__no_take, bw__at_once, BW__NO_POOL | BW__BOUNDED};
 
 int bw_init_fixed(bw_writer *w, void *buf, size_t size)
 {
@@ -992,7 +1032,7 @@ static int bw__chain_take(bw_writer *dst, bw_writer *src)
     uint64_t delta;
     size_t i;
     bw__blk *b;
-    if (src->mode != BW__CHAIN || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
+    if (!(bw__traits(src) & BW__LINKS) || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
     if (bw__pc_reserve(dst, src->m.c.count - src->m.c.first + 2) != BW_OK) return dst->err;
     bw__close_open(dst);
     delta = bw_tell(dst) - src->base;
@@ -1029,6 +1069,17 @@ static int bw__chain_take(bw_writer *dst, bw_writer *src)
     bw__set_lim(src);
     return 1;
 }
+
+static int bw__printf_chain(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    return bw__printf_grow(w, need, fmt, ap, 0);
+}
+
+static const bw__mode_ops bw__chain_ops = {
+    bw__room_chain, bw__chain_room_keep, bw__keeps_bytes, bw__chain_drop_storage,
+    bw__chain_contiguous, bw__chain_walk, bw__chain_pieces, bw__chain_drop_front,
+    bw__chain_cut, bw__chain_overlaps, bw__chain_patch, bw__chain_block_size,
+    bw__printf_chain, bw__chain_link, bw__chain_take, bw__at_once, BW__LINKS};
 
 int bw_init_chain(bw_writer *w, bw_pool *pool)
 {
@@ -1220,6 +1271,15 @@ static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
     return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
 }
 
+/* One room takes at most the buffer without sending part of it. */
+static int bw__stream_at_once(const bw_writer *w, size_t n) { return n <= w->m.s.size; }
+
+static const bw__mode_ops bw__stream_ops = {
+    bw__room_stream, bw__no_room_keep, bw__stream_send, bw__block_drop_storage,
+    bw__stream_contiguous, bw__block_piece, bw__block_pieces, bw__block_drop_front,
+    bw__block_cut, bw__in_block, bw__block_patch, bw__block_cap, bw__printf_stream,
+    bw__link_copy, bw__no_take, bw__stream_at_once, BW__SENDS | BW__BOUNDED};
+
 int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size, bw_sink_fn sink, void *ctx)
 {
     int rc = bw__init_stream(w, pool, buffer_size);
@@ -1241,39 +1301,31 @@ int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
 }
 
 /* ------------------------------------------------------------------------ */
-/* The dispatcher: the one place that maps the mode to its hooks            */
+/* The mode table: the one place that maps the mode to its operations       */
 /* ------------------------------------------------------------------------ */
-/* The hooks and their contracts are listed in writer_internal.h, with the
- * traits. Each switch names every mode and has no default, so that -Wswitch
- * (in -Wall) names each one a new mode must add its case to; the statement
- * after a switch is never reached. A new mode adds its section above, its
- * traits, and its cases here; no code outside the sections and this one
- * reads the mode. */
+/* One table per mode, in its section; this array, indexed by the mode, is
+ * the only code that reads it (but bw_data's inline fast path and the
+ * inits). A new mode adds its section with its table and its entry here;
+ * the size check below fails until the entry is there, and a table with a
+ * missing operation fails -Wmissing-field-initializers (-Wextra). */
+static const bw__mode_ops *const bw__modes[] = {&bw__contig_ops, &bw__chain_ops,
+                                                &bw__stream_ops, &bw__fixed_ops};
+typedef char bw__every_mode_has_a_table[sizeof bw__modes / sizeof bw__modes[0] == BW__NMODES
+                                            ? 1 : -1];
 
-/* Compares, not a switch: gcc turns a switch into a table load, where this
- * folds to one compare for a single trait (bw_release's). */
-BW__INTERNAL unsigned bw__traits(const bw_writer *w)
-{
-    if (w->mode == BW__CONTIG) return BW__GROWS;
-    if (w->mode == BW__CHAIN) return BW__LINKS;
-    if (w->mode == BW__STREAM) return BW__SENDS | BW__BOUNDED;
-    return BW__NO_POOL | BW__BOUNDED; /* fixed */
-}
+static const bw__mode_ops *bw__ops(const bw_writer *w) { return bw__modes[w->mode]; }
+
+BW__INTERNAL unsigned bw__traits(const bw_writer *w) { return bw__ops(w)->traits; }
 
 BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
 {
-    /* Tests before the switch, in the order of what is most common: a
-     * small message's first write (bw__contig_first) is one compare away. */
-    if (w->mode == BW__FIXED) return bw__room_fixed(w, n, src);
-    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    if (w->data == NULL && w->mode == BW__CONTIG) return bw__contig_first(w, n, src);
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG: return bw__room_contig(w, n, src);
-    case BW__M_CHAIN:  return bw__room_chain(w, n, src);
-    case BW__M_STREAM: return bw__room_stream(w, n, src);
-    case BW__M_FIXED:  break; /* above */
-    }
-    return bw__room_fixed(w, n, src);
+    /* A small message's first write (bw__contig_first) is one compare
+     * away: the mode's own test, before the table. */
+    if (w->data == NULL && w->mode == BW__CONTIG && n <= BW__MAX_BLOCK)
+        return bw__contig_first(w, n, src);
+    if (n > BW__MAX_BLOCK && !(bw__ops(w)->traits & BW__NO_POOL))
+        return bw__fail(w, BW_EOVERFLOW);
+    return bw__ops(w)->room(w, n, src);
 }
 
 /* Room for n contiguous bytes at data + len that leaves every byte the held
@@ -1281,84 +1333,31 @@ BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
  * printf argument, the rest of a FILE's write) stays readable until the
  * caller gives *old back (bw_pool_return with *old_cap; NULL for nothing).
  * Contiguous: a new block; segmented: a new block linked after the last.
- * Not for streaming and fixed writers, which have nowhere else to go. */
+ * Streaming and fixed writers have nowhere else to go: BW_EINVAL. */
 BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     *old = NULL;
     *old_cap = 0;
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG: return bw__contig_move(w, n, old, old_cap);
-    case BW__M_CHAIN:  return bw__chain_room_keep(w, n, old, old_cap);
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    return bw__fail(w, BW_EINVAL);
+    return bw__ops(w)->room_keep(w, n, old, old_cap);
 }
 
-BW__INTERNAL int bw__send(bw_writer *w)
-{
-    switch (bw__mode_of(w)) {
-    case BW__M_STREAM: return bw__stream_send(w);
-    case BW__M_CONTIG:
-    case BW__M_CHAIN:
-    case BW__M_FIXED:  break; /* they keep their bytes */
-    }
-    return BW_OK;
-}
-
-BW__INTERNAL void bw__drop_storage(bw_writer *w)
-{
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG:
-    case BW__M_STREAM: bw__block_drop_storage(w); break;
-    case BW__M_CHAIN:  bw__chain_drop_storage(w); break;
-    case BW__M_FIXED:  break; /* the caller's buffer stays */
-    }
-}
-
+BW__INTERNAL int bw__send(bw_writer *w) { return bw__ops(w)->send(w); }
+BW__INTERNAL void bw__drop_storage(bw_writer *w) { bw__ops(w)->drop_storage(w); }
 BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG:
-    case BW__M_FIXED:  return bw__block_contiguous(w, extra);
-    case BW__M_CHAIN:  return bw__chain_contiguous(w, extra);
-    case BW__M_STREAM: return bw__stream_contiguous(w, extra);
-    }
-    return NULL;
+    return bw__ops(w)->contiguous(w, extra);
 }
-
 BW__INTERNAL int bw__walk(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  return bw__chain_walk(w, c, p, n);
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    return bw__block_piece(w, c, p, n);
+    return bw__ops(w)->walk(w, c, p, n);
 }
-
-BW__INTERNAL size_t bw__pieces(const bw_writer *w)
-{
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  return bw__chain_pieces(w);
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    return bw_len(w) != 0;
-}
+BW__INTERNAL size_t bw__pieces(const bw_writer *w) { return bw__ops(w)->pieces(w); }
 
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n)
 {
     w->base += n;
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  bw__chain_drop_front(w, n); break;
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break; /* one block: base alone says where bytes start */
-    }
+    bw__ops(w)->drop_front(w, n);
     if (w->base == bw_tell(w)) { /* all gone: start over at the beginning */
         w->pos = w->base;
         w->len = 0;
@@ -1368,93 +1367,31 @@ BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n)
 
 BW__INTERNAL int bw__overlaps(const bw_writer *w, const void *p, size_t n)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  return bw__chain_overlaps(w, p, n);
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    return bw__in_block(w, p, n);
+    return bw__ops(w)->overlaps(w, p, n);
 }
-
 BW__INTERNAL int bw__printf_rest(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG: return bw__printf_contig(w, need, fmt, ap);
-    case BW__M_CHAIN:  return bw__printf_grow(w, need, fmt, ap, 0);
-    case BW__M_STREAM: return bw__printf_stream(w, need, fmt, ap);
-    case BW__M_FIXED:  return bw__printf_fixed(w, need, fmt, ap);
-    }
-    return bw__fail(w, BW_EINVAL);
+    return bw__ops(w)->printf_rest(w, need, fmt, ap);
 }
-
 BW__INTERNAL int bw__room_at_once(const bw_writer *w, size_t n)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_STREAM: return n <= w->m.s.size;
-    case BW__M_CONTIG:
-    case BW__M_CHAIN:
-    case BW__M_FIXED:  break;
-    }
-    return 1;
+    return bw__ops(w)->room_at_once(w, n);
 }
-
 BW__INTERNAL size_t bw__block_size(const bw_writer *w)
 {
     if (w->data == NULL || (w->flags & BW__EXTERNAL)) return 0;
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG:
-    case BW__M_STREAM: return w->cap;
-    case BW__M_CHAIN:  return bw__chain_block_size(w);
-    case BW__M_FIXED:  break; /* the caller's */
-    }
-    return 0;
+    return bw__ops(w)->block_size(w);
 }
-
-BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos)
-{
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  bw__chain_cut(w, pos); return;
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    bw__block_cut(w, pos);
-}
-
+BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos) { bw__ops(w)->cut(w, pos); }
 BW__INTERNAL int bw__patch_at(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  return bw__chain_patch(w, pos, src, n);
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break; /* one block, the writer's own */
-    }
-    memmove(w->data + (size_t)(pos - w->pos), src, n);
-    return BW_OK;
+    return bw__ops(w)->patch(w, pos, src, n);
 }
-
 BW__INTERNAL int bw__link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  return bw__chain_link(w, data, n, done, ctx);
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    return bw__link_copy(w, data, n, done, ctx);
+    return bw__ops(w)->link(w, data, n, done, ctx);
 }
-
-BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src)
-{
-    switch (bw__mode_of(dst)) {
-    case BW__M_CHAIN:  return bw__chain_take(dst, src);
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    return 0;
-}
+BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src) { return bw__ops(dst)->take(dst, src); }
 
 int bw__write_slow(bw_writer *w, const void *src, size_t n)
 {

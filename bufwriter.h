@@ -1074,6 +1074,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
 #define BW__CHAIN  1
 #define BW__STREAM 2
 #define BW__FIXED  3
+#define BW__NMODES 4 /* a new mode: its constant, this count, its table */
 
 /* An empty contiguous writer on the shared pool (all zeros). */
 #ifdef __cplusplus

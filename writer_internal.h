@@ -7,19 +7,9 @@
 #include "bufwriter.h"
 #include "pool/pool_writer.h"
 
-/* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED, in
- * bufwriter.h (section 11), where bw_data's inline fast path needs them. */
-
-/* The modes as an enum, for the dispatcher's switches (bufwriter.c): they
- * name every mode and have no default, so that -Wswitch names each switch
- * a new mode must add its case to. */
-typedef enum bw__mode {
-    BW__M_CONTIG = BW__CONTIG,
-    BW__M_CHAIN = BW__CHAIN,
-    BW__M_STREAM = BW__STREAM,
-    BW__M_FIXED = BW__FIXED
-} bw__mode;
-static inline bw__mode bw__mode_of(const bw_writer *w) { return (bw__mode)w->mode; }
+/* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED and
+ * their count BW__NMODES, in bufwriter.h (section 11), where bw_data's
+ * inline fast path needs them. */
 
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
@@ -76,17 +66,17 @@ typedef struct bw__cursor {
     int started;
 } bw__cursor;
 
-/* The per-mode hooks: the one fixed set of what differs between modes.
- * Each mode implements them in its own section of bufwriter.c; the
- * dispatcher section there maps w->mode to them, and is the only code
- * outside a section that reads the mode. A failure is recorded.
- * - make room: room for n contiguous bytes at data + len; with src also
- *   append src[0, n) (src may point into the held bytes). The caller
- *   checked the writer and its error.
+/* A mode's operations: the one fixed set of what differs between modes.
+ * Each mode fills one table (bw__mode_ops) in its section of bufwriter.c,
+ * in this order, every entry given (a mode that has nothing to do for one
+ * names a shared do-nothing function); the mode table there maps
+ * w->mode to it, and the bw__ functions below call through it. A failure
+ * is recorded.
+ * - room: room for n contiguous bytes at data + len; with src also append
+ *   src[0, n) (src may point into the held bytes). The caller checked the
+ *   writer and its error.
  * - room kept: the same, leaving the held bytes' storage as it is until
  *   the caller gives *old back (contiguous, segmented; see bw__room_keep).
- * - room at once: whether one make room can take n bytes without sending
- *   part of them (streaming: no more than its buffer).
  * - send: send every held byte where the mode has somewhere to send them
  *   (streaming); the others keep theirs. BW_OK or the recorded error.
  * - reset: give back every block (and reference) held; data and cap are 0
@@ -94,16 +84,17 @@ typedef struct bw__cursor {
  * - make contiguous: the held bytes in one block with extra free bytes
  *   after them; their start, or NULL. Works while an error is recorded.
  * - walk: the next held piece (empty pieces included): 1, or 0 at the end.
- * - drop from the front: n <= bw_len held bytes; never records.
+ * - pieces: how many non-empty pieces the held bytes are (bw_iovec's
+ *   count), without a walk.
+ * - drop from the front: n <= bw_len held bytes, base moved already; never
+ *   records.
  * - cut: the held bytes end at pos (base <= pos <= tell); never records.
- * - overlaps: whether [p, p + n) lies in any of the writer's storage.
+ * - overlaps: whether [p, p + n) lies in the writer's own storage.
  * - patch: write src[0, n) over the held bytes at [pos, pos + n) (checked
  *   by the caller; src may point into the held bytes). A segmented writer
  *   first copies the references there into a block of its own (the only
  *   case that needs memory); BW_ENOMEM (recorded) leaves everything as it
  *   was.
- * - pieces: how many non-empty pieces the held bytes are (bw_iovec's
- *   count), without a walk.
  * - block size: the real size of the one pooled block holding every held
  *   byte (what bw_detach hands out), or 0 (none, several, not the pool's).
  * - printf rest: printf's pass two, need bytes of output, known not to fit
@@ -113,7 +104,36 @@ typedef struct bw__cursor {
  *   no longer needed; modes that cannot link copy and call done at once.
  * - take: move every held byte of src after dst's without copying, when
  *   the two modes allow it: 1, 0 to have them copied (bw_move), or a
- *   failure (recorded in dst). */
+ *   failure (recorded in dst).
+ * - room at once: whether one room can take n bytes without sending part
+ *   of them (streaming: no more than its buffer).
+ * - traits: what the calls common to every mode need to know (BW__GROWS
+ *   and the others below). */
+typedef struct bw__mode_ops {
+    int (*room)(bw_writer *w, size_t n, const void *src);
+    int (*room_keep)(bw_writer *w, size_t n, void **old, size_t *old_cap);
+    int (*send)(bw_writer *w);
+    void (*drop_storage)(bw_writer *w);
+    unsigned char *(*contiguous)(bw_writer *w, size_t extra);
+    int (*walk)(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n);
+    size_t (*pieces)(const bw_writer *w);
+    void (*drop_front)(bw_writer *w, size_t n);
+    void (*cut)(bw_writer *w, uint64_t pos);
+    int (*overlaps)(const bw_writer *w, const void *p, size_t n);
+    int (*patch)(bw_writer *w, uint64_t pos, const void *src, size_t n);
+    size_t (*block_size)(const bw_writer *w);
+    int (*printf_rest)(bw_writer *w, size_t need, const char *fmt, va_list ap);
+    int (*link)(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
+    int (*take)(bw_writer *dst, bw_writer *src);
+    int (*room_at_once)(const bw_writer *w, size_t n);
+    unsigned traits;
+} bw__mode_ops;
+
+/* The operations through the mode table (bufwriter.c), with what every
+ * mode shares around them: bw__room checks the size and takes a small
+ * message's first block itself, bw__room_keep checks the size,
+ * bw__drop_front moves base and starts over when all is gone, and
+ * bw__block_size answers 0 for no block or a caller's buffer. */
 BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src);
 BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap);
 BW__INTERNAL int bw__room_at_once(const bw_writer *w, size_t n);
@@ -122,18 +142,18 @@ BW__INTERNAL void bw__drop_storage(bw_writer *w);
 BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra);
 BW__INTERNAL int bw__walk(const bw_writer *w, bw__cursor *c, const unsigned char **p,
                           size_t *n);
+BW__INTERNAL size_t bw__pieces(const bw_writer *w);
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos);
 BW__INTERNAL int bw__overlaps(const bw_writer *w, const void *p, size_t n);
 BW__INTERNAL int bw__patch_at(bw_writer *w, uint64_t pos, const void *src, size_t n);
-BW__INTERNAL size_t bw__pieces(const bw_writer *w);
 BW__INTERNAL size_t bw__block_size(const bw_writer *w);
 BW__INTERNAL int bw__printf_rest(bw_writer *w, size_t need, const char *fmt, va_list ap);
 BW__INTERNAL int bw__link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
 BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src);
 
-/* What the calls common to every mode ask of it, beyond the hooks: the
- * mode's traits (bw__traits, in the dispatcher). */
+/* The traits: what the calls common to every mode ask of it, beyond the
+ * operations (bw__traits: the table's). */
 #define BW__GROWS   0x1u  /* one block that growth moves to a new one (its old
                              block goes back); the job's length teaches the
                              pool; the block and the first line are all the
