@@ -185,7 +185,21 @@
 extern "C" {
 #endif
 
+/* struct iovec, for bw_iovec: POSIX's, from <sys/uio.h>, in a program that
+ * calls bw_iovec (this header needs only the name). Windows has no
+ * <sys/uio.h>: there this header defines struct iovec itself, with POSIX's
+ * two members (void *iov_base; size_t iov_len;), unless the program
+ * defines BW_HAVE_STRUCT_IOVEC because another header of its own already
+ * gave it one with those members. */
+#if defined(_WIN32) && !defined(BW_HAVE_STRUCT_IOVEC)
+#  define BW_HAVE_STRUCT_IOVEC 1
+struct iovec {
+    void *iov_base;
+    size_t iov_len;
+};
+#else
 struct iovec;
+#endif
 
 /* ======================================================================== */
 /* 3. Status codes                                                          */
@@ -977,7 +991,8 @@ BW_API int bw_move(bw_writer *dst, bw_writer *src);
 BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
 
 /* A write-only FILE* over the writer, any mode, so existing fprintf code
- * writes into it (fopencookie on glibc, funopen on the BSDs and macOS).
+ * writes into it (fopencookie on Linux with glibc or musl, funopen on the
+ * BSDs, macOS and Android; Windows has neither: no bw_fopen there).
  * Bytes reach the writer when the FILE flushes (fflush, fclose, or its own
  * buffer filling). fclose neither releases the writer nor flushes it to its
  * sink. A writer failure makes the FILE write fail with errno ENOMEM, ENOSPC
@@ -990,7 +1005,7 @@ BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
  * FILE cannot be made. Not declared (and BW_HAVE_FILE_ADAPTER
  * not defined) where neither exists or with BW_NO_FILE_ADAPTER. */
 #if !defined(BW_NO_FILE_ADAPTER) && \
-    (defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || \
+    (defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__) || \
      defined(__NetBSD__) || defined(__OpenBSD__) || defined(__DragonFly__))
 #  define BW_HAVE_FILE_ADAPTER 1
 BW_API FILE *bw_fopen(bw_writer *w);
