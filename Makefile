@@ -7,7 +7,7 @@
 #                         (as root; elsewhere it names them)
 #   make test             make deps, then every test flavour (normal, ASan+UBSan,
 #                         TSan, valgrind, clang, -O0 gcc/clang, -m32, the single
-#                         header), the strict-warning build, seeded bugs, a TSan
+#                         header, musl), the strict-warning build, seeded bugs, a TSan
 #                         stress, fuzz corpus replay, dlclose, the single header
 #                         and the reference up to date, licence lines, packaging (Make, CMake,
 #                         Meson and pkg-config consumers); ends with one
@@ -162,8 +162,9 @@ FORCE:
 # table: name, compiler, harness (criterion, or mini: tests/mini_criterion.h,
 # a fork-per-test shim for where Criterion cannot run: TSan, its issue #274;
 # valgrind, which does not follow Criterion's re-executed children; -m32,
-# which Debian's Criterion does not ship), then the flags. The single
-# flavour builds the whole suite against single_include/bufwriter.h.
+# musl and the cross builds, for which Debian ships no Criterion), then the
+# flags. The single flavour builds the whole suite against
+# single_include/bufwriter.h; musl builds it with musl-gcc (musl-tools).
 #
 #                 compiler harness   flags
 T_normal      := $(CC)     criterion -O2 -g
@@ -175,7 +176,8 @@ T_gcc-O0      := $(CC)     criterion -O0 -g
 T_clang-O0    := clang     criterion -O0 -g
 T_m32         := $(CC)     mini      -m32 -O2 -g -Wno-psabi
 T_single      := $(CC)     criterion -O2 -g
-TEST_FLAVOURS := normal asan tsan valgrind clang gcc-O0 clang-O0 m32 single
+T_musl        := musl-gcc  mini      -O2 -g
+TEST_FLAVOURS := normal asan tsan valgrind clang gcc-O0 clang-O0 m32 single musl
 
 # How each runs. Criterion forks a child per test; -j2 runs two at a time.
 # ASan runs -j1: Criterion's parallel runner itself sometimes leaks 48 bytes
@@ -194,6 +196,7 @@ R_clang-O0 = $< $(CRITERION_ARGS)
 R_m32      = $<; rc=$$?; [ $$rc != 126 ] || { rc=0; \
              echo "m32: built; this kernel cannot run 32-bit programs, so not run"; }; exit $$rc
 R_single   = $< $(CRITERION_ARGS)
+R_musl     = $<
 
 # What each builds: TSan the thread tests only; normal and asan add the C++
 # unit (tests/test_cpp.cpp: bufwriter.hpp, C++17), asan with its sanitizers.

@@ -301,9 +301,16 @@ static int bw__os_file_end(void *cookie)
  * declares it either way. */
 static ssize_t bw__cookie_write(void *cookie, const char *buf, size_t n)
 {
-    /* A return below the count is an error (the stream's error flag is
-     * set; fprintf then returns a negative value). */
-    return bw__os_file_put(cookie, buf, n) ? (ssize_t)n : 0;
+    /* A failure as each C library reads one (the stream's error flag set,
+     * fflush and fprintf failing): glibc takes a return below the count
+     * and wants no negative value; musl takes only a negative one (0 is
+     * "nothing written", and the FILE would carry on). */
+    if (bw__os_file_put(cookie, buf, n)) return (ssize_t)n;
+#    if defined(__GLIBC__)
+    return 0;
+#    else
+    return -1;
+#    endif
 }
 
 #    if defined(__GLIBC__)

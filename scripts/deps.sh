@@ -9,7 +9,7 @@
 # `make test-normal` then runs the suite with what the machine has.
 set -eu
 what=${1:-all}
-test_pkgs="gcc g++ clang libclang-rt-dev make python3 binutils pkg-config cmake meson ninja-build valgrind gcc-multilib libcriterion-dev"
+test_pkgs="gcc g++ clang libclang-rt-dev make python3 binutils pkg-config cmake meson ninja-build valgrind gcc-multilib libcriterion-dev musl-tools"
 bench_pkgs="g++ make python3 libbenchmark-dev libjemalloc-dev libmimalloc-dev gnuplot-nox"
 case "$what" in
   test)  want=$test_pkgs ;;
