@@ -7,7 +7,8 @@
 #                         (as root; elsewhere it names them)
 #   make test             make deps, then every test flavour (normal, ASan+UBSan,
 #                         TSan, valgrind, clang, -O0 gcc/clang, -m32, the single
-#                         header, musl), the strict-warning build, seeded bugs, a TSan
+#                         header, musl, aarch64 and s390x under qemu-user), the
+#                         strict-warning build, seeded bugs, a TSan
 #                         stress, fuzz corpus replay, dlclose, the single header
 #                         and the reference up to date, licence lines, packaging (Make, CMake,
 #                         Meson and pkg-config consumers); ends with one
@@ -165,6 +166,12 @@ FORCE:
 # musl and the cross builds, for which Debian ships no Criterion), then the
 # flags. The single flavour builds the whole suite against
 # single_include/bufwriter.h; musl builds it with musl-gcc (musl-tools).
+# aarch64 and s390x (big-endian) are cross builds with clang --target over
+# Debian's libc6-dev-*-cross sysroots and binutils-*-linux-gnu (not the
+# gcc-*-linux-gnu cross compilers, which remove gcc-multilib), run under
+# qemu-user; -DBW_TEST_EMULATED skips the two tests emulation cannot run
+# (qemu's guest heap ignores RLIMIT_AS; 2 GiB of printf padding outlasts
+# the timeout).
 #
 #                 compiler harness   flags
 T_normal      := $(CC)     criterion -O2 -g
@@ -177,7 +184,9 @@ T_clang-O0    := clang     criterion -O0 -g
 T_m32         := $(CC)     mini      -m32 -O2 -g -Wno-psabi
 T_single      := $(CC)     criterion -O2 -g
 T_musl        := musl-gcc  mini      -O2 -g
-TEST_FLAVOURS := normal asan tsan valgrind clang gcc-O0 clang-O0 m32 single musl
+T_aarch64     := clang     mini      --target=aarch64-linux-gnu -O2 -g -DBW_TEST_EMULATED
+T_s390x       := clang     mini      --target=s390x-linux-gnu -O2 -g -DBW_TEST_EMULATED
+TEST_FLAVOURS := normal asan tsan valgrind clang gcc-O0 clang-O0 m32 single musl aarch64 s390x
 
 # How each runs. Criterion forks a child per test; -j2 runs two at a time.
 # ASan runs -j1: Criterion's parallel runner itself sometimes leaks 48 bytes
@@ -197,6 +206,8 @@ R_m32      = $<; rc=$$?; [ $$rc != 126 ] || { rc=0; \
              echo "m32: built; this kernel cannot run 32-bit programs, so not run"; }; exit $$rc
 R_single   = $< $(CRITERION_ARGS)
 R_musl     = $<
+R_aarch64  = qemu-aarch64 -L /usr/aarch64-linux-gnu $<
+R_s390x    = qemu-s390x -L /usr/s390x-linux-gnu $<
 
 # What each builds: TSan the thread tests only; normal and asan add the C++
 # unit (tests/test_cpp.cpp: bufwriter.hpp, C++17), asan with its sanitizers.
