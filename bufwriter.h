@@ -144,7 +144,14 @@
 #if defined(__GNUC__) || defined(__clang__)
 #  define BW__LIKELY(x)   __builtin_expect(!!(x), 1)
 #  define BW__UNLIKELY(x) __builtin_expect(!!(x), 0)
-#  define BW__PRINTF(f, a) __attribute__((format(printf, f, a)))
+/* MinGW's "printf" is msvcrt's dialect (no %zu); the library's printf is
+ * C99's there too (MinGW's own, which a C11 build gets), so the check is
+ * GNU's. */
+#  if defined(__MINGW32__)
+#    define BW__PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#  else
+#    define BW__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#  endif
 #else
 #  define BW__LIKELY(x)   (x)
 #  define BW__UNLIKELY(x) (x)

@@ -128,6 +128,8 @@ BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n);
 /* printf output of need bytes, longer than the buffer, sent straight to a
  * streaming writer's sink after the held bytes (io.c, with the FILE
  * adapter). */
+#ifdef BW_HAVE_FILE_ADAPTER
 BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap);
+#endif
 
 #endif /* BW_WRITER_INTERNAL_H */

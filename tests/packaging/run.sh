@@ -311,6 +311,14 @@ for cc in gcc clang; do
         library_gnu_source $cc
 done
 
+# The implementation alone, first in its file, with the other C libraries
+# and Windows: musl (musl-tools) and MinGW-w64.
+for cc in musl-gcc x86_64-w64-mingw32-gcc-posix; do
+    if ! have $cc; then echo "note: $cc not found, its check is skipped"; continue; fi
+    check "implementation first in its own file ($cc -std=c11 -Werror=implicit-function-declaration)" \
+        impl_first_strict $cc
+done
+
 for cxx in g++ clang++; do
     if ! have $cxx; then echo "note: $cxx not found, its checks are skipped"; continue; fi
     check "single header as C++, declarations only: $cxx -std=c++11 $CXXWARN" \
