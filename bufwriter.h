@@ -1011,7 +1011,9 @@ BW_API int bw_move(bw_writer *dst, bw_writer *src);
  * and returns that error. Nothing held: BW_OK without a system call.
  *
  * Windows: fd is a C runtime descriptor (_open, _pipe, 1 for stdout), sent
- * to with _write piece by piece; there is no SIGPIPE to guard against.
+ * to with _write piece by piece; there is no SIGPIPE to guard against. A
+ * descriptor in text mode (the default there) writes '\n' as "\r\n": open
+ * it with _O_BINARY (or _setmode it) for the bytes as they are.
  *
  *   while (bw_len(&w) > 0) {                 // non-blocking socket
  *       if (bw_write_fd(&w, sock, NULL) == BW_OK) break;
