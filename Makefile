@@ -56,7 +56,8 @@
 #
 # Platforms: the shared library is linked with GNU ld / lld flags (-soname)
 # everywhere but macOS, which gets -install_name and -compatibility_version
-# (chosen by uname -s). Tested: Linux x86-64 (see README, "Platforms").
+# (chosen by uname -s). Tested: Linux (glibc and musl; x86-64, aarch64, s390x)
+# and Windows with MinGW-w64 (README, "Platforms"); the test-* flavours.
 
 CC       ?= cc
 CXX      ?= c++
