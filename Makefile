@@ -7,7 +7,9 @@
 #                         (as root; elsewhere it names them)
 #   make test             make deps, then every test flavour (normal, ASan+UBSan,
 #                         TSan, valgrind, clang, -O0 gcc/clang, -m32, the single
-#                         header), the strict-warning build, seeded bugs, a TSan
+#                         header, musl, aarch64 and s390x under qemu-user, Windows
+#                         x86-64 with MinGW-w64 under wine), the
+#                         strict-warning build, seeded bugs, a TSan
 #                         stress, fuzz corpus replay, dlclose, the single header
 #                         and the reference up to date, licence lines, packaging (Make, CMake,
 #                         Meson and pkg-config consumers); ends with one
@@ -54,7 +56,8 @@
 #
 # Platforms: the shared library is linked with GNU ld / lld flags (-soname)
 # everywhere but macOS, which gets -install_name and -compatibility_version
-# (chosen by uname -s). Tested: Linux x86-64 (see README, "Platforms").
+# (chosen by uname -s). Tested: Linux (glibc and musl; x86-64, aarch64, s390x)
+# and Windows with MinGW-w64 (README, "Platforms"); the test-* flavours.
 
 CC       ?= cc
 CXX      ?= c++
@@ -117,8 +120,8 @@ JE_CFLAGS := -DBW_HAVE_JEMALLOC
 JE_LIBS   := -ljemalloc
 endif
 
-SRCS     := bufwriter.c io.c pool/pool.c pool/tcache.c pool/fork.c pool/large.c pool/learn.c pool/alloc.c pool/check.c
-HDRS     := bufwriter.h writer_internal.h pool/pool_internal.h pool/pool_writer.h pool/track.h
+SRCS     := bufwriter.c io.c platform/posix.c platform/windows.c pool/pool.c pool/tcache.c pool/fork.c pool/large.c pool/learn.c pool/alloc.c pool/check.c
+HDRS     := bufwriter.h writer_internal.h platform/platform.h platform/prelude.h pool/pool_internal.h pool/pool_writer.h pool/track.h
 B        := build
 OBJS     := $(SRCS:%.c=$(B)/%.o)
 
@@ -162,9 +165,21 @@ FORCE:
 # table: name, compiler, harness (criterion, or mini: tests/mini_criterion.h,
 # a fork-per-test shim for where Criterion cannot run: TSan, its issue #274;
 # valgrind, which does not follow Criterion's re-executed children; -m32,
-# which Debian's Criterion does not ship), then the flags. The single
-# flavour builds the whole suite against single_include/bufwriter.h.
+# musl and the cross builds, for which Debian ships no Criterion), then the
+# flags. The single flavour builds the whole suite against
+# single_include/bufwriter.h; musl builds it with musl-gcc (musl-tools).
+# aarch64 and s390x (big-endian) are cross builds with clang --target over
+# Debian's libc6-dev-*-cross sysroots and binutils-*-linux-gnu (not the
+# gcc-*-linux-gnu cross compilers, which remove gcc-multilib), run under
+# qemu-user; -DBW_TEST_EMULATED skips the two tests emulation cannot run
+# (qemu's guest heap ignores RLIMIT_AS; 2 GiB of printf padding outlasts
+# the timeout). mingw: Windows x86-64, MinGW-w64 (its winpthreads variant,
+# for the tests' threads; the library itself uses Win32 locks), linked
+# statically and run under wine64 in a prefix of its own ($(B)/wine, made
+# at the first run); the test files in TESTS_mingw.
 #
+MINGW_CC      ?= x86_64-w64-mingw32-gcc-posix
+WINE          ?= /usr/lib/wine/wine64
 #                 compiler harness   flags
 T_normal      := $(CC)     criterion -O2 -g
 T_asan        := $(CC)     criterion -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -175,7 +190,11 @@ T_gcc-O0      := $(CC)     criterion -O0 -g
 T_clang-O0    := clang     criterion -O0 -g
 T_m32         := $(CC)     mini      -m32 -O2 -g -Wno-psabi
 T_single      := $(CC)     criterion -O2 -g
-TEST_FLAVOURS := normal asan tsan valgrind clang gcc-O0 clang-O0 m32 single
+T_musl        := musl-gcc  mini      -O2 -g
+T_aarch64     := clang     mini      --target=aarch64-linux-gnu -O2 -g -DBW_TEST_EMULATED
+T_s390x       := clang     mini      --target=s390x-linux-gnu -O2 -g -DBW_TEST_EMULATED
+T_mingw       := $(MINGW_CC) mini    -O2 -g -static
+TEST_FLAVOURS := normal asan tsan valgrind clang gcc-O0 clang-O0 m32 single musl aarch64 s390x mingw
 
 # How each runs. Criterion forks a child per test; -j2 runs two at a time.
 # ASan runs -j1: Criterion's parallel runner itself sometimes leaks 48 bytes
@@ -194,9 +213,18 @@ R_clang-O0 = $< $(CRITERION_ARGS)
 R_m32      = $<; rc=$$?; [ $$rc != 126 ] || { rc=0; \
              echo "m32: built; this kernel cannot run 32-bit programs, so not run"; }; exit $$rc
 R_single   = $< $(CRITERION_ARGS)
+R_musl     = $<
+R_aarch64  = qemu-aarch64 -L /usr/aarch64-linux-gnu $<
+R_s390x    = qemu-s390x -L /usr/s390x-linux-gnu $<
+R_mingw    = WINEPREFIX=$(abspath $(B))/wine WINEDEBUG=-all $(WINE) $<.exe
 
 # What each builds: TSan the thread tests only; normal and asan add the C++
 # unit (tests/test_cpp.cpp: bufwriter.hpp, C++17), asan with its sanitizers.
+# MinGW: the test files that need no POSIX beyond pipes (fork, signals,
+# sockets, fcntl, mmap, setrlimit: the others) and run under wine.
+TESTS_mingw  := $(addprefix tests/test_,$(addsuffix .c,allocfail cursor encoding errors failinj \
+                first_use growth jump positions printf promises readout recorded_error room steady \
+                threads writing))
 TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c tests/test_decay.c \
                 tests/test_pool_regressions.c tests/test_pool_defects.c
 # The one test harness (tests/harness.h), linked into every flavour.
@@ -239,9 +267,9 @@ test: deps
 	  [ "$$(cat $(B)/test-logs/$$t.rc)" = 0 ] || break; \
 	done; sh scripts/test_summary.sh $(B)/test-logs $(TEST_PARTS)
 
-# The library under the strict warning set with -Werror, gcc and clang.
+# The library under the strict warning set with -Werror: gcc, clang, MinGW.
 test-strict:
-	for cc in $(CC) clang; do for f in $(SRCS); do \
+	for cc in $(CC) clang $(MINGW_CC); do for f in $(SRCS); do \
 	  $$cc $(CSTD) $(WARN_STRICT) -Werror -fsyntax-only $$f || exit 1; done; done
 
 # No bulk copy compiled as a byte loop: rep movsb (what gcc makes of memcpy

@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/uio.h>
 
 /* The room functions stay out of line (the fast paths' callers stay
  * small), but not `cold`: gcc compiles a cold function for size and turns

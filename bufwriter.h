@@ -40,10 +40,21 @@
  *                  exactly one .c file:
  *                      #define BUFWRITER_IMPLEMENTATION
  *                      #include "bufwriter.h"
+ *                  That file must include nothing before it (or define
+ *                  _GNU_SOURCE before its first #include): the
+ *                  implementation asks glibc and musl for POSIX and GNU
+ *                  calls, which a libc header included earlier hides; it
+ *                  stops with an #error that says so.
  *   C standard:    the header (declarations and inline writes) compiles as
  *                  C89 with -pedantic, C99 and later, and C++; the library
  *                  and the single header's implementation need C11 (atomics,
  *                  _Thread_local).
+ *   Platforms:     Linux (glibc, musl; x86-64, i386, aarch64, s390x), the
+ *                  BSDs and macOS (POSIX threads), Windows (Win32 threads;
+ *                  tested with MinGW-w64). Windows has no fork, no SIGPIPE
+ *                  and no fopencookie: there is no bw_fopen there, bw_write_fd
+ *                  writes with the C runtime's _write, and this header
+ *                  defines struct iovec (README, "Platforms").
  *
  *   bw_writer w = BW_WRITER_INIT;          // empty; allocates nothing yet
  *   bw_put_u32le(&w, 0);                   // placeholder for a length
@@ -103,7 +114,12 @@
  *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck
  *                   (needs <valgrind/memcheck.h>). Library only.
  *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
- *                   match: it removes a declaration.
+ *                   match: it removes a declaration. With it, the single
+ *                   header's implementation needs only POSIX from glibc and
+ *                   musl, not _GNU_SOURCE.
+ *   BW_HAVE_STRUCT_IOVEC  Windows only: the program has its own struct iovec
+ *                   (void *iov_base; size_t iov_len;), so this header does
+ *                   not define one. Local.
  *   BW_API          the export attribute on public functions (default:
  *                   visibility "default"). Must match for a shared library.
  *   The pool's defaults (bw_pool_options) are not build-time options: set
@@ -144,7 +160,14 @@
 #if defined(__GNUC__) || defined(__clang__)
 #  define BW__LIKELY(x)   __builtin_expect(!!(x), 1)
 #  define BW__UNLIKELY(x) __builtin_expect(!!(x), 0)
-#  define BW__PRINTF(f, a) __attribute__((format(printf, f, a)))
+/* MinGW's "printf" is msvcrt's dialect (no %zu); the library's printf is
+ * C99's there too (MinGW's own, which a C11 build gets), so the check is
+ * GNU's. */
+#  if defined(__MINGW32__)
+#    define BW__PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#  else
+#    define BW__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#  endif
 #else
 #  define BW__LIKELY(x)   (x)
 #  define BW__UNLIKELY(x) (x)
@@ -185,7 +208,21 @@
 extern "C" {
 #endif
 
+/* struct iovec, for bw_iovec: POSIX's, from <sys/uio.h>, in a program that
+ * calls bw_iovec (this header needs only the name). Windows has no
+ * <sys/uio.h>: there this header defines struct iovec itself, with POSIX's
+ * two members (void *iov_base; size_t iov_len;), unless the program
+ * defines BW_HAVE_STRUCT_IOVEC because another header of its own already
+ * gave it one with those members. */
+#if defined(_WIN32) && !defined(BW_HAVE_STRUCT_IOVEC)
+#  define BW_HAVE_STRUCT_IOVEC 1
+struct iovec {
+    void *iov_base;
+    size_t iov_len;
+};
+#else
 struct iovec;
+#endif
 
 /* ======================================================================== */
 /* 3. Status codes                                                          */
@@ -251,7 +288,8 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * fork (its locks are taken around fork, by pthread_atfork handlers that
  * bufwriter registers when it is loaded, with GCC or Clang, so fork
  * handlers registered after that may use bufwriter in prepare, parent and
- * child; other compilers register them at the first pool).
+ * child; other compilers register them at the first pool; Windows has no
+ * fork).
  *
  * Retention works in two levels. Each thread keeps a small cache per pool of
  * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 32 KiB), used
@@ -679,7 +717,9 @@ BW_API int bw_puts(bw_writer *w, const char *s);
  * it is formatted in the buffer after the held bytes move down, so it needs
  * one byte more than its length and its arguments must not point into the
  * held bytes. BW_EINVAL for a NULL fmt or an encoding error; BW_EOVERFLOW for
- * output longer than INT_MAX. Bytes past bw_len are unspecified after. */
+ * output longer than INT_MAX. Both as the C library's vsnprintf reports
+ * them: MinGW's reports neither an unconvertible %ls nor a width past
+ * INT_MAX. Bytes past bw_len are unspecified after. */
 BW_API int bw_printf(bw_writer *w, const char *fmt, ...) BW__PRINTF(2, 3);
 BW_API int bw_vprintf(bw_writer *w, const char *fmt, va_list ap) BW__PRINTF(2, 0);
 
@@ -925,7 +965,8 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
  * that returns a malloc'd string (cJSON_Print, a message buffer) needs.
  * Every mode. No copy when the writer's one block already is such memory:
  * a pool on the default allocator (not in checked mode) rents blocks from
- * malloc below 2 MiB (larger ones are mapped from the kernel); else one copy
+ * malloc below 2 MiB (larger ones are mapped from the kernel on Linux, from
+ * malloc elsewhere); else one copy
  * into malloc(bw_len + 1), and the writer's storage goes back to its pool
  * (references get their done call). Nothing held gives "" (still to free).
  * The writer becomes empty as with bw_detach (no error, positions at 0,
@@ -993,6 +1034,11 @@ BW_API int bw_move(bw_writer *dst, bw_writer *src);
  * continues where it stopped. A writer with a recorded error sends nothing
  * and returns that error. Nothing held: BW_OK without a system call.
  *
+ * Windows: fd is a C runtime descriptor (_open, _pipe, 1 for stdout), sent
+ * to with _write piece by piece; there is no SIGPIPE to guard against. A
+ * descriptor in text mode (the default there) writes '\n' as "\r\n": open
+ * it with _O_BINARY (or _setmode it) for the bytes as they are.
+ *
  *   while (bw_len(&w) > 0) {                 // non-blocking socket
  *       if (bw_write_fd(&w, sock, NULL) == BW_OK) break;
  *       if (errno != EAGAIN) goto fail;
@@ -1001,7 +1047,8 @@ BW_API int bw_move(bw_writer *dst, bw_writer *src);
 BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
 
 /* A write-only FILE* over the writer, any mode, so existing fprintf code
- * writes into it (fopencookie on glibc, funopen on the BSDs and macOS).
+ * writes into it (fopencookie on Linux with glibc or musl, funopen on the
+ * BSDs, macOS and Android; Windows has neither: no bw_fopen there).
  * Bytes reach the writer when the FILE flushes (fflush, fclose, or its own
  * buffer filling). fclose neither releases the writer nor flushes it to its
  * sink. A writer failure makes the FILE write fail with errno ENOMEM, ENOSPC
@@ -1014,7 +1061,7 @@ BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
  * FILE cannot be made. Not declared (and BW_HAVE_FILE_ADAPTER
  * not defined) where neither exists or with BW_NO_FILE_ADAPTER. */
 #if !defined(BW_NO_FILE_ADAPTER) && \
-    (defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || \
+    (defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__) || \
      defined(__NetBSD__) || defined(__OpenBSD__) || defined(__DragonFly__))
 #  define BW_HAVE_FILE_ADAPTER 1
 BW_API FILE *bw_fopen(bw_writer *w);

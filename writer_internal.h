@@ -5,6 +5,7 @@
 #define BW_WRITER_INTERNAL_H
 
 #include "bufwriter.h"
+#include "platform/platform.h"
 #include "pool/pool_writer.h"
 
 /* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED and
@@ -167,11 +168,8 @@ BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src);
                              bw_cstr's NUL                                    */
 BW__INTERNAL unsigned bw__traits(const bw_writer *w);
 
-/* I/O (io.c). One send of iov to fd that never raises SIGPIPE, whatever fd
- * is at that moment (bw_write_fd and a bw_init_fd writer both send through
- * it): bytes sent, or -1 with errno. */
-struct iovec;
-BW__INTERNAL ptrdiff_t bw__fd_send(int fd, const struct iovec *iov, int cnt);
+/* Sending to a file descriptor: bw__fd_send (platform/platform.h), through
+ * which bw_write_fd and a bw_init_fd writer both send. */
 
 /* Cold paths io.c shares (bufwriter.c). Record the first error; send every
  * held byte (streaming; a failure is recorded, the rest stays held); send
@@ -182,6 +180,8 @@ BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n);
 /* printf output of need bytes, longer than the buffer, sent straight to a
  * streaming writer's sink after the held bytes (io.c, with the FILE
  * adapter). */
+#ifdef BW_HAVE_FILE_ADAPTER
 BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap);
+#endif
 
 #endif /* BW_WRITER_INTERNAL_H */

@@ -24,6 +24,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef _WIN32
+#  include <fcntl.h>
+#  include <io.h> /* _setmode: stdout in binary mode, the CRLFs as they are */
+#endif
 
 struct city {
     const char *name;
@@ -52,6 +56,9 @@ int main(void)
 {
     bw_writer head, body;
     int rc;
+#ifdef _WIN32
+    (void)_setmode(1, _O_BINARY);
+#endif
 
     bw_init_chain(&body, NULL);
     bw_init_chain(&head, NULL); /* the same (shared) pool: bw_move relinks */

@@ -28,6 +28,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* Windows opens descriptors in text mode ('\n' written as "\r\n"): a
+ * binary file needs O_BINARY there. */
+#ifndef O_BINARY
+#  define O_BINARY 0
+#endif
+
 #define RECORDS 1000
 #define MAX_RECORD 256 /* an upper bound on one record's bytes */
 
@@ -64,7 +70,7 @@ int main(int argc, char **argv)
     bw_writer w;
     int fd, i, rc;
 
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_BINARY, 0644);
     if (fd < 0) {
         perror(path);
         return 1;

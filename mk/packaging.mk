@@ -31,7 +31,8 @@
 PYTHON      ?= python3
 SINGLE      := single_include/bufwriter.h
 AMALGAMATE   = $(PYTHON) scripts/amalgamate.py -o $(SINGLE) --public bufwriter.h \
-               --internal $(filter-out bufwriter.h,$(HDRS)) --sources $(SRCS) \
+               --prelude platform/prelude.h \
+               --internal $(filter-out bufwriter.h platform/prelude.h,$(HDRS)) --sources $(SRCS) \
                --license LICENSE
 EXAMPLE_SRCS  = $(wildcard examples/*.c)
 EXAMPLE_BINS  = $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%-single) \

@@ -2,65 +2,21 @@
 /* alloc.c - the backing allocators: libc (with large blocks straight from
  * the kernel on Linux), and jemalloc's sized calls in builds with
  * BW_HAVE_JEMALLOC. */
-
-/* The library's own build of this file asks for Linux's mmap extensions
- * (MAP_ANONYMOUS, MADV_HUGEPAGE, mremap). In the single header it is too
- * late to ask: the code below uses what the includer's headers declare,
- * and falls back to malloc without them. */
-#if !defined(_GNU_SOURCE) && !defined(BUFWRITER_IMPLEMENTATION)
-#  define _GNU_SOURCE 1
-#endif
-
 #include "pool_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-#if defined(__GLIBC__)
-#  include <malloc.h> /* malloc_trim */
-#endif
-#if defined(__linux__)
-#  include <sys/mman.h>
-#endif
 
-/* Large blocks (2 MiB and up) come straight from the kernel on Linux:
- * mmap'd at a 2 MiB boundary with MADV_HUGEPAGE, so where transparent huge
- * pages are on ("madvise" or "always") a fresh 10 MiB block costs 5 page
- * faults instead of 2,560: measured here, the first 10 MiB written into it
- * take about 1 ms against 40-110 ms with 4 KiB pages (0.25 ms when warm).
- * It also keeps them out of glibc's heap, whose sliding mmap threshold and
- * trimming made a 1 MiB job 6x slower when interleaved with malloc-heavy
- * code. Growth moves the pages (mremap), never the bytes. The free hook
- * gets the exact size back, so it knows which way a block was made. */
-#if defined(__linux__) && defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
-#  define BW__HUGE_MIN ((size_t)2 << 20)
-#  define BW__HUGE_ALIGN ((size_t)2 << 20)
-#  define BW__PAGE_ROUND(n) (((n) + 4095) & ~(size_t)4095)
-
-static void *bw__map(size_t size)
-{
-    size_t len = BW__PAGE_ROUND(size), head, tail;
-    unsigned char *raw, *a;
-    if (len < size || len > SIZE_MAX - BW__HUGE_ALIGN) return NULL;
-    raw = (unsigned char *)mmap(NULL, len + BW__HUGE_ALIGN, PROT_READ | PROT_WRITE,
-                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == (unsigned char *)MAP_FAILED) return NULL;
-    a = (unsigned char *)(((uintptr_t)raw + BW__HUGE_ALIGN - 1) & ~(uintptr_t)(BW__HUGE_ALIGN - 1));
-    head = (size_t)(a - raw);
-    tail = BW__HUGE_ALIGN - head;
-    if (head != 0) (void)munmap(raw, head);
-    if (tail != 0) (void)munmap(a + len, tail);
-    (void)madvise(a, len, MADV_HUGEPAGE); /* a hint: fine if THP is off */
-    return a;
-}
-
-static void bw__unmap(void *b, size_t size) { (void)munmap(b, BW__PAGE_ROUND(size)); }
-#endif
-
+/* Large blocks (BW__MAP_MIN, 2 MiB, and up) come straight from the kernel
+ * where the platform layer can map them (Linux: aligned for transparent
+ * huge pages, grown by moving pages, never bytes; platform/posix.c says
+ * what that saves). Elsewhere malloc serves every size. The free hook gets
+ * the exact size back, so it knows which way a block was made. */
 static void *bw__libc_alloc(void *ctx, size_t size)
 {
     (void)ctx;
-#ifdef BW__HUGE_MIN
-    if (size >= BW__HUGE_MIN) return bw__map(size);
+#ifdef BW__MAP_MIN
+    if (size >= BW__MAP_MIN) return bw__map(size);
 #endif
     return malloc(size);
 }
@@ -68,28 +24,16 @@ static void *bw__libc_alloc(void *ctx, size_t size)
 static void *bw__libc_realloc(void *ctx, void *block, size_t old_size, size_t new_size)
 {
     (void)ctx;
-#ifdef BW__HUGE_MIN
-    if (old_size >= BW__HUGE_MIN || new_size >= BW__HUGE_MIN) {
+#ifdef BW__MAP_MIN
+    if (old_size >= BW__MAP_MIN || new_size >= BW__MAP_MIN) {
         void *nb;
-        if (old_size >= BW__HUGE_MIN && new_size >= BW__HUGE_MIN) {
-#  ifdef MREMAP_FIXED
-            /* Move the pages onto a fresh aligned mapping: no copy, and the
-             * huge pages stay huge. */
-            nb = bw__map(new_size);
-            if (nb == NULL) return NULL;
-            if (mremap(block, BW__PAGE_ROUND(old_size), BW__PAGE_ROUND(new_size),
-                       MREMAP_MAYMOVE | MREMAP_FIXED, nb) == MAP_FAILED) {
-                bw__unmap(nb, new_size);
-                return NULL;
-            }
-            return nb;
-#  endif
-        }
-        /* Across the 2 MiB line (or without mremap): a new block and a copy. */
+        if (old_size >= BW__MAP_MIN && new_size >= BW__MAP_MIN)
+            return bw__remap(block, old_size, new_size);
+        /* Across the 2 MiB line: a new block and a copy. */
         nb = bw__libc_alloc(ctx, new_size);
         if (nb == NULL) return NULL;
         memcpy(nb, block, old_size < new_size ? old_size : new_size);
-        if (old_size >= BW__HUGE_MIN) bw__unmap(block, old_size);
+        if (old_size >= BW__MAP_MIN) bw__unmap(block, old_size);
         else free(block);
         return nb;
     }
@@ -101,8 +45,8 @@ static void *bw__libc_realloc(void *ctx, void *block, size_t old_size, size_t ne
 static void bw__libc_free(void *ctx, void *block, size_t size)
 {
     (void)ctx;
-#ifdef BW__HUGE_MIN
-    if (size >= BW__HUGE_MIN) {
+#ifdef BW__MAP_MIN
+    if (size >= BW__MAP_MIN) {
         bw__unmap(block, size);
         return;
     }
@@ -117,8 +61,8 @@ static const bw_allocator bw__libc = {bw__libc_alloc, bw__libc_realloc, bw__libc
  * releases: the libc hooks below the size that is mapped from the kernel. */
 BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size)
 {
-#ifdef BW__HUGE_MIN
-    if (size >= BW__HUGE_MIN) return false;
+#ifdef BW__MAP_MIN
+    if (size >= BW__MAP_MIN) return false;
 #endif
     (void)size;
     return a->alloc == bw__libc_alloc && a->free == bw__libc_free;
@@ -126,18 +70,12 @@ BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size)
 
 const bw_allocator *bw_allocator_libc(void) { return &bw__libc; }
 
-/* After bw_pool_trim freed blocks into malloc: glibc keeps freed memory of
- * its main heap below the top chunk, so the process's RSS stayed 4 MiB up
- * after a trim of the pooled 256 KiB-1 MiB classes. malloc_trim gives the
- * free pages back. Only for the libc allocator: a hook's memory is its
- * own business. */
+/* After bw_pool_trim freed blocks into malloc: the C library may keep the
+ * freed memory (bw__malloc_trim gives it back where it can). Only for the
+ * libc allocator: a hook's memory is its own business. */
 BW__INTERNAL void bw__alloc_trim(const bw_allocator *a)
 {
-#if defined(__GLIBC__)
-    if (a->free == bw__libc_free) (void)malloc_trim(0);
-#else
-    (void)a;
-#endif
+    if (a->free == bw__libc_free) bw__malloc_trim();
 }
 
 #ifdef BW_HAVE_JEMALLOC

@@ -11,11 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#  include <sys/auxv.h>
-#else
-#  include <unistd.h> /* issetugid */
-#endif
 
 enum { BW__FREE_SLOT = 0, BW__RENTED = 1, BW__HELD = 2 };
 
@@ -30,32 +25,32 @@ typedef struct bw__centry {
  * on unknown blocks are not called foreign, since they may just be
  * untracked. */
 typedef struct bw__ctab {
-    pthread_mutex_t lock;
+    bw__mutex lock;
     bw__centry *e;
     size_t mask, used;
     bool lossy;
 } bw__ctab;
 
-static pthread_mutex_t bw__report_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw__mutex bw__report_lock = BW__MUTEX_INIT;
 static bw_report_fn bw__report_fn;
 static void *bw__report_ctx;
 
 void bw_set_report_hook(bw_report_fn fn, void *ctx)
 {
-    pthread_mutex_lock(&bw__report_lock);
+    bw__mutex_lock(&bw__report_lock);
     bw__report_fn = fn;
     bw__report_ctx = ctx;
-    pthread_mutex_unlock(&bw__report_lock);
+    bw__mutex_unlock(&bw__report_lock);
 }
 
 BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap)
 {
     bw_report_fn fn;
     void *ctx;
-    pthread_mutex_lock(&bw__report_lock);
+    bw__mutex_lock(&bw__report_lock);
     fn = bw__report_fn;
     ctx = bw__report_ctx;
-    pthread_mutex_unlock(&bw__report_lock);
+    bw__mutex_unlock(&bw__report_lock);
     if (fn != NULL) {
         fn(ctx, what, block, cap);
         return;
@@ -65,17 +60,12 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap)
 }
 
 /* BW_CHECKED=1 in the environment, read the way secure_getenv does: never
- * in a set-user-ID/set-group-ID program (AT_SECURE), where the environment
- * belongs to someone else. (secure_getenv itself needs _GNU_SOURCE.) */
+ * in a set-user-ID/set-group-ID program, where the environment belongs to
+ * someone else (bw__env_trusted). */
 BW__INTERNAL bool bw__check_env(const char *name)
 {
     const char *v;
-#if defined(__linux__)
-    if (getauxval(AT_SECURE) != 0) return false;
-#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || \
-      defined(__OpenBSD__) || defined(__DragonFly__)
-    if (issetugid()) return false;
-#endif
+    if (!bw__env_trusted()) return false;
     v = getenv(name);
     return v != NULL && strcmp(v, "1") == 0;
 }
@@ -158,7 +148,7 @@ BW__INTERNAL bool bw__check_init(bw_pool *p)
 {
     bw__ctab *t = (bw__ctab *)calloc(1, sizeof *t);
     if (t == NULL) return false;
-    if (pthread_mutex_init(&t->lock, NULL) != 0) {
+    if (!bw__mutex_init(&t->lock)) {
         free(t);
         return false;
     }
@@ -171,7 +161,7 @@ BW__INTERNAL void bw__check_rented(bw_pool *p, void *b, size_t cap)
     bw__ctab *t = (bw__ctab *)p->check;
     bw__centry *e;
     const char *problem = NULL;
-    pthread_mutex_lock(&t->lock);
+    bw__mutex_lock(&t->lock);
     e = bw__find(t, b);
     if (e != NULL) {
         if (e->state == BW__RENTED) problem = "bw_pool_rent: block handed out while already rented";
@@ -188,7 +178,7 @@ BW__INTERNAL void bw__check_rented(bw_pool *p, void *b, size_t cap)
         e->state = BW__RENTED;
         e->cap = cap;
     }
-    pthread_mutex_unlock(&t->lock);
+    bw__mutex_unlock(&t->lock);
     if (problem) bw__report(problem, b, cap);
 }
 
@@ -197,7 +187,7 @@ BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps)
     bw__ctab *t = (bw__ctab *)p->check;
     bw__centry *e;
     const char *problem = NULL;
-    pthread_mutex_lock(&t->lock);
+    bw__mutex_lock(&t->lock);
     e = bw__find(t, b);
     if (e == NULL) {
         if (!t->lossy) problem = "bw_pool_return: foreign block (not rented from this pool)";
@@ -212,7 +202,7 @@ BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps)
     } else {
         bw__remove(t, e);
     }
-    pthread_mutex_unlock(&t->lock);
+    bw__mutex_unlock(&t->lock);
     if (problem) {
         bw__report(problem, b, cap);
         return false;
@@ -224,10 +214,10 @@ BW__INTERNAL void bw__check_freed(bw_pool *p, void *b)
 {
     bw__ctab *t = (bw__ctab *)p->check;
     bw__centry *e;
-    pthread_mutex_lock(&t->lock);
+    bw__mutex_lock(&t->lock);
     e = bw__find(t, b);
     if (e != NULL) bw__remove(t, e);
-    pthread_mutex_unlock(&t->lock);
+    bw__mutex_unlock(&t->lock);
 }
 
 BW__INTERNAL void bw__check_destroy(bw_pool *p)
@@ -238,7 +228,7 @@ BW__INTERNAL void bw__check_destroy(bw_pool *p)
     for (i = 0; t->e != NULL && i <= t->mask; i++)
         if (t->e[i].state == BW__RENTED)
             bw__report("bw_pool_destroy: block still rented", t->e[i].block, t->e[i].cap);
-    pthread_mutex_destroy(&t->lock);
+    bw__mutex_destroy(&t->lock);
     free(t->e);
     free(t);
     p->check = NULL;
@@ -248,7 +238,7 @@ BW__INTERNAL void bw__check_destroy(bw_pool *p)
  * released after it in both processes (tcache.c orders them). */
 BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
 {
-    pthread_mutex_t *m = p != NULL ? &((bw__ctab *)p->check)->lock : &bw__report_lock;
-    if (lock) pthread_mutex_lock(m);
-    else pthread_mutex_unlock(m);
+    bw__mutex *m = p != NULL ? &((bw__ctab *)p->check)->lock : &bw__report_lock;
+    if (lock) bw__mutex_lock(m);
+    else bw__mutex_unlock(m);
 }

@@ -7,9 +7,9 @@
 #include "pool_internal.h"
 
 /* Every live pool, for the fork handlers. */
-static pthread_mutex_t bw__all_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw__mutex bw__all_lock = BW__MUTEX_INIT;
 static bw_pool *bw__all_pools;
-static pthread_once_t bw__fork_once = PTHREAD_ONCE_INIT;
+static bw__once bw__fork_once = BW__ONCE_INIT;
 
 /* Lock order, everywhere: the shared pool's creation lock, the pool list,
  * the cache registry, then each pool's class locks in order, its large
@@ -17,8 +17,8 @@ static pthread_once_t bw__fork_once = PTHREAD_ONCE_INIT;
 BW__INTERNAL void bw__pool_lock_all(bw_pool *p)
 {
     unsigned ci;
-    for (ci = 0; ci < p->nclasses; ci++) pthread_mutex_lock(&p->cls[ci].lock);
-    if (p->keep_large) pthread_mutex_lock(&p->large_lock);
+    for (ci = 0; ci < p->nclasses; ci++) bw__mutex_lock(&p->cls[ci].lock);
+    if (p->keep_large) bw__mutex_lock(&p->large_lock);
     if (p->check != NULL) bw__check_fork_lock(p, true);
 }
 
@@ -26,15 +26,15 @@ BW__INTERNAL void bw__pool_unlock_all(bw_pool *p)
 {
     unsigned ci;
     if (p->check != NULL) bw__check_fork_lock(p, false);
-    if (p->keep_large) pthread_mutex_unlock(&p->large_lock);
-    for (ci = p->nclasses; ci-- > 0;) pthread_mutex_unlock(&p->cls[ci].lock);
+    if (p->keep_large) bw__mutex_unlock(&p->large_lock);
+    for (ci = p->nclasses; ci-- > 0;) bw__mutex_unlock(&p->cls[ci].lock);
 }
 
 static void bw__fork_prepare(void)
 {
     bw_pool *p;
     bw__shared_lock_fork(true);
-    pthread_mutex_lock(&bw__all_lock);
+    bw__mutex_lock(&bw__all_lock);
     bw__tcache_fork_lock(true);
     for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_lock_all(p);
     bw__check_fork_lock(NULL, true);
@@ -46,7 +46,7 @@ static void bw__fork_parent(void)
     bw__check_fork_lock(NULL, false);
     for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_unlock_all(p);
     bw__tcache_fork_lock(false);
-    pthread_mutex_unlock(&bw__all_lock);
+    bw__mutex_unlock(&bw__all_lock);
     bw__shared_lock_fork(false);
 }
 
@@ -60,7 +60,7 @@ static void bw__fork_child(void)
 
 static void bw__fork_init(void)
 {
-    (void)pthread_atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
+    bw__atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
 }
 
 /* The handlers are registered when the library is loaded (a constructor:
@@ -73,30 +73,31 @@ static void bw__fork_init(void)
  * a handler registered before the program's first pool had its prepare
  * run with every pool lock held, and fork deadlocked. Compilers without
  * constructor functions fall back to the first pool (bw__pool_register);
- * the pthread_once makes the two one registration. */
+ * the once makes the two one registration. Windows has no fork:
+ * bw__atfork registers nothing there. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((constructor)) static void bw__load(void)
 {
-    pthread_once(&bw__fork_once, bw__fork_init);
+    bw__once_run(&bw__fork_once, bw__fork_init);
 }
 #endif
 
 BW__INTERNAL void bw__pool_register(bw_pool *p)
 {
-    pthread_once(&bw__fork_once, bw__fork_init);
-    pthread_mutex_lock(&bw__all_lock);
+    bw__once_run(&bw__fork_once, bw__fork_init);
+    bw__mutex_lock(&bw__all_lock);
     p->all_prev = NULL;
     p->all_next = bw__all_pools;
     if (bw__all_pools != NULL) bw__all_pools->all_prev = p;
     bw__all_pools = p;
-    pthread_mutex_unlock(&bw__all_lock);
+    bw__mutex_unlock(&bw__all_lock);
 }
 
 BW__INTERNAL void bw__pool_unregister(bw_pool *p)
 {
-    pthread_mutex_lock(&bw__all_lock);
+    bw__mutex_lock(&bw__all_lock);
     if (p->all_prev) p->all_prev->all_next = p->all_next;
     else bw__all_pools = p->all_next;
     if (p->all_next) p->all_next->all_prev = p->all_prev;
-    pthread_mutex_unlock(&bw__all_lock);
+    bw__mutex_unlock(&bw__all_lock);
 }

@@ -27,10 +27,10 @@ BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
     p->max_large_blocks = o->max_large_blocks;
     p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
     if (!p->keep_large) return true;
-    if (pthread_mutex_init(&p->large_lock, NULL) != 0) return false;
+    if (!bw__mutex_init(&p->large_lock)) return false;
     p->large = (bw__large *)calloc(p->max_large_blocks, sizeof *p->large);
     if (p->large == NULL) {
-        pthread_mutex_destroy(&p->large_lock);
+        bw__mutex_destroy(&p->large_lock);
         return false;
     }
     return true;
@@ -41,7 +41,7 @@ BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size)
     void *b = NULL;
     size_t i;
     if (!p->keep_large) return NULL;
-    pthread_mutex_lock(&p->large_lock);
+    bw__mutex_lock(&p->large_lock);
     for (i = p->nlarge; i-- > 0;) { /* newest first: the warmest */
         if (p->large[i].size == size) {
             b = p->large[i].block;
@@ -51,7 +51,7 @@ BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size)
             break;
         }
     }
-    pthread_mutex_unlock(&p->large_lock);
+    bw__mutex_unlock(&p->large_lock);
     if (b != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN)) BW__TRACK_DEFINED(b, size);
     else if (b != NULL) BW__TRACK_UNDEFINED(b, size);
     return b;
@@ -63,7 +63,7 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
     size_t nev = 0, i;
     if (!p->keep_large || size > p->max_large_bytes) return false;
     BW__TRACK_NOACCESS(b, size); /* (zeroed by the caller under ZERO_ON_RETURN) */
-    pthread_mutex_lock(&p->large_lock);
+    bw__mutex_lock(&p->large_lock);
     /* Make room: evict the oldest (at most a handful per call; the rest of
      * an oversized backlog goes on later calls). */
     while (p->nlarge > 0 &&
@@ -85,7 +85,7 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
         atomic_fetch_add_explicit(&p->large_bytes, size, memory_order_relaxed);
         b = NULL;
     }
-    pthread_mutex_unlock(&p->large_lock);
+    bw__mutex_unlock(&p->large_lock);
     if (b != NULL) BW__TRACK_DEFINED(b, size); /* not kept: the caller frees it */
     for (i = 0; i < nev; i++) bw__backing_free(p, NULL, evicted[i].block, evicted[i].size);
     return b == NULL;
@@ -98,16 +98,16 @@ BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now)
     if (!p->keep_large) return;
     for (;;) {
         bw__large e;
-        pthread_mutex_lock(&p->large_lock);
+        bw__mutex_lock(&p->large_lock);
         if (p->nlarge == 0 || now - p->large[0].since < p->decay_ms) {
-            pthread_mutex_unlock(&p->large_lock);
+            bw__mutex_unlock(&p->large_lock);
             break;
         }
         e = p->large[0];
         memmove(&p->large[0], &p->large[1], (p->nlarge - 1) * sizeof *p->large);
         p->nlarge--;
         atomic_fetch_sub_explicit(&p->large_bytes, e.size, memory_order_relaxed);
-        pthread_mutex_unlock(&p->large_lock);
+        bw__mutex_unlock(&p->large_lock);
         bw__backing_free(p, NULL, e.block, e.size);
         bytes += e.size;
     }
@@ -119,14 +119,14 @@ BW__INTERNAL void bw__large_free_all(bw_pool *p)
     if (!p->keep_large) return;
     for (;;) {
         bw__large e;
-        pthread_mutex_lock(&p->large_lock);
+        bw__mutex_lock(&p->large_lock);
         if (p->nlarge == 0) {
-            pthread_mutex_unlock(&p->large_lock);
+            bw__mutex_unlock(&p->large_lock);
             return;
         }
         e = p->large[--p->nlarge];
         atomic_fetch_sub_explicit(&p->large_bytes, e.size, memory_order_relaxed);
-        pthread_mutex_unlock(&p->large_lock);
+        bw__mutex_unlock(&p->large_lock);
         bw__backing_free(p, NULL, e.block, e.size);
     }
 }

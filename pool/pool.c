@@ -7,16 +7,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* clock_gettime is POSIX: glibc hides it from a strict -std=c11 unit
- * without feature-test macros (the library's own build, or the single
- * header after other includes), so it is declared here then. */
-#if defined(__GLIBC__) && !defined(__USE_POSIX199309)
-extern int clock_gettime(int clock_id, struct timespec *tp);
-#  define CLOCK_MONOTONIC 1
-#  define CLOCK_MONOTONIC_COARSE 6
-#endif
 
 /* Count into the thread cache when there is one (no atomic RMW), else into
  * the pool-wide counters. */
@@ -71,18 +61,6 @@ BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f)
     f->n = 0;
 }
 
-/* A coarse clock is enough: decay periods are seconds, and the coarse one
- * costs a few nanoseconds (no timer read) where there is one. */
-BW__INTERNAL uint64_t bw__now_ms(void)
-{
-    struct timespec ts;
-#ifdef CLOCK_MONOTONIC_COARSE
-    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
-#endif
-        if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Retention budget ------------------------------------------------------ */
 
 BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n)
@@ -107,9 +85,9 @@ BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
 {
     bw__class *c = &p->cls[ci];
     void *b = NULL;
-    pthread_mutex_lock(&c->lock);
+    bw__mutex_lock(&c->lock);
     if (c->count > 0) b = c->stack[--c->count].block;
-    pthread_mutex_unlock(&c->lock);
+    bw__mutex_unlock(&c->lock);
     if (b != NULL) {
         size_t cap = p->min_size << ci;
         atomic_fetch_sub_explicit(&p->shared_bytes, cap, memory_order_relaxed);
@@ -123,7 +101,7 @@ BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b, uint64_t now
     bw__class *c = &p->cls[ci];
     size_t cap = p->min_size << ci;
     bool kept = false;
-    pthread_mutex_lock(&c->lock);
+    bw__mutex_lock(&c->lock);
     if (c->count < p->max_per_class) {
         if (c->count == c->alloc) {
             /* Grow the stack geometrically up to the bound; if even that
@@ -141,7 +119,7 @@ BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b, uint64_t now
             kept = true;
         }
     }
-    pthread_mutex_unlock(&c->lock);
+    bw__mutex_unlock(&c->lock);
     if (kept) atomic_fetch_add_explicit(&p->shared_bytes, cap, memory_order_relaxed);
     return kept;
 }
@@ -159,7 +137,7 @@ static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
         bw__class *c = &p->cls[ci];
         size_t cap = p->min_size << ci, k;
         do {
-            pthread_mutex_lock(&c->lock);
+            bw__mutex_lock(&c->lock);
             for (k = 0; k < c->count && k < BW__FREES_MAX && c->stack[k].since < before; k++) {
                 f.e[f.n].block = c->stack[k].block;
                 f.e[f.n].size = cap;
@@ -171,7 +149,7 @@ static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
                 atomic_fetch_sub_explicit(&p->shared_bytes, k * cap, memory_order_relaxed);
                 bw__budget_give(p, k * cap);
             }
-            pthread_mutex_unlock(&c->lock);
+            bw__mutex_unlock(&c->lock);
             bytes += (uint64_t)k * cap;
             bw__frees_flush(p, &f);
         } while (k == BW__FREES_MAX);
@@ -207,12 +185,12 @@ static void bw__pool_free(bw_pool *p)
 {
     unsigned ci;
     if (p->large != NULL) {
-        pthread_mutex_destroy(&p->large_lock);
+        bw__mutex_destroy(&p->large_lock);
         free(p->large);
     }
     if (p->check != NULL) bw__check_destroy(p);
     for (ci = 0; ci < p->nclasses; ci++) {
-        pthread_mutex_destroy(&p->cls[ci].lock);
+        bw__mutex_destroy(&p->cls[ci].lock);
         free(p->cls[ci].stack);
     }
     free(p);
@@ -261,8 +239,8 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
     if (p == NULL) return BW_ENOMEM;
     for (ci = 0; ci < n; ci++) {
-        if (pthread_mutex_init(&p->cls[ci].lock, NULL) != 0) {
-            while (ci-- > 0) pthread_mutex_destroy(&p->cls[ci].lock);
+        if (!bw__mutex_init(&p->cls[ci].lock)) {
+            while (ci-- > 0) bw__mutex_destroy(&p->cls[ci].lock);
             free(p);
             return BW_ENOMEM;
         }
@@ -333,23 +311,23 @@ void bw_pool_destroy(bw_pool *pool)
     bw__pool_free(pool);
 }
 
-static pthread_mutex_t bw__shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw__mutex bw__shared_lock = BW__MUTEX_INIT;
 
 BW__INTERNAL void bw__shared_lock_fork(bool lock)
 {
-    if (lock) pthread_mutex_lock(&bw__shared_lock);
-    else pthread_mutex_unlock(&bw__shared_lock);
+    if (lock) bw__mutex_lock(&bw__shared_lock);
+    else bw__mutex_unlock(&bw__shared_lock);
 }
 
 bw_pool *bw_pool_shared(void)
 {
     bw_pool *p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
     if (BW__LIKELY(p != NULL)) return p;
-    pthread_mutex_lock(&bw__shared_lock);
+    bw__mutex_lock(&bw__shared_lock);
     p = atomic_load_explicit(&bw__shared_pool, memory_order_relaxed);
     if (p == NULL && bw_pool_create(&p, NULL) == BW_OK)
         atomic_store_explicit(&bw__shared_pool, p, memory_order_release);
-    pthread_mutex_unlock(&bw__shared_lock);
+    bw__mutex_unlock(&bw__shared_lock);
     return p;
 }
 

@@ -7,9 +7,9 @@
 #define BW_POOL_INTERNAL_H
 
 #include "../bufwriter.h"
+#include "../platform/platform.h"
 #include "track.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -165,7 +165,7 @@ typedef struct bw__kept {
 } bw__kept;
 
 typedef struct bw__class {
-    pthread_mutex_t lock;
+    bw__mutex lock;
     bw__kept *stack;           /* oldest at the bottom                       */
     size_t count, alloc;
 } bw__class;
@@ -218,7 +218,7 @@ struct bw_pool {
     _Atomic unsigned exiting;  /* threads freeing an unlinked cache's blocks */
     /* Large retention (large.c): kept blocks above the threshold. */
     size_t max_large_bytes, max_large_blocks;
-    pthread_mutex_t large_lock;
+    bw__mutex large_lock;
     struct bw__large *large;   /* oldest first                               */
     bool keep_large;           /* large retention on                         */
     size_t nlarge;
@@ -315,8 +315,7 @@ _Static_assert(BW_THREAD_CACHE_SLOTS <= 255,
 /* fork: the lock that guards the shared pool's creation. */
 BW__INTERNAL void bw__shared_lock_fork(bool lock);
 
-/* A coarse monotonic clock in milliseconds, read on slow paths only. */
-BW__INTERNAL uint64_t bw__now_ms(void);
+/* The clock (bw__now_ms) is the platform layer's, read on slow paths only. */
 /* Decay: give back what has been retained unused for decay_ms (the shared
  * level and the large blocks when due; the calling thread's cache tc). */
 BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now);
@@ -351,16 +350,12 @@ BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held);
 BW__INTERNAL void bw__tcache_trim_self(bw_pool *p);
 BW__INTERNAL uint64_t bw__next_pool_id(void);
 
-/* The calling thread's most recently used cache (initial-exec TLS: one
- * load, no __tls_get_addr call, in the shared library too). Never NULL: it
- * starts at an empty cache whose pool id (0) matches no pool, so "no cache
- * yet" costs the fast path no extra branch. */
-#if defined(__GNUC__) || defined(__clang__)
-#  define BW__TLS_MODEL __attribute__((tls_model("initial-exec")))
-#else
-#  define BW__TLS_MODEL
-#endif
-extern _Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL;
+/* The calling thread's most recently used cache (BW__THREAD_LOCAL:
+ * initial-exec TLS where there is one, one load, no __tls_get_addr call,
+ * in the shared library too). Never NULL: it starts at an empty cache
+ * whose pool id (0) matches no pool, so "no cache yet" costs the fast path
+ * no extra branch. */
+extern BW__THREAD_LOCAL bw__tcache *bw__tl_last;
 
 static inline bw__tcache *bw__tcache_get(bw_pool *p)
 {

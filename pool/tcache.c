@@ -11,7 +11,8 @@
  * ends, and for stats/trim/destroy, never on the fast path).
  *
  * Lifetimes, the part that is easy to get wrong:
- *   - thread exit: a pthread key destructor flushes every cache of the
+ *   - thread exit: the platform's thread-exit hook (a pthread key's
+ *     destructor; on Windows a fiber-local slot's) flushes every cache of the
  *     thread into its pool (shared level, or freed) and frees the caches;
  *     the thread has no cache from the start of that cleanup, so a hook
  *     it calls that uses a pool goes to the shared level;
@@ -32,24 +33,22 @@
 #include "pool_internal.h"
 #include "track.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The empty cache every thread starts with: pool id 0 matches no pool. */
 static bw__tcache bw__no_cache;
 
-_Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL = &bw__no_cache;
-static _Thread_local bw__tcache *bw__tl_head BW__TLS_MODEL;
+BW__THREAD_LOCAL bw__tcache *bw__tl_last = &bw__no_cache;
+static BW__THREAD_LOCAL bw__tcache *bw__tl_head;
 /* This thread's caches by pool id: open addressing, linear probing. */
-static _Thread_local bw__tcache **bw__tl_map BW__TLS_MODEL;
-static _Thread_local size_t bw__tl_mask BW__TLS_MODEL, bw__tl_used BW__TLS_MODEL;
+static BW__THREAD_LOCAL bw__tcache **bw__tl_map;
+static BW__THREAD_LOCAL size_t bw__tl_mask, bw__tl_used;
 /* Set while this thread's exit cleanup runs: the thread has no cache then. */
-static _Thread_local bool bw__tl_exiting BW__TLS_MODEL;
+static BW__THREAD_LOCAL bool bw__tl_exiting;
 
-static pthread_mutex_t bw__reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_key_t bw__exit_key;
-static pthread_once_t bw__exit_once = PTHREAD_ONCE_INIT;
+static bw__mutex bw__reg_lock = BW__MUTEX_INIT;
+static bw__once bw__exit_once = BW__ONCE_INIT;
 /* The key exists and is ours: set once it is created, cleared when the
  * library is unloaded (bw__unload). Without it no cache is created. */
 static _Atomic bool bw__exit_key_ok;
@@ -213,7 +212,7 @@ static void bw__thread_exit(void *head)
         bw_pool *p = NULL;
         bw__frees f;
         f.n = 0;
-        pthread_mutex_lock(&bw__reg_lock);
+        bw__mutex_lock(&bw__reg_lock);
         if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) != 0) {
             bw__sums s;
             p = tc->pool;
@@ -227,7 +226,7 @@ static void bw__thread_exit(void *head)
             bw__reg_unlink(tc);
             atomic_fetch_add_explicit(&p->exiting, 1, memory_order_acq_rel);
         }
-        pthread_mutex_unlock(&bw__reg_lock);
+        bw__mutex_unlock(&bw__reg_lock);
         if (p != NULL) {
             bw__frees_flush(p, &f);
             atomic_fetch_sub_explicit(&p->exiting, 1, memory_order_acq_rel);
@@ -245,7 +244,7 @@ static void bw__thread_exit(void *head)
 static void bw__exit_key_init(void)
 {
     atomic_store_explicit(&bw__exit_key_ok,
-                          pthread_key_create(&bw__exit_key, bw__thread_exit) == 0,
+                          bw__thread_exit_init(bw__thread_exit),
                           memory_order_release);
 }
 
@@ -266,7 +265,7 @@ static void bw__exit_key_init(void)
 __attribute__((destructor)) static void bw__unload(void)
 {
     if (atomic_exchange_explicit(&bw__exit_key_ok, false, memory_order_acq_rel))
-        (void)pthread_key_delete(bw__exit_key);
+        bw__thread_exit_remove();
 }
 #endif
 
@@ -294,7 +293,7 @@ static bool bw__map_rebuild(void)
         }
     }
     /* The exit hook walks the list from the key's value: keep it the head. */
-    (void)pthread_setspecific(bw__exit_key, bw__tl_head);
+    (void)bw__thread_exit_set(bw__tl_head);
     while (n < 4 * (live + 1)) n *= 2;
     map = (bw__tcache **)calloc(n, sizeof *map);
     if (map == NULL) return false;
@@ -331,7 +330,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     size_t i;
     if ((tc = bw__tcache_find(p)) != NULL) return tc;
     if (bw__tl_exiting) return NULL; /* the exit cleanup: the shared level */
-    pthread_once(&bw__exit_once, bw__exit_key_init);
+    bw__once_run(&bw__exit_once, bw__exit_key_init);
     /* Without the exit hook a cache would leak its blocks at thread exit:
      * then this thread uses the shared level only. */
     if (!atomic_load_explicit(&bw__exit_key_ok, memory_order_acquire)) return NULL;
@@ -340,7 +339,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
                               (size_t)p->tc_classes * BW_THREAD_CACHE_SLOTS * sizeof(void *));
     if (tc == NULL) return NULL;
     tc->thread_next = bw__tl_head;
-    if (pthread_setspecific(bw__exit_key, tc) != 0) {
+    if (!bw__thread_exit_set(tc)) {
         free(tc);
         return NULL;
     }
@@ -352,11 +351,11 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     for (i = bw__id_hash(p->id, bw__tl_mask); bw__tl_map[i] != NULL; i = (i + 1) & bw__tl_mask) {}
     bw__tl_map[i] = tc;
     bw__tl_used++;
-    pthread_mutex_lock(&bw__reg_lock);
+    bw__mutex_lock(&bw__reg_lock);
     tc->pool_next = p->caches;
     if (p->caches) p->caches->pool_prev = tc;
     p->caches = tc;
-    pthread_mutex_unlock(&bw__reg_lock);
+    bw__mutex_unlock(&bw__reg_lock);
     bw__tl_last = tc;
     return tc;
 }
@@ -369,7 +368,7 @@ BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p)
     /* Every block of every cache, gathered under the lock (an owner thread
      * may free its orphaned cache as soon as the lock is released), freed
      * after it. */
-    pthread_mutex_lock(&bw__reg_lock);
+    bw__mutex_lock(&bw__reg_lock);
     for (tc = p->caches; tc != NULL; tc = tc->pool_next) count++;
     if (count != 0) f = (bw__frees *)calloc(count, sizeof *f);
     for (tc = p->caches, i = 0; tc != NULL; tc = next, i++) {
@@ -382,20 +381,20 @@ BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p)
         atomic_store_explicit(&tc->pool_id, 0, memory_order_release);
     }
     p->caches = NULL;
-    pthread_mutex_unlock(&bw__reg_lock);
+    bw__mutex_unlock(&bw__reg_lock);
     for (i = 0; f != NULL && i < count; i++) bw__frees_flush(p, &f[i]);
     free(f);
     /* Threads that unlinked their cache before us may still be freeing
      * its blocks through the hook: the pool must outlive that. */
-    while (atomic_load_explicit(&p->exiting, memory_order_acquire) != 0) sched_yield();
+    while (atomic_load_explicit(&p->exiting, memory_order_acquire) != 0) bw__yield();
 }
 
 BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held)
 {
     bw__tcache *tc;
-    pthread_mutex_lock(&bw__reg_lock);
+    bw__mutex_lock(&bw__reg_lock);
     for (tc = p->caches; tc != NULL; tc = tc->pool_next) bw__tcache_totals(tc, s, held);
-    pthread_mutex_unlock(&bw__reg_lock);
+    bw__mutex_unlock(&bw__reg_lock);
 }
 
 BW__INTERNAL void bw__tcache_trim_self(bw_pool *p)
@@ -412,8 +411,8 @@ BW__INTERNAL void bw__tcache_trim_self(bw_pool *p)
 
 BW__INTERNAL void bw__tcache_fork_lock(bool lock)
 {
-    if (lock) pthread_mutex_lock(&bw__reg_lock);
-    else pthread_mutex_unlock(&bw__reg_lock);
+    if (lock) bw__mutex_lock(&bw__reg_lock);
+    else bw__mutex_unlock(&bw__reg_lock);
 }
 
 /* The child has one thread: the caches of the others are unregistered and

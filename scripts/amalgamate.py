@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: MIT
 """amalgamate.py - build the single-header bufwriter (stb style).
 
-    scripts/amalgamate.py [-o OUT] [--check] [--public H] [--internal H...]
-                          [--sources C...] [--license FILE]
+    scripts/amalgamate.py [-o OUT] [--check] [--public H] [--prelude H]
+                          [--internal H...] [--sources C...] [--license FILE]
 
 Reads the public header, the internal headers and the library sources as
 they are right now and writes ONE header:
 
     banner (generated - do not edit, version, licence, how to use, options)
+    #if defined(BUFWRITER_IMPLEMENTATION) && !defined(BW__IMPLEMENTATION_DONE)
+      the prelude                          (feature-test macros: they must
+    #endif                                  come before the first libc header)
     the public header, verbatim            (always; its own include guard)
     #if defined(BUFWRITER_IMPLEMENTATION) && !defined(BW__IMPLEMENTATION_DONE)
       internal headers, then the sources   (once per translation unit)
@@ -221,6 +224,16 @@ IMPL_CLOSE = """\
 #endif /* BUFWRITER_IMPLEMENTATION && !BW__IMPLEMENTATION_DONE */
 """
 
+PRELUDE_OPEN = """\
+/* The implementation's feature-test macros, before the declarations' own
+ * #include lines: only where BUFWRITER_IMPLEMENTATION is defined. */
+#if defined(BUFWRITER_IMPLEMENTATION) && !defined(BW__IMPLEMENTATION_DONE)
+"""
+
+PRELUDE_CLOSE = """\
+#endif /* BUFWRITER_IMPLEMENTATION && !BW__IMPLEMENTATION_DONE */
+"""
+
 
 OPTIONS_TITLE = re.compile(r'^ \* \d+\. COMPILE-TIME OPTIONS$', re.M)
 
@@ -244,9 +257,9 @@ def licence_block(text):
             + body.replace("*/", "* /") + "\n */\n")
 
 
-def amalgamate(public, internal, sources, license_path):
+def amalgamate(public, internal, sources, license_path, prelude=None):
     texts = {}
-    for p in [public] + internal + sources:
+    for p in [public] + internal + sources + ([prelude] if prelude else []):
         texts[p] = read(p)
     public_text = texts[public]
     version = version_of(public_text, public)
@@ -263,7 +276,7 @@ def amalgamate(public, internal, sources, license_path):
             if m:
                 extern_data.append(m.group(2))
 
-    listed = [public] + internal + sources
+    listed = ([prelude] if prelude else []) + [public] + internal + sources
     src_lines, line = [], " *  "
     for i, p in enumerate(listed):
         item = " " + p + ("," if i + 1 < len(listed) else ".")
@@ -275,6 +288,10 @@ def amalgamate(public, internal, sources, license_path):
 
     out = [BANNER.format(version=version, sources="\n".join(src_lines),
                          options=options_of(public_text, public))]
+    if prelude:
+        out.append("\n" + PRELUDE_OPEN + marker("Begin", prelude) + "\n")
+        out.append(emit_file(prelude, texts[prelude], known, [], set()))
+        out.append(marker("End", prelude) + "\n" + PRELUDE_CLOSE)
     out.append("\n" + marker("Begin", public) + "\n")
     out.append(emit_file(public, public_text, known, [], set()))
     out.append(marker("End", public) + "\n\n")
@@ -299,6 +316,9 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="compare with OUTPUT instead of writing it")
     ap.add_argument("--public", default="bufwriter.h")
+    ap.add_argument("--prelude", default="platform/prelude.h",
+                    help="emitted before the public header in the implementation"
+                         " file (empty: none)")
     ap.add_argument("--internal", nargs="*", default=None,
                     help="internal headers (default: pool/*.h)")
     ap.add_argument("--sources", nargs="*", default=None,
@@ -307,12 +327,15 @@ def main():
     a = ap.parse_args()
 
     public = norm(a.public)
+    prelude = norm(a.prelude) if a.prelude else None
     internal = [norm(p) for p in (a.internal if a.internal is not None
-                                  else sorted(glob.glob("pool/*.h")))]
-    internal = [p for p in internal if p != public]
+                                  else sorted(glob.glob("*.h") + glob.glob("pool/*.h")
+                                              + glob.glob("platform/*.h")))]
+    internal = [p for p in internal if p not in (public, prelude)]
     sources = [norm(p) for p in (a.sources if a.sources is not None
-                                 else sorted(glob.glob("*.c") + glob.glob("pool/*.c")))]
-    text = amalgamate(public, internal, sources, a.license)
+                                 else sorted(glob.glob("*.c") + glob.glob("pool/*.c")
+                                             + glob.glob("platform/*.c")))]
+    text = amalgamate(public, internal, sources, a.license, prelude)
 
     try:
         with open(a.output, "r", encoding="utf-8", newline="") as f:

@@ -9,7 +9,11 @@
 # `make test-normal` then runs the suite with what the machine has.
 set -eu
 what=${1:-all}
-test_pkgs="gcc g++ clang libclang-rt-dev make python3 binutils pkg-config cmake meson ninja-build valgrind gcc-multilib libcriterion-dev"
+test_pkgs="gcc g++ clang libclang-rt-dev make python3 binutils pkg-config cmake meson ninja-build
+  valgrind gcc-multilib libcriterion-dev musl-tools qemu-user
+  libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu
+  libc6-dev-s390x-cross libgcc-12-dev-s390x-cross binutils-s390x-linux-gnu
+  gcc-mingw-w64-x86-64-posix wine64"
 bench_pkgs="g++ make python3 libbenchmark-dev libjemalloc-dev libmimalloc-dev gnuplot-nox"
 case "$what" in
   test)  want=$test_pkgs ;;

@@ -8,8 +8,13 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
-#include <sys/uio.h>
+#ifndef _WIN32
+#  include <sys/uio.h> /* struct iovec (Windows: bufwriter.h has it) */
+#endif
 #include <unistd.h>
+#ifdef _WIN32
+#  include <windows.h>
+#endif
 
 /* Append src[0..n) to the growable array (*d, *len, *cap), keeping at least
  * `spare` bytes free after it; it grows by doubling from 256. */
@@ -611,6 +616,15 @@ void close_pair(const int fds[2])
     close(fds[1]);
 }
 
+#ifdef _WIN32
+/* No O_NONBLOCK for a C runtime descriptor: ask the pipe itself. */
+int pipe_is_empty(int fd)
+{
+    DWORD avail = 0;
+    HANDLE h = (HANDLE)_get_osfhandle(fd);
+    return PeekNamedPipe(h, NULL, 0, NULL, &avail, NULL) && avail == 0;
+}
+#else
 int pipe_is_empty(int fd)
 {
     unsigned char c;
@@ -621,6 +635,7 @@ int pipe_is_empty(int fd)
     fcntl(fd, F_SETFL, fl);
     return r < 0 && errno == EAGAIN;
 }
+#endif
 
 /* ---- Several writers on one pool --------------------------------------- */
 

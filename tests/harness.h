@@ -34,6 +34,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _WIN32
+/* The C runtime's pipes stand in for POSIX's where the tests need one (a
+ * pipe is what bw_write_fd and bw_init_fd write to there): binary, 64 KiB
+ * of buffer as a Linux pipe has. */
+#  include <fcntl.h>
+#  include <io.h>
+static inline int pipe(int fds[2]) { return _pipe(fds, 65536, _O_BINARY); }
+#endif
+
 /* ---- The counting, failure-injecting backing allocator ----------------- */
 
 typedef struct test_alloc {

@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/uio.h>
+#ifndef _WIN32
+#  include <sys/uio.h> /* struct iovec (Windows: bufwriter.h has it) */
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -224,6 +226,7 @@ size_t hex_enc(char *out, const unsigned char *src, size_t n)
     return 2 * n;
 }
 
+#ifndef _WIN32 /* fcntl: no such calls for a C runtime descriptor */
 void set_nonblock(int fd)
 {
     int fl = fcntl(fd, F_GETFL);
@@ -249,6 +252,7 @@ void drain(int fd, bytes *b)
         by_add(b, tmp, (size_t)k);
     }
 }
+#endif
 
 /* The held bytes are exactly exp[0..n), seen through bw_copy_out, bw_iovec
  * and (when not NULL) bw_data. */

@@ -8,7 +8,9 @@
  * So the TSan and valgrind builds compile the same test sources against
  * this header instead (-DBW_MINI_CRITERION): plain fork, no exec. Each test runs in a forked child, as with
  * Criterion; a failed assertion ends that child, a failed expectation marks
- * it failed. The run ends with "N passed, N failed" and a non-zero exit
+ * it failed. On Windows (MinGW under wine), which has no fork, the runner
+ * starts itself once per test instead (tests/mini_main.c), and .timeout
+ * is not enforced. The run ends with "N passed, N failed" and a non-zero exit
  * status when anything failed. Supported: Test(suite, name, .timeout,
  * .signal), TestSuite(name, .init, .fini), cr_assert*, cr_expect* (the
  * forms the suite uses); link with tests/mini_main.c. Built
@@ -22,8 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#ifdef _WIN32
+#  include <process.h>
+#else
+#  include <sys/wait.h>
+#  include <unistd.h>
+#endif
 
 struct mc_opts {
     int unused_;
@@ -74,7 +80,11 @@ extern int mc_failed_here;
     }                                                                          \
     static void s_##_##n_(void)
 
+#ifdef __MINGW32__
+__attribute__((format(gnu_printf, 6, 7), unused))
+#else
 __attribute__((format(printf, 6, 7), unused))
+#endif
 static void mc_check(int ok, int fatal, const char *file, int line, const char *expr,
                      const char *fmt, ...)
 {

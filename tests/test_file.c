@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
+#ifndef _WIN32
+#  include <sys/uio.h> /* struct iovec (Windows: bufwriter.h has it) */
+#endif
 #include <time.h>
 #include <unistd.h>
 

@@ -7,7 +7,9 @@
 #include "harness.h"
 
 #include <stdio.h>
-#include <sys/uio.h>
+#ifndef _WIN32
+#  include <sys/uio.h> /* struct iovec (Windows: bufwriter.h has it) */
+#endif
 #include <time.h>
 
 /* Every default but the allocator (counted) and decay (never, so nothing

@@ -14,7 +14,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/uio.h>
+#ifndef _WIN32
+#  include <sys/uio.h> /* struct iovec (Windows: bufwriter.h has it) */
+#endif
 #include <unistd.h>
 
 /* --- Positions, patch, truncate ------------------------------------------ */

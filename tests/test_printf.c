@@ -88,6 +88,10 @@ Test(printf, encoding_error_is_einval_nothing_committed)
     /* In the C locale a wide character above 0x7f cannot be converted:
      * vsnprintf fails with EILSEQ. */
     static const wchar_t bad[] = {0x263a, 0};
+#ifdef _WIN32
+    /* MinGW's vsnprintf converts it to something: no error to see. */
+    return;
+#endif
     setlocale(LC_ALL, "C");
     bw_puts(&w, "keep");
     cr_expect_eq(bw_printf(&w, "%ls", bad), BW_EINVAL);

@@ -12,7 +12,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
-#include <sys/uio.h>
+#ifndef _WIN32
+#  include <sys/uio.h> /* struct iovec (Windows: bufwriter.h has it) */
+#endif
 #include <unistd.h>
 
 /* ======================================================================== */

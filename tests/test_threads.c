@@ -298,7 +298,7 @@ static void *writer_thread(void *arg)
         else bw_release(&w);
     }
     bw_release(&w);
-    return (void *)bad;
+    return (void *)(intptr_t)bad;
 }
 
 Test(threads, writers_share_a_pool, .timeout = 120)

@@ -17,7 +17,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/uio.h>
+#ifndef _WIN32
+#  include <sys/uio.h> /* struct iovec (Windows: bufwriter.h has it) */
+#endif
 #include <unistd.h>
 
 /* 2. Byte tables                                                           */
@@ -453,6 +455,11 @@ Test(writing, printf_longer_than_int_max_is_eoverflow_in_every_mode)
 {
     const char *volatile wide = "%s%2147483648s";
     int m;
+#ifdef _WIN32
+    /* MinGW's vsnprintf takes a width past INT_MAX as something else and
+     * succeeds: bw_printf cannot see the overflow there (README). */
+    return;
+#endif
     FOR_EACH_MODE(m) {
         harness h;
         long calls;
@@ -533,7 +540,10 @@ Test(writing, first_printf_on_an_empty_writer_takes_the_growth_rules_block)
 Test(writing, printf_longer_than_int_max_is_eoverflow, .timeout = 120)
 {
     bw_writer w = BW_WRITER_INIT;
-#ifdef BW_VALGRIND
+    /* 2 GiB of padding formatted (and counted) twice: minutes under valgrind
+     * or an emulator, past the timeout; MinGW's vsnprintf does not fail at
+     * INT_MAX (see the test above). */
+#if defined(BW_VALGRIND) || defined(BW_TEST_EMULATED) || defined(_WIN32)
     return;
 #endif
     cr_assert_eq(bw_puts(&w, "keep"), BW_OK);

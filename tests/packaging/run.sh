@@ -41,7 +41,7 @@
 # Env:   MAKE (default make); KEEP=1 keeps the work folder and prints it;
 #        LIB_SRCS, LIB_WARN: the library's sources and warning flags (the
 #        Makefile's SRCS and strict set; without them, every .c file at the
-#        top and in pool/, and -std=c11 $WARN).
+#        top, in platform/ and in pool/, and -std=c11 $WARN).
 # Prints one line per check, then "N passed, N failed"; exits 1 on any
 # failure. Needs gcc, clang, g++, clang++, pkg-config, cmake, meson, ninja,
 # nm, readelf, od.
@@ -66,7 +66,7 @@ CXXWARN="-Wall -Wextra -Werror"
 # cxxstrict adds -Wno-unknown-warning-option for a compiler that lacks it.
 CXXSTRICT="-std=c++17 -Wall -Wextra -Wpedantic -Wold-style-cast -Wzero-as-null-pointer-constant -Wuseless-cast -Werror"
 EXAMPLES="message report records http_response"
-LIB_SRCS=${LIB_SRCS:-$(cd "$root" && echo *.c pool/*.c)}
+LIB_SRCS=${LIB_SRCS:-$(cd "$root" && echo *.c platform/*.c pool/*.c)}
 LIB_WARN=${LIB_WARN:-"-std=c11 $WARN"}
 passed=0
 failed=0
@@ -175,9 +175,23 @@ old_includer() { # CC STD: c89_includer.c at -std=STD -pedantic + impl.o (C11), 
     "$work/c89-$1-$2"
 }
 
-gnu_source_late() { # CC: <stdio.h>, then _GNU_SOURCE, then the implementation
-    $1 -std=c11 $WARN -O2 -I"$single" "$here/gnu_source_late.c" -pthread -o "$work/gnu-$1" &&
-    "$work/gnu-$1"
+gnu_source_late() { # CC: <stdio.h>, then _GNU_SOURCE, then the implementation: the #error
+    if $1 -std=c11 $WARN -O2 -I"$single" -c "$here/gnu_source_late.c" -o "$work/scratch.o" \
+        2>"$work/lateerr"; then
+        echo "built: the prelude's check let a too-late _GNU_SOURCE through"; return 1
+    fi
+    cat "$work/lateerr"
+    grep -q "first in their own .c file" "$work/lateerr" &&
+    ! grep -q "implicit declaration" "$work/lateerr"
+}
+
+impl_first_strict() { # CC: impl.c, -std=c11 -Werror=implicit-function-declaration, no -D
+    $1 -std=c11 $WARN -Werror=implicit-function-declaration -O2 -I"$single" -c "$here/impl.c" \
+        -o "$work/scratch.o"
+}
+
+gnu_source_cmdline() { # CC: <stdio.h> first in a file built with -D_GNU_SOURCE: fine
+    $1 -std=c11 $WARN -D_GNU_SOURCE -O2 -I"$single" -c "$here/gnu_source_late.c" -o "$work/scratch.o"
 }
 
 gnu_source_first() { # CC: _GNU_SOURCE before <stdio.h>, then the implementation; runs
@@ -285,12 +299,24 @@ for cc in gcc clang; do
         check "a $std includer ($cc -std=$std -pedantic -Werror) + impl.c: builds, right bytes" \
             old_includer $cc $std
     done
-    check "<stdio.h>, then _GNU_SOURCE, then the implementation ($cc): builds, bw_fopen works" \
+    check "implementation first in its own file ($cc -std=c11 -Werror=implicit-function-declaration)" \
+        impl_first_strict $cc
+    check "<stdio.h>, then _GNU_SOURCE, then the implementation ($cc): the prelude's #error" \
         gnu_source_late $cc
+    check "<stdio.h> first in a file built with -D_GNU_SOURCE ($cc): builds" \
+        gnu_source_cmdline $cc
     check "_GNU_SOURCE, then <stdio.h> and the implementation ($cc -Werror): builds, bw_fopen works" \
         gnu_source_first $cc
     check "the library's sources with -D_GNU_SOURCE ($cc, its strict set, -Werror)" \
         library_gnu_source $cc
+done
+
+# The implementation alone, first in its file, with the other C libraries
+# and Windows: musl (musl-tools) and MinGW-w64.
+for cc in musl-gcc x86_64-w64-mingw32-gcc-posix; do
+    if ! have $cc; then echo "note: $cc not found, its check is skipped"; continue; fi
+    check "implementation first in its own file ($cc -std=c11 -Werror=implicit-function-declaration)" \
+        impl_first_strict $cc
 done
 
 for cxx in g++ clang++; do
