@@ -7,7 +7,9 @@
  * every done counted and no memory taken where none is needed. */
 #include "harness.h"
 
-#include <sys/uio.h>
+#ifndef _WIN32
+#  include <sys/uio.h> /* struct iovec (Windows: bufwriter.h has it) */
+#endif
 
 /* Blocks of 64 bytes (32 usable, the trailer after them), so that a few
  * hundred bytes span many blocks. */
