@@ -44,7 +44,7 @@ typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
  * base, pool, mode, flags and err, the fast path and all a contiguous or
  * fixed writer's init and release touch, in the first 64 bytes, one cache
  * line when the writer is 64-byte aligned; the mode's part after them.
- * 96 bytes in all; the bound leaves room for one more int after err. */
+ * 112 bytes in all with syserr and the size limit after the mode's part. */
 #if UINTPTR_MAX > 0xffffffffu
 #  define BW__IN_LINE(f, n) (offsetof(bw_writer, f) + (n) <= 64)
 typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &&
@@ -55,7 +55,7 @@ typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &
                                        ? 1
                                        : -1];
 typedef char bw__writer_mode_after[offsetof(bw_writer, m) >= 64 ? 1 : -1];
-typedef char bw__writer_size[sizeof(bw_writer) <= 104 ? 1 : -1];
+typedef char bw__writer_size[sizeof(bw_writer) <= 112 ? 1 : -1];
 #  undef BW__IN_LINE
 #endif
 
@@ -66,8 +66,9 @@ const char *bw_strerror(int status)
     case BW_ENOMEM:    return "out of memory (the backing allocator failed)";
     case BW_EOVERFLOW: return "size overflow (a size that cannot be represented)";
     case BW_EINVAL:    return "invalid argument";
-    case BW_EIO:       return "I/O error (see errno)";
+    case BW_EIO:       return "I/O error (bw_errno says why)";
     case BW_EFULL:     return "no room left in the fixed buffer";
+    case BW_ELIMIT:    return "size limit reached (bw_set_limit)";
     default:           return "unknown bufwriter status";
     }
 }
@@ -78,9 +79,32 @@ const char *bw_version(void) { return BW_VERSION_STRING; }
 /* State helpers                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* The fast-path limit: the block's end, or len while an error is recorded,
- * so that every inline put misses and reaches the cold path's check. */
-static void bw__set_lim(bw_writer *w) { w->lim = w->err != BW_OK ? w->len : w->cap; }
+/* A size limit's clamp of lim: no further than the offset in data where
+ * the limit falls (len when the limit is below bw_tell), so a write that
+ * would pass it misses the inline fast path and meets bw__over. */
+static void bw__clamp_lim(bw_writer *w)
+{
+    uint64_t tell = w->pos + w->len;
+    if (w->limit <= tell) w->lim = w->len;
+    else if (w->limit - w->pos < w->lim) w->lim = (size_t)(w->limit - w->pos);
+}
+
+/* The fast-path limit: the block's end (or the size limit's), or len while
+ * an error is recorded, so that every inline put misses and reaches the
+ * cold path's check. Every change of pos, len or cap ends here. */
+static void bw__set_lim(bw_writer *w)
+{
+    w->lim = w->err != BW_OK ? w->len : w->cap;
+    if (BW__UNLIKELY(w->limit != 0) && w->err == BW_OK) bw__clamp_lim(w);
+}
+
+/* True when n more bytes would take bw_tell past the size limit: every
+ * call that adds bytes asks before it makes room or writes anything. */
+static int bw__over(const bw_writer *w, size_t n)
+{
+    uint64_t tell = w->pos + w->len;
+    return w->limit != 0 && n != 0 && (w->limit < tell || n > w->limit - tell);
+}
 
 /* Record the first error; later writes miss the fast path. */
 BW__INTERNAL int bw__fail(bw_writer *w, int rc)
@@ -121,6 +145,8 @@ static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
     w->mode = mode;
     w->flags = 0;
     w->err = BW_OK;
+    w->syserr = 0;
+    w->limit = 0;
     return BW_OK;
 }
 
@@ -185,6 +211,7 @@ static int bw__in_block(const bw_writer *w, const void *p, size_t n)
  * sections share, so that none calls another entry point for it. */
 static int bw__put(bw_writer *w, const void *src, size_t n)
 {
+    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, n)) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) {
         if (n != 0) memcpy(w->data + w->len, src, n);
         w->len += n;
@@ -264,6 +291,7 @@ static void bw__move_down(bw_writer *w, const void **src)
     if (held != 0) memmove(w->data, w->data + start, held);
     w->pos = w->base;
     w->len = held;
+    bw__set_lim(w); /* a size limit's lim counts from pos */
 }
 
 /* The end of a one-block room hook that moves in place (fixed, streaming),
@@ -422,6 +450,7 @@ static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
     w->data = b;
     w->cap = w->lim = got;
     w->pos = w->base;
+    if (BW__UNLIKELY(w->limit != 0)) bw__clamp_lim(w);
     if (src != NULL) {
         memcpy(b, src, n);
         w->len = n;
@@ -488,6 +517,8 @@ int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
     w->mode = BW__CONTIG;
     w->flags = BW__EXTERNAL;
     w->err = BW_OK;
+    w->syserr = 0;
+    w->limit = 0;
     return BW_OK;
 }
 
@@ -1095,7 +1126,9 @@ BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
     int rc = bw__send_bytes(w, (const unsigned char *)p, n, &sent);
     w->pos += sent;
     w->base += sent;
-    return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
+    if (rc != BW_OK) return bw__fail(w, rc);
+    bw__set_lim(w);
+    return BW_OK;
 }
 
 static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
@@ -1435,8 +1468,10 @@ static void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
+    w->syserr = 0;
     w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
     w->lim = w->cap; /* no error now */
+    if (BW__UNLIKELY(w->limit != 0)) bw__clamp_lim(w); /* the limit stays */
 }
 
 /* bw_release of the modes that do not grow by moving (segmented, streaming,
@@ -1506,6 +1541,14 @@ int bw_flush(bw_writer *w)
     return bw__send(w);
 }
 
+int bw_set_limit(bw_writer *w, uint64_t max_bytes)
+{
+    if (w == NULL) return BW_EINVAL;
+    w->limit = max_bytes;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
 bw_pool *bw_writer_pool(const bw_writer *w)
 {
     if (w == NULL || (bw__traits(w) & BW__NO_POOL)) return NULL;
@@ -1520,6 +1563,7 @@ int bw_reserve(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
+    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, n)) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) return BW_OK;
     return bw__room(w, n, NULL);
 }
@@ -1529,7 +1573,7 @@ void *bw__get_span_slow(bw_writer *w, size_t size_hint, size_t *avail)
 {
     if (avail != NULL) *avail = 0;
     if (bw_reserve(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
-    if (avail != NULL) *avail = w->cap - w->len;
+    if (avail != NULL) *avail = bw_free_capacity(w);
     return w->data + w->len;
 }
 
@@ -1537,6 +1581,7 @@ int bw_advance(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
+    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, n)) return bw__fail(w, BW_ELIMIT);
     if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL);
     w->len += n;
     return BW_OK;
@@ -1605,6 +1650,7 @@ int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
     va_end(cp);
     if (r < 0) return bw__fail(w, errno == EOVERFLOW ? BW_EOVERFLOW : BW_EINVAL);
     need = (size_t)r;
+    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, need)) return bw__fail(w, BW_ELIMIT);
     if (need < size) {
         if (dst == stack) return bw__put(w, stack, need);
         if (shift) memmove(w->data + w->len, dst, need);
@@ -1690,6 +1736,7 @@ int bw_put_hex(bw_writer *w, const void *src, size_t n)
     if (src == NULL) return bw__fail(w, BW_EINVAL);
     no_pool = (bw__traits(w) & BW__NO_POOL) != 0;
     if (n > BW__MAX_BLOCK / 2) return bw__fail(w, no_pool ? BW_EFULL : BW_EOVERFLOW);
+    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, 2 * n)) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len < 2 * n) {
         /* The cold path may move, link or send the bytes src points into:
          * they are copied first, but a writer with no pool never allocates
@@ -1913,6 +1960,7 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     if (src == NULL) return bw__fail(dst, BW_EINVAL);
     len = bw_len(src);
     if (len == 0) return BW_OK;
+    if (BW__UNLIKELY(dst->limit != 0) && bw__over(dst, len)) return bw__fail(dst, BW_ELIMIT);
     if (dst == src && (bw__traits(dst) & BW__NO_POOL)) {
         /* Nothing is allocated: one block, and a write from its own held
          * bytes moves the source with them, so no copy. */
@@ -2034,6 +2082,7 @@ int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, voi
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (data == NULL && n != 0) return bw__fail(w, BW_EINVAL);
+    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, n)) return bw__fail(w, BW_ELIMIT);
     return bw__link(w, data, n, done, ctx);
 }
 
@@ -2047,6 +2096,7 @@ int bw_move(bw_writer *dst, bw_writer *src)
     if (src->err != BW_OK) return src->err; /* src's to deal with: not recorded */
     len = bw_len(src);
     if (len == 0) return BW_OK;
+    if (BW__UNLIKELY(dst->limit != 0) && bw__over(dst, len)) return bw__fail(dst, BW_ELIMIT);
     if (bw__take(dst, src)) return BW_OK;
     rc = bw_append_writer(dst, src);
     if (rc == BW_OK) bw__drop_front(src, len);

@@ -198,10 +198,13 @@ struct iovec;
 #define BW_EINVAL    (-3)  /* a bad argument: NULL, an advance beyond the free
                               space, a position already sent or not yet
                               written, bad pool options */
-#define BW_EIO       (-4)  /* a sink or file descriptor write failed; errno
-                              says why (EAGAIN for a full non-blocking fd,
-                              EPIPE for a reader that has gone) */
+#define BW_EIO       (-4)  /* a sink or file descriptor write failed;
+                              bw_errno says why (EAGAIN for a full
+                              non-blocking fd, EPIPE for a reader that has
+                              gone) */
 #define BW_EFULL     (-5)  /* a fixed writer has no room for the call */
+#define BW_ELIMIT    (-6)  /* the call would take bw_tell past the writer's
+                              size limit (bw_set_limit) */
 
 /* A one-line English description of a status code. Never NULL; unknown codes
  * give "unknown bufwriter status". The string is static. */
@@ -617,14 +620,34 @@ BW__INLINE int bw_error(const bw_writer *w);
 BW_API void bw_clear_error(bw_writer *w);
 
 /* The errno recorded with the current error: for BW_EIO the sink's (as it
- * left errno) or the kernel's, EIO for a broken sink; 0 for any other error,
- * no error, or NULL. Kept until the error is cleared (bw_clear_error,
- * bw_clear, bw_release, a detach), so the one check at the end of a run
- * still says why, whatever errno has become since:
+ * left errno) or the kernel's, EIO for a broken sink; 0 for any other error
+ * or NULL. With no error recorded: the errno of the last bw_write_fd, if it
+ * returned BW_EIO (which it does not record), else 0. Kept until the error
+ * is cleared (bw_clear_error, bw_clear, bw_release, a detach) or the next
+ * bw_write_fd, so the one check at the end of a run still says why,
+ * whatever errno has become since:
  *
  *   if (bw_flush(&w) == BW_EIO)
  *       fprintf(stderr, "write: %s\n", strerror(bw_errno(&w))); */
 BW_API int bw_errno(const bw_writer *w);
+
+/* A size limit: no call takes bw_tell past max_bytes (0: no limit, the
+ * default of every init). A call that would fails with BW_ELIMIT, writes
+ * nothing and records it, in every mode: writes, puts, printf, hex and
+ * decimal, reserve and spans (a span's room and bw_free_capacity end at the
+ * limit; bw_advance past it is BW_ELIMIT), append_writer, append_ref and
+ * move. A server building a response from untrusted input caps it this way
+ * (as MaxBytesReader or client_max_body_size do). The limit counts
+ * positions, so consumed and sent bytes count: for a streaming writer it
+ * bounds everything sent since init or release. It is a setting like the
+ * mode: bw_clear, bw_release and the detaches keep it (bw_release and the
+ * detaches put positions back at 0, so the next job has the whole limit;
+ * bw_clear keeps positions, so a writer that consumed still counts them).
+ * A limit at or below bw_tell keeps the held bytes (nothing is dropped or
+ * recorded by the call) and refuses every later byte until bw_truncate,
+ * bw_release or a higher limit. Works while an error is recorded (it stays
+ * recorded). Returns BW_OK; BW_EINVAL for a NULL w. */
+BW_API int bw_set_limit(bw_writer *w, uint64_t max_bytes);
 
 /* The pool the writer's blocks come from (the shared pool for a writer made
  * with a NULL pool); NULL for a fixed or NULL writer. */
@@ -1016,7 +1039,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
                             buffer (streaming) or buf (fixed); NULL until
                             there is storage                                  */
     size_t len;          /* offset of the next byte in data                   */
-    size_t lim;          /* fast-path limit: cap, or len while an error is
+    size_t lim;          /* fast-path limit: cap (at most where the size
+                            limit falls, below), or len while an error is
                             recorded, so a recorded error (and a writer with no
                             storage) simply misses the inline fast path        */
     size_t cap;          /* usable bytes at data                              */
@@ -1039,6 +1063,9 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     } m;
     int syserr;          /* errno recorded with err (BW_EIO), else 0; read
                             only while an error is recorded                   */
+    uint64_t limit;      /* bw_set_limit: no position past it; 0 = none. Not
+                            in the first line: only cold paths and
+                            bw__set_lim read it (lim is clamped to it)        */
 };
 
 /* Modes (bw_writer.mode). The all-zero writer is contiguous. */
@@ -1053,7 +1080,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
 #else
 #  define BW_WRITER_INIT {NULL /* data */, 0 /* len */, 0 /* lim */, 0 /* cap */,         \
                           0 /* pos */, 0 /* base */, NULL /* pool */, 0 /* mode */,       \
-                          0 /* flags */, BW_OK /* err */, {NULL} /* m.head */, 0 /* syserr */}
+                          0 /* flags */, BW_OK /* err */, {NULL} /* m.head */, 0 /* syserr */, \
+                          0 /* limit */}
 #endif
 
 /* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a
@@ -1229,7 +1257,7 @@ BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
     if (BW__LIKELY(size_hint - 1 < w->lim - w->len)) {
         size_t len = w->len;
         unsigned char *p = w->data + len; /* before *avail, which may alias w */
-        if (avail) *avail = w->cap - len;
+        if (avail) *avail = w->lim - len; /* cap - len, or a size limit's room */
         BW__ASSUME(p != NULL);
         return p;
     }
@@ -1287,7 +1315,17 @@ BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
 BW__INLINE uint64_t bw_tell(const bw_writer *w) { return w ? w->pos + w->len : 0; }
 BW__INLINE size_t bw_len(const bw_writer *w)
 { return w ? BW__CAST(size_t, w->pos + w->len - w->base) : 0; }
-BW__INLINE size_t bw_free_capacity(const bw_writer *w) { return w ? w->cap - w->len : 0; }
+BW__INLINE size_t bw_free_capacity(const bw_writer *w)
+{
+    size_t f;
+    if (!w) return 0;
+    f = w->cap - w->len;
+    if (BW__UNLIKELY(w->limit != 0)) { /* no further than the size limit */
+        uint64_t t = w->pos + w->len, r = w->limit > t ? w->limit - t : 0;
+        if (r < f) f = BW__CAST(size_t, r);
+    }
+    return f;
+}
 BW__INLINE size_t bw_capacity(const bw_writer *w)
 { return bw_len(w) + bw_free_capacity(w); }
 

@@ -411,6 +411,9 @@ class writer {
     // (errno itself is a macro, hence the name.)
     int error_errno() const noexcept { return bw_errno(&w_); }
     void clear_error() noexcept { bw_clear_error(&w_); }
+    // bw_set_limit: no call takes tell() past max_bytes (0: none); one that
+    // would fails with BW_ELIMIT, writing nothing.
+    int set_limit(uint64_t max_bytes) noexcept { return bw_set_limit(&w_, max_bytes); }
     void clear() noexcept { bw_clear(&w_); }
     void release() noexcept { bw_release(&w_); }
     bw_pool *get_pool() const noexcept { return bw_writer_pool(&w_); }

@@ -229,6 +229,7 @@ static int bw__errno_of(int rc)
     case BW_ENOMEM:    return ENOMEM;
     case BW_EFULL:     return ENOSPC;
     case BW_EOVERFLOW: return EFBIG;
+    case BW_ELIMIT:    return EFBIG;
     case BW_EINVAL:    return EINVAL;
     default:           return EIO;
     }

@@ -317,3 +317,13 @@ Test(cpp_wrapper, putc_detach_malloc_append_ref_move_and_errno)
     s.clear_error();
     cr_assert_eq(s.error_errno(), 0);
 }
+
+Test(cpp_wrapper, set_limit_caps_the_writer)
+{
+    bw::writer w;
+    cr_assert_eq(w.set_limit(8), BW_OK);
+    cr_assert_eq(w.write("12345678"), BW_OK);
+    cr_assert_eq(w.putc('9'), BW_ELIMIT);
+    cr_assert_eq(w.error(), BW_ELIMIT);
+    cr_assert_eq(w.len(), 8u);
+}
