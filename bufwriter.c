@@ -535,21 +535,33 @@ static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
  * buffer and never allocates: output below BW__PRINTF_FIXED_STACK is
  * formatted on the stack and written like any source (moving the held bytes
  * down over consumed room when needed); longer output is formatted in the
- * buffer after the held bytes are moved down, so it needs one byte more
- * than its length (vsnprintf's NUL) and its arguments must not point into
- * the held bytes (bufwriter.h says so). */
+ * buffer after the held bytes are moved down, and its arguments must not
+ * point into the held bytes (bufwriter.h says so). vsnprintf's NUL needs a
+ * byte past the output: when the output fills the buffer exactly, it is
+ * formatted one byte early, over the last held byte (kept aside), then
+ * moved up into place, so an exact fit succeeds. Only output that fills a
+ * buffer holding nothing has no byte before it: that one needs a spare. */
 static int bw__printf_fixed(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
     char buf[BW__PRINTF_FIXED_STACK];
-    int r;
+    size_t room = w->cap - (w->len - bw__start(w));
+    unsigned char *at, kept = 0;
+    int r, early;
     if (need < sizeof buf) {
-        if (need > w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
+        if (need > room) return bw__fail(w, BW_EFULL);
         r = vsnprintf(buf, sizeof buf, fmt, ap);
         return r >= 0 && (size_t)r == need ? bw__put(w, buf, need) : bw__fail(w, BW_EINVAL);
     }
-    if (need >= w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
+    early = need == room;
+    if (need > room || (early && room == w->cap)) return bw__fail(w, BW_EFULL);
     bw__move_down(w, NULL);
-    r = vsnprintf((char *)w->data + w->len, need + 1, fmt, ap);
+    at = w->data + w->len - early;
+    if (early) kept = *at;
+    r = vsnprintf((char *)at, need + 1, fmt, ap);
+    if (early) {
+        memmove(at + 1, at, need);
+        *at = kept;
+    }
     if (r < 0 || (size_t)r != need) return bw__fail(w, BW_EINVAL);
     w->len += need;
     return BW_OK;

@@ -680,14 +680,19 @@ BW_API int bw_puts(bw_writer *w, const char *s);
  * arguments that point into the held bytes, bw_cstr's string included, are
  * read intact. A streaming writer formats output up to its buffer size in a
  * block of that size at most, and sends longer output straight to the sink
- * after the held bytes, in pieces, so its memory stays bounded (without the
- * FILE adapter, see bw_fopen, the whole output is formatted first). A fixed
+ * after the held bytes, in pieces of 4 KiB (the FILE's buffer, on the
+ * stack), whatever the writer's buffer size: a sink call per piece, so
+ * its memory stays bounded (without the FILE adapter, see bw_fopen, the
+ * whole output is formatted first, in a block from the pool). A fixed
  * writer never allocates: output that does not fit its free space with a
  * byte to spare is formatted on the stack when shorter than 1 KiB; longer,
- * it is formatted in the buffer after the held bytes move down, so it needs
- * one byte more than its length and its arguments must not point into the
- * held bytes. BW_EINVAL for a NULL fmt or an encoding error; BW_EOVERFLOW for
- * output longer than INT_MAX. Bytes past bw_len are unspecified after. */
+ * it is formatted in the buffer after the held bytes move down, and its
+ * arguments must not point into the held bytes. Output that fits exactly
+ * succeeds at every length, but for one case: output of 1 KiB or more that
+ * alone fills a fixed buffer holding nothing needs one byte more
+ * (vsnprintf's NUL has nowhere else to go). BW_EINVAL for a NULL fmt or an
+ * encoding error; BW_EOVERFLOW for output longer than INT_MAX; BW_ELIMIT
+ * past a size limit. Bytes past bw_len are unspecified after. */
 BW_API int bw_printf(bw_writer *w, const char *fmt, ...) BW__PRINTF(2, 3);
 BW_API int bw_vprintf(bw_writer *w, const char *fmt, va_list ap) BW__PRINTF(2, 0);
 
