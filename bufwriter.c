@@ -1532,6 +1532,7 @@ void bw_clear(bw_writer *w)
     w->pos = w->base = at; /* bw_tell: the first dropped byte */
     w->len = 0;
     w->err = BW_OK;
+    w->syserr = 0;
     bw__set_lim(w);
 }
 
@@ -1539,12 +1540,14 @@ void bw_clear_error(bw_writer *w)
 {
     if (w == NULL) return;
     w->err = BW_OK;
+    w->syserr = 0;
     bw__set_lim(w);
 }
 
-/* syserr is written with every recorded error (bw__fail) and means nothing
- * without one, so init, clear and release need not touch it. */
-int bw_errno(const bw_writer *w) { return w != NULL && w->err != BW_OK ? w->syserr : 0; }
+/* syserr is written with every recorded error (bw__fail) and by a failed
+ * bw_write_fd (which records nothing); init, clear, clear_error, release
+ * and the detaches zero it. */
+int bw_errno(const bw_writer *w) { return w != NULL ? w->syserr : 0; }
 
 int bw_flush(bw_writer *w)
 {

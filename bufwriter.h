@@ -61,8 +61,12 @@
  *   call changes no byte already written and is remembered (the sticky
  *   error, bw_error): later writes are refused with the same code until
  *   bw_clear_error, bw_clear, bw_release or bw_detach. So a run of writes is
- *   checked once, at the end (bw_flush returns it too; bw_errno gives the
- *   errno a BW_EIO was recorded with). Nothing in the
+ *   checked once, at the end (bw_flush returns it too). Where each error's
+ *   cause is: the code says it all for every error but BW_EIO, whose cause
+ *   is the errno it failed with, kept in the writer and read with bw_errno
+ *   (errno itself is long overwritten by then: print it with
+ *   strerror(bw_errno(&w)), never with perror). bw_write_fd, which does not
+ *   record its BW_EIO, keeps its errno there too. Nothing in the
  *   library aborts or exits on bad input, except the checked-mode report
  *   hook (bw_set_report_hook).
  *
@@ -608,7 +612,9 @@ BW_API void bw_clear(bw_writer *w);
  *   bw_writer w;
  *   bw_init_fd(&w, NULL, 0, fd);
  *   for (i = 0; i < n; i++) bw_printf(&w, "%d,%s\n", rows[i].id, rows[i].name);
- *   if (bw_flush(&w) != BW_OK) perror("write");   // one check
+ *   int rc = bw_flush(&w);                        // one check
+ *   if (rc == BW_EIO) fprintf(stderr, "write: %s\n", strerror(bw_errno(&w)));
+ *   else if (rc != BW_OK) fprintf(stderr, "%s\n", bw_strerror(rc));
  *   bw_release(&w); */
 BW_API int bw_flush(bw_writer *w);
 
@@ -994,7 +1000,9 @@ BW_API int bw_move(bw_writer *dst, bw_writer *src);
  * this call. On a streaming writer the sink is not called. BW_OK when all
  * went out; BW_EIO with errno set (EAGAIN, EPIPE, ...; a write of 0 gives
  * EIO) *without* recording it: the rest stays held and calling again
- * continues where it stopped. A writer with a recorded error sends nothing
+ * continues where it stopped. The errno is also kept in the writer, as
+ * for a recorded BW_EIO: bw_errno gives it until the next bw_write_fd (or
+ * clear, release). A writer with a recorded error sends nothing
  * and returns that error. Nothing held: BW_OK without a system call.
  *
  *   while (bw_len(&w) > 0) {                 // non-blocking socket

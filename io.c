@@ -200,6 +200,7 @@ int bw_write_fd(bw_writer *w, int fd, size_t *written)
     if (written != NULL) *written = 0;
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
+    w->syserr = 0;
     if (bw_len(w) == 0) return BW_OK;
     for (;;) {
         size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
@@ -211,6 +212,7 @@ int bw_write_fd(bw_writer *w, int fd, size_t *written)
         if (k <= 0) {
             if (k == 0) errno = EIO; /* no progress and no reason: never loop */
             rc = BW_EIO;           /* not recorded: calling again continues */
+            w->syserr = errno;     /* but kept, for bw_errno */
             break;
         }
         /* What went out is no longer held; a short write just loops. */
