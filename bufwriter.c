@@ -522,6 +522,22 @@ int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
     return BW_OK;
 }
 
+int bw_set_first_buffer(bw_writer *w, void *buf, size_t size)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (buf == NULL || size == 0 || !(bw__traits(w) & BW__GROWS) || w->data != NULL)
+        return bw__fail(w, BW_EINVAL);
+    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
+    w->data = (unsigned char *)buf;
+    w->cap = size;
+    w->pos = w->base;
+    w->len = 0;
+    w->flags |= BW__EXTERNAL;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
 /* ---- fixed ---- */
 
 /* Fixed: the held bytes may move down over consumed room; nothing else. */

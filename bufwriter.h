@@ -180,6 +180,15 @@
 #  define BW__CAST(T, x) ((T)(x))
 #  define BW__ADDR(x) ((uintptr_t)(x))
 #endif
+/* A null pointer an inline body returns: no literal 0 for C++'s
+ * -Wzero-as-null-pointer-constant (clang warns on NULL's __null too). */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#  define BW__NULL nullptr
+#elif defined(__cplusplus)
+#  define BW__NULL NULL
+#else
+#  define BW__NULL ((void *)0)
+#endif
 #ifndef BW__QUIET_BEGIN
 #  define BW__QUIET_BEGIN
 #  define BW__QUIET_END
@@ -529,6 +538,18 @@ BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
  * BW_EINVAL for a NULL buf or a size of 0. */
 BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
 
+/* Give a contiguous writer that has no storage (after bw_init without an
+ * initial capacity, BW_WRITER_INIT, bw_release or a detach) a caller's
+ * buffer for its next writes, as bw_init_buffer's, keeping everything else
+ * (pool, size limit): the first write goes there, and only a write that
+ * overflows it rents a pooled block. For a client that reuses one writer
+ * for many messages and starts each in its own stack buffer (bw_release
+ * drops the buffer, so it is given again for the next message). Returns
+ * BW_OK; BW_EINVAL for a NULL w; BW_EINVAL (recorded) for a NULL buf, a
+ * size of 0, a writer that is not contiguous or has storage; while an
+ * error is recorded, that error. */
+BW_API int bw_set_first_buffer(bw_writer *w, void *buf, size_t size);
+
 /* Segmented: blocks rented from `pool` (NULL = shared) and linked; a full
  * block is never copied, it stays where it is and a new one follows it. New
  * blocks are max(class of the need, 2 x the previous block), from 4 KiB.
@@ -758,6 +779,22 @@ BW_API int bw_reserve(bw_writer *w, size_t n);
  * discard them (a moved block is copied up to bw_len only). The cursor
  * encoders (bw_enc_*, below) write into a span; bw_advance_to commits it. */
 BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
+
+/* A span of n bytes only if they are free now: where the next byte goes
+ * when at least n bytes (n = 0: 1) are free, else NULL, with no other
+ * effect in either case: nothing is made room for, sent, skipped or
+ * recorded. For a packer that knows the worst case of an encoding before
+ * it knows the length (msgpack: 9 bytes for any integer): it encodes
+ * straight into the span when the worst case is free, and otherwise takes
+ * the exact-size way (bw_put_*), so a fixed writer fails only when the
+ * value's own bytes do not fit, and a segmented writer skips nothing.
+ * NULL while an error is recorded, for a NULL w, and past a size limit.
+ * Inline: a compare. Commit with bw_advance_to (or bw_advance).
+ *
+ *   unsigned char *p = bw_try_span(&w, 9);
+ *   if (p != NULL) bw_advance_to(&w, encode(p, v));  // the usual case
+ *   else put_exact(&w, v);                           // near the end */
+BW__INLINE void *bw_try_span(bw_writer *w, size_t n);
 
 /* Commit n bytes written into the span. n beyond the free space is BW_EINVAL
  * (recorded), nothing changed. */
@@ -1275,6 +1312,18 @@ BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
         return p;
     }
     return bw__get_span_slow(w, size_hint, avail);
+}
+
+/* lim - len: the free space, or none while an error is recorded (lim ==
+ * len), at most a size limit's room. */
+BW__INLINE void *bw_try_span(bw_writer *w, size_t n)
+{
+    if (BW__LIKELY(w != NULL && (n != 0 ? n : 1) <= w->lim - w->len)) {
+        unsigned char *p = w->data + w->len;
+        BW__ASSUME(p != NULL);
+        return p;
+    }
+    return BW__NULL;
 }
 
 /* The cursor's commit, in offsets from data: the span starts at len, so

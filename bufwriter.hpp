@@ -383,6 +383,8 @@ class writer {
         return bw_get_span(&w_, size_hint, avail);
     }
     int advance(size_t n) noexcept { return bw_advance(&w_, n); }
+    // bw_try_span: n free bytes now, or nullptr with no effect at all.
+    void *try_span(size_t n) noexcept { return bw_try_span(&w_, n); }
 
     // put_u8 .. put_f64be and patch_u8 .. patch_f64be, as bw_put_* and
     // bw_patch_* (sections 7 and 8): one of each for every row of the C

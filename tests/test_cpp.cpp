@@ -327,3 +327,12 @@ Test(cpp_wrapper, set_limit_caps_the_writer)
     cr_assert_eq(w.error(), BW_ELIMIT);
     cr_assert_eq(w.len(), 8u);
 }
+
+Test(cpp_wrapper, try_span_is_all_or_nothing)
+{
+    unsigned char buf[4];
+    bw::writer w = bw::writer::fixed(buf, sizeof buf);
+    cr_assert_null(w.try_span(5));
+    cr_assert_eq(w.error(), BW_OK);
+    cr_assert_not_null(w.try_span(4));
+}
