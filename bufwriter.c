@@ -98,14 +98,6 @@ static void bw__set_lim(bw_writer *w)
     if (BW__UNLIKELY(w->limit != 0) && w->err == BW_OK) bw__clamp_lim(w);
 }
 
-/* True when n more bytes would take bw_tell past the size limit: every
- * call that adds bytes asks before it makes room or writes anything. */
-static int bw__over(const bw_writer *w, size_t n)
-{
-    uint64_t tell = w->pos + w->len;
-    return w->limit != 0 && n != 0 && (w->limit < tell || n > w->limit - tell);
-}
-
 /* Record the first error; later writes miss the fast path. */
 BW__INTERNAL int bw__fail(bw_writer *w, int rc)
 {
@@ -1612,8 +1604,8 @@ int bw_advance(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
+    if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL); /* past the block: not a span's */
     if (BW__UNLIKELY(w->limit != 0) && bw__over(w, n)) return bw__fail(w, BW_ELIMIT);
-    if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL);
     w->len += n;
     return BW_OK;
 }

@@ -662,7 +662,7 @@ BW_API int bw_errno(const bw_writer *w);
  * default of every init). A call that would fails with BW_ELIMIT, writes
  * nothing and records it, in every mode: writes, puts, printf, hex and
  * decimal, reserve and spans (a span's room and bw_free_capacity end at the
- * limit; bw_advance past it is BW_ELIMIT), append_writer, append_ref and
+ * limit; bw_advance past it, within the block, is BW_ELIMIT), append_writer, append_ref and
  * move. A server building a response from untrusted input caps it this way
  * (as MaxBytesReader or client_max_body_size do). The limit counts
  * positions, so consumed and sent bytes count: for a streaming writer it
@@ -797,7 +797,8 @@ BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
 BW__INLINE void *bw_try_span(bw_writer *w, size_t n);
 
 /* Commit n bytes written into the span. n beyond the free space is BW_EINVAL
- * (recorded), nothing changed. */
+ * (recorded), nothing changed; BW_ELIMIT (recorded) when the block has room
+ * for n but a size limit does not (bw_set_limit). */
 BW_API int bw_advance(bw_writer *w, size_t n);
 
 /* Commit the span up to `end`, one past the last byte written into it: the
@@ -806,7 +807,8 @@ BW_API int bw_advance(bw_writer *w, size_t n);
  * move it). Returns BW_OK; BW_EINVAL for a NULL w (not recorded); while an
  * error is recorded, that error (nothing committed); BW_EINVAL, recorded and
  * nothing changed, for a NULL end, an end before the span's start, or an end
- * past its free space (bw_free_capacity). end == the span's start commits
+ * past its free space (bw_free_capacity; BW_ELIMIT instead when only a size
+ * limit, not the block, ends the space there). end == the span's start commits
  * nothing and is BW_OK. The cursor use:
  *
  *   size_t room;

@@ -260,6 +260,7 @@ typedef struct bw__file {
 static int bw__file_write(bw__file *f, const char *buf, size_t n)
 {
     bw_writer *w = f->w;
+    if (w->err == BW_OK && bw__over(w, n)) return bw__fail(w, BW_ELIMIT); /* before a move */
     if ((bw__traits(w) & BW__GROWS) && w->err == BW_OK && w->cap - w->len < n) {
         void *old;
         size_t old_cap;

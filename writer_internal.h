@@ -45,6 +45,15 @@ typedef struct bw__seg {
  * data + (base - pos) when all held bytes are in the current block. */
 static inline size_t bw__start(const bw_writer *w) { return (size_t)(w->base - w->pos); }
 
+/* True when n more bytes would take bw_tell past the size limit
+ * (bw_set_limit): every call that adds bytes asks before it makes room or
+ * writes anything. */
+static inline int bw__over(const bw_writer *w, size_t n)
+{
+    uint64_t tell = w->pos + w->len;
+    return w->limit != 0 && n != 0 && (w->limit < tell || n > w->limit - tell);
+}
+
 /* A walk's place among the held pieces (bw__piece). */
 typedef struct bw__cursor {
     const bw__seg *seg;

@@ -402,7 +402,9 @@ Test(cursor, try_span_is_null_with_an_error_a_limit_or_no_writer)
     cr_assert_eq(bw_set_limit(&w, 8), BW_OK);
     cr_expect_null(bw_try_span(&w, 9), "past the limit");
     cr_expect_not_null(bw_try_span(&w, 8));
-    cr_assert_eq(bw_advance(&w, 65), BW_ELIMIT);
+    cr_assert_eq(bw_advance(&w, 65), BW_EINVAL, "past the block: a bad argument");
+    bw_clear_error(&w);
+    cr_assert_eq(bw_advance(&w, 9), BW_ELIMIT, "in the block, past the limit");
     cr_expect_null(bw_try_span(&w, 1), "an error is recorded");
     bw_release(&w);
 }

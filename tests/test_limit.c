@@ -3,6 +3,9 @@
  * writer's size limit, in every mode, and a refused call writes nothing. */
 #include "harness.h"
 
+#include <errno.h>
+#include <stdio.h>
+
 TestSuite(limit);
 
 static void done(void *ctx, const void *data, size_t n)
@@ -251,3 +254,33 @@ Test(limit, bytes_moved_down_over_consumed_room_keep_the_limit)
         h_close_expecting(&h, &r, mode_name[m]);
     }
 }
+
+#ifdef BW_HAVE_FILE_ADAPTER
+/* Through bw_fopen the FILE hands its bytes over in pieces: the piece that
+ * would pass the limit fails (EFBIG for the FILE) before the writer grows
+ * for it, so a contiguous writer keeps its block. */
+Test(limit, a_file_write_past_the_limit_fails_before_the_writer_grows)
+{
+    harness h;
+    FILE *f;
+    const unsigned char *before;
+    h_open(&h, M_CONTIG);
+    cr_assert_eq(bw_puts(&h.w, "x"), BW_OK);
+    before = bw_data(&h.w);
+    cr_assert_eq(bw_set_limit(&h.w, 100), BW_OK);
+    f = bw_fopen(&h.w);
+    cr_assert_not_null(f);
+    errno = 0;
+    if (fwrite(pattern(), 1, 20000, f) == 20000) { /* buffered: fails at fclose */
+        cr_expect_neq(fclose(f), 0);
+        cr_expect_eq(errno, EFBIG);
+    } else {
+        cr_expect_eq(errno, EFBIG);
+        fclose(f);
+    }
+    cr_expect_eq(bw_error(&h.w), BW_ELIMIT);
+    cr_expect_leq(bw_tell(&h.w), 100);
+    cr_expect_eq(bw_data(&h.w), before, "no move for a piece that is refused");
+    h_close(&h);
+}
+#endif
