@@ -426,7 +426,7 @@ copy:
 static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got;
+    size_t cap, got = 0;
     unsigned char *b = NULL;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
@@ -895,6 +895,7 @@ static void bw__chain_cut(bw_writer *w, uint64_t pos)
         }
         at += held;
     }
+    BW__ASSUME(keep != NULL); /* base <= pos < w->pos: a piece before the last holds it */
     s = keep->next;
     if (keep->data == NULL) {
         /* A reference takes no writes: its kept part stays linked, and the
@@ -1207,7 +1208,10 @@ static int bw__stream_send(bw_writer *w)
 static unsigned char *bw__stream_contiguous(bw_writer *w, size_t extra)
 {
     if (w->cap - w->len < extra) {
-        if (w->cap - bw_len(w) < extra) return bw__fail(w, BW_EFULL), NULL;
+        if (w->cap - bw_len(w) < extra) {
+            bw__fail(w, BW_EFULL);
+            return NULL;
+        }
         bw__move_down(w, NULL);
     }
     return w->data + bw__start(w);

@@ -1253,7 +1253,7 @@ BW__INLINE unsigned char *bw_enc_bytes(unsigned char *p, const void *src, size_t
 #define BW__DEFINE_PUT(name, type, size)                                     \
     BW__INLINE int bw_put_##name(bw_writer *w, type v)                       \
     {                                                                        \
-        size_t bw__n;                                                        \
+        size_t bw__n = 0; /* set below: no store is left of this */         \
         if (BW__UNLIKELY(w == NULL || (bw__n = w->len) + size > w->lim)) {   \
             int bw__rc = bw_reserve(w, size);                                \
             if (bw__rc != BW_OK) return bw__rc;                              \
@@ -1276,7 +1276,7 @@ BW__TYPES(BW__DEFINE_PATCH)
 
 BW__INLINE int bw_put_uvarint(bw_writer *w, uint64_t v)
 {
-    size_t n;
+    size_t n = 0; /* clang's -Wconditional-uninitialized: set in the test */
     if (BW__LIKELY(w != NULL && (n = w->len) + 10 <= w->lim)) {
         unsigned char *d = w->data + n;
         w->len = n + BW__CAST(size_t, bw_enc_uvarint(d, v) - d);

@@ -261,6 +261,33 @@ impl_refused_in_cxx() { # CXX: a clear #error, not a page of template noise
     grep 'define BUFWRITER_IMPLEMENTATION in a C11 file' "$work/cxxerr"
 }
 
+impl_below_c11() { # CC STD: the implementation below C11 stops with an #error naming C11
+    if $1 -std=$2 -I"$single" -c "$here/impl.c" -o "$work/scratch.o" 2>"$work/c11err"; then
+        echo "the implementation compiled as $2"; return 1
+    fi
+    grep 'needs C11' "$work/c11err"
+}
+
+impl_warnings() { # CC FLAGS ALLOWED: the implementation's warnings are only of the kinds allowed
+    $1 -std=c11 $2 -O2 -I"$single" -c "$here/impl.c" -o "$work/scratch.o" 2>"$work/warn.log" || {
+        cat "$work/warn.log"; return 1; }
+    left=$(grep -o '\[-W[a-z0-9-]*\]' "$work/warn.log" | sort | uniq -c)
+    echo "${left:-no warnings}"
+    bad=$(grep -o '\[-W[a-z0-9-]*\]' "$work/warn.log" | grep -v -x -e "$3" | head -3)
+    [ -z "$bad" ] || { grep -m3 -e "$bad" "$work/warn.log"; return 1; }
+}
+
+check "single header's implementation below C11 (gcc -std=c99): an #error naming C11" \
+    impl_below_c11 gcc c99
+if have gcc; then
+    check "single header's implementation: no warning (gcc -Wall -Wextra -Wnull-dereference)" \
+        impl_warnings gcc "-Wall -Wextra -Wnull-dereference" 'none'
+fi
+if have clang; then
+    check "single header's implementation, clang -Weverything: only the documented -Wpadded, -Wformat-nonliteral, -Wcomma" \
+        impl_warnings clang -Weverything '\[-W\(padded\|format-nonliteral\|comma\)\]'
+fi
+
 for cc in gcc clang; do
     if ! have $cc; then echo "note: $cc not found, its checks are skipped"; continue; fi
     check "single header, declarations only: $cc -std=c11 $WARN" \
