@@ -65,7 +65,7 @@ CXXWARN="-Wall -Wextra -Werror"
 # -Wuseless-cast (an unknown warning is an error under -Werror), so
 # cxxstrict adds -Wno-unknown-warning-option for a compiler that lacks it.
 CXXSTRICT="-std=c++17 -Wall -Wextra -Wpedantic -Wold-style-cast -Wzero-as-null-pointer-constant -Wuseless-cast -Werror"
-EXAMPLES="message report records http_response"
+EXAMPLES="message report records http_response packer"
 LIB_SRCS=${LIB_SRCS:-$(cd "$root" && echo *.c pool/*.c)}
 LIB_WARN=${LIB_WARN:-"-std=c11 $WARN"}
 passed=0
@@ -104,6 +104,9 @@ run_example() {
       http_response) # the exact bytes: CRLFs, and a Content-Length that is the body's
         "$1" >"$1.out" || return 1
         cmp "$here/expected/http_response.txt" "$1.out" ;;
+      packer) # MessagePack bytes, from the stack buffer, the pool and a fixed buffer
+        "$1" >"$1.out" || return 1
+        diff -u "$here/expected/packer.txt" "$1.out" ;;
       *) echo "no expected output for $2"; return 1 ;;
     esac
 }
