@@ -26,15 +26,18 @@
 #      pkg_check_modules; nm -D shows only bw_ symbols; the soname;
 #      `make uninstall` removes everything install put there; the .pc is
 #      relative to ${prefix} (pkg-config --define-prefix relocates it) and
-#      links statically (--static).
+#      links statically (--static), and the README's way to take the archive
+#      alone (-Wl,-Bstatic) gives a program that runs with the .so removed.
 #   3. The other ways a project takes it in, each building a consumer that
-#      runs: CMake add_subdirectory (shared and static targets), CMake
+#      runs: CMake add_subdirectory (shared and static targets; a vendoring
+#      project's installed program runs, bufwriter static by default, or
+#      with BUILD_SHARED_LIBS its .so installed beside it), CMake
 #      FetchContent from a local path (static only), a Meson subproject
 #      (dependency('bufwriter') and bufwriter_dep), CMake's own install
 #      found with find_package; all three builds report the header's
 #      version and make the same soname.
 #   4. The Makefile's flags: `make CFLAGS=-DBW_DEBUG` (CPPFLAGS from the
-#      environment, LDFLAGS on the command line) builds a checked library
+#      environment, LDFLAGS, AR and RANLIB on the command line) builds a checked library
 #      that still exports only bw_ symbols.
 #
 # Usage: sh tests/packaging/run.sh     (from anywhere; `make test-packaging`)
@@ -426,6 +429,22 @@ pkgconfig_static() { # the .a through pkg-config --static, a fully static progra
     "$work/consumer-static"
 }
 
+pkgconfig_archive() { # the README's way to take libbufwriter.a alone, the rest dynamic
+    flags=$(pkg-config --cflags bufwriter) && libs=$(pkg-config --libs bufwriter) &&
+    other=$(pkg-config --static --libs-only-other bufwriter) || return 1
+    echo "cc ... $flags -Wl,-Bstatic $libs -Wl,-Bdynamic $other"
+    # shellcheck disable=SC2086
+    gcc -std=c11 $WARN -O2 "$here/consumer.c" $flags -Wl,-Bstatic $libs -Wl,-Bdynamic $other \
+        -o "$work/consumer-archive" || return 1
+    if readelf -d "$work/consumer-archive" | grep 'NEEDED.*libbufwriter'; then
+        echo "linked to the shared library"; return 1
+    fi
+    # It runs with the shared library gone (moved aside, then put back).
+    mkdir -p "$work/so-aside" && mv "$libdir"/libbufwriter.so* "$work/so-aside/" &&
+    LD_LIBRARY_PATH=$libdir "$work/consumer-archive"; rc=$?
+    mv "$work/so-aside"/libbufwriter.so* "$libdir/" && return $rc
+}
+
 pkgconfig_relocated() { # the staged tree moved elsewhere: --define-prefix follows it
     grep -x 'libdir=${prefix}/lib' "$libdir/pkgconfig/bufwriter.pc" &&
     grep -x 'includedir=${prefix}/include' "$libdir/pkgconfig/bufwriter.pc" || {
@@ -610,6 +629,8 @@ if have pkg-config; then
         check "nm -D libbufwriter.so exports only bw_ symbols" exports_only_bw
         check "soname is libbufwriter.so.$major" soname_ok
         check "pkg-config --static: a fully static consumer links and runs" pkgconfig_static
+        check "pkg-config, -Wl,-Bstatic: libbufwriter.a alone; runs with the .so removed" \
+            pkgconfig_archive
         check "bufwriter.pc is relative to \${prefix}: moved tree via --define-prefix builds, runs" \
             pkgconfig_relocated
         if have cmake; then
