@@ -465,9 +465,28 @@ pkgconfig_relocated() { # the staged tree moved elsewhere: --define-prefix follo
 
 cmake_subdir() { # add_subdirectory(<source tree>): shared and static, and installs
     cmake_build "$here/cmake-subdir" "$work/cm-sub" -DBW_ROOT="$root" -DBUFWRITER_INSTALL=ON \
+        -DBUILD_SHARED_LIBS=ON \
         -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib || return 1
     readelf -d "$work/cm-sub/main_sub_shared" | grep "NEEDED.*\[libbufwriter.so.$major\]" &&
     "$work/cm-sub/main_sub_shared" && "$work/cm-sub/main_sub_static"
+}
+
+cmake_vendor() { # add_subdirectory + install(TARGETS app): the installed app runs
+    # $1: static (the default) or shared (BUILD_SHARED_LIBS=ON)
+    bld=$work/cm-vendor-$1 inst=$work/cm-vendor-$1-inst
+    if [ "$1" = shared ]; then
+        set -- -DBUILD_SHARED_LIBS=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN/../lib'
+    else
+        set --
+    fi
+    cmake_build "$here/cmake-vendor" "$bld" -DBW_ROOT="$root" -DCMAKE_INSTALL_PREFIX="$inst" \
+        -DCMAKE_INSTALL_LIBDIR=lib "$@" || return 1
+    cmake --install "$bld" >"$bld.install" 2>&1 || { cat "$bld.install"; return 1; }
+    find "$inst" -type f -o -type l | sed "s|$inst/||" | sort
+    [ ! -e "$inst/include/bufwriter.h" ] || { echo "installed bufwriter's headers"; return 1; }
+    # the build tree's library is out of reach: only what was installed counts
+    mv "$bld" "$bld.moved" && "$inst/bin/vendored_app"; rc=$?
+    mv "$bld.moved" "$bld" && return $rc
 }
 
 cmake_fetch() { # FetchContent_Declare(bufwriter SOURCE_DIR <source tree>), static
@@ -638,6 +657,10 @@ if have pkg-config; then
                 cmake_subdir
             check "CMake FetchContent from a local path, BUFWRITER_SHARED=OFF: builds, runs" \
                 cmake_fetch
+            check "CMake add_subdirectory + install(TARGETS app): the installed app runs (static)" \
+                cmake_vendor static
+            check "... with BUILD_SHARED_LIBS=ON: the .so installed beside it, the app runs" \
+                cmake_vendor shared
             check "CMake's own install (same .pc and package as make install) + find_package: runs" \
                 cmake_install_find_package
         fi
