@@ -366,7 +366,8 @@ install_staged() {
              /usr/lib/libbufwriter.so "/usr/lib/libbufwriter.so.$major" \
              "/usr/lib/libbufwriter.so.$version" /usr/lib/pkgconfig/bufwriter.pc \
              /usr/lib/cmake/bufwriter/bufwriterConfig.cmake \
-             /usr/lib/cmake/bufwriter/bufwriterConfigVersion.cmake; do
+             /usr/lib/cmake/bufwriter/bufwriterConfigVersion.cmake \
+             /usr/share/doc/bufwriter/LICENSE; do
         grep -qxF "$f" "$work/installed" || { echo "not installed: $f"; return 1; }
     done
     cat "$work/installed"
@@ -550,8 +551,15 @@ same_version() { # header macros = Makefile = CMake = Meson; one soname
 
 checked_build() { # make CFLAGS=-DBW_DEBUG: a checked library, the user's flags after the project's
     # --no-silent: the compile lines are checked, and `make -s test` must not hide them.
+    # AR and RANLIB are the user's too: wrappers that log, then run the real ones.
+    printf '#!/bin/sh\necho "AR-WRAPPER $*"\nexec ar "$@"\n' >"$work/my-ar" &&
+    printf '#!/bin/sh\necho "RANLIB-WRAPPER $*"\nexec ranlib "$@"\n' >"$work/my-ranlib" &&
+    chmod +x "$work/my-ar" "$work/my-ranlib" &&
     CPPFLAGS=-DBW_TEST_ENV_CPPFLAGS $MAKE -C "$root" --no-print-directory --no-silent -j2 B="$work/dbg" \
-        CFLAGS=-DBW_DEBUG LDFLAGS=-Wl,-z,now all >"$work/dbg.log" 2>&1 || { cat "$work/dbg.log"; return 1; }
+        CFLAGS=-DBW_DEBUG LDFLAGS=-Wl,-z,now AR="$work/my-ar" RANLIB="$work/my-ranlib" all \
+        >"$work/dbg.log" 2>&1 || { cat "$work/dbg.log"; return 1; }
+    grep -q '^AR-WRAPPER ' "$work/dbg.log" && grep -q '^RANLIB-WRAPPER ' "$work/dbg.log" || {
+        echo "AR or RANLIB ignored"; return 1; }
     grep -q -- '-fvisibility=hidden .*-DBW_TEST_ENV_CPPFLAGS -DBW_DEBUG' "$work/dbg.log" || {
         echo "the compile lines lack the project's flags, CPPFLAGS or CFLAGS in that order:"
         grep -m1 'pool.c' "$work/dbg.log"; return 1; }
@@ -680,7 +688,7 @@ else
     echo "FAIL pkg-config not found (apt-get install pkg-config)"
 fi
 
-check "make CFLAGS=-DBW_DEBUG (CPPFLAGS in the environment, LDFLAGS=-Wl,-z,now): checked library, bw_ exports only" \
+check "make CFLAGS=-DBW_DEBUG (CPPFLAGS in the environment, LDFLAGS=-Wl,-z,now, AR, RANLIB): checked library, bw_ exports only" \
     checked_build
 
 echo "$passed passed, $failed failed"
