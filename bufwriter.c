@@ -95,7 +95,7 @@ static void bw__clamp_lim(bw_writer *w)
 static void bw__set_lim(bw_writer *w)
 {
     w->lim = w->err != BW_OK ? w->len : w->cap;
-    if (BW__UNLIKELY(w->limit != 0) && w->err == BW_OK) bw__clamp_lim(w);
+    if (BW__UNLIKELY(w->flags & BW__LIMITED) && w->err == BW_OK) bw__clamp_lim(w);
 }
 
 /* Record the first error; later writes miss the fast path. */
@@ -135,10 +135,8 @@ static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
     w->pos = w->base = 0;
     w->pool = pool;
     w->mode = mode;
-    w->flags = 0;
+    w->flags = 0; /* no limit (BW__LIMITED), no bw_write_fd errno */
     w->err = BW_OK;
-    w->syserr = 0;
-    w->limit = 0;
     return BW_OK;
 }
 
@@ -203,7 +201,7 @@ static int bw__in_block(const bw_writer *w, const void *p, size_t n)
  * sections share, so that none calls another entry point for it. */
 static int bw__put(bw_writer *w, const void *src, size_t n)
 {
-    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, n)) return bw__fail(w, BW_ELIMIT);
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) {
         if (n != 0) memcpy(w->data + w->len, src, n);
         w->len += n;
@@ -442,7 +440,7 @@ static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
     w->data = b;
     w->cap = w->lim = got;
     w->pos = w->base;
-    if (BW__UNLIKELY(w->limit != 0)) bw__clamp_lim(w);
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w);
     if (src != NULL) {
         memcpy(b, src, n);
         w->len = n;
@@ -509,8 +507,6 @@ int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
     w->mode = BW__CONTIG;
     w->flags = BW__EXTERNAL;
     w->err = BW_OK;
-    w->syserr = 0;
-    w->limit = 0;
     return BW_OK;
 }
 
@@ -1492,10 +1488,9 @@ static void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->syserr = 0;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR | BW__FD_ERRNO);
     w->lim = w->cap; /* no error now */
-    if (BW__UNLIKELY(w->limit != 0)) bw__clamp_lim(w); /* the limit stays */
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
 }
 
 /* bw_release of the modes that do not grow by moving (segmented, streaming,
@@ -1544,7 +1539,7 @@ void bw_clear(bw_writer *w)
     w->pos = w->base = at; /* bw_tell: the first dropped byte */
     w->len = 0;
     w->err = BW_OK;
-    w->syserr = 0;
+    w->flags &= (unsigned char)~BW__FD_ERRNO;
     bw__set_lim(w);
 }
 
@@ -1552,14 +1547,18 @@ void bw_clear_error(bw_writer *w)
 {
     if (w == NULL) return;
     w->err = BW_OK;
-    w->syserr = 0;
+    w->flags &= (unsigned char)~BW__FD_ERRNO;
     bw__set_lim(w);
 }
 
 /* syserr is written with every recorded error (bw__fail) and by a failed
- * bw_write_fd (which records nothing); init, clear, clear_error, release
- * and the detaches zero it. */
-int bw_errno(const bw_writer *w) { return w != NULL ? w->syserr : 0; }
+ * bw_write_fd (which records nothing, and sets BW__FD_ERRNO): it means
+ * something only with one of them, so init, clear and release need not
+ * touch it (it is outside the first cache line); they clear the flag. */
+int bw_errno(const bw_writer *w)
+{
+    return w != NULL && (w->err != BW_OK || (w->flags & BW__FD_ERRNO)) ? w->syserr : 0;
+}
 
 int bw_flush(bw_writer *w)
 {
@@ -1572,6 +1571,8 @@ int bw_set_limit(bw_writer *w, uint64_t max_bytes)
 {
     if (w == NULL) return BW_EINVAL;
     w->limit = max_bytes;
+    if (max_bytes != 0) w->flags |= BW__LIMITED;
+    else w->flags &= (unsigned char)~BW__LIMITED;
     bw__set_lim(w);
     return BW_OK;
 }
@@ -1590,7 +1591,7 @@ int bw_reserve(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, n)) return bw__fail(w, BW_ELIMIT);
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) return BW_OK;
     return bw__room(w, n, NULL);
 }
@@ -1609,7 +1610,7 @@ int bw_advance(bw_writer *w, size_t n)
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL); /* past the block: not a span's */
-    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, n)) return bw__fail(w, BW_ELIMIT);
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     w->len += n;
     return BW_OK;
 }
@@ -1677,7 +1678,7 @@ int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
     va_end(cp);
     if (r < 0) return bw__fail(w, errno == EOVERFLOW ? BW_EOVERFLOW : BW_EINVAL);
     need = (size_t)r;
-    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, need)) return bw__fail(w, BW_ELIMIT);
+    if (BW__UNLIKELY(bw__over(w, need))) return bw__fail(w, BW_ELIMIT);
     if (need < size) {
         if (dst == stack) return bw__put(w, stack, need);
         if (shift) memmove(w->data + w->len, dst, need);
@@ -1763,7 +1764,7 @@ int bw_put_hex(bw_writer *w, const void *src, size_t n)
     if (src == NULL) return bw__fail(w, BW_EINVAL);
     no_pool = (bw__traits(w) & BW__NO_POOL) != 0;
     if (n > BW__MAX_BLOCK / 2) return bw__fail(w, no_pool ? BW_EFULL : BW_EOVERFLOW);
-    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, 2 * n)) return bw__fail(w, BW_ELIMIT);
+    if (BW__UNLIKELY(bw__over(w, 2 * n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len < 2 * n) {
         /* The cold path may move, link or send the bytes src points into:
          * they are copied first, but a writer with no pool never allocates
@@ -1987,7 +1988,7 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     if (src == NULL) return bw__fail(dst, BW_EINVAL);
     len = bw_len(src);
     if (len == 0) return BW_OK;
-    if (BW__UNLIKELY(dst->limit != 0) && bw__over(dst, len)) return bw__fail(dst, BW_ELIMIT);
+    if (BW__UNLIKELY(bw__over(dst, len))) return bw__fail(dst, BW_ELIMIT);
     if (dst == src && (bw__traits(dst) & BW__NO_POOL)) {
         /* Nothing is allocated: one block, and a write from its own held
          * bytes moves the source with them, so no copy. */
@@ -2109,7 +2110,7 @@ int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, voi
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (data == NULL && n != 0) return bw__fail(w, BW_EINVAL);
-    if (BW__UNLIKELY(w->limit != 0) && bw__over(w, n)) return bw__fail(w, BW_ELIMIT);
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     return bw__link(w, data, n, done, ctx);
 }
 
@@ -2123,7 +2124,7 @@ int bw_move(bw_writer *dst, bw_writer *src)
     if (src->err != BW_OK) return src->err; /* src's to deal with: not recorded */
     len = bw_len(src);
     if (len == 0) return BW_OK;
-    if (BW__UNLIKELY(dst->limit != 0) && bw__over(dst, len)) return bw__fail(dst, BW_ELIMIT);
+    if (BW__UNLIKELY(bw__over(dst, len))) return bw__fail(dst, BW_ELIMIT);
     if (bw__take(dst, src)) return BW_OK;
     rc = bw_append_writer(dst, src);
     if (rc == BW_OK) bw__drop_front(src, len);

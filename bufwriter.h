@@ -1101,7 +1101,9 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
     unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
     unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
-                            BW__FD: streaming to fd rather than to a sink     */
+                            BW__FD: streaming to fd rather than to a sink;
+                            BW__LIMITED: a size limit is set (and more in
+                            writer_internal.h)                                */
     int err;             /* sticky status, BW_OK if none                      */
     union {              /* by mode; contiguous and fixed use none of it      */
         void *head;      /* segmented: the first block's link while held bytes
@@ -1114,11 +1116,17 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
         } s;
     } m;
     int syserr;          /* errno recorded with err (BW_EIO), else 0; read
-                            only while an error is recorded                   */
-    uint64_t limit;      /* bw_set_limit: no position past it; 0 = none. Not
-                            in the first line: only cold paths and
-                            bw__set_lim read it (lim is clamped to it)        */
+                            only while an error is recorded or a failed
+                            bw_write_fd left it (BW__FD_ERRNO)                */
+    uint64_t limit;      /* bw_set_limit: no position past it. Read only with
+                            BW__LIMITED set, so that init and release need
+                            not touch it, out of the first line; lim is
+                            clamped to it                                     */
 };
+
+/* bw_writer.flags: a size limit is set (bw_set_limit), so limit is read.
+ * The other bits are writer_internal.h's. */
+#define BW__LIMITED 0x40u
 
 /* Modes (bw_writer.mode). The all-zero writer is contiguous. */
 #define BW__CONTIG 0
@@ -1384,7 +1392,7 @@ BW__INLINE size_t bw_free_capacity(const bw_writer *w)
     size_t f;
     if (!w) return 0;
     f = w->cap - w->len;
-    if (BW__UNLIKELY(w->limit != 0)) { /* no further than the size limit */
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) { /* no further than the size limit */
         uint64_t t = w->pos + w->len, r = w->limit > t ? w->limit - t : 0;
         if (r < f) f = BW__CAST(size_t, r);
     }

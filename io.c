@@ -200,7 +200,7 @@ int bw_write_fd(bw_writer *w, int fd, size_t *written)
     if (written != NULL) *written = 0;
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    w->syserr = 0;
+    w->flags &= (unsigned char)~BW__FD_ERRNO;
     if (bw_len(w) == 0) return BW_OK;
     for (;;) {
         size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
@@ -213,6 +213,7 @@ int bw_write_fd(bw_writer *w, int fd, size_t *written)
             if (k == 0) errno = EIO; /* no progress and no reason: never loop */
             rc = BW_EIO;           /* not recorded: calling again continues */
             w->syserr = errno;     /* but kept, for bw_errno */
+            w->flags |= BW__FD_ERRNO;
             break;
         }
         /* What went out is no longer held; a short write just loops. */

@@ -26,6 +26,9 @@ static inline bw__mode bw__mode_of(const bw_writer *w) { return (bw__mode)w->mod
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
+#define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
+                               no error recorded (bw_errno)              */
+/* 0x40 is BW__LIMITED, in bufwriter.h: inline code reads it. */
 
 /* A segmented writer's link, in the last BW__SEG_HDR bytes of each block (a
  * trailer, so the block's start holds data and a detached block starts with
@@ -51,7 +54,7 @@ static inline size_t bw__start(const bw_writer *w) { return (size_t)(w->base - w
 static inline int bw__over(const bw_writer *w, size_t n)
 {
     uint64_t tell = w->pos + w->len;
-    return w->limit != 0 && n != 0 && (w->limit < tell || n > w->limit - tell);
+    return (w->flags & BW__LIMITED) && n != 0 && (w->limit < tell || n > w->limit - tell);
 }
 
 /* A walk's place among the held pieces (bw__piece). */
