@@ -1056,7 +1056,7 @@ BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
  * Bytes reach the writer when the FILE flushes (fflush, fclose, or its own
  * buffer filling). fclose neither releases the writer nor flushes it to its
  * sink. A writer failure makes the FILE write fail with errno ENOMEM, ENOSPC
- * (BW_EFULL), EIO or EFBIG (BW_EOVERFLOW); fseek and ftell fail with ESPIPE.
+ * (BW_EFULL), EIO or EFBIG (BW_EOVERFLOW, BW_ELIMIT); fseek and ftell fail with ESPIPE.
  * The FILE hands its bytes over in pieces, in the middle of an fprintf or
  * fwrite: in a contiguous or segmented writer the arguments may still point
  * into w's held bytes (the blocks w outgrows meanwhile are kept until
