@@ -19,8 +19,8 @@
 #   make stress           the full thread stress (and 10,000 short-lived threads)
 #   make bench            make deps, then the benchmark (bench-full: all of it)
 #   make check-style      the library's sources: spaces, no trailing blanks, 100 columns
-#   make install          the headers, the libraries, bufwriter.pc and the CMake
-#                         package (from cmake/*.in) under DESTDIR + PREFIX
+#   make install          the headers, the libraries, bufwriter.pc, the CMake
+#                         package (from cmake/*.in) and LICENSE under DESTDIR + PREFIX
 #   make single           regenerate single_include/bufwriter.h (check-single: CI)
 #   make reference        regenerate docs/reference.md (check-reference: CI)
 #   make check-spdx       every source, script and build file has its SPDX line
@@ -32,6 +32,9 @@
 #
 # Variables (command line or environment):
 #   CC, CXX         the C and C++ compilers (cc, c++)
+#   AR, RANLIB      the archiver and its index (ar, ranlib): a cross or LTO
+#                   build passes its own (gcc-ar, llvm-ar, ...)
+#   INSTALL         the install program (install)
 #   CPPFLAGS        preprocessor flags, e.g. -DBW_DEBUG for a checked library
 #   CFLAGS          C flags, e.g. a distribution's hardening flags
 #   LDFLAGS         flags for linking libbufwriter.so, e.g. -Wl,-z,relro,-z,now
@@ -49,6 +52,7 @@
 #                   multiarch: LIBDIR=/usr/lib/x86_64-linux-gnu)
 #   PCDIR, CMAKEDIR where bufwriter.pc and the CMake package go
 #                   (LIBDIR/pkgconfig, LIBDIR/cmake/bufwriter)
+#   DOCDIR          where LICENSE goes (PREFIX/share/doc/bufwriter)
 #   B               the build folder (build)
 #   PYTHON          python3, for the generated single header and reference
 #   CRITERION_ARGS  arguments of the Criterion test binaries (-j2)
@@ -61,6 +65,9 @@
 
 CC       ?= cc
 CXX      ?= c++
+AR       ?= ar
+RANLIB   ?= ranlib
+INSTALL  ?= install
 OPT      ?= -O2 -g
 CPPFLAGS ?=
 CFLAGS   ?=
@@ -69,6 +76,7 @@ PREFIX   ?= /usr/local
 LIBDIR   ?= $(PREFIX)/lib
 INCDIR   ?= $(PREFIX)/include
 PCDIR    ?= $(LIBDIR)/pkgconfig
+DOCDIR   ?= $(PREFIX)/share/doc/bufwriter
 JEMALLOC ?= 0
 
 # The version's one place is bufwriter.h (BW_VERSION_MAJOR/MINOR/PATCH and
@@ -150,7 +158,8 @@ $(B)/flags: FORCE
 
 $(B)/libbufwriter.a: $(OBJS)
 	rm -f $@
-	ar rcs $@ $^
+	$(AR) rc $@ $^
+	$(RANLIB) $@
 
 $(B)/$(SO_DEV): $(OBJS)
 	$(CC) $(BW_CFLAGS) $(OPT) $(CFLAGS) $(SO_LDFLAGS) $(LDFLAGS) -o $(B)/$(SO_REAL) $(OBJS) $(LDLIBS_LIB)
@@ -373,23 +382,26 @@ deps:
 CMAKEDIR ?= $(LIBDIR)/cmake/bufwriter
 
 install: all $(B)/bufwriter.pc $(B)/bufwriterConfig.cmake $(B)/bufwriterConfigVersion.cmake
-	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR) $(DESTDIR)$(CMAKEDIR)
-	install -m 644 bufwriter.h $(DESTDIR)$(INCDIR)/bufwriter.h
-	install -m 644 bufwriter.hpp $(DESTDIR)$(INCDIR)/bufwriter.hpp
-	install -m 644 $(B)/libbufwriter.a $(DESTDIR)$(LIBDIR)/libbufwriter.a
-	install -m 755 $(B)/$(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
+	$(INSTALL) -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR) $(DESTDIR)$(CMAKEDIR) \
+	  $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 644 bufwriter.h $(DESTDIR)$(INCDIR)/bufwriter.h
+	$(INSTALL) -m 644 bufwriter.hpp $(DESTDIR)$(INCDIR)/bufwriter.hpp
+	$(INSTALL) -m 644 $(B)/libbufwriter.a $(DESTDIR)$(LIBDIR)/libbufwriter.a
+	$(INSTALL) -m 755 $(B)/$(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
 	ln -sf $(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_ABI)
 	ln -sf $(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_DEV)
-	install -m 644 $(B)/bufwriter.pc $(DESTDIR)$(PCDIR)/bufwriter.pc
-	install -m 644 $(B)/bufwriterConfig.cmake $(B)/bufwriterConfigVersion.cmake $(DESTDIR)$(CMAKEDIR)
+	$(INSTALL) -m 644 $(B)/bufwriter.pc $(DESTDIR)$(PCDIR)/bufwriter.pc
+	$(INSTALL) -m 644 $(B)/bufwriterConfig.cmake $(B)/bufwriterConfigVersion.cmake $(DESTDIR)$(CMAKEDIR)
+	$(INSTALL) -m 644 LICENSE $(DESTDIR)$(DOCDIR)/LICENSE
 
 uninstall:
 	rm -f $(DESTDIR)$(INCDIR)/bufwriter.h $(DESTDIR)$(INCDIR)/bufwriter.hpp \
 	  $(DESTDIR)$(LIBDIR)/libbufwriter.a \
 	  $(DESTDIR)$(LIBDIR)/$(SO_DEV) $(DESTDIR)$(LIBDIR)/$(SO_ABI) \
 	  $(DESTDIR)$(LIBDIR)/$(SO_REAL) $(DESTDIR)$(PCDIR)/bufwriter.pc \
-	  $(DESTDIR)$(CMAKEDIR)/bufwriterConfig.cmake $(DESTDIR)$(CMAKEDIR)/bufwriterConfigVersion.cmake
-	rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || true
+	  $(DESTDIR)$(CMAKEDIR)/bufwriterConfig.cmake $(DESTDIR)$(CMAKEDIR)/bufwriterConfigVersion.cmake \
+	  $(DESTDIR)$(DOCDIR)/LICENSE
+	rmdir $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 # The templates' @BW_...@ fields.
 CM_RELOC  = $(and $(filter $(PREFIX)/%,$(CMAKEDIR)),$(filter $(PREFIX)/%,$(LIBDIR)),$(filter $(PREFIX)/%,$(INCDIR)))

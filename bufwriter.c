@@ -42,7 +42,7 @@ typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
  * base, pool, mode, flags and err, the fast path and all a contiguous or
  * fixed writer's init and release touch, in the first 64 bytes, one cache
  * line when the writer is 64-byte aligned; the mode's part after them.
- * 96 bytes in all; the bound leaves room for one more int after err. */
+ * 112 bytes in all with syserr and the size limit after the mode's part. */
 #if UINTPTR_MAX > 0xffffffffu
 #  define BW__IN_LINE(f, n) (offsetof(bw_writer, f) + (n) <= 64)
 typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &&
@@ -53,7 +53,7 @@ typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &
                                        ? 1
                                        : -1];
 typedef char bw__writer_mode_after[offsetof(bw_writer, m) >= 64 ? 1 : -1];
-typedef char bw__writer_size[sizeof(bw_writer) <= 104 ? 1 : -1];
+typedef char bw__writer_size[sizeof(bw_writer) <= 112 ? 1 : -1];
 #  undef BW__IN_LINE
 #endif
 
@@ -64,8 +64,9 @@ const char *bw_strerror(int status)
     case BW_ENOMEM:    return "out of memory (the backing allocator failed)";
     case BW_EOVERFLOW: return "size overflow (a size that cannot be represented)";
     case BW_EINVAL:    return "invalid argument";
-    case BW_EIO:       return "I/O error (see errno)";
+    case BW_EIO:       return "I/O error (bw_errno says why)";
     case BW_EFULL:     return "no room left in the fixed buffer";
+    case BW_ELIMIT:    return "size limit reached (bw_set_limit)";
     default:           return "unknown bufwriter status";
     }
 }
@@ -76,9 +77,24 @@ const char *bw_version(void) { return BW_VERSION_STRING; }
 /* State helpers                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* The fast-path limit: the block's end, or len while an error is recorded,
- * so that every inline put misses and reaches the cold path's check. */
-static void bw__set_lim(bw_writer *w) { w->lim = w->err != BW_OK ? w->len : w->cap; }
+/* A size limit's clamp of lim: no further than the offset in data where
+ * the limit falls (len when the limit is below bw_tell), so a write that
+ * would pass it misses the inline fast path and meets bw__over. */
+static void bw__clamp_lim(bw_writer *w)
+{
+    uint64_t tell = w->pos + w->len;
+    if (w->limit <= tell) w->lim = w->len;
+    else if (w->limit - w->pos < w->lim) w->lim = (size_t)(w->limit - w->pos);
+}
+
+/* The fast-path limit: the block's end (or the size limit's), or len while
+ * an error is recorded, so that every inline put misses and reaches the
+ * cold path's check. Every change of pos, len or cap ends here. */
+static void bw__set_lim(bw_writer *w)
+{
+    w->lim = w->err != BW_OK ? w->len : w->cap;
+    if (BW__UNLIKELY(w->flags & BW__LIMITED) && w->err == BW_OK) bw__clamp_lim(w);
+}
 
 /* Record the first error; later writes miss the fast path. */
 BW__INTERNAL int bw__fail(bw_writer *w, int rc)
@@ -117,7 +133,7 @@ static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
     w->pos = w->base = 0;
     w->pool = pool;
     w->mode = mode;
-    w->flags = 0;
+    w->flags = 0; /* no limit (BW__LIMITED), no bw_write_fd errno */
     w->err = BW_OK;
     return BW_OK;
 }
@@ -139,6 +155,7 @@ static int bw__in_block(const bw_writer *w, const void *p, size_t n)
  * sections share, so that none calls another entry point for it. */
 static int bw__put(bw_writer *w, const void *src, size_t n)
 {
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) {
         if (n != 0) memcpy(w->data + w->len, src, n);
         w->len += n;
@@ -218,6 +235,7 @@ static void bw__move_down(bw_writer *w, const void **src)
     if (held != 0) memmove(w->data, w->data + start, held);
     w->pos = w->base;
     w->len = held;
+    bw__set_lim(w); /* a size limit's lim counts from pos */
 }
 
 /* The end of a one-block room operation that moves in place (fixed, streaming),
@@ -384,7 +402,7 @@ copy:
 static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got;
+    size_t cap, got = 0;
     unsigned char *b = NULL;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
@@ -400,6 +418,7 @@ static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
     w->data = b;
     w->cap = w->lim = got;
     w->pos = w->base;
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w);
     if (src != NULL) {
         memcpy(b, src, n);
         w->len = n;
@@ -475,6 +494,22 @@ int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
     return BW_OK;
 }
 
+int bw_set_first_buffer(bw_writer *w, void *buf, size_t size)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (buf == NULL || size == 0 || !(bw__traits(w) & BW__GROWS) || w->data != NULL)
+        return bw__fail(w, BW_EINVAL);
+    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
+    w->data = (unsigned char *)buf;
+    w->cap = size;
+    w->pos = w->base;
+    w->len = 0;
+    w->flags |= BW__EXTERNAL;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
 /* ---- fixed ---- */
 
 /* Fixed: the held bytes may move down over consumed room; nothing else. */
@@ -488,21 +523,33 @@ static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
  * buffer and never allocates: output below BW__PRINTF_FIXED_STACK is
  * formatted on the stack and written like any source (moving the held bytes
  * down over consumed room when needed); longer output is formatted in the
- * buffer after the held bytes are moved down, so it needs one byte more
- * than its length (vsnprintf's NUL) and its arguments must not point into
- * the held bytes (bufwriter.h says so). */
+ * buffer after the held bytes are moved down, and its arguments must not
+ * point into the held bytes (bufwriter.h says so). vsnprintf's NUL needs a
+ * byte past the output: when the output fills the buffer exactly, it is
+ * formatted one byte early, over the last held byte (kept aside), then
+ * moved up into place, so an exact fit succeeds. Only output that fills a
+ * buffer holding nothing has no byte before it: that one needs a spare. */
 static int bw__printf_fixed(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
     char buf[BW__PRINTF_FIXED_STACK];
-    int r;
+    size_t room = w->cap - (w->len - bw__start(w));
+    unsigned char *at, kept = 0;
+    int r, early;
     if (need < sizeof buf) {
-        if (need > w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
+        if (need > room) return bw__fail(w, BW_EFULL);
         r = vsnprintf(buf, sizeof buf, fmt, ap);
         return r >= 0 && (size_t)r == need ? bw__put(w, buf, need) : bw__fail(w, BW_EINVAL);
     }
-    if (need >= w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
+    early = need == room;
+    if (need > room || (early && room == w->cap)) return bw__fail(w, BW_EFULL);
     bw__move_down(w, NULL);
-    r = vsnprintf((char *)w->data + w->len, need + 1, fmt, ap);
+    at = w->data + w->len - early;
+    if (early) kept = *at;
+    r = vsnprintf((char *)at, need + 1, fmt, ap);
+    if (early) {
+        memmove(at + 1, at, need);
+        *at = kept;
+    }
     if (r < 0 || (size_t)r != need) return bw__fail(w, BW_EINVAL);
     w->len += need;
     return BW_OK;
@@ -1018,6 +1065,7 @@ static int bw__chain_link(bw_writer *w, const void *data, size_t n, bw_done_fn d
     pc->ctx = ctx;
     pc->orig = data;
     w->pos += n; /* the open piece starts after it, in the same block */
+    bw__set_lim(w); /* a size limit is nearer now */
     return BW_OK;
 }
 
@@ -1060,6 +1108,7 @@ static int bw__chain_take(bw_writer *dst, bw_writer *src)
     dst->pool = bw__pool_of(src);
     dst->pos += bw_len(src);
     dst->flags &= (unsigned char)~BW__CSTR;
+    bw__set_lim(dst);
     src->m.c.first = src->m.c.count = 0;
     src->pos = src->base = bw_tell(src);
     src->data = NULL;
@@ -1187,7 +1236,9 @@ BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
     int rc = bw__send_bytes(w, (const unsigned char *)p, n, &sent);
     w->pos += sent;
     w->base += sent;
-    return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
+    if (rc != BW_OK) return bw__fail(w, rc);
+    bw__set_lim(w);
+    return BW_OK;
 }
 
 static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
@@ -1246,7 +1297,10 @@ static int bw__stream_send(bw_writer *w)
 static unsigned char *bw__stream_contiguous(bw_writer *w, size_t extra)
 {
     if (w->cap - w->len < extra) {
-        if (w->cap - bw_len(w) < extra) return bw__fail(w, BW_EFULL), NULL;
+        if (w->cap - bw_len(w) < extra) {
+            bw__fail(w, BW_EFULL);
+            return NULL;
+        }
         bw__move_down(w, NULL);
     }
     return w->data + bw__start(w);
@@ -1424,8 +1478,9 @@ static void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR | BW__FD_ERRNO);
     w->lim = w->cap; /* no error now */
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
 }
 
 /* bw_release of the modes that do not grow by moving (segmented, streaming,
@@ -1474,6 +1529,7 @@ void bw_clear(bw_writer *w)
     w->pos = w->base = at; /* bw_tell: the first dropped byte */
     w->len = 0;
     w->err = BW_OK;
+    w->flags &= (unsigned char)~BW__FD_ERRNO;
     bw__set_lim(w);
 }
 
@@ -1481,18 +1537,34 @@ void bw_clear_error(bw_writer *w)
 {
     if (w == NULL) return;
     w->err = BW_OK;
+    w->flags &= (unsigned char)~BW__FD_ERRNO;
     bw__set_lim(w);
 }
 
-/* syserr is written with every recorded error (bw__fail) and means nothing
- * without one, so init, clear and release need not touch it. */
-int bw_errno(const bw_writer *w) { return w != NULL && w->err != BW_OK ? w->syserr : 0; }
+/* syserr is written with every recorded error (bw__fail) and by a failed
+ * bw_write_fd (which records nothing, and sets BW__FD_ERRNO): it means
+ * something only with one of them, so init, clear and release need not
+ * touch it (it is outside the first cache line); they clear the flag. */
+int bw_errno(const bw_writer *w)
+{
+    return w != NULL && (w->err != BW_OK || (w->flags & BW__FD_ERRNO)) ? w->syserr : 0;
+}
 
 int bw_flush(bw_writer *w)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     return bw__send(w);
+}
+
+int bw_set_limit(bw_writer *w, uint64_t max_bytes)
+{
+    if (w == NULL) return BW_EINVAL;
+    w->limit = max_bytes;
+    if (max_bytes != 0) w->flags |= BW__LIMITED;
+    else w->flags &= (unsigned char)~BW__LIMITED;
+    bw__set_lim(w);
+    return BW_OK;
 }
 
 bw_pool *bw_writer_pool(const bw_writer *w)
@@ -1509,6 +1581,7 @@ int bw_reserve(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) return BW_OK;
     return bw__room(w, n, NULL);
 }
@@ -1518,7 +1591,7 @@ void *bw__get_span_slow(bw_writer *w, size_t size_hint, size_t *avail)
 {
     if (avail != NULL) *avail = 0;
     if (bw_reserve(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
-    if (avail != NULL) *avail = w->cap - w->len;
+    if (avail != NULL) *avail = bw_free_capacity(w);
     return w->data + w->len;
 }
 
@@ -1526,7 +1599,8 @@ int bw_advance(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL);
+    if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL); /* past the block: not a span's */
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     w->len += n;
     return BW_OK;
 }
@@ -1594,6 +1668,7 @@ int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
     va_end(cp);
     if (r < 0) return bw__fail(w, errno == EOVERFLOW ? BW_EOVERFLOW : BW_EINVAL);
     need = (size_t)r;
+    if (BW__UNLIKELY(bw__over(w, need))) return bw__fail(w, BW_ELIMIT);
     if (need < size) {
         if (dst == stack) return bw__put(w, stack, need);
         if (shift) memmove(w->data + w->len, dst, need);
@@ -1679,6 +1754,7 @@ int bw_put_hex(bw_writer *w, const void *src, size_t n)
     if (src == NULL) return bw__fail(w, BW_EINVAL);
     no_pool = (bw__traits(w) & BW__NO_POOL) != 0;
     if (n > BW__MAX_BLOCK / 2) return bw__fail(w, no_pool ? BW_EFULL : BW_EOVERFLOW);
+    if (BW__UNLIKELY(bw__over(w, 2 * n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len < 2 * n) {
         /* The cold path may move, link or send the bytes src points into:
          * they are copied first, but a writer with no pool never allocates
@@ -1853,6 +1929,7 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     if (src == NULL) return bw__fail(dst, BW_EINVAL);
     len = bw_len(src);
     if (len == 0) return BW_OK;
+    if (BW__UNLIKELY(bw__over(dst, len))) return bw__fail(dst, BW_ELIMIT);
     if (dst == src && (bw__traits(dst) & BW__NO_POOL)) {
         /* Nothing is allocated: one block, and a write from its own held
          * bytes moves the source with them, so no copy. */
@@ -1976,6 +2053,7 @@ int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, voi
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (data == NULL && n != 0) return bw__fail(w, BW_EINVAL);
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     return bw__link(w, data, n, done, ctx);
 }
 
@@ -1989,6 +2067,7 @@ int bw_move(bw_writer *dst, bw_writer *src)
     if (src->err != BW_OK) return src->err; /* src's to deal with: not recorded */
     len = bw_len(src);
     if (len == 0) return BW_OK;
+    if (BW__UNLIKELY(bw__over(dst, len))) return bw__fail(dst, BW_ELIMIT);
     rc = bw__take(dst, src);
     if (rc != 0) return rc > 0 ? BW_OK : rc;
     rc = bw_append_writer(dst, src);

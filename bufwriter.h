@@ -72,8 +72,12 @@
  *   call changes no byte already written and is remembered (the sticky
  *   error, bw_error): later writes are refused with the same code until
  *   bw_clear_error, bw_clear, bw_release or bw_detach. So a run of writes is
- *   checked once, at the end (bw_flush returns it too; bw_errno gives the
- *   errno a BW_EIO was recorded with). Nothing in the
+ *   checked once, at the end (bw_flush returns it too). Where each error's
+ *   cause is: the code says it all for every error but BW_EIO, whose cause
+ *   is the errno it failed with, kept in the writer and read with bw_errno
+ *   (errno itself is long overwritten by then: print it with
+ *   strerror(bw_errno(&w)), never with perror). bw_write_fd, which does not
+ *   record its BW_EIO, keeps its errno there too. Nothing in the
  *   library aborts or exits on bad input, except the checked-mode report
  *   hook (bw_set_report_hook).
  *
@@ -199,6 +203,15 @@
 #  define BW__CAST(T, x) ((T)(x))
 #  define BW__ADDR(x) ((uintptr_t)(x))
 #endif
+/* A null pointer an inline body returns: no literal 0 for C++'s
+ * -Wzero-as-null-pointer-constant (clang warns on NULL's __null too). */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#  define BW__NULL nullptr
+#elif defined(__cplusplus)
+#  define BW__NULL NULL
+#else
+#  define BW__NULL ((void *)0)
+#endif
 #ifndef BW__QUIET_BEGIN
 #  define BW__QUIET_BEGIN
 #  define BW__QUIET_END
@@ -235,10 +248,13 @@ struct iovec;
 #define BW_EINVAL    (-3)  /* a bad argument: NULL, an advance beyond the free
                               space, a position already sent or not yet
                               written, bad pool options */
-#define BW_EIO       (-4)  /* a sink or file descriptor write failed; errno
-                              says why (EAGAIN for a full non-blocking fd,
-                              EPIPE for a reader that has gone) */
+#define BW_EIO       (-4)  /* a sink or file descriptor write failed;
+                              bw_errno says why (EAGAIN for a full
+                              non-blocking fd, EPIPE for a reader that has
+                              gone) */
 #define BW_EFULL     (-5)  /* a fixed writer has no room for the call */
+#define BW_ELIMIT    (-6)  /* the call would take bw_tell past the writer's
+                              size limit (bw_set_limit) */
 
 /* A one-line English description of a status code. Never NULL; unknown codes
  * give "unknown bufwriter status". The string is static. */
@@ -567,6 +583,18 @@ BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
  * BW_EINVAL for a NULL buf or a size of 0. */
 BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
 
+/* Give a contiguous writer that has no storage (after bw_init without an
+ * initial capacity, BW_WRITER_INIT, bw_release or a detach) a caller's
+ * buffer for its next writes, as bw_init_buffer's, keeping everything else
+ * (pool, size limit): the first write goes there, and only a write that
+ * overflows it rents a pooled block. For a client that reuses one writer
+ * for many messages and starts each in its own stack buffer (bw_release
+ * drops the buffer, so it is given again for the next message). Returns
+ * BW_OK; BW_EINVAL for a NULL w; BW_EINVAL (recorded) for a NULL buf, a
+ * size of 0, a writer that is not contiguous or has storage; while an
+ * error is recorded, that error. */
+BW_API int bw_set_first_buffer(bw_writer *w, void *buf, size_t size);
+
 /* Segmented: blocks rented from `pool` (NULL = shared) and linked; a full
  * block is never copied, it stays where it is and a new one follows it. The
  * held bytes are a sequence of pieces over those blocks and over caller
@@ -658,7 +686,9 @@ BW_API void bw_clear(bw_writer *w);
  *   bw_writer w;
  *   bw_init_fd(&w, NULL, 0, fd);
  *   for (i = 0; i < n; i++) bw_printf(&w, "%d,%s\n", rows[i].id, rows[i].name);
- *   if (bw_flush(&w) != BW_OK) perror("write");   // one check
+ *   int rc = bw_flush(&w);                        // one check
+ *   if (rc == BW_EIO) fprintf(stderr, "write: %s\n", strerror(bw_errno(&w)));
+ *   else if (rc != BW_OK) fprintf(stderr, "%s\n", bw_strerror(rc));
  *   bw_release(&w); */
 BW_API int bw_flush(bw_writer *w);
 
@@ -670,14 +700,34 @@ BW__INLINE int bw_error(const bw_writer *w);
 BW_API void bw_clear_error(bw_writer *w);
 
 /* The errno recorded with the current error: for BW_EIO the sink's (as it
- * left errno) or the kernel's, EIO for a broken sink; 0 for any other error,
- * no error, or NULL. Kept until the error is cleared (bw_clear_error,
- * bw_clear, bw_release, a detach), so the one check at the end of a run
- * still says why, whatever errno has become since:
+ * left errno) or the kernel's, EIO for a broken sink; 0 for any other error
+ * or NULL. With no error recorded: the errno of the last bw_write_fd, if it
+ * returned BW_EIO (which it does not record), else 0. Kept until the error
+ * is cleared (bw_clear_error, bw_clear, bw_release, a detach) or the next
+ * bw_write_fd, so the one check at the end of a run still says why,
+ * whatever errno has become since:
  *
  *   if (bw_flush(&w) == BW_EIO)
  *       fprintf(stderr, "write: %s\n", strerror(bw_errno(&w))); */
 BW_API int bw_errno(const bw_writer *w);
+
+/* A size limit: no call takes bw_tell past max_bytes (0: no limit, the
+ * default of every init). A call that would fails with BW_ELIMIT, writes
+ * nothing and records it, in every mode: writes, puts, printf, hex and
+ * decimal, reserve and spans (a span's room and bw_free_capacity end at the
+ * limit; bw_advance past it, within the block, is BW_ELIMIT), append_writer, append_ref and
+ * move. A server building a response from untrusted input caps it this way
+ * (as MaxBytesReader or client_max_body_size do). The limit counts
+ * positions, so consumed and sent bytes count: for a streaming writer it
+ * bounds everything sent since init or release. It is a setting like the
+ * mode: bw_clear, bw_release and the detaches keep it (bw_release and the
+ * detaches put positions back at 0, so the next job has the whole limit;
+ * bw_clear keeps positions, so a writer that consumed still counts them).
+ * A limit at or below bw_tell keeps the held bytes (nothing is dropped or
+ * recorded by the call) and refuses every later byte until bw_truncate,
+ * bw_release or a higher limit. Works while an error is recorded (it stays
+ * recorded). Returns BW_OK; BW_EINVAL for a NULL w. */
+BW_API int bw_set_limit(bw_writer *w, uint64_t max_bytes);
 
 /* The pool the writer's blocks come from (the shared pool for a writer made
  * with a NULL pool); NULL for a fixed or NULL writer. */
@@ -710,16 +760,21 @@ BW_API int bw_puts(bw_writer *w, const char *s);
  * arguments that point into the held bytes, bw_cstr's string included, are
  * read intact. A streaming writer formats output up to its buffer size in a
  * block of that size at most, and sends longer output straight to the sink
- * after the held bytes, in pieces, so its memory stays bounded (without the
- * FILE adapter, see bw_fopen, the whole output is formatted first). A fixed
+ * after the held bytes, in pieces of 4 KiB (the FILE's buffer, on the
+ * stack), whatever the writer's buffer size: a sink call per piece, so
+ * its memory stays bounded (without the FILE adapter, see bw_fopen, the
+ * whole output is formatted first, in a block from the pool). A fixed
  * writer never allocates: output that does not fit its free space with a
  * byte to spare is formatted on the stack when shorter than 1 KiB; longer,
- * it is formatted in the buffer after the held bytes move down, so it needs
- * one byte more than its length and its arguments must not point into the
- * held bytes. BW_EINVAL for a NULL fmt or an encoding error; BW_EOVERFLOW for
- * output longer than INT_MAX. Both as the C library's vsnprintf reports
- * them: MinGW's reports neither an unconvertible %ls nor a width past
- * INT_MAX. Bytes past bw_len are unspecified after. */
+ * it is formatted in the buffer after the held bytes move down, and its
+ * arguments must not point into the held bytes. Output that fits exactly
+ * succeeds at every length, but for one case: output of 1 KiB or more that
+ * alone fills a fixed buffer holding nothing needs one byte more
+ * (vsnprintf's NUL has nowhere else to go). BW_EINVAL for a NULL fmt or an
+ * encoding error; BW_EOVERFLOW for output longer than INT_MAX (both as the
+ * C library's vsnprintf reports them: MinGW's reports neither an
+ * unconvertible %ls nor a width past INT_MAX); BW_ELIMIT past a size limit.
+ * Bytes past bw_len are unspecified after. */
 BW_API int bw_printf(bw_writer *w, const char *fmt, ...) BW__PRINTF(2, 3);
 BW_API int bw_vprintf(bw_writer *w, const char *fmt, va_list ap) BW__PRINTF(2, 0);
 
@@ -780,8 +835,25 @@ BW_API int bw_reserve(bw_writer *w, size_t n);
  * encoders (bw_enc_*, below) write into a span; bw_advance_to commits it. */
 BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
 
+/* A span of n bytes only if they are free now: where the next byte goes
+ * when at least n bytes (n = 0: 1) are free, else NULL, with no other
+ * effect in either case: nothing is made room for, sent, skipped or
+ * recorded. For a packer that knows the worst case of an encoding before
+ * it knows the length (msgpack: 9 bytes for any integer): it encodes
+ * straight into the span when the worst case is free, and otherwise takes
+ * the exact-size way (bw_put_*), so a fixed writer fails only when the
+ * value's own bytes do not fit, and a segmented writer skips nothing.
+ * NULL while an error is recorded, for a NULL w, and past a size limit.
+ * Inline: a compare. Commit with bw_advance_to (or bw_advance).
+ *
+ *   unsigned char *p = bw_try_span(&w, 9);
+ *   if (p != NULL) bw_advance_to(&w, encode(p, v));  // the usual case
+ *   else put_exact(&w, v);                           // near the end */
+BW__INLINE void *bw_try_span(bw_writer *w, size_t n);
+
 /* Commit n bytes written into the span. n beyond the free space is BW_EINVAL
- * (recorded), nothing changed. */
+ * (recorded), nothing changed; BW_ELIMIT (recorded) when the block has room
+ * for n but a size limit does not (bw_set_limit). */
 BW_API int bw_advance(bw_writer *w, size_t n);
 
 /* Commit the span up to `end`, one past the last byte written into it: the
@@ -790,7 +862,8 @@ BW_API int bw_advance(bw_writer *w, size_t n);
  * move it). Returns BW_OK; BW_EINVAL for a NULL w (not recorded); while an
  * error is recorded, that error (nothing committed); BW_EINVAL, recorded and
  * nothing changed, for a NULL end, an end before the span's start, or an end
- * past its free space (bw_free_capacity). end == the span's start commits
+ * past its free space (bw_free_capacity; BW_ELIMIT instead when only a size
+ * limit, not the block, ends the space there). end == the span's start commits
  * nothing and is BW_OK. The cursor use:
  *
  *   size_t room;
@@ -1031,7 +1104,9 @@ BW_API int bw_move(bw_writer *dst, bw_writer *src);
  * this call. On a streaming writer the sink is not called. BW_OK when all
  * went out; BW_EIO with errno set (EAGAIN, EPIPE, ...; a write of 0 gives
  * EIO) *without* recording it: the rest stays held and calling again
- * continues where it stopped. A writer with a recorded error sends nothing
+ * continues where it stopped. The errno is also kept in the writer, as
+ * for a recorded BW_EIO: bw_errno gives it until the next bw_write_fd (or
+ * clear, release). A writer with a recorded error sends nothing
  * and returns that error. Nothing held: BW_OK without a system call.
  *
  * Windows: fd is a C runtime descriptor (_open, _pipe, 1 for stdout), sent
@@ -1052,7 +1127,7 @@ BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
  * Bytes reach the writer when the FILE flushes (fflush, fclose, or its own
  * buffer filling). fclose neither releases the writer nor flushes it to its
  * sink. A writer failure makes the FILE write fail with errno ENOMEM, ENOSPC
- * (BW_EFULL), EIO or EFBIG (BW_EOVERFLOW); fseek and ftell fail with ESPIPE.
+ * (BW_EFULL), EIO or EFBIG (BW_EOVERFLOW, BW_ELIMIT); fseek and ftell fail with ESPIPE.
  * The FILE hands its bytes over in pieces, in the middle of an fprintf or
  * fwrite: in a contiguous or segmented writer the arguments may still point
  * into w's held bytes (the blocks w outgrows meanwhile are kept until
@@ -1087,7 +1162,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
                             buffer (streaming) or buf (fixed); NULL until
                             there is storage                                  */
     size_t len;          /* offset of the next byte in data                   */
-    size_t lim;          /* fast-path limit: cap, or len while an error is
+    size_t lim;          /* fast-path limit: cap (at most where the size
+                            limit falls, below), or len while an error is
                             recorded, so a recorded error (and a writer with no
                             storage) simply misses the inline fast path        */
     size_t cap;          /* usable bytes at data                              */
@@ -1096,7 +1172,9 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
     unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
     unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
-                            BW__FD: streaming to fd rather than to a sink     */
+                            BW__FD: streaming to fd rather than to a sink;
+                            BW__LIMITED: a size limit is set (and more in
+                            writer_internal.h)                                */
     int err;             /* sticky status, BW_OK if none                      */
     union {              /* by mode; contiguous and fixed use none of it      */
         struct {         /* segmented (bufwriter.c, "segmented")          */
@@ -1113,8 +1191,17 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
         } s;
     } m;
     int syserr;          /* errno recorded with err (BW_EIO), else 0; read
-                            only while an error is recorded                   */
+                            only while an error is recorded or a failed
+                            bw_write_fd left it (BW__FD_ERRNO)                */
+    uint64_t limit;      /* bw_set_limit: no position past it. Read only with
+                            BW__LIMITED set, so that init and release need
+                            not touch it, out of the first line; lim is
+                            clamped to it                                     */
 };
+
+/* bw_writer.flags: a size limit is set (bw_set_limit), so limit is read.
+ * The other bits are writer_internal.h's. */
+#define BW__LIMITED 0x40u
 
 /* Modes (bw_writer.mode). The all-zero writer is contiguous. */
 #define BW__CONTIG 0
@@ -1130,7 +1217,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
 #  define BW_WRITER_INIT {NULL /* data */, 0 /* len */, 0 /* lim */, 0 /* cap */,         \
                           0 /* pos */, 0 /* base */, NULL /* pool */, 0 /* mode */,       \
                           0 /* flags */, BW_OK /* err */,                         \
-                          {{NULL, 0, 0, 0, NULL}} /* m.c */, 0 /* syserr */}
+                          {{NULL, 0, 0, 0, NULL}} /* m.c */, 0 /* syserr */, 0 /* limit */}
 #endif
 
 /* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a
@@ -1250,7 +1337,7 @@ BW__INLINE unsigned char *bw_enc_bytes(unsigned char *p, const void *src, size_t
 #define BW__DEFINE_PUT(name, type, size)                                     \
     BW__INLINE int bw_put_##name(bw_writer *w, type v)                       \
     {                                                                        \
-        size_t bw__n;                                                        \
+        size_t bw__n = 0; /* set below: no store is left of this */         \
         if (BW__UNLIKELY(w == NULL || (bw__n = w->len) + size > w->lim)) {   \
             int bw__rc = bw_reserve(w, size);                                \
             if (bw__rc != BW_OK) return bw__rc;                              \
@@ -1273,7 +1360,7 @@ BW__TYPES(BW__DEFINE_PATCH)
 
 BW__INLINE int bw_put_uvarint(bw_writer *w, uint64_t v)
 {
-    size_t n;
+    size_t n = 0; /* clang's -Wconditional-uninitialized: set in the test */
     if (BW__LIKELY(w != NULL && (n = w->len) + 10 <= w->lim)) {
         unsigned char *d = w->data + n;
         w->len = n + BW__CAST(size_t, bw_enc_uvarint(d, v) - d);
@@ -1306,11 +1393,23 @@ BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
     if (BW__LIKELY(size_hint - 1 < w->lim - w->len)) {
         size_t len = w->len;
         unsigned char *p = w->data + len; /* before *avail, which may alias w */
-        if (avail) *avail = w->cap - len;
+        if (avail) *avail = w->lim - len; /* cap - len, or a size limit's room */
         BW__ASSUME(p != NULL);
         return p;
     }
     return bw__get_span_slow(w, size_hint, avail);
+}
+
+/* lim - len: the free space, or none while an error is recorded (lim ==
+ * len), at most a size limit's room. */
+BW__INLINE void *bw_try_span(bw_writer *w, size_t n)
+{
+    if (BW__LIKELY(w != NULL && (n != 0 ? n : 1) <= w->lim - w->len)) {
+        unsigned char *p = w->data + w->len;
+        BW__ASSUME(p != NULL);
+        return p;
+    }
+    return BW__NULL;
 }
 
 /* The cursor's commit, in offsets from data: the span starts at len, so
@@ -1364,7 +1463,17 @@ BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
 BW__INLINE uint64_t bw_tell(const bw_writer *w) { return w ? w->pos + w->len : 0; }
 BW__INLINE size_t bw_len(const bw_writer *w)
 { return w ? BW__CAST(size_t, w->pos + w->len - w->base) : 0; }
-BW__INLINE size_t bw_free_capacity(const bw_writer *w) { return w ? w->cap - w->len : 0; }
+BW__INLINE size_t bw_free_capacity(const bw_writer *w)
+{
+    size_t f;
+    if (!w) return 0;
+    f = w->cap - w->len;
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) { /* no further than the size limit */
+        uint64_t t = w->pos + w->len, r = w->limit > t ? w->limit - t : 0;
+        if (r < f) f = BW__CAST(size_t, r);
+    }
+    return f;
+}
 BW__INLINE size_t bw_capacity(const bw_writer *w)
 { return bw_len(w) + bw_free_capacity(w); }
 

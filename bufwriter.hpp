@@ -383,6 +383,8 @@ class writer {
         return bw_get_span(&w_, size_hint, avail);
     }
     int advance(size_t n) noexcept { return bw_advance(&w_, n); }
+    // bw_try_span: n free bytes now, or nullptr with no effect at all.
+    void *try_span(size_t n) noexcept { return bw_try_span(&w_, n); }
 
     // put_u8 .. put_f64be and patch_u8 .. patch_f64be, as bw_put_* and
     // bw_patch_* (sections 7 and 8): one of each for every row of the C
@@ -411,6 +413,9 @@ class writer {
     // (errno itself is a macro, hence the name.)
     int error_errno() const noexcept { return bw_errno(&w_); }
     void clear_error() noexcept { bw_clear_error(&w_); }
+    // bw_set_limit: no call takes tell() past max_bytes (0: none); one that
+    // would fails with BW_ELIMIT, writing nothing.
+    int set_limit(uint64_t max_bytes) noexcept { return bw_set_limit(&w_, max_bytes); }
     void clear() noexcept { bw_clear(&w_); }
     void release() noexcept { bw_release(&w_); }
     bw_pool *get_pool() const noexcept { return bw_writer_pool(&w_); }

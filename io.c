@@ -25,6 +25,7 @@ int bw_write_fd(bw_writer *w, int fd, size_t *written)
     if (written != NULL) *written = 0;
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
+    w->flags &= (unsigned char)~BW__FD_ERRNO;
     if (bw_len(w) == 0) return BW_OK;
     for (;;) {
         size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
@@ -36,6 +37,8 @@ int bw_write_fd(bw_writer *w, int fd, size_t *written)
         if (k <= 0) {
             if (k == 0) errno = EIO; /* no progress and no reason: never loop */
             rc = BW_EIO;           /* not recorded: calling again continues */
+            w->syserr = errno;     /* but kept, for bw_errno */
+            w->flags |= BW__FD_ERRNO;
             break;
         }
         /* What went out is no longer held; a short write just loops. */
@@ -54,6 +57,7 @@ static int bw__errno_of(int rc)
     case BW_ENOMEM:    return ENOMEM;
     case BW_EFULL:     return ENOSPC;
     case BW_EOVERFLOW: return EFBIG;
+    case BW_ELIMIT:    return EFBIG;
     case BW_EINVAL:    return EINVAL;
     default:           return EIO;
     }
@@ -83,6 +87,7 @@ typedef struct bw__file {
 static int bw__file_write(bw__file *f, const char *buf, size_t n)
 {
     bw_writer *w = f->w;
+    if (w->err == BW_OK && bw__over(w, n)) return bw__fail(w, BW_ELIMIT); /* before a move */
     if ((bw__traits(w) & BW__GROWS) && w->err == BW_OK && w->cap - w->len < n) {
         void *old;
         size_t old_cap;

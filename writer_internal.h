@@ -17,6 +17,9 @@
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
+#define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
+                               no error recorded (bw_errno)              */
+/* 0x40 is BW__LIMITED, in bufwriter.h: inline code reads it. */
 
 /* A segmented writer's held bytes are a sequence of pieces, each a
  * (pointer, length) over a block the writer owns or over caller memory
@@ -60,7 +63,16 @@ struct bw__blk {
  * data + (base - pos) when all held bytes are in the current block. */
 static inline size_t bw__start(const bw_writer *w) { return (size_t)(w->base - w->pos); }
 
-/* A walk's place among the held pieces (bw__piece_at): the closed pieces'
+/* True when n more bytes would take bw_tell past the size limit
+ * (bw_set_limit): every call that adds bytes asks before it makes room or
+ * writes anything. */
+static inline int bw__over(const bw_writer *w, size_t n)
+{
+    uint64_t tell = w->pos + w->len;
+    return (w->flags & BW__LIMITED) && n != 0 && (w->limit < tell || n > w->limit - tell);
+}
+
+/* A walk's place among the held pieces (bw__walk): the closed pieces'
  * index, then the open piece. */
 typedef struct bw__cursor {
     size_t i;

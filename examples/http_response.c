@@ -21,7 +21,6 @@
  */
 #include "bufwriter.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #ifdef _WIN32
@@ -73,8 +72,8 @@ int main(void)
     /* One check for everything written, then send. */
     if (rc == BW_OK) rc = bw_error(&head);
     if (rc == BW_OK) rc = bw_write_fd(&head, 1, NULL); /* writev; consumes what went out */
-    if (rc == BW_EIO) /* not recorded: errno says why */
-        fprintf(stderr, "http_response: write: %s\n", strerror(errno));
+    if (rc == BW_EIO) /* not recorded, but kept with the writer: bw_errno */
+        fprintf(stderr, "http_response: write: %s\n", strerror(bw_errno(&head)));
     else if (rc != BW_OK)
         fprintf(stderr, "http_response: %s\n", bw_strerror(rc));
     bw_release(&head);

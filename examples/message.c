@@ -102,7 +102,10 @@ int main(int argc, char **argv)
      * what went out is consumed, so bw_len counts what is left. */
     fprintf(stderr, "message: %zu bytes\n", bw_len(&w));
     rc = bw_write_fd(&w, fd, NULL);
-    if (rc != BW_OK) perror("write");
+    if (rc == BW_EIO) /* errno kept with the writer: later calls may change errno */
+        fprintf(stderr, "message: write: %s\n", strerror(bw_errno(&w)));
+    else if (rc != BW_OK)
+        fprintf(stderr, "message: %s\n", bw_strerror(rc));
     if (fd != 1 && close(fd) != 0) rc = -1;
     bw_release(&w);                    /* the block goes back to the pool */
     return rc == 0 ? 0 : 1;

@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Windows opens descriptors in text mode ('\n' written as "\r\n"): a
@@ -87,7 +88,10 @@ int main(int argc, char **argv)
         bw_patch_u32le(&w, at, (uint32_t)(bw_tell(&w) - at - 4));
     }
     rc = bw_flush(&w);                 /* the one check: sends the rest */
-    if (rc != BW_OK) fprintf(stderr, "records: %s\n", bw_strerror(rc));
+    if (rc == BW_EIO) /* the fd's errno, kept with the recorded error */
+        fprintf(stderr, "records: write: %s\n", strerror(bw_errno(&w)));
+    else if (rc != BW_OK)
+        fprintf(stderr, "records: %s\n", bw_strerror(rc));
     bw_release(&w);
     if (close(fd) != 0 || rc != BW_OK) return 1;
 

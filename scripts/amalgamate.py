@@ -183,8 +183,19 @@ BANNER = """\
  *   The declarations compile as C and as C++ (extern "C"); the
  *   implementation is C11 only (it uses <stdatomic.h> and _Thread_local),
  *   so define BUFWRITER_IMPLEMENTATION in a .c file, not a .cpp file.
+ *   Below C11 the implementation stops with an #error that says so.
  *   Including the header again is harmless: the declarations have their
  *   include guard and the implementation is emitted once per file.
+ *
+ * WARNINGS
+ *   The implementation compiles without a warning under gcc -Wall -Wextra
+ *   -Wnull-dereference, and under clang -Weverything with three kinds left
+ *   (clang 14): -Wpadded (structs laid out for their fast paths and cache
+ *   lines, not to the byte), -Wformat-nonliteral (bw_printf formats the
+ *   caller's format string: vsnprintf of a parameter, checked at the
+ *   caller by the format attribute) and -Wcomma (three `return fail(),
+ *   NULL;` in the segmented writer). A file that only includes the header
+ *   gets -Wpadded on bw_writer and bw_pool_options alone.
  *   Functions private to the library are static here: a program gets only
  *   the public bw_ symbols.
  *
@@ -206,21 +217,29 @@ IMPL_OPEN = """\
 #ifdef __cplusplus
 #  error "bufwriter: define BUFWRITER_IMPLEMENTATION in a C11 file, not in C++ (the implementation uses <stdatomic.h> and _Thread_local); C++ files include the header without it"
 #endif
+#if !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L
+#  error "bufwriter: the implementation (BUFWRITER_IMPLEMENTATION) needs C11 (<stdatomic.h>, _Thread_local): compile this file with -std=c11 or later; other files may include the header as C89 or C99"
+#endif
 
 /* Private functions are static in the single header (as SQLite's
  * amalgamation does), so they stay out of the program's symbol table.
- * "unused": some are called only in some configurations (BW_DEBUG). */
+ * Some are called only in some configurations (BW_DEBUG): -Wunused-function
+ * is off for the implementation, rather than each marked unused (which
+ * clang's -Wused-but-marked-unused reports wherever one is called). */
 #ifndef BW__INTERNAL
-#  if defined(__GNUC__) || defined(__clang__)
-#    define BW__INTERNAL static __attribute__((unused))
-#  else
-#    define BW__INTERNAL static
-#  endif
+#  define BW__INTERNAL static
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wunused-function"
 #endif
 
 """
 
 IMPL_CLOSE = """\
+#if defined(__GNUC__) || defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
 #endif /* BUFWRITER_IMPLEMENTATION && !BW__IMPLEMENTATION_DONE */
 """
 

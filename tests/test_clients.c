@@ -96,6 +96,33 @@ Test(clients_errno, long_printf_to_a_failing_sink_keeps_the_sinks_errno)
     env_free(e);
 }
 
+/* bw_write_fd records nothing, but keeps its errno with the writer like a
+ * recorded BW_EIO, so a message printed later still says why. */
+Test(clients_errno, kept_from_write_fd_until_the_next_call)
+{
+    bw_writer w = BW_WRITER_INIT;
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    cr_assert_eq(close(fds[0]), 0); /* no reader: EPIPE */
+    cr_assert_eq(bw_puts(&w, "gone"), BW_OK);
+    cr_expect_eq(bw_write_fd(&w, fds[1], NULL), BW_EIO);
+    errno = ENOENT; /* what a later call leaves in errno */
+    cr_expect_eq(bw_error(&w), BW_OK, "not recorded");
+    cr_expect_eq(bw_errno(&w), EPIPE, "kept: %s", strerror(bw_errno(&w)));
+    cr_expect_eq(bw_len(&w), 4, "still held");
+    cr_assert_eq(close(fds[1]), 0);
+    cr_assert_eq(pipe(fds), 0);
+    cr_expect_eq(bw_write_fd(&w, fds[1], NULL), BW_OK);
+    cr_expect_eq(bw_errno(&w), 0, "the next call replaces it");
+    close_pair(fds);
+    bw_release(&w);
+}
+
+Test(clients_errno, strerror_of_eio_points_at_bw_errno)
+{
+    cr_expect_str_eq(bw_strerror(BW_EIO), "I/O error (bw_errno says why)");
+}
+
 Test(clients_errno, zero_for_other_errors_and_null)
 {
     unsigned char buf[4];

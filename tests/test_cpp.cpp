@@ -317,3 +317,22 @@ Test(cpp_wrapper, putc_detach_malloc_append_ref_move_and_errno)
     s.clear_error();
     cr_assert_eq(s.error_errno(), 0);
 }
+
+Test(cpp_wrapper, set_limit_caps_the_writer)
+{
+    bw::writer w;
+    cr_assert_eq(w.set_limit(8), BW_OK);
+    cr_assert_eq(w.write("12345678"), BW_OK);
+    cr_assert_eq(w.putc('9'), BW_ELIMIT);
+    cr_assert_eq(w.error(), BW_ELIMIT);
+    cr_assert_eq(w.len(), 8u);
+}
+
+Test(cpp_wrapper, try_span_is_all_or_nothing)
+{
+    unsigned char buf[4];
+    bw::writer w = bw::writer::fixed(buf, sizeof buf);
+    cr_assert_null(w.try_span(5));
+    cr_assert_eq(w.error(), BW_OK);
+    cr_assert_not_null(w.try_span(4));
+}

@@ -347,3 +347,116 @@ Test(cursor, fixed_span_beyond_the_buffer_is_efull)
     cr_assert_eq(bw_free_capacity(&w), 0);
     bw_release(&w);
 }
+
+/* bw_try_span: a span only when the bytes are free now, and no effect of
+ * any kind otherwise: no room made, nothing sent, skipped, rented or
+ * recorded, in every mode. */
+Test(cursor, try_span_gives_free_room_or_null_with_no_effect)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        size_t free0;
+        long calls0, sends0;
+        uint64_t tell0;
+        unsigned char *p;
+        h_open_ex(&h, m, 16, 0, 0);
+        cr_assert_eq(bw_write(&h.w, "0123456789", 10), BW_OK, "%s", mode_name[m]);
+        free0 = bw_free_capacity(&h.w);
+        calls0 = h_calls(&h);
+        sends0 = h.s.calls;
+        tell0 = bw_tell(&h.w);
+        cr_expect_null(bw_try_span(&h.w, free0 + 1), "%s", mode_name[m]);
+        cr_expect_eq(bw_error(&h.w), BW_OK, "nothing recorded");
+        cr_expect_eq(bw_free_capacity(&h.w), free0, "%s: no room made", mode_name[m]);
+        cr_expect_eq(h_calls(&h), calls0, "%s: nothing rented", mode_name[m]);
+        cr_expect_eq(h.s.calls, sends0, "%s: nothing sent", mode_name[m]);
+        cr_expect_eq(bw_tell(&h.w), tell0);
+        p = (unsigned char *)bw_try_span(&h.w, free0);
+        cr_assert_not_null(p, "%s: %zu free", mode_name[m], free0);
+        if (m != M_CHAIN) cr_expect_eq(p, bw_data(&h.w) + bw_len(&h.w));
+        cr_expect_eq(bw_try_span(&h.w, 0), (void *)p, "0 asks for 1");
+        *p++ = 'x';
+        cr_expect_eq(bw_advance_to(&h.w, p), BW_OK);
+        /* a segmented writer's short block is not skipped: the next exact
+         * write fills it first */
+        cr_expect_null(bw_try_span(&h.w, free0));
+        cr_expect_eq(bw_write(&h.w, pattern(), free0 - 1), BW_OK);
+        {
+            ref r = {0};
+            ref_str(&r, "0123456789x");
+            ref_add(&r, pattern(), free0 - 1);
+            if (m == M_CHAIN) cr_expect_eq(bw_iovec(&h.w, NULL, 0), 1, "one block, nothing skipped");
+            h_close_expecting(&h, &r, mode_name[m]);
+        }
+    }
+}
+
+Test(cursor, try_span_is_null_with_an_error_a_limit_or_no_writer)
+{
+    unsigned char buf[64];
+    bw_writer w;
+    cr_expect_null(bw_try_span(NULL, 1));
+    cr_assert_eq(bw_init_fixed(&w, buf, sizeof buf), BW_OK);
+    cr_expect_not_null(bw_try_span(&w, 64));
+    cr_assert_eq(bw_set_limit(&w, 8), BW_OK);
+    cr_expect_null(bw_try_span(&w, 9), "past the limit");
+    cr_expect_not_null(bw_try_span(&w, 8));
+    cr_assert_eq(bw_advance(&w, 65), BW_EINVAL, "past the block: a bad argument");
+    bw_clear_error(&w);
+    cr_assert_eq(bw_advance(&w, 9), BW_ELIMIT, "in the block, past the limit");
+    cr_expect_null(bw_try_span(&w, 1), "an error is recorded");
+    bw_release(&w);
+}
+
+/* bw_set_first_buffer: a contiguous writer without storage takes the
+ * caller's buffer for its next writes, keeps its pool and limit, and rents
+ * only when a write overflows it; each message of a reused writer can
+ * start in it again. */
+Test(cursor, first_buffer_is_used_at_the_first_write_of_each_message)
+{
+    harness h;
+    unsigned char stack[32];
+    int i;
+    h_open(&h, M_CONTIG);
+    cr_assert_eq(bw_set_limit(&h.w, 1000), BW_OK);
+    for (i = 0; i < 3; i++) {
+        cr_assert_eq(bw_set_first_buffer(&h.w, stack, sizeof stack), BW_OK);
+        cr_expect_eq(bw_puts(&h.w, "small message"), BW_OK);
+        cr_expect_eq(bw_data(&h.w), stack);
+        cr_expect_eq(h_calls(&h), 0, "nothing rented");
+        bw_release(&h.w);
+    }
+    cr_assert_eq(bw_set_first_buffer(&h.w, stack, sizeof stack), BW_OK);
+    cr_expect_eq(bw_puts(&h.w, "a message longer than the stack buffer"), BW_OK);
+    cr_expect_neq(bw_data(&h.w), stack, "outgrown: a pooled block");
+    cr_expect(memcmp(bw_data(&h.w), "a message longer than the stack buffer", 38) == 0);
+    cr_expect_eq(bw_set_first_buffer(&h.w, stack, sizeof stack), BW_EINVAL, "has storage");
+    bw_clear_error(&h.w);
+    cr_expect_eq(bw_write(&h.w, pattern(), 1000), BW_ELIMIT, "the limit stayed");
+    h_close(&h);
+}
+
+Test(cursor, first_buffer_refuses_other_modes_and_bad_arguments)
+{
+    unsigned char b[8];
+    int m;
+    cr_expect_eq(bw_set_first_buffer(NULL, b, sizeof b), BW_EINVAL);
+    FOR_EACH_MODE(m) {
+        harness h;
+        h_open(&h, m);
+        if (m == M_CONTIG) {
+            cr_expect_eq(bw_set_first_buffer(&h.w, NULL, 8), BW_EINVAL);
+            bw_clear_error(&h.w);
+            cr_expect_eq(bw_set_first_buffer(&h.w, b, 0), BW_EINVAL);
+            bw_clear_error(&h.w);
+            cr_expect_eq(bw_set_first_buffer(&h.w, b, sizeof b), BW_OK);
+        } else {
+            /* a first buffer (M_BUFFER) is storage; the others do not grow */
+            cr_expect_eq(bw_set_first_buffer(&h.w, b, sizeof b), BW_EINVAL, "%s",
+                         mode_name[m]);
+            cr_expect_eq(bw_error(&h.w), BW_EINVAL);
+        }
+        h_close(&h);
+    }
+}

@@ -108,3 +108,39 @@ Test(printf, null_arguments)
     cr_expect_eq(vp(&w, nofmt), BW_EINVAL);
     cr_expect_eq(bw_error(&w), BW_EINVAL);
 }
+
+/* A fixed writer's printf fits exactly at every length around the 1 KiB
+ * switch from the stack to formatting in place, after held bytes (the
+ * issue's case: 2096 held, 2000 formatted, 4096 in all) and after consumed
+ * room; only output that alone fills an empty buffer needs a spare byte. */
+Test(printf, fixed_exact_fit_at_every_length_around_1k)
+{
+    static unsigned char buf[4200];
+    static char want[4200];
+    size_t need, held, consumed;
+    for (need = 1000; need <= 1050; need++) {
+        for (held = 1; held <= 2096; held = held == 1 ? 100 : held == 100 ? 2096 : 9999) {
+            for (consumed = 0; consumed <= 7 && consumed <= held; consumed += 7) {
+                bw_writer f;
+                size_t size = held + need;
+                memset(buf, '#', sizeof buf);
+                cr_assert_eq(bw_init_fixed(&f, buf, size), BW_OK);
+                memset(want, 'h', held);
+                cr_assert_eq(bw_write(&f, want, held), BW_OK);
+                if (consumed) {
+                    /* consumed room ahead: the held bytes move down first */
+                    cr_assert_eq(bw_consume(&f, consumed), BW_OK);
+                    cr_assert_eq(bw_write(&f, want, consumed), BW_OK);
+                }
+                cr_expect_eq(bw_printf(&f, "%*d", (int)need, 1), BW_OK, "%zu after %zu + %zu",
+                             need, held, consumed);
+                memset(want + held, ' ', need - 1);
+                want[held + need - 1] = '1';
+                cr_expect_eq(bw_len(&f), size);
+                cr_expect(memcmp(bw_data(&f), want, size) == 0, "%zu after %zu", need, held);
+                cr_expect_eq(buf[size], '#', "nothing past the buffer");
+                cr_expect_eq(bw_printf(&f, "x"), BW_EFULL);
+            }
+        }
+    }
+}

@@ -24,7 +24,9 @@
  * unrepresentable sizes, NULL sources, putc, detach_malloc, append_ref (the
  * caller's memory, scribbled over as soon as its done is called, so a read
  * after it shows; or the writer's own bytes), move (dst == src, streaming
- * src, a src with an error too). After EVERY operation:
+ * src, a src with an error too), set_limit (0, near bw_tell, below it; the
+ * model refuses with BW_ELIMIT every call that would pass it). After EVERY
+ * operation:
  *   - the status returned, bw_error, bw_errno, bw_len, bw_tell;
  *   - the held bytes, through bw_copy_out of everything and through bw_iovec
  *     (concatenated, no empty entry), and bw_data when they lie in one block;
@@ -104,6 +106,7 @@ typedef struct slot {
     unsigned char *fbuf;  /* fixed: the buffer (or NULL) and its size     */
     size_t fsize;
     size_t isize;         /* contiguous: the caller's first buffer's size */
+    uint64_t limit;       /* bw_set_limit: 0 = none                       */
     sinkst sk;
     unsigned char ibuf[256];
     unsigned char fmem[FIX_MAX + GUARD];
@@ -389,10 +392,30 @@ static void none(slot *x, int rc, int want)
     expect(x, rc, want);
     CHECK(bw_tell(&x->w) == oc.tell0);
 }
-/* What a call asking for n more bytes must return when nothing fails. */
+/* The bytes the size limit leaves (SIZE_MAX: no limit). */
+static size_t lim_room(const slot *x)
+{
+    uint64_t tell = x->base + x->len;
+    if (x->limit == 0) return SIZE_MAX;
+    return x->limit > tell ? (size_t)(x->limit - tell) : 0;
+}
+/* What a call asking for n more bytes must return when nothing fails: the
+ * size limit is asked first, in every mode. */
 static int room(slot *x, size_t n)
 {
+    if (n != 0 && n > lim_room(x)) return BW_ELIMIT;
     return x->mode == FIXED && n > x->fsize - x->len ? BW_EFULL : BW_OK;
+}
+/* A size no writer can take (reserve, span, write): past any limit first. */
+static int too_big_limited(slot *x)
+{
+    return x->limit != 0 ? BW_ELIMIT : x->mode == FIXED ? BW_EFULL : BW_EOVERFLOW;
+}
+/* An advance of n past the free space: BW_EINVAL past the block, BW_ELIMIT
+ * when only the limit ends the space (white-box: the block's free bytes). */
+static int past_free(slot *x, size_t n)
+{
+    return n > x->w.cap - x->w.len ? BW_EINVAL : BW_ELIMIT;
 }
 /* A reserve or span of an unrepresentable size fails at once, before any
  * send; PTRDIFF_MAX itself is representable: segmented and streaming
@@ -510,11 +533,14 @@ static void post(slot *x)
     if (x->mode == STREAM && w->cap) CHECK(w->cap >= x->sbuf);
     if (x->mode == FIXED) {
         CHECK(bw_capacity(w) <= x->fsize);
-        if (x->len == 0 && (oc.consumed || oc.fresh)) CHECK(bw_free_capacity(w) == x->fsize);
+        if (x->len == 0 && (oc.consumed || oc.fresh))
+            CHECK(bw_free_capacity(w) == MIN(x->fsize, lim_room(x)));
     }
     /* When everything held was consumed the start is back at the block's
      * beginning (bw_consume). */
-    if (oc.consumed && x->mode != CHAIN && x->len == 0) CHECK(bw_free_capacity(w) == w->cap);
+    if (oc.consumed && x->mode != CHAIN && x->len == 0)
+        CHECK(bw_free_capacity(w) == MIN(w->cap, lim_room(x)));
+    CHECK(bw_free_capacity(w) <= lim_room(x)); /* no span past the limit */
 
     compare(x);
     /* Segmented blocks never move: the first byte held before, if still
@@ -575,6 +601,7 @@ static void reinit(in *s, slot *x)
     oc.zero = oc.fresh = 1;
     bw_release(w);
     m_reset(x);
+    x->limit = 0; /* every init's */
     x->nosink = 0;
     x->sbuf = x->fsize = x->isize = 0;
     x->fbuf = NULL;
@@ -639,14 +666,14 @@ enum {
     OP_WRITE, OP_ALIAS, OP_PUT, OP_VARINT, OP_DEC, OP_HEX, OP_PUTS, OP_PRINTF, OP_RESERVE,
     OP_SPAN, OP_PATCH, OP_TRUNCATE, OP_CONSUME, OP_CLEAR, OP_CLEAR_ERROR, OP_RELEASE, OP_DETACH,
     OP_PULLUP, OP_CSTR, OP_READ, OP_APPEND, OP_FLUSH, OP_ODD_WRITE, OP_REINIT, OP_SCRIPT,
-    OP_FILE, OP_CURSOR, OP_PUTC, OP_DETACH_MALLOC, OP_APPEND_REF, OP_MOVE, NOPS
+    OP_FILE, OP_CURSOR, OP_PUTC, OP_DETACH_MALLOC, OP_APPEND_REF, OP_MOVE, OP_LIMIT, NOPS
 };
 
 static const char *const op_names[] = {
     "write", "write-alias", "put", "varint", "dec", "hex", "puts", "printf", "reserve",
     "span+advance", "patch", "truncate", "consume", "clear", "clear_error", "release", "detach",
     "pullup", "cstr", "read", "append_writer", "flush", "odd-write", "reinit", "script",
-    "fopen-write", "cursor", "putc", "detach_malloc", "append_ref", "move"};
+    "fopen-write", "cursor", "putc", "detach_malloc", "append_ref", "move", "set_limit"};
 static const char *const mode_names[] = {"contig", "chain", "stream", "fixed"};
 
 /* bw_cstr when the rules say it succeeds (NULL held bytes are fine: the
@@ -731,7 +758,15 @@ static void op_file(in *s, slot *x)
     CHECK(got <= n);
     if (ok) CHECK(got == n);
     else CHECK(bw_error(w) != BW_OK);
-    expect(x, bw_error(w), ok ? BW_OK : room(x, n));
+    {
+        /* In pieces: a piece may meet a fixed buffer's end before the
+         * limit that the whole call would pass. */
+        int want = ok ? BW_OK : room(x, n);
+        if (!ok && x->err == BW_OK && want == BW_ELIMIT && bw_error(w) == BW_EFULL &&
+            x->mode == FIXED)
+            want = BW_EFULL;
+        expect(x, bw_error(w), want);
+    }
     m_append(x, expb, got); /* what was accepted is checked against the writer */
     if (x->sk.fails) { /* the FILE reports a failed sink as EIO (bufwriter.h) */
         CHECK(errno == EIO);
@@ -938,7 +973,7 @@ static void op_writer(in *s, slot *x, unsigned op)
         if ((u8(s) & 7) == 0) {
             n = huge(s);
             big_size(x, n);
-            none(x, bw_reserve(w, n), too_big(x));
+            none(x, bw_reserve(w, n), too_big_limited(x));
             break;
         }
         n = pick_size(s, x, MAX_LEN, MAX_LEN);
@@ -957,7 +992,7 @@ static void op_writer(in *s, slot *x, unsigned op)
             avail = 12345;
             sp = (unsigned char *)bw_get_span(w, hint, &avail);
             CHECK(sp == NULL && avail == 0);
-            none(x, bw_error(w), too_big(x));
+            none(x, bw_error(w), too_big_limited(x));
             break;
         }
         hint = pick_size(s, x, MAX_OP, left);
@@ -978,7 +1013,8 @@ static void op_writer(in *s, slot *x, unsigned op)
             fill(sp, k, u8(s));
             memcpy(expb, sp, k);
         }
-        wrote(x, bw_advance(w, k), k <= avail ? k : 0, k <= avail ? BW_OK : BW_EINVAL);
+        rc = k <= avail ? BW_OK : past_free(x, k); /* before the advance */
+        wrote(x, bw_advance(w, k), k <= avail ? k : 0, rc);
         break;
     }
     case OP_CURSOR: { /* a span, the bw_enc_* encoders into it, bw_advance_to */
@@ -1037,7 +1073,9 @@ static void op_writer(in *s, slot *x, unsigned op)
         default: end = p; break;
         }
         TRACE("    cursor: %zu encoded, end %u, avail %zu\n", (size_t)(p - sp), how, avail);
-        wrote(x, bw_advance_to(w, end), how <= 2 ? 0 : k, how <= 2 ? BW_EINVAL : BW_OK);
+        rc = how <= 1 ? BW_EINVAL : how == 2 ? past_free(x, (size_t)((uintptr_t)end - (uintptr_t)sp))
+                                             : BW_OK;
+        wrote(x, bw_advance_to(w, end), how <= 2 ? 0 : k, rc);
         break;
     }
     case OP_PATCH: {
@@ -1230,8 +1268,8 @@ static void op_writer(in *s, slot *x, unsigned op)
         } else { /* a size no writer can take: refused before anything is read */
             n = huge(s);
             if (x->mode == STREAM && n <= (size_t)PTRDIFF_MAX) n = SIZE_MAX;
-            oc.big_ok = n == (size_t)PTRDIFF_MAX && x->mode == CHAIN;
-            none(x, bw_write(w, scratch, n), too_big(x));
+            oc.big_ok = n == (size_t)PTRDIFF_MAX && x->mode == CHAIN && !x->limit;
+            none(x, bw_write(w, scratch, n), too_big_limited(x));
         }
         break;
     case OP_PUTC: {
@@ -1329,6 +1367,20 @@ static void op_writer(in *s, slot *x, unsigned op)
         CHECK(y->base + y->len == ytell); /* src's positions go on */
         wrote(x, rc, n, room(x, n));
         compare(y);
+        break;
+    }
+    case OP_LIMIT: { /* none, near bw_tell (below it too), or anywhere */
+        uint64_t tell = x->base + x->len, lim;
+        unsigned how = u8(s) % 4;
+        oc.kind = KEEP;
+        oc.zero = 1;
+        if (how == 0) lim = 0;
+        else if (how == 1) lim = tell + u8(s) % 64;
+        else if (how == 2) lim = tell > 16 ? tell - u8(s) % 16 : 1;
+        else lim = 2 * (uint64_t)u16(s);
+        CHECK(bw_set_limit(w, lim) == BW_OK);
+        x->limit = lim;
+        CHECK(bw_error(w) == x->err && bw_tell(w) == tell);
         break;
     }
     case OP_SCRIPT: {

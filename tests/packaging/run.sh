@@ -26,15 +26,18 @@
 #      pkg_check_modules; nm -D shows only bw_ symbols; the soname;
 #      `make uninstall` removes everything install put there; the .pc is
 #      relative to ${prefix} (pkg-config --define-prefix relocates it) and
-#      links statically (--static).
+#      links statically (--static), and the README's way to take the archive
+#      alone (-Wl,-Bstatic) gives a program that runs with the .so removed.
 #   3. The other ways a project takes it in, each building a consumer that
-#      runs: CMake add_subdirectory (shared and static targets), CMake
+#      runs: CMake add_subdirectory (shared and static targets; a vendoring
+#      project's installed program runs, bufwriter static by default, or
+#      with BUILD_SHARED_LIBS its .so installed beside it), CMake
 #      FetchContent from a local path (static only), a Meson subproject
 #      (dependency('bufwriter') and bufwriter_dep), CMake's own install
 #      found with find_package; all three builds report the header's
 #      version and make the same soname.
 #   4. The Makefile's flags: `make CFLAGS=-DBW_DEBUG` (CPPFLAGS from the
-#      environment, LDFLAGS on the command line) builds a checked library
+#      environment, LDFLAGS, AR and RANLIB on the command line) builds a checked library
 #      that still exports only bw_ symbols.
 #
 # Usage: sh tests/packaging/run.sh     (from anywhere; `make test-packaging`)
@@ -65,7 +68,7 @@ CXXWARN="-Wall -Wextra -Werror"
 # -Wuseless-cast (an unknown warning is an error under -Werror), so
 # cxxstrict adds -Wno-unknown-warning-option for a compiler that lacks it.
 CXXSTRICT="-std=c++17 -Wall -Wextra -Wpedantic -Wold-style-cast -Wzero-as-null-pointer-constant -Wuseless-cast -Werror"
-EXAMPLES="message report records http_response"
+EXAMPLES="message report records http_response packer"
 LIB_SRCS=${LIB_SRCS:-$(cd "$root" && echo *.c platform/*.c pool/*.c)}
 LIB_WARN=${LIB_WARN:-"-std=c11 $WARN"}
 passed=0
@@ -104,6 +107,9 @@ run_example() {
       http_response) # the exact bytes: CRLFs, and a Content-Length that is the body's
         "$1" >"$1.out" || return 1
         cmp "$here/expected/http_response.txt" "$1.out" ;;
+      packer) # MessagePack bytes, from the stack buffer, the pool and a fixed buffer
+        "$1" >"$1.out" || return 1
+        diff -u "$here/expected/packer.txt" "$1.out" ;;
       *) echo "no expected output for $2"; return 1 ;;
     esac
 }
@@ -275,6 +281,33 @@ impl_refused_in_cxx() { # CXX: a clear #error, not a page of template noise
     grep 'define BUFWRITER_IMPLEMENTATION in a C11 file' "$work/cxxerr"
 }
 
+impl_below_c11() { # CC STD: the implementation below C11 stops with an #error naming C11
+    if $1 -std=$2 -I"$single" -c "$here/impl.c" -o "$work/scratch.o" 2>"$work/c11err"; then
+        echo "the implementation compiled as $2"; return 1
+    fi
+    grep 'needs C11' "$work/c11err"
+}
+
+impl_warnings() { # CC FLAGS ALLOWED: the implementation's warnings are only of the kinds allowed
+    $1 -std=c11 $2 -O2 -I"$single" -c "$here/impl.c" -o "$work/scratch.o" 2>"$work/warn.log" || {
+        cat "$work/warn.log"; return 1; }
+    left=$(grep -o '\[-W[a-z0-9-]*\]' "$work/warn.log" | sort | uniq -c)
+    echo "${left:-no warnings}"
+    bad=$(grep -o '\[-W[a-z0-9-]*\]' "$work/warn.log" | grep -v -x -e "$3" | head -3)
+    [ -z "$bad" ] || { grep -m3 -e "$bad" "$work/warn.log"; return 1; }
+}
+
+check "single header's implementation below C11 (gcc -std=c99): an #error naming C11" \
+    impl_below_c11 gcc c99
+if have gcc; then
+    check "single header's implementation: no warning (gcc -Wall -Wextra -Wnull-dereference)" \
+        impl_warnings gcc "-Wall -Wextra -Wnull-dereference" 'none'
+fi
+if have clang; then
+    check "single header's implementation, clang -Weverything: only the documented -Wpadded, -Wformat-nonliteral, -Wcomma" \
+        impl_warnings clang -Weverything '\[-W\(padded\|format-nonliteral\|comma\)\]'
+fi
+
 for cc in gcc clang; do
     if ! have $cc; then echo "note: $cc not found, its checks are skipped"; continue; fi
     check "single header, declarations only: $cc -std=c11 $WARN" \
@@ -359,7 +392,8 @@ install_staged() {
              /usr/lib/libbufwriter.so "/usr/lib/libbufwriter.so.$major" \
              "/usr/lib/libbufwriter.so.$version" /usr/lib/pkgconfig/bufwriter.pc \
              /usr/lib/cmake/bufwriter/bufwriterConfig.cmake \
-             /usr/lib/cmake/bufwriter/bufwriterConfigVersion.cmake; do
+             /usr/lib/cmake/bufwriter/bufwriterConfigVersion.cmake \
+             /usr/share/doc/bufwriter/LICENSE; do
         grep -qxF "$f" "$work/installed" || { echo "not installed: $f"; return 1; }
     done
     cat "$work/installed"
@@ -422,6 +456,22 @@ pkgconfig_static() { # the .a through pkg-config --static, a fully static progra
     "$work/consumer-static"
 }
 
+pkgconfig_archive() { # the README's way to take libbufwriter.a alone, the rest dynamic
+    flags=$(pkg-config --cflags bufwriter) && libs=$(pkg-config --libs bufwriter) &&
+    other=$(pkg-config --static --libs-only-other bufwriter) || return 1
+    echo "cc ... $flags -Wl,-Bstatic $libs -Wl,-Bdynamic $other"
+    # shellcheck disable=SC2086
+    gcc -std=c11 $WARN -O2 "$here/consumer.c" $flags -Wl,-Bstatic $libs -Wl,-Bdynamic $other \
+        -o "$work/consumer-archive" || return 1
+    if readelf -d "$work/consumer-archive" | grep 'NEEDED.*libbufwriter'; then
+        echo "linked to the shared library"; return 1
+    fi
+    # It runs with the shared library gone (moved aside, then put back).
+    mkdir -p "$work/so-aside" && mv "$libdir"/libbufwriter.so* "$work/so-aside/" &&
+    LD_LIBRARY_PATH=$libdir "$work/consumer-archive"; rc=$?
+    mv "$work/so-aside"/libbufwriter.so* "$libdir/" && return $rc
+}
+
 pkgconfig_relocated() { # the staged tree moved elsewhere: --define-prefix follows it
     grep -x 'libdir=${prefix}/lib' "$libdir/pkgconfig/bufwriter.pc" &&
     grep -x 'includedir=${prefix}/include' "$libdir/pkgconfig/bufwriter.pc" || {
@@ -442,9 +492,28 @@ pkgconfig_relocated() { # the staged tree moved elsewhere: --define-prefix follo
 
 cmake_subdir() { # add_subdirectory(<source tree>): shared and static, and installs
     cmake_build "$here/cmake-subdir" "$work/cm-sub" -DBW_ROOT="$root" -DBUFWRITER_INSTALL=ON \
+        -DBUILD_SHARED_LIBS=ON \
         -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib || return 1
     readelf -d "$work/cm-sub/main_sub_shared" | grep "NEEDED.*\[libbufwriter.so.$major\]" &&
     "$work/cm-sub/main_sub_shared" && "$work/cm-sub/main_sub_static"
+}
+
+cmake_vendor() { # add_subdirectory + install(TARGETS app): the installed app runs
+    # $1: static (the default) or shared (BUILD_SHARED_LIBS=ON)
+    bld=$work/cm-vendor-$1 inst=$work/cm-vendor-$1-inst
+    if [ "$1" = shared ]; then
+        set -- -DBUILD_SHARED_LIBS=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN/../lib'
+    else
+        set --
+    fi
+    cmake_build "$here/cmake-vendor" "$bld" -DBW_ROOT="$root" -DCMAKE_INSTALL_PREFIX="$inst" \
+        -DCMAKE_INSTALL_LIBDIR=lib "$@" || return 1
+    cmake --install "$bld" >"$bld.install" 2>&1 || { cat "$bld.install"; return 1; }
+    find "$inst" -type f -o -type l | sed "s|$inst/||" | sort
+    [ ! -e "$inst/include/bufwriter.h" ] || { echo "installed bufwriter's headers"; return 1; }
+    # the build tree's library is out of reach: only what was installed counts
+    mv "$bld" "$bld.moved" && "$inst/bin/vendored_app"; rc=$?
+    mv "$bld.moved" "$bld" && return $rc
 }
 
 cmake_fetch() { # FetchContent_Declare(bufwriter SOURCE_DIR <source tree>), static
@@ -508,8 +577,15 @@ same_version() { # header macros = Makefile = CMake = Meson; one soname
 
 checked_build() { # make CFLAGS=-DBW_DEBUG: a checked library, the user's flags after the project's
     # --no-silent: the compile lines are checked, and `make -s test` must not hide them.
+    # AR and RANLIB are the user's too: wrappers that log, then run the real ones.
+    printf '#!/bin/sh\necho "AR-WRAPPER $*"\nexec ar "$@"\n' >"$work/my-ar" &&
+    printf '#!/bin/sh\necho "RANLIB-WRAPPER $*"\nexec ranlib "$@"\n' >"$work/my-ranlib" &&
+    chmod +x "$work/my-ar" "$work/my-ranlib" &&
     CPPFLAGS=-DBW_TEST_ENV_CPPFLAGS $MAKE -C "$root" --no-print-directory --no-silent -j2 B="$work/dbg" \
-        CFLAGS=-DBW_DEBUG LDFLAGS=-Wl,-z,now all >"$work/dbg.log" 2>&1 || { cat "$work/dbg.log"; return 1; }
+        CFLAGS=-DBW_DEBUG LDFLAGS=-Wl,-z,now AR="$work/my-ar" RANLIB="$work/my-ranlib" all \
+        >"$work/dbg.log" 2>&1 || { cat "$work/dbg.log"; return 1; }
+    grep -q '^AR-WRAPPER ' "$work/dbg.log" && grep -q '^RANLIB-WRAPPER ' "$work/dbg.log" || {
+        echo "AR or RANLIB ignored"; return 1; }
     grep -q -- '-fvisibility=hidden .*-DBW_TEST_ENV_CPPFLAGS -DBW_DEBUG' "$work/dbg.log" || {
         echo "the compile lines lack the project's flags, CPPFLAGS or CFLAGS in that order:"
         grep -m1 'pool.c' "$work/dbg.log"; return 1; }
@@ -606,6 +682,8 @@ if have pkg-config; then
         check "nm -D libbufwriter.so exports only bw_ symbols" exports_only_bw
         check "soname is libbufwriter.so.$major" soname_ok
         check "pkg-config --static: a fully static consumer links and runs" pkgconfig_static
+        check "pkg-config, -Wl,-Bstatic: libbufwriter.a alone; runs with the .so removed" \
+            pkgconfig_archive
         check "bufwriter.pc is relative to \${prefix}: moved tree via --define-prefix builds, runs" \
             pkgconfig_relocated
         if have cmake; then
@@ -613,6 +691,10 @@ if have pkg-config; then
                 cmake_subdir
             check "CMake FetchContent from a local path, BUFWRITER_SHARED=OFF: builds, runs" \
                 cmake_fetch
+            check "CMake add_subdirectory + install(TARGETS app): the installed app runs (static)" \
+                cmake_vendor static
+            check "... with BUILD_SHARED_LIBS=ON: the .so installed beside it, the app runs" \
+                cmake_vendor shared
             check "CMake's own install (same .pc and package as make install) + find_package: runs" \
                 cmake_install_find_package
         fi
@@ -632,7 +714,7 @@ else
     echo "FAIL pkg-config not found (apt-get install pkg-config)"
 fi
 
-check "make CFLAGS=-DBW_DEBUG (CPPFLAGS in the environment, LDFLAGS=-Wl,-z,now): checked library, bw_ exports only" \
+check "make CFLAGS=-DBW_DEBUG (CPPFLAGS in the environment, LDFLAGS=-Wl,-z,now, AR, RANLIB): checked library, bw_ exports only" \
     checked_build
 
 echo "$passed passed, $failed failed"
