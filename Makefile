@@ -221,7 +221,7 @@ $(B)/t-$(1): $(SRCS) $(HDRS) $(SINGLE) $(TEST_SRCS) $(TEST_HDRS) $(TEST_HARNESS)
 	  -c tests/test_cpp.cpp -o $(B)/test_cpp-$(1).o)
 	$(call flavour_cc,$(1)) $(TEST_WARN) $(if $(call flavour_mini,$(1)),-Wno-format-zero-length -DBW_MINI_CRITERION) \
 	  $(call flavour_inc,$(1)) $(wordlist 3,99,$(T_$(1))) -o $$@ $(call flavour_lib,$(1)) \
-	  $(call flavour_tests,$(1)) $(TEST_HARNESS) $(if $(call flavour_mini,$(1)),tests/mini_main.c,-lcriterion) \
+	  $(call flavour_tests,$(1)) $(TEST_HARNESS) $(if $(call flavour_mini,$(1)),tests/mini_main.c,-lcriterion) -lm \
 	  $(if $(call flavour_cxx,$(1)),$(B)/test_cpp-$(1).o -lstdc++)
 test-$(1): $(B)/t-$(1)
 	$$(R_$(1))
@@ -252,6 +252,18 @@ float-table:
 check-float-table:
 	@$(PYTHON) scripts/gen_float_table.py --check -o fmt_float_table.h && \
 	  echo "check-float-table: fmt_float_table.h is what scripts/gen_float_table.py makes"
+
+# Every float and 100M random doubles against the suite's oracle (printf's
+# digits and strtod): hours on one core, so not part of make test, which
+# checks 1M of each (tests/test_float_text.c). FLOAT_FULL_ARGS: the number
+# of doubles, then of floats (the first N bit patterns).
+FLOAT_FULL_ARGS ?=
+$(B)/float_full: $(SRCS) $(HDRS) tests/float_full.c tests/float_oracle.h
+	@mkdir -p $(B)
+	$(CC) $(TEST_WARN) -O2 -g -I. -o $@ tests/float_full.c $(SRCS) -lm
+
+test-float-full: $(B)/float_full
+	$(B)/float_full $(FLOAT_FULL_ARGS)
 
 # The library under the strict warning set with -Werror, gcc and clang.
 test-strict:
