@@ -152,42 +152,81 @@ static const char bw__ff_d2[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* The digits of f (f > 0), written backwards ending at `end`; returns the
- * first. */
-static unsigned char *bw__ff_digits(unsigned char *end, uint64_t f)
+/* How many decimal digits f (0 < f < 10^19) has. */
+static int bw__ff_ndigits(uint64_t f)
+{
+    static const uint64_t pow10[20] = {
+        UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
+        UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
+        UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
+        UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+        UINT64_C(1000000000000000), UINT64_C(10000000000000000),
+        UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+        UINT64_C(10000000000000000000)};
+    int bits, t;
+#if defined(__GNUC__) || defined(__clang__)
+    bits = 64 - __builtin_clzll(f);
+#else
+    for (bits = 0; bits < 64 && f >> bits != 0; bits++) {}
+#endif
+    /* floor(bits log10 2) is the digit count of 2^(bits - 1), less one;
+     * f, in [2^(bits-1), 2^bits), may have one digit more. */
+    t = bits * 1233 >> 12;
+    return t + 1 - (f < pow10[t]);
+}
+
+/* Eight digits of r < 10^8, ending at `end`: two independent halves of
+ * 32-bit arithmetic, cheaper than 64-bit division by 100 on every target. */
+static void bw__ff_digits8(unsigned char *end, uint32_t r)
+{
+    uint32_t hi = r / 10000, lo = r % 10000;
+    memcpy(end - 2, bw__ff_d2 + (lo % 100) * 2, 2);
+    memcpy(end - 4, bw__ff_d2 + (lo / 100) * 2, 2);
+    memcpy(end - 6, bw__ff_d2 + (hi % 100) * 2, 2);
+    memcpy(end - 8, bw__ff_d2 + (hi / 100) * 2, 2);
+}
+
+/* The digits of f (0 < f < 10^17 or an integer below 2^53), written
+ * backwards ending at `end`. */
+static void bw__ff_digits(unsigned char *end, uint64_t f)
 {
     uint32_t v;
-    /* Eight digits at a time in 32-bit arithmetic, which is cheaper than
-     * 64-bit division by 100 on every target. */
-    while (f >= 100000000) {
-        uint32_t r = (uint32_t)(f % 100000000);
-        int i;
+    if (f >= 100000000) {
+        bw__ff_digits8(end, (uint32_t)(f % 100000000));
         f /= 100000000;
-        for (i = 0; i < 4; i++) {
-            memcpy(end -= 2, bw__ff_d2 + (r % 100) * 2, 2);
-            r /= 100;
+        end -= 8;
+        if (f >= 100000000) {
+            bw__ff_digits8(end, (uint32_t)(f % 100000000));
+            f /= 100000000;
+            end -= 8;
         }
     }
     v = (uint32_t)f;
-    while (v >= 100) {
+    while (v >= 10000) {
+        uint32_t r = v % 10000;
+        v /= 10000;
+        memcpy(end - 2, bw__ff_d2 + (r % 100) * 2, 2);
+        memcpy(end - 4, bw__ff_d2 + (r / 100) * 2, 2);
+        end -= 4;
+    }
+    if (v >= 100) {
         memcpy(end -= 2, bw__ff_d2 + (v % 100) * 2, 2);
         v /= 100;
     }
     if (v >= 10) {
-        memcpy(end -= 2, bw__ff_d2 + v * 2, 2);
+        memcpy(end - 2, bw__ff_d2 + v * 2, 2);
     } else {
-        *--end = (unsigned char)('0' + v);
+        end[-1] = (unsigned char)('0' + v);
     }
-    return end;
 }
 
 /* f 10^e (f > 0) as printf("%.17g") lays out its digits: exponent form
  * when the decimal exponent x (of the first digit) is below -4 or at least
- * 17, else plain digits with zeros, no trailing zeros either way. */
+ * 17, else plain digits with zeros, no trailing zeros either way. The
+ * digits go straight to their place. */
 static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
 {
-    unsigned char d[20], *first;
-    int n, x;
+    int n, x, i;
     /* Trailing zeros off: the shortest digits have at most 17. */
     while (f % 10000 == 0) {
         f /= 10000;
@@ -197,16 +236,17 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
         f /= 10;
         e++;
     }
-    first = bw__ff_digits(d + sizeof d, f);
-    n = (int)(d + sizeof d - first);
+    n = bw__ff_ndigits(f);
     x = e + n - 1;
     if (x < -4 || x >= 17) {
         unsigned ax = (unsigned)(x < 0 ? -x : x);
-        *p++ = first[0];
-        if (n > 1) {
-            *p++ = '.';
-            memcpy(p, first + 1, (size_t)(n - 1));
-            p += n - 1;
+        if (n > 1) { /* d.ddd: the digits one place right, the first moved back */
+            bw__ff_digits(p + 1 + n, f);
+            p[0] = p[1];
+            p[1] = '.';
+            p += n + 1;
+        } else {
+            *p++ = (unsigned char)('0' + f);
         }
         *p++ = 'e';
         *p++ = x < 0 ? '-' : '+';
@@ -218,22 +258,21 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
         return p + 2;
     }
     if (x < 0) { /* 0.000ddd */
-        memcpy(p, "0.0000", (size_t)(1 - x));
-        p += 1 - x;
-        memcpy(p, first, (size_t)n);
+        *p++ = '0';
+        *p++ = '.';
+        for (i = x + 1; i < 0; i++) *p++ = '0';
+        bw__ff_digits(p + n, f);
         return p + n;
     }
     if (x + 1 >= n) { /* ddd000 */
-        memcpy(p, first, (size_t)n);
-        p += n;
-        memset(p, '0', (size_t)(x + 1 - n));
-        return p + (x + 1 - n);
+        bw__ff_digits(p + n, f);
+        for (i = n; i <= x; i++) p[i] = '0';
+        return p + x + 1;
     }
-    memcpy(p, first, (size_t)(x + 1)); /* ddd.ddd */
-    p += x + 1;
-    *p++ = '.';
-    memcpy(p, first + x + 1, (size_t)(n - x - 1));
-    return p + (n - x - 1);
+    bw__ff_digits(p + 1 + n, f); /* ddd.ddd: the integer digits moved back */
+    for (i = 0; i <= x; i++) p[i] = p[i + 1];
+    p[x + 1] = '.';
+    return p + n + 1;
 }
 
 static unsigned char *bw__ff_special(unsigned char *p, int neg, int nan)
