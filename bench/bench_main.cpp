@@ -86,6 +86,7 @@ int main(int argc, char **argv)
     bwbench::register_many_pools(o);
     bwbench::register_messages(o);
     bwbench::register_output(o);
+    bwbench::register_float_text(o);
 
     benchmark::AddCustomContext("allocator", bench_alloc_provider());
     benchmark::AddCustomContext("alloc_counting", bench_alloc_counting() ? "malloc interposition" : "off");
