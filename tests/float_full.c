@@ -6,11 +6,11 @@
  * Prints its rate as it goes and every mismatch (the first 20); exits 1 on
  * any.
  *
- *   float_full [DOUBLES [FLOATS [STRIDE]]]
+ *   float_full [DOUBLES [FLOATS [STRIDE [START]]]]
  *
  * DOUBLES random doubles (100000000), after FLOATS float bit patterns
  * (4294967296: all of them), STRIDE apart (1; an odd stride such as 257
- * samples every exponent in fewer). */
+ * samples every exponent in fewer) from START (0; hex with 0x). */
 #include "bufwriter.h"
 #include "float_oracle.h"
 
@@ -37,13 +37,14 @@ int main(int argc, char **argv)
 {
     long long doubles = argc > 1 ? atoll(argv[1]) : 100000000LL;
     long long floats = argc > 2 ? atoll(argv[2]) : 1LL << 32, i;
-    uint32_t stride = argc > 3 ? (uint32_t)atol(argv[3]) : 1;
+    uint32_t stride = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0) : 1;
+    uint32_t start = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : 0;
     uint64_t s = 0x9e3779b97f4a7c15ull;
     double t0 = now(), t;
     char got[40], want[40];
 
     for (i = 0; i < floats; i++) {
-        uint32_t b = (uint32_t)i * stride;
+        uint32_t b = start + (uint32_t)i * stride;
         float v;
         memcpy(&v, &b, sizeof v);
         *bw_enc_dec_f32((unsigned char *)got, v) = '\0';
