@@ -342,14 +342,26 @@ unsigned char *bw_enc_dec_f32(unsigned char *p, float v)
     return bw__ff_text(p, c, e);
 }
 
+/* The puts: with room for the longest text, straight into the writer (the
+ * inline puts' test: lim is len while an error is recorded, and 0 with no
+ * storage); otherwise on the stack and through bw_write, which grows,
+ * links, sends or refuses as every put does. */
 int bw_put_dec_f64(bw_writer *w, double v)
 {
     unsigned char b[BW_DEC_F64_MAX];
+    if (w != NULL && w->lim - w->len >= BW_DEC_F64_MAX) {
+        w->len = (size_t)(bw_enc_dec_f64(w->data + w->len, v) - w->data);
+        return BW_OK;
+    }
     return bw_write(w, b, (size_t)(bw_enc_dec_f64(b, v) - b));
 }
 
 int bw_put_dec_f32(bw_writer *w, float v)
 {
     unsigned char b[BW_DEC_F32_MAX];
+    if (w != NULL && w->lim - w->len >= BW_DEC_F32_MAX) {
+        w->len = (size_t)(bw_enc_dec_f32(w->data + w->len, v) - w->data);
+        return BW_OK;
+    }
     return bw_write(w, b, (size_t)(bw_enc_dec_f32(b, v) - b));
 }
