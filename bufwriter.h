@@ -718,12 +718,13 @@ BW_API int bw_put_dec_i64(bw_writer *w, int64_t v);
  *   infinities -> "inf", "-inf"; every NaN, whatever its sign -> "nan"
  *
  * At most BW_DEC_F64_MAX (24) and BW_DEC_F32_MAX (18) bytes; no NUL, no
- * locale (the point is always '.'), no allocation but the put's own. Errors
- * are the same as bw_write's for those bytes (BW_EINVAL for a NULL w, the
- * recorded error, BW_EFULL in a fixed writer without room for all of them;
- * nothing written then). */
+ * locale (the point is always '.'), no allocation but the put's own.
+ * Returns BW_OK or what bw_write returns for those bytes: BW_EINVAL for a
+ * NULL w, the recorded error while one is, BW_ENOMEM when growing fails,
+ * BW_EIO when a streaming writer's send fails, BW_EFULL when a fixed writer
+ * lacks room for all of them (recorded; nothing of the text written). */
 #define BW_DEC_F64_MAX 24 /* "-2.2250738585072014e-308" */
-#define BW_DEC_F32_MAX 18 /* "-10000000272564224" is 1e16f: "-10000000000000000" */
+#define BW_DEC_F32_MAX 18 /* -1e16f, -10000000272564224: "-10000000000000000" */
 BW_API int bw_put_dec_f64(bw_writer *w, double v);
 BW_API int bw_put_dec_f32(bw_writer *w, float v);
 
