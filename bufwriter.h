@@ -810,6 +810,34 @@ BW__INLINE int bw_putc(bw_writer *w, int c);
 BW_API int bw_put_dec_u64(bw_writer *w, uint64_t v);
 BW_API int bw_put_dec_i64(bw_writer *w, int64_t v);
 
+/* Decimal text of a double or a float: the shortest digits that strtod (for
+ * bw_put_dec_f64) or strtof (bw_put_dec_f32) read back as exactly v, and of
+ * those the nearest v (what Go's strconv.FormatFloat(v, 'g', -1, 64),
+ * Python's repr and JavaScript print), laid out as printf("%.17g") would lay
+ * them out: plain digits when the decimal exponent x of the first digit is
+ * in -4..16, exponent form otherwise (at least two exponent digits), no
+ * trailing zeros, no trailing point, "-" for a negative v, -0 included:
+ *
+ *   0.1 -> "0.1"        1.0 -> "1"          100000.0 -> "100000"
+ *   123.456 -> "123.456"                     -0.0 -> "-0"
+ *   1e16 -> "10000000000000000"              1e17 -> "1e+17"
+ *   0.0001 -> "0.0001"  0.00001 -> "1e-05"   1.5e300 -> "1.5e+300"
+ *   0.1 + 0.2 -> "0.30000000000000004"       DBL_MAX -> "1.7976931348623157e+308"
+ *   5e-324 (the smallest subnormal) -> "5e-324"
+ *   1.1f -> "1.1" (bw_put_dec_f32; as a double, 1.100000023841858)
+ *   infinities -> "inf", "-inf"; every NaN, whatever its sign -> "nan"
+ *
+ * At most BW_DEC_F64_MAX (24) and BW_DEC_F32_MAX (18) bytes; no NUL, no
+ * locale (the point is always '.'), no allocation but the put's own.
+ * Returns BW_OK or what bw_write returns for those bytes: BW_EINVAL for a
+ * NULL w, the recorded error while one is, BW_ENOMEM when growing fails,
+ * BW_EIO when a streaming writer's send fails, BW_EFULL when a fixed writer
+ * lacks room for all of them (recorded; nothing of the text written). */
+#define BW_DEC_F64_MAX 24 /* "-2.2250738585072014e-308" */
+#define BW_DEC_F32_MAX 18 /* -1e16f, -10000000272564224: "-10000000000000000" */
+BW_API int bw_put_dec_f64(bw_writer *w, double v);
+BW_API int bw_put_dec_f32(bw_writer *w, float v);
+
 /* Lowercase hex of n bytes at src (2n characters). src NULL with n > 0 is
  * BW_EINVAL; 2n not representable is BW_EOVERFLOW. */
 BW_API int bw_put_hex(bw_writer *w, const void *src, size_t n);
@@ -903,6 +931,13 @@ BW__INLINE unsigned char *bw_enc_f64be(unsigned char *p, double v);
 BW__INLINE unsigned char *bw_enc_uvarint(unsigned char *p, uint64_t v); /* 1..10 bytes */
 BW__INLINE unsigned char *bw_enc_svarint(unsigned char *p, int64_t v);  /* zig-zag */
 BW__INLINE unsigned char *bw_enc_bytes(unsigned char *p, const void *src, size_t n);
+
+/* The cursor form of bw_put_dec_f64 and bw_put_dec_f32: the same bytes
+ * stored at p, which must have room for BW_DEC_F64_MAX (BW_DEC_F32_MAX)
+ * bytes whatever v is; returns p plus their length. Out of line (a few
+ * hundred instructions; bench/BENCHMARKS.md), with no writer and no check. */
+BW_API unsigned char *bw_enc_dec_f64(unsigned char *p, double v);
+BW_API unsigned char *bw_enc_dec_f32(unsigned char *p, float v);
 
 /* ======================================================================== */
 /* 8. Positions: tell, patch, truncate                                      */

@@ -367,9 +367,16 @@ class writer {
         return rc;
     }
     int vprintf(const char *fmt, va_list ap) noexcept { return bw_vprintf(&w_, fmt, ap); }
+    // Decimal text: bw_put_dec_i64 / _u64 for an integer; for a double
+    // bw_put_dec_f64 and for a float bw_put_dec_f32 (the float's own shortest
+    // digits: 1.1f is "1.1"). No long double: its digits would be a double's.
     template <class T> int put_dec(T v) noexcept {
-        static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "an integer");
-        if constexpr (std::is_signed_v<T>) return bw_put_dec_i64(&w_, v);
+        static_assert((std::is_integral_v<T> && !std::is_same_v<T, bool>) ||
+                          std::is_same_v<T, float> || std::is_same_v<T, double>,
+                      "an integer, a float or a double");
+        if constexpr (std::is_same_v<T, float>) return bw_put_dec_f32(&w_, v);
+        else if constexpr (std::is_same_v<T, double>) return bw_put_dec_f64(&w_, v);
+        else if constexpr (std::is_signed_v<T>) return bw_put_dec_i64(&w_, v);
         else return bw_put_dec_u64(&w_, v);
     }
     // bw_putc: one byte, (unsigned char)c. In parentheses: <stdio.h> may

@@ -91,6 +91,7 @@ void register_many_pools(const Options &o);    // bench_rent_return.cpp: I
 void register_messages(const Options &o);      // bench_messages.cpp: E
 void register_output(const Options &o);        // bench_output.cpp: F, G
 void register_zero_copy(const Options &o);     // bench_zero_copy.cpp: Z
+void register_float_text(const Options &o);    // bench_float_text.cpp: T
 
 } // namespace bwbench
 

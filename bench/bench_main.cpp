@@ -87,6 +87,7 @@ int main(int argc, char **argv)
     bwbench::register_messages(o);
     bwbench::register_output(o);
     bwbench::register_zero_copy(o);
+    bwbench::register_float_text(o);
 
     benchmark::AddCustomContext("allocator", bench_alloc_provider());
     benchmark::AddCustomContext("alloc_counting", bench_alloc_counting() ? "malloc interposition" : "off");

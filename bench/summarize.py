@@ -48,7 +48,7 @@ MFB = [1, 64, 128, 256, 512]  # the min_first_block values of the E/mfb rows
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 BASELINE = {"A": "limit_warm", "B": "limit_warm", "C": "raw_store", "D": "malloc_free",
             "E": "raw_store", "F": "writer_write_fd", "G": "fwrite_setvbuf", "H": "bw_printf",
-            "I": "pools_1", "J": "limit_warm", "R": "hand"}
+            "I": "pools_1", "J": "limit_warm", "R": "hand", "T": "snprintf_17g"}
 # The second limit of the append workloads (same size and chunk).
 HUGE = "limit_warm_huge"
 # Display order of the methods (registration order of the bench).
@@ -63,7 +63,7 @@ ORDER = ["limit_warm", "limit_warm_huge", "limit_cold", "limit_mmap", "exact_siz
         ["mfb%d" % m for m in MFB] + ["mfb%d_fields" % m for m in MFB] + [
          "pools_1", "pools_16", "pools_10000_use16", "pools_10000",
          "malloc_free", "pool_rent_return", "fwrite_setvbuf", "bw_fd", "bw_printf",
-         "bw_put_dec"]
+         "bw_put_dec", "snprintf_17g", "print_check_reprint", "bw_put_dec_f64", "bw_enc_dec_f64"]
 # Fixed colours, so that a method looks the same in every plot and panel.
 COLORS = {"limit_warm": "#000000", "limit_warm_huge": "#444444", "limit_cold": "#888888", "limit_mmap": "#bbbbbb",
           "exact_size": "#d62728", "realloc_double": "#1f77b4", "realloc_exact": "#17becf",
@@ -85,7 +85,7 @@ def parse_name(name):
     return {
         "workload": m.group("wl"),
         "method": m.group("method"),
-        "size": int(params.get("size", params.get("count", 0)) or 0),
+        "size": int(params.get("size", params.get("count", params.get("set", 0))) or 0),
         "chunk": int(params.get("chunk", 0) or 0),
         "threads": int(params.get("threads", 1)),
     }
@@ -107,6 +107,8 @@ def fmt_size(n, workload):
         return "%dM u32" % (n >> 20) if n >= 1 << 20 else str(n)
     if workload == "H":
         return "%dM lines" % (n >> 20) if n >= 1 << 20 else str(n)
+    if workload == "T":
+        return ("random", "prices")[n] if n in (0, 1) else str(n)
     return fmt_bytes(n).replace(" ", "") if n else "-"
 
 
@@ -245,7 +247,7 @@ def table(run, workload, markdown):
         head += ["Peak RSS", "RSS growth"]
     if workload != "D":
         head.remove("Threads")
-    if workload in ("C", "E", "H", "I"):
+    if workload in ("C", "E", "H", "I", "T"):
         head.remove("Chunk")
     out = []
     for r in rows:
@@ -305,6 +307,7 @@ TITLES = {
     "H": "Workload H: 1M CSV lines \"%d,%d,%d\\n\" into a contiguous writer (baseline bw_printf; real time)",
     "I": "Workload I: rent+return, one thread, pools in a shuffled order (baseline pools_1, same size; CPU time per op)",
     "R": "Workload R: 1M records of u32 + uvarint + u64 + f64 (baseline hand: the stores written out; real time)",
+    "T": "Workload T: 64K doubles as text, set 0 random, 1 prices (baseline snprintf_17g; real time)",
     "J": "Workload J: the 0.3 sweep, repeated jobs of one size in 8 KiB chunks (Ratio: over limit_warm, Ratio huge: over limit_warm_huge, same size; real time)",
 }
 

@@ -79,6 +79,8 @@ static void contiguous() {
     w.put_dec(-12);
     w.put_dec(18446744073709551615ull);
     w.put_dec(static_cast<unsigned char>(7));
+    w.put_dec(0.1);
+    w.put_dec(1.1f);
     w.put_hex("\xab\x01", 2);
     w.write("raw", 3);
     w.write(std::vector<unsigned char>{4, 5});
@@ -88,8 +90,9 @@ static void contiguous() {
     w.write(arr);
     CHECK(w.error() == BW_OK);
     CHECK(w.view() == sv("\x01\x02\x03\xfe\xff\xff\xff\x3f\xf0\0\0\0\0\0\0\x01"
-                         "-1218446744073709551615" "7" "ab01" "raw\x04\x05\x06\x07str\x08\x09",
-                         16 + 23 + 1 + 4 + 3 + 4 + 3 + 2));
+                         "-1218446744073709551615" "7" "0.1" "1.1" "ab01"
+                         "raw\x04\x05\x06\x07str\x08\x09",
+                         16 + 23 + 1 + 3 + 3 + 4 + 3 + 4 + 3 + 2));
     uint64_t mark = w.tell();
     w.write(std::string_view("undo"));
     CHECK(w.truncate(mark) == BW_OK && w.tell() == mark);
