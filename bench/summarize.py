@@ -556,6 +556,44 @@ def plot_sweep_ratio(runs, outdir, png):
     return os.path.join(outdir, png)
 
 
+def sweep_tables(runs):
+    """The record's tables, in Markdown, from the J rows of the given runs:
+    every drawn row (SWEEP_ROWS) against each allocator at each size, as
+    the ratio to limit_warm_huge of the same size and run, with the page
+    faults per job where there were any (>= 0.5 per job)."""
+    jruns = [run for run in runs if any(r["workload"] == "J" for r in run["rows"])]
+    if not jruns:
+        return ""
+    sizes = sorted({r["size"] for run in jruns for r in run["rows"] if r["workload"] == "J"})
+    cell = {}
+    for run in jruns:
+        for r in run["rows"]:
+            if r["workload"] == "J" and r["chunk"] == 8192:
+                cell[(run["label"], r["method"], r["size"])] = r
+    out = []
+    for size in sizes:
+        out.append("Repeated jobs of %s in 8 KiB chunks, time over limit_warm_huge "
+                   "(faults per job):" % fmt_bytes(size))
+        out.append("")
+        out.append("| Row | " + " | ".join(run["label"] for run in jruns) + " |")
+        out.append("|---|" + "---:|" * len(jruns))
+        for m, label in SWEEP_ROWS:
+            vals = []
+            for run in jruns:
+                r = cell.get((run["label"], m, size))
+                if r is None or r["ratio_huge"] is None:
+                    vals.append("-")
+                    continue
+                v = "%.2fx" % r["ratio_huge"] if r["ratio_huge"] < 100 else "%.0fx" % r["ratio_huge"]
+                if r["faults_med"] is not None and r["faults_med"] >= 0.5:
+                    v += " (%s)" % fmt_count(r["faults_med"])
+                vals.append(v)
+            if any(v != "-" for v in vals):
+                out.append("| %s | %s |" % (label, " | ".join(vals)))
+        out.append("")
+    return "\n".join(out)
+
+
 def main(argv):
     outdir = "results"
     markdown = False
@@ -617,6 +655,13 @@ def main(argv):
                 "met" if x["verdict"] == "met" else "MISSED", ("  (" + x["note"] + ")") if x["note"] else ""))
     print()
     print("targets: %d met, %d missed" % (nmet, nmiss))
+    print()
+    t = sweep_tables(runs)
+    if t:
+        print(("### " if markdown else "") +
+              "The sweep (J), for the record: ratio to the huge-page limit")
+        print()
+        print(t)
     print()
     write_csv(runs, os.path.join(outdir, "summary.csv"), verdicts, scen, scen_path)
     print("wrote %s" % os.path.join(outdir, "summary.csv"))
