@@ -9,12 +9,29 @@
 //      under a few seconds.
 //   J: the 0.3 sweep: 64 KiB .. 256 MiB in 8 KiB chunks, repeated jobs of
 //      one size: the defaults (BW_WRITER_INIT on the shared pool), the
-//      segmented writer, realloc doubling, against both limits (limit_warm
+//      segmented writer, and what users write today (realloc doubling,
+//      open_memstream, std::string, GLib's GByteArray when built with
+//      GLib, an sds-style realloc buffer), against both limits (limit_warm
 //      and limit_warm_huge), with page faults per job.
 //
 // Every benchmark runs one untimed warm-up iteration first (steady state:
 // the heap, the pool and the page tables have seen the workload once),
 // except the quadratic rows, which run one timed iteration per repetition.
+//
+// Why an A row and the J row of the same peer at 10 MiB can disagree in one
+// run (0.3's record, glibc, realloc doubling over limit_warm: A 2.48x, J
+// 1.01x, 1.05x of limit_warm_huge; 12 allocations and 0 faults per job in
+// both): a peer's cost is mostly what happens to each grown block (grown in
+// place at the top of the heap; moved with mremap, no copy, when glibc
+// mmapped it; or copied into a new block, as operator new and open_memstream
+// always do, with page faults when that block is fresh), and that depends on
+// the heap the jobs before it left. A runs one warm-up job, interleaved at
+// random with every other policy (the quadratic rows, limit_cold's 10 MiB
+// malloc); J runs 16 warm-up jobs of its own size first (3 above 16 MiB).
+// glibc's mmap threshold moves too: it rises to the size of the last mmapped
+// block freed (up to 32 MiB, mallopt(3)), so the same request is an mmap in
+// one state and a heap block in another. Read a row with its faults and
+// allocations per job, and compare rows of one workload only.
 #include "bench_common.h"
 
 #include <sys/mman.h>
@@ -25,6 +42,10 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#ifdef BW_BENCH_GLIB
+#include <glib.h>
+#endif
 
 namespace bwbench {
 namespace {
@@ -186,6 +207,49 @@ uint64_t run_std_string(Ctx &c)
     return checksum(reinterpret_cast<const unsigned char *>(s.data()), s.size());
 }
 
+#ifdef BW_BENCH_GLIB
+// GLib's byte array, g_byte_array_append per piece. GLib grows it to the
+// next power of two of the length needed (the same rule as GString).
+uint64_t run_g_byte_array(Ctx &c)
+{
+    GByteArray *a = g_byte_array_new();
+    for (size_t off = 0; off < c.size; off += c.chunk)
+        g_byte_array_append(a, c.src, static_cast<guint>(piece(c, off)));
+    if (a->len != c.size) c.failed = true;
+    uint64_t s = checksum(a->data, a->len);
+    g_byte_array_free(a, TRUE);
+    return s;
+}
+#endif
+
+// The growth rule sds (Redis's string library) documents, written here as
+// a plain realloc buffer: when a write does not fit, the new capacity is
+// twice the length needed below 1 MiB, and the length needed plus 1 MiB
+// from there on. Above 1 MiB it is linear growth: a 10 MiB job reallocs
+// 15 times in 8 KiB chunks, a 256 MiB job 260 times.
+uint64_t run_sds_style(Ctx &c)
+{
+    const size_t max_prealloc = 1 * MiB;
+    unsigned char *buf = nullptr;
+    size_t len = 0, cap = 0;
+    for (size_t off = 0; off < c.size; off += c.chunk) {
+        size_t n = piece(c, off);
+        if (len + n > cap) {
+            size_t need = len + n;
+            size_t nc = need < max_prealloc ? 2 * need : need + max_prealloc;
+            unsigned char *nb = static_cast<unsigned char *>(realloc(buf, nc));
+            if (nb == nullptr) { free(buf); c.failed = true; return 0; }
+            buf = nb;
+            cap = nc;
+        }
+        memcpy(buf + len, c.src, n);
+        len += n;
+    }
+    uint64_t s = checksum(buf, len);
+    free(buf);
+    return s;
+}
+
 uint64_t write_with(Ctx &c, bw_writer &w)
 {
     for (size_t off = 0; off < c.size; off += c.chunk) bw_write(&w, c.src, piece(c, off));
@@ -306,8 +370,12 @@ const Policy kPolicies[] = {
     {"exact_size", run_exact_size, NONE, true, true, false},
     {"realloc_double", run_realloc_double, NONE, false, true, true},
     {"realloc_exact", run_realloc_exact, NONE, true, false, false},
-    {"open_memstream", run_open_memstream, NONE, false, false, false},
-    {"std_string", run_std_string, NONE, false, true, false},
+    {"open_memstream", run_open_memstream, NONE, false, false, true},
+    {"std_string", run_std_string, NONE, false, true, true},
+#ifdef BW_BENCH_GLIB
+    {"g_byte_array", run_g_byte_array, NONE, false, false, true},
+#endif
+    {"sds_style", run_sds_style, NONE, false, false, true},
     {"bufwriter", run_bufwriter, SHARED_POOL, false, true, true},
     {"bufwriter_steady", run_bufwriter_steady, STEADY_POOL, false, true, false},
     {"bufwriter_fresh_pool", run_bufwriter_fresh_pool, FRESH_POOL, false, false, false},

@@ -108,8 +108,9 @@ else
   ACDE_NO_MFB='^(A|C|D|F|G|H|I)/|^E/(raw_store|bw_inline|bufwriter)/'
   BRED='^B/(limit_warm|realloc_double|std_string|bufwriter|bufwriter_steady|exact_size)/size:[0-9]+/chunk:8192'
   BDEF='^B/(limit_warm|bufwriter|bufwriter_steady)/size:[0-9]+/chunk:8192'
-  # J: the 0.3 sweep (64 KiB .. 256 MiB; defaults, segmented, realloc
-  # doubling, both limits) under every allocator.
+  # J: the 0.3 sweep (64 KiB .. 256 MiB; defaults, segmented, the peers:
+  # realloc doubling, open_memstream, std::string, GByteArray, sds-style;
+  # both limits) under every allocator: the record's plot.
   J='^J/'
   run glibc "" build/bench "$ACDE" glibc-ACDE
   run glibc "" build/bench "$BRED" glibc-B --benchmark_repetitions=3

@@ -14,7 +14,8 @@ test_pkgs="gcc g++ clang libclang-rt-dev make python3 binutils pkg-config cmake 
   libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu
   libc6-dev-s390x-cross libgcc-12-dev-s390x-cross binutils-s390x-linux-gnu
   gcc-mingw-w64-x86-64-posix wine64"
-bench_pkgs="g++ make python3 libbenchmark-dev libjemalloc-dev libmimalloc-dev gnuplot-nox"
+bench_pkgs="g++ make python3 pkg-config libbenchmark-dev libjemalloc-dev libmimalloc-dev
+  libglib2.0-dev gnuplot-nox"
 case "$what" in
   test)  want=$test_pkgs ;;
   bench) want=$bench_pkgs ;;
