@@ -2,8 +2,10 @@
 /* bufwriter.h - single-header build of bufwriter 0.3.0
  *
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
- *   bufwriter.h, pool/track.h, pool/pool_internal.h, pool/pool_writer.h,
- *   writer_internal.h, bufwriter.c, io.c, pool/alloc.c, pool/check.c,
+ *   platform/prelude.h, bufwriter.h, fmt_float_table.h,
+ *   platform/platform.h, pool/track.h, pool/pool_internal.h,
+ *   pool/pool_writer.h, writer_internal.h, bufwriter.c, fmt_float.c, io.c,
+ *   platform/posix.c, platform/windows.c, pool/alloc.c, pool/check.c,
  *   pool/fork.c, pool/large.c, pool/learn.c, pool/pool.c, pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
  * from a fresh generation (`make check-single`).
@@ -26,8 +28,19 @@
  *   The declarations compile as C and as C++ (extern "C"); the
  *   implementation is C11 only (it uses <stdatomic.h> and _Thread_local),
  *   so define BUFWRITER_IMPLEMENTATION in a .c file, not a .cpp file.
+ *   Below C11 the implementation stops with an #error that says so.
  *   Including the header again is harmless: the declarations have their
  *   include guard and the implementation is emitted once per file.
+ *
+ * WARNINGS
+ *   The implementation compiles without a warning under gcc -Wall -Wextra
+ *   -Wnull-dereference, and under clang -Weverything with three kinds left
+ *   (clang 14): -Wpadded (structs laid out for their fast paths and cache
+ *   lines, not to the byte), -Wformat-nonliteral (bw_printf formats the
+ *   caller's format string: vsnprintf of a parameter, checked at the
+ *   caller by the format attribute) and -Wcomma (three `return fail(),
+ *   NULL;` in the segmented writer). A file that only includes the header
+ *   gets -Wpadded on bw_writer and bw_pool_options alone.
  *   Functions private to the library are static here: a program gets only
  *   the public bw_ symbols.
  *
@@ -47,7 +60,12 @@
  *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck
  *                   (needs <valgrind/memcheck.h>). Library only.
  *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
- *                   match: it removes a declaration.
+ *                   match: it removes a declaration. With it, the single
+ *                   header's implementation needs only POSIX from glibc and
+ *                   musl, not _GNU_SOURCE.
+ *   BW_HAVE_STRUCT_IOVEC  Windows only: the program has its own struct iovec
+ *                   (void *iov_base; size_t iov_len;), so this header does
+ *                   not define one. Local.
  *   BW_API          the export attribute on public functions (default:
  *                   visibility "default"). Must match for a shared library.
  *   The pool's defaults (bw_pool_options) are not build-time options: set
@@ -57,6 +75,57 @@
  *   program over an uninstrumented library (or the reverse) reports nothing
  *   on correct code.
  */
+
+/* The implementation's feature-test macros, before the declarations' own
+ * #include lines: only where BUFWRITER_IMPLEMENTATION is defined. */
+#if defined(BUFWRITER_IMPLEMENTATION) && !defined(BW__IMPLEMENTATION_DONE)
+/*************** Begin file platform/prelude.h ******************************/
+/* prelude.h - the feature-test macros the platform layer needs, defined
+ * before the first libc header. The library's own build gets them in
+ * platform/posix.c, its one file that asks libc for more than ISO C. The
+ * single header emits this first of all in the BUFWRITER_IMPLEMENTATION
+ * file; where a libc header the includer put before it has already hidden
+ * those calls, it stops with an #error that says what to do, rather than
+ * declaring libc's functions itself (their prototypes and constants differ
+ * between C libraries and architectures). */
+#ifndef BW_PRELUDE_H
+#define BW_PRELUDE_H
+
+#if !defined(_WIN32)
+/* POSIX (signal masks, clock_gettime, writev, sendmsg), Linux's mmap
+ * extensions and fopencookie: glibc and musl declare them only when
+ * _GNU_SOURCE (or a POSIX level) comes before their first header, which
+ * then defines _FEATURES_H; a strict -std=c11 build asks for none. The
+ * FILE adapter needs the GNU level; without it (BW_NO_FILE_ADAPTER) POSIX
+ * is enough. Other C libraries (the BSDs, macOS) show all of it by
+ * default and ignore _GNU_SOURCE. */
+#  if defined(_FEATURES_H) && defined(__GLIBC__)
+#    if !defined(__USE_POSIX199506) || (!defined(__USE_GNU) && !defined(BW_NO_FILE_ADAPTER))
+#      define BW__PRELUDE_TOO_LATE 1
+#    endif
+#  elif defined(_FEATURES_H) && !defined(_GNU_SOURCE)
+#    if !defined(BW_NO_FILE_ADAPTER) || \
+        !(defined(_XOPEN_SOURCE) || defined(_POSIX_C_SOURCE) || defined(_BSD_SOURCE))
+#      define BW__PRELUDE_TOO_LATE 1
+#    endif
+#  endif
+#  ifdef BW__PRELUDE_TOO_LATE
+/* The single header then emits no implementation: the #error stands alone
+ * instead of heading a page of implicit declarations. */
+#    define BW__IMPLEMENTATION_DONE 1
+#    error "bufwriter: the implementation needs POSIX and GNU declarations (signal masks, \
+clock_gettime, fopencookie) that a libc header included before it has hidden. Put \
+'#define BUFWRITER_IMPLEMENTATION' and '#include \"bufwriter.h\"' first in their own .c file, \
+or define _GNU_SOURCE before that file's first #include (or build it with -D_GNU_SOURCE)."
+#  endif
+#  ifndef _GNU_SOURCE
+#    define _GNU_SOURCE 1
+#  endif
+#endif
+
+#endif /* BW_PRELUDE_H */
+/*************** End file platform/prelude.h ********************************/
+#endif /* BUFWRITER_IMPLEMENTATION && !BW__IMPLEMENTATION_DONE */
 
 /*************** Begin file bufwriter.h *************************************/
 /* bufwriter.h - one buffer writer for every destination, over a pooled,
@@ -100,10 +169,21 @@
  *                  exactly one .c file:
  *                      #define BUFWRITER_IMPLEMENTATION
  *                      #include "bufwriter.h"
+ *                  That file must include nothing before it (or define
+ *                  _GNU_SOURCE before its first #include): the
+ *                  implementation asks glibc and musl for POSIX and GNU
+ *                  calls, which a libc header included earlier hides; it
+ *                  stops with an #error that says so.
  *   C standard:    the header (declarations and inline writes) compiles as
  *                  C89 with -pedantic, C99 and later, and C++; the library
  *                  and the single header's implementation need C11 (atomics,
  *                  _Thread_local).
+ *   Platforms:     Linux (glibc, musl; x86-64, i386, aarch64, s390x), the
+ *                  BSDs and macOS (POSIX threads), Windows (Win32 threads;
+ *                  tested with MinGW-w64). Windows has no fork, no SIGPIPE
+ *                  and no fopencookie: there is no bw_fopen there, bw_write_fd
+ *                  writes with the C runtime's _write, and this header
+ *                  defines struct iovec (README, "Platforms").
  *
  *   bw_writer w = BW_WRITER_INIT;          // empty; allocates nothing yet
  *   bw_put_u32le(&w, 0);                   // placeholder for a length
@@ -121,8 +201,12 @@
  *   call changes no byte already written and is remembered (the sticky
  *   error, bw_error): later writes are refused with the same code until
  *   bw_clear_error, bw_clear, bw_release or bw_detach. So a run of writes is
- *   checked once, at the end (bw_flush returns it too; bw_errno gives the
- *   errno a BW_EIO was recorded with). Nothing in the
+ *   checked once, at the end (bw_flush returns it too). Where each error's
+ *   cause is: the code says it all for every error but BW_EIO, whose cause
+ *   is the errno it failed with, kept in the writer and read with bw_errno
+ *   (errno itself is long overwritten by then: print it with
+ *   strerror(bw_errno(&w)), never with perror). bw_write_fd, which does not
+ *   record its BW_EIO, keeps its errno there too. Nothing in the
  *   library aborts or exits on bad input, except the checked-mode report
  *   hook (bw_set_report_hook).
  *
@@ -163,7 +247,12 @@
  *   BW_VALGRIND     mark blocks held by the pool NOACCESS for memcheck
  *                   (needs <valgrind/memcheck.h>). Library only.
  *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
- *                   match: it removes a declaration.
+ *                   match: it removes a declaration. With it, the single
+ *                   header's implementation needs only POSIX from glibc and
+ *                   musl, not _GNU_SOURCE.
+ *   BW_HAVE_STRUCT_IOVEC  Windows only: the program has its own struct iovec
+ *                   (void *iov_base; size_t iov_len;), so this header does
+ *                   not define one. Local.
  *   BW_API          the export attribute on public functions (default:
  *                   visibility "default"). Must match for a shared library.
  *   The pool's defaults (bw_pool_options) are not build-time options: set
@@ -204,7 +293,14 @@
 #if defined(__GNUC__) || defined(__clang__)
 #  define BW__LIKELY(x)   __builtin_expect(!!(x), 1)
 #  define BW__UNLIKELY(x) __builtin_expect(!!(x), 0)
-#  define BW__PRINTF(f, a) __attribute__((format(printf, f, a)))
+/* MinGW's "printf" is msvcrt's dialect (no %zu); the library's printf is
+ * C99's there too (MinGW's own, which a C11 build gets), so the check is
+ * GNU's. */
+#  if defined(__MINGW32__)
+#    define BW__PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#  else
+#    define BW__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#  endif
 #else
 #  define BW__LIKELY(x)   (x)
 #  define BW__UNLIKELY(x) (x)
@@ -236,6 +332,15 @@
 #  define BW__CAST(T, x) ((T)(x))
 #  define BW__ADDR(x) ((uintptr_t)(x))
 #endif
+/* A null pointer an inline body returns: no literal 0 for C++'s
+ * -Wzero-as-null-pointer-constant (clang warns on NULL's __null too). */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#  define BW__NULL nullptr
+#elif defined(__cplusplus)
+#  define BW__NULL NULL
+#else
+#  define BW__NULL ((void *)0)
+#endif
 #ifndef BW__QUIET_BEGIN
 #  define BW__QUIET_BEGIN
 #  define BW__QUIET_END
@@ -245,7 +350,21 @@
 extern "C" {
 #endif
 
+/* struct iovec, for bw_iovec: POSIX's, from <sys/uio.h>, in a program that
+ * calls bw_iovec (this header needs only the name). Windows has no
+ * <sys/uio.h>: there this header defines struct iovec itself, with POSIX's
+ * two members (void *iov_base; size_t iov_len;), unless the program
+ * defines BW_HAVE_STRUCT_IOVEC because another header of its own already
+ * gave it one with those members. */
+#if defined(_WIN32) && !defined(BW_HAVE_STRUCT_IOVEC)
+#  define BW_HAVE_STRUCT_IOVEC 1
+struct iovec {
+    void *iov_base;
+    size_t iov_len;
+};
+#else
 struct iovec;
+#endif
 
 /* ======================================================================== */
 /* 3. Status codes                                                          */
@@ -258,10 +377,13 @@ struct iovec;
 #define BW_EINVAL    (-3)  /* a bad argument: NULL, an advance beyond the free
                               space, a position already sent or not yet
                               written, bad pool options */
-#define BW_EIO       (-4)  /* a sink or file descriptor write failed; errno
-                              says why (EAGAIN for a full non-blocking fd,
-                              EPIPE for a reader that has gone) */
+#define BW_EIO       (-4)  /* a sink or file descriptor write failed;
+                              bw_errno says why (EAGAIN for a full
+                              non-blocking fd, EPIPE for a reader that has
+                              gone) */
 #define BW_EFULL     (-5)  /* a fixed writer has no room for the call */
+#define BW_ELIMIT    (-6)  /* the call would take bw_tell past the writer's
+                              size limit (bw_set_limit) */
 
 /* A one-line English description of a status code. Never NULL; unknown codes
  * give "unknown bufwriter status". The string is static. */
@@ -311,7 +433,8 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * fork (its locks are taken around fork, by pthread_atfork handlers that
  * bufwriter registers when it is loaded, with GCC or Clang, so fork
  * handlers registered after that may use bufwriter in prepare, parent and
- * child; other compilers register them at the first pool).
+ * child; other compilers register them at the first pool; Windows has no
+ * fork).
  *
  * Retention works in two levels. Each thread keeps a small cache per pool of
  * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 32 KiB), used
@@ -462,6 +585,13 @@ typedef struct bw_pool_options {
      * to a few hundred bytes) stay far below it. */
     size_t jump_floor;           /* 0 = 16 KiB (the threshold when that is
                                     smaller)                                 */
+    /* A segmented writer's (bw_init_chain) first block, and the least of
+     * every later one, rounded up by the growth rule (a class at or below
+     * the threshold, a power of two above it): msgpack's vrefbuffer chunk
+     * size. Later blocks double from there (see bw_init_chain). Above
+     * PTRDIFF_MAX / 2: EINVAL. */
+    size_t chain_block_size;     /* 0 = 4 KiB, or min_first_block when that
+                                    is larger                               */
 } bw_pool_options;
 
 /* Counters. Exact whenever no other thread is inside the pool. */
@@ -582,16 +712,36 @@ BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
  * BW_EINVAL for a NULL buf or a size of 0. */
 BW_API int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size);
 
+/* Give a contiguous writer that has no storage (after bw_init without an
+ * initial capacity, BW_WRITER_INIT, bw_release or a detach) a caller's
+ * buffer for its next writes, as bw_init_buffer's, keeping everything else
+ * (pool, size limit): the first write goes there, and only a write that
+ * overflows it rents a pooled block. For a client that reuses one writer
+ * for many messages and starts each in its own stack buffer (bw_release
+ * drops the buffer, so it is given again for the next message). Returns
+ * BW_OK; BW_EINVAL for a NULL w; BW_EINVAL (recorded) for a NULL buf, a
+ * size of 0, a writer that is not contiguous or has storage; while an
+ * error is recorded, that error. */
+BW_API int bw_set_first_buffer(bw_writer *w, void *buf, size_t size);
+
 /* Segmented: blocks rented from `pool` (NULL = shared) and linked; a full
- * block is never copied, it stays where it is and a new one follows it. New
- * blocks are max(class of the need, 2 x the previous block), from 4 KiB.
+ * block is never copied, it stays where it is and a new one follows it. The
+ * held bytes are a sequence of pieces over those blocks and over caller
+ * memory linked by bw_append_ref, so a reference or a bw_move costs a piece
+ * record, not a block (the records: an array rented from the pool when the
+ * bytes first span two pieces). New blocks are max(class of the need,
+ * 2 x the previous block), from the pool's chain_block_size (4 KiB).
  * Past the pool's threshold they keep doubling while the writer's blocks
  * above the threshold fit the pool's large retention bounds
  * (max_large_bytes, max_large_blocks; then the largest power of two that
  * still fits), so they all come back to the next job: a stream of similar
  * jobs up to those bounds (a 64 MiB chain by default) allocates nothing in
- * steady state. Beyond the bounds, or without large retention, new blocks
- * are at most the threshold unless one request needs more. Read the bytes
+ * steady state. Beyond the bounds they double on as a contiguous writer's
+ * block does (large blocks, huge-page mappings where the kernel has them),
+ * so a longer job costs about what a fresh mapping of its size does, and
+ * its blocks add up to at most twice its bytes. Without large retention,
+ * new blocks are at most the threshold unless one request needs more (the
+ * pool's classes keep them for the next job). Read the bytes
  * out with bw_iovec / bw_copy_out / bw_write_fd, or bw_pullup for one
  * contiguous view. Allocates nothing until the first write. */
 BW_API int bw_init_chain(bw_writer *w, bw_pool *pool);
@@ -665,7 +815,9 @@ BW_API void bw_clear(bw_writer *w);
  *   bw_writer w;
  *   bw_init_fd(&w, NULL, 0, fd);
  *   for (i = 0; i < n; i++) bw_printf(&w, "%d,%s\n", rows[i].id, rows[i].name);
- *   if (bw_flush(&w) != BW_OK) perror("write");   // one check
+ *   int rc = bw_flush(&w);                        // one check
+ *   if (rc == BW_EIO) fprintf(stderr, "write: %s\n", strerror(bw_errno(&w)));
+ *   else if (rc != BW_OK) fprintf(stderr, "%s\n", bw_strerror(rc));
  *   bw_release(&w); */
 BW_API int bw_flush(bw_writer *w);
 
@@ -677,14 +829,34 @@ BW__INLINE int bw_error(const bw_writer *w);
 BW_API void bw_clear_error(bw_writer *w);
 
 /* The errno recorded with the current error: for BW_EIO the sink's (as it
- * left errno) or the kernel's, EIO for a broken sink; 0 for any other error,
- * no error, or NULL. Kept until the error is cleared (bw_clear_error,
- * bw_clear, bw_release, a detach), so the one check at the end of a run
- * still says why, whatever errno has become since:
+ * left errno) or the kernel's, EIO for a broken sink; 0 for any other error
+ * or NULL. With no error recorded: the errno of the last bw_write_fd, if it
+ * returned BW_EIO (which it does not record), else 0. Kept until the error
+ * is cleared (bw_clear_error, bw_clear, bw_release, a detach) or the next
+ * bw_write_fd, so the one check at the end of a run still says why,
+ * whatever errno has become since:
  *
  *   if (bw_flush(&w) == BW_EIO)
  *       fprintf(stderr, "write: %s\n", strerror(bw_errno(&w))); */
 BW_API int bw_errno(const bw_writer *w);
+
+/* A size limit: no call takes bw_tell past max_bytes (0: no limit, the
+ * default of every init). A call that would fails with BW_ELIMIT, writes
+ * nothing and records it, in every mode: writes, puts, printf, hex and
+ * decimal, reserve and spans (a span's room and bw_free_capacity end at the
+ * limit; bw_advance past it, within the block, is BW_ELIMIT), append_writer, append_ref and
+ * move. A server building a response from untrusted input caps it this way
+ * (as MaxBytesReader or client_max_body_size do). The limit counts
+ * positions, so consumed and sent bytes count: for a streaming writer it
+ * bounds everything sent since init or release. It is a setting like the
+ * mode: bw_clear, bw_release and the detaches keep it (bw_release and the
+ * detaches put positions back at 0, so the next job has the whole limit;
+ * bw_clear keeps positions, so a writer that consumed still counts them).
+ * A limit at or below bw_tell keeps the held bytes (nothing is dropped or
+ * recorded by the call) and refuses every later byte until bw_truncate,
+ * bw_release or a higher limit. Works while an error is recorded (it stays
+ * recorded). Returns BW_OK; BW_EINVAL for a NULL w. */
+BW_API int bw_set_limit(bw_writer *w, uint64_t max_bytes);
 
 /* The pool the writer's blocks come from (the shared pool for a writer made
  * with a NULL pool); NULL for a fixed or NULL writer. */
@@ -717,14 +889,21 @@ BW_API int bw_puts(bw_writer *w, const char *s);
  * arguments that point into the held bytes, bw_cstr's string included, are
  * read intact. A streaming writer formats output up to its buffer size in a
  * block of that size at most, and sends longer output straight to the sink
- * after the held bytes, in pieces, so its memory stays bounded (without the
- * FILE adapter, see bw_fopen, the whole output is formatted first). A fixed
+ * after the held bytes, in pieces of 4 KiB (the FILE's buffer, on the
+ * stack), whatever the writer's buffer size: a sink call per piece, so
+ * its memory stays bounded (without the FILE adapter, see bw_fopen, the
+ * whole output is formatted first, in a block from the pool). A fixed
  * writer never allocates: output that does not fit its free space with a
  * byte to spare is formatted on the stack when shorter than 1 KiB; longer,
- * it is formatted in the buffer after the held bytes move down, so it needs
- * one byte more than its length and its arguments must not point into the
- * held bytes. BW_EINVAL for a NULL fmt or an encoding error; BW_EOVERFLOW for
- * output longer than INT_MAX. Bytes past bw_len are unspecified after. */
+ * it is formatted in the buffer after the held bytes move down, and its
+ * arguments must not point into the held bytes. Output that fits exactly
+ * succeeds at every length, but for one case: output of 1 KiB or more that
+ * alone fills a fixed buffer holding nothing needs one byte more
+ * (vsnprintf's NUL has nowhere else to go). BW_EINVAL for a NULL fmt or an
+ * encoding error; BW_EOVERFLOW for output longer than INT_MAX (both as the
+ * C library's vsnprintf reports them: MinGW's reports neither an
+ * unconvertible %ls nor a width past INT_MAX); BW_ELIMIT past a size limit.
+ * Bytes past bw_len are unspecified after. */
 BW_API int bw_printf(bw_writer *w, const char *fmt, ...) BW__PRINTF(2, 3);
 BW_API int bw_vprintf(bw_writer *w, const char *fmt, va_list ap) BW__PRINTF(2, 0);
 
@@ -760,6 +939,34 @@ BW__INLINE int bw_putc(bw_writer *w, int c);
 BW_API int bw_put_dec_u64(bw_writer *w, uint64_t v);
 BW_API int bw_put_dec_i64(bw_writer *w, int64_t v);
 
+/* Decimal text of a double or a float: the shortest digits that strtod (for
+ * bw_put_dec_f64) or strtof (bw_put_dec_f32) read back as exactly v, and of
+ * those the nearest v (what Go's strconv.FormatFloat(v, 'g', -1, 64),
+ * Python's repr and JavaScript print), laid out as printf("%.17g") would lay
+ * them out: plain digits when the decimal exponent x of the first digit is
+ * in -4..16, exponent form otherwise (at least two exponent digits), no
+ * trailing zeros, no trailing point, "-" for a negative v, -0 included:
+ *
+ *   0.1 -> "0.1"        1.0 -> "1"          100000.0 -> "100000"
+ *   123.456 -> "123.456"                     -0.0 -> "-0"
+ *   1e16 -> "10000000000000000"              1e17 -> "1e+17"
+ *   0.0001 -> "0.0001"  0.00001 -> "1e-05"   1.5e300 -> "1.5e+300"
+ *   0.1 + 0.2 -> "0.30000000000000004"       DBL_MAX -> "1.7976931348623157e+308"
+ *   5e-324 (the smallest subnormal) -> "5e-324"
+ *   1.1f -> "1.1" (bw_put_dec_f32; as a double, 1.100000023841858)
+ *   infinities -> "inf", "-inf"; every NaN, whatever its sign -> "nan"
+ *
+ * At most BW_DEC_F64_MAX (24) and BW_DEC_F32_MAX (18) bytes; no NUL, no
+ * locale (the point is always '.'), no allocation but the put's own.
+ * Returns BW_OK or what bw_write returns for those bytes: BW_EINVAL for a
+ * NULL w, the recorded error while one is, BW_ENOMEM when growing fails,
+ * BW_EIO when a streaming writer's send fails, BW_EFULL when a fixed writer
+ * lacks room for all of them (recorded; nothing of the text written). */
+#define BW_DEC_F64_MAX 24 /* "-2.2250738585072014e-308" */
+#define BW_DEC_F32_MAX 18 /* -1e16f, -10000000272564224: "-10000000000000000" */
+BW_API int bw_put_dec_f64(bw_writer *w, double v);
+BW_API int bw_put_dec_f32(bw_writer *w, float v);
+
 /* Lowercase hex of n bytes at src (2n characters). src NULL with n > 0 is
  * BW_EINVAL; 2n not representable is BW_EOVERFLOW. */
 BW_API int bw_put_hex(bw_writer *w, const void *src, size_t n);
@@ -785,8 +992,25 @@ BW_API int bw_reserve(bw_writer *w, size_t n);
  * encoders (bw_enc_*, below) write into a span; bw_advance_to commits it. */
 BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail);
 
+/* A span of n bytes only if they are free now: where the next byte goes
+ * when at least n bytes (n = 0: 1) are free, else NULL, with no other
+ * effect in either case: nothing is made room for, sent, skipped or
+ * recorded. For a packer that knows the worst case of an encoding before
+ * it knows the length (msgpack: 9 bytes for any integer): it encodes
+ * straight into the span when the worst case is free, and otherwise takes
+ * the exact-size way (bw_put_*), so a fixed writer fails only when the
+ * value's own bytes do not fit, and a segmented writer skips nothing.
+ * NULL while an error is recorded, for a NULL w, and past a size limit.
+ * Inline: a compare. Commit with bw_advance_to (or bw_advance).
+ *
+ *   unsigned char *p = bw_try_span(&w, 9);
+ *   if (p != NULL) bw_advance_to(&w, encode(p, v));  // the usual case
+ *   else put_exact(&w, v);                           // near the end */
+BW__INLINE void *bw_try_span(bw_writer *w, size_t n);
+
 /* Commit n bytes written into the span. n beyond the free space is BW_EINVAL
- * (recorded), nothing changed. */
+ * (recorded), nothing changed; BW_ELIMIT (recorded) when the block has room
+ * for n but a size limit does not (bw_set_limit). */
 BW_API int bw_advance(bw_writer *w, size_t n);
 
 /* Commit the span up to `end`, one past the last byte written into it: the
@@ -795,7 +1019,8 @@ BW_API int bw_advance(bw_writer *w, size_t n);
  * move it). Returns BW_OK; BW_EINVAL for a NULL w (not recorded); while an
  * error is recorded, that error (nothing committed); BW_EINVAL, recorded and
  * nothing changed, for a NULL end, an end before the span's start, or an end
- * past its free space (bw_free_capacity). end == the span's start commits
+ * past its free space (bw_free_capacity; BW_ELIMIT instead when only a size
+ * limit, not the block, ends the space there). end == the span's start commits
  * nothing and is BW_OK. The cursor use:
  *
  *   size_t room;
@@ -836,6 +1061,13 @@ BW__INLINE unsigned char *bw_enc_uvarint(unsigned char *p, uint64_t v); /* 1..10
 BW__INLINE unsigned char *bw_enc_svarint(unsigned char *p, int64_t v);  /* zig-zag */
 BW__INLINE unsigned char *bw_enc_bytes(unsigned char *p, const void *src, size_t n);
 
+/* The cursor form of bw_put_dec_f64 and bw_put_dec_f32: the same bytes
+ * stored at p, which must have room for BW_DEC_F64_MAX (BW_DEC_F32_MAX)
+ * bytes whatever v is; returns p plus their length. Out of line (a few
+ * hundred instructions; bench/BENCHMARKS.md), with no writer and no check. */
+BW_API unsigned char *bw_enc_dec_f64(unsigned char *p, double v);
+BW_API unsigned char *bw_enc_dec_f32(unsigned char *p, float v);
+
 /* ======================================================================== */
 /* 8. Positions: tell, patch, truncate                                      */
 /* ======================================================================== */
@@ -849,11 +1081,15 @@ BW__INLINE uint64_t bw_tell(const bw_writer *w);
  * changed; n = 0 is BW_OK. Streaming: only while those bytes are still held
  * (not yet sent): back-patch before the buffer fills, or use a segmented
  * writer. Bytes linked by reference (bw_append_ref) are never written: the
- * patched reference is first copied into a block of the writer's own and its
- * done is called (BW_ENOMEM, recorded, when that copy cannot be made).
- * Works while an error is recorded (the held bytes are intact after any
- * failure; the error stays). The typed forms store like the matching
- * bw_put_*.
+ * references in the patched range are first copied into one block of the
+ * writer's own and their done is called (BW_ENOMEM, recorded, nothing
+ * changed, when that block cannot be rented). Bytes in the writer's own
+ * blocks are patched in place with no memory, whatever the source, but a
+ * source in a reference being copied or one that overlaps two of the
+ * pieces patched, which is copied first (64 bytes on the stack, more from
+ * the pool). Segmented: finding pos costs O(log pieces). Works while an
+ * error is recorded (the held bytes are intact after any failure; the
+ * error stays). The typed forms store like the matching bw_put_*.
  *
  *   uint64_t at = bw_tell(&w);
  *   bw_put_u32le(&w, 0);                        // length placeholder
@@ -926,7 +1162,7 @@ BW_API const char *bw_cstr(bw_writer *w);
 
 /* Fill iov[0..max) with the held bytes in order (no empty entries) and return
  * how many entries all of them need: a result above max means iov holds only
- * the first max pieces (call with max 0 to ask). For writev. */
+ * the first max pieces (call with max 0 to ask: no walk, O(1)). For writev. */
 BW_API size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max);
 
 /* Copy n held bytes from offset into dst. offset + n beyond bw_len (or offset
@@ -966,7 +1202,8 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
  * that returns a malloc'd string (cJSON_Print, a message buffer) needs.
  * Every mode. No copy when the writer's one block already is such memory:
  * a pool on the default allocator (not in checked mode) rents blocks from
- * malloc below 2 MiB (larger ones are mapped from the kernel); else one copy
+ * malloc below 2 MiB (larger ones are mapped from the kernel on Linux, from
+ * malloc elsewhere); else one copy
  * into malloc(bw_len + 1), and the writer's storage goes back to its pool
  * (references get their done call). Nothing held gives "" (still to free).
  * The writer becomes empty as with bw_detach (no error, positions at 0,
@@ -987,24 +1224,29 @@ typedef void (*bw_done_fn)(void *ctx, const void *data, size_t n);
  * n) is called, exactly once, when the last of those bytes leaves the writer:
  * consumed, sent (bw_write_fd), truncated away, copied out by bw_pullup,
  * bw_cstr or a detach, copied by a patch into them, or dropped by bw_clear
- * or bw_release. Memory inside the writer's own blocks is copied instead.
- * Writes after a reference go to a block after it (an empty last block
- * moves there, else a new one of the first block's size, not the doubling:
- * references between small writes stay cheap). Every other mode: a copy, as bw_write, then done at
- * once. Every read-out sees these bytes like any others. done may be NULL.
- * n = 0 is BW_OK (done called at once). On failure done is not called (the
- * memory stays the caller's): data NULL with n > 0 is BW_EINVAL; n above
- * PTRDIFF_MAX BW_EOVERFLOW; BW_ENOMEM when the link (a small record from
- * the pool) or the block after it cannot be rented; each recorded. A
- * recorded error refuses the call. */
+ * or bw_release. Memory inside the writer's own blocks is copied instead
+ * (consume or truncate could give that block back under the link); caller
+ * memory is linked however often it is given, memory already linked
+ * included, each link with its own done. A link costs O(1) amortized and
+ * no block: one piece record (64 bytes on 64-bit, in an array rented from
+ * the pool that doubles when full and is kept until release), and the
+ * writes after it go on in the current block's free space. Every other
+ * mode: a copy, as bw_write, then done at once. Every read-out sees these
+ * bytes like any others. done may be NULL. n = 0 is BW_OK (done called at
+ * once). On failure done is not called (the memory stays the caller's):
+ * data NULL with n > 0 is BW_EINVAL; n above PTRDIFF_MAX BW_EOVERFLOW;
+ * BW_ENOMEM when the piece records cannot grow; each recorded. A recorded
+ * error refuses the call. */
 BW_API int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
 
 /* Append src's held bytes to dst and empty src, as bw_consume of all of
  * them would (src's positions go on; it stays usable). Between two
- * segmented writers of one pool the blocks are relinked, references
- * included: nothing is copied or rented, whatever the length (a partly
- * consumed single block's bytes move down in it first), and pointers into
- * those bytes stay valid. Any other pair of modes: a copy, as
+ * segmented writers of one pool src's pieces are relinked after dst's,
+ * references included: no byte is copied, whatever the length, pointers
+ * into those bytes stay valid, and dst's next write goes on in its own
+ * current block; the only memory taken is room for src's piece records in
+ * dst's (BW_ENOMEM, recorded in dst, nothing moved). Any other pair of
+ * modes (a contiguous src into a segmented dst included): a copy, as
  * bw_append_writer (a streaming dst may send), and src is emptied only when
  * it succeeded. BW_EINVAL (recorded in dst) for NULL src, src == dst, or a
  * streaming src (its bytes are on their way to its sink). dst's recorded
@@ -1026,8 +1268,15 @@ BW_API int bw_move(bw_writer *dst, bw_writer *src);
  * this call. On a streaming writer the sink is not called. BW_OK when all
  * went out; BW_EIO with errno set (EAGAIN, EPIPE, ...; a write of 0 gives
  * EIO) *without* recording it: the rest stays held and calling again
- * continues where it stopped. A writer with a recorded error sends nothing
+ * continues where it stopped. The errno is also kept in the writer, as
+ * for a recorded BW_EIO: bw_errno gives it until the next bw_write_fd (or
+ * clear, release). A writer with a recorded error sends nothing
  * and returns that error. Nothing held: BW_OK without a system call.
+ *
+ * Windows: fd is a C runtime descriptor (_open, _pipe, 1 for stdout), sent
+ * to with _write piece by piece; there is no SIGPIPE to guard against. A
+ * descriptor in text mode (the default there) writes '\n' as "\r\n": open
+ * it with _O_BINARY (or _setmode it) for the bytes as they are.
  *
  *   while (bw_len(&w) > 0) {                 // non-blocking socket
  *       if (bw_write_fd(&w, sock, NULL) == BW_OK) break;
@@ -1037,11 +1286,12 @@ BW_API int bw_move(bw_writer *dst, bw_writer *src);
 BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
 
 /* A write-only FILE* over the writer, any mode, so existing fprintf code
- * writes into it (fopencookie on glibc, funopen on the BSDs and macOS).
+ * writes into it (fopencookie on Linux with glibc or musl, funopen on the
+ * BSDs, macOS and Android; Windows has neither: no bw_fopen there).
  * Bytes reach the writer when the FILE flushes (fflush, fclose, or its own
  * buffer filling). fclose neither releases the writer nor flushes it to its
  * sink. A writer failure makes the FILE write fail with errno ENOMEM, ENOSPC
- * (BW_EFULL), EIO or EFBIG (BW_EOVERFLOW); fseek and ftell fail with ESPIPE.
+ * (BW_EFULL), EIO or EFBIG (BW_EOVERFLOW, BW_ELIMIT); fseek and ftell fail with ESPIPE.
  * The FILE hands its bytes over in pieces, in the middle of an fprintf or
  * fwrite: in a contiguous or segmented writer the arguments may still point
  * into w's held bytes (the blocks w outgrows meanwhile are kept until
@@ -1050,7 +1300,7 @@ BW_API int bw_write_fd(bw_writer *w, int fd, size_t *written);
  * FILE cannot be made. Not declared (and BW_HAVE_FILE_ADAPTER
  * not defined) where neither exists or with BW_NO_FILE_ADAPTER. */
 #if !defined(BW_NO_FILE_ADAPTER) && \
-    (defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || \
+    (defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__) || \
      defined(__NetBSD__) || defined(__OpenBSD__) || defined(__DragonFly__))
 #  define BW_HAVE_FILE_ADAPTER 1
 BW_API FILE *bw_fopen(bw_writer *w);
@@ -1076,7 +1326,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
                             buffer (streaming) or buf (fixed); NULL until
                             there is storage                                  */
     size_t len;          /* offset of the next byte in data                   */
-    size_t lim;          /* fast-path limit: cap, or len while an error is
+    size_t lim;          /* fast-path limit: cap (at most where the size
+                            limit falls, below), or len while an error is
                             recorded, so a recorded error (and a writer with no
                             storage) simply misses the inline fast path        */
     size_t cap;          /* usable bytes at data                              */
@@ -1085,11 +1336,17 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
     unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
     unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
-                            BW__FD: streaming to fd rather than to a sink     */
+                            BW__FD: streaming to fd rather than to a sink;
+                            BW__LIMITED: a size limit is set (and more in
+                            writer_internal.h)                                */
     int err;             /* sticky status, BW_OK if none                      */
     union {              /* by mode; contiguous and fixed use none of it      */
-        void *head;      /* segmented: the first block's link while held bytes
-                            span blocks, else NULL                            */
+        struct {         /* segmented (bufwriter.c, "segmented")          */
+            struct bw__piece *pc; /* closed pieces, [first, count) held     */
+            size_t pc_cap;        /* the array's size in bytes, 0: none     */
+            uint32_t first, count;
+            struct bw__blk *blocks; /* owned blocks but the current one     */
+        } c;
         struct {         /* streaming                                         */
             bw_sink_fn sink; /* the sink (NULL for an fd)                     */
             void *ctx;   /* the sink's context                                */
@@ -1098,14 +1355,24 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
         } s;
     } m;
     int syserr;          /* errno recorded with err (BW_EIO), else 0; read
-                            only while an error is recorded                   */
+                            only while an error is recorded or a failed
+                            bw_write_fd left it (BW__FD_ERRNO)                */
+    uint64_t limit;      /* bw_set_limit: no position past it. Read only with
+                            BW__LIMITED set, so that init and release need
+                            not touch it, out of the first line; lim is
+                            clamped to it                                     */
 };
+
+/* bw_writer.flags: a size limit is set (bw_set_limit), so limit is read.
+ * The other bits are writer_internal.h's. */
+#define BW__LIMITED 0x40u
 
 /* Modes (bw_writer.mode). The all-zero writer is contiguous. */
 #define BW__CONTIG 0
 #define BW__CHAIN  1
 #define BW__STREAM 2
 #define BW__FIXED  3
+#define BW__NMODES 4 /* a new mode: its constant, this count, its table */
 
 /* An empty contiguous writer on the shared pool (all zeros). */
 #ifdef __cplusplus
@@ -1113,7 +1380,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
 #else
 #  define BW_WRITER_INIT {NULL /* data */, 0 /* len */, 0 /* lim */, 0 /* cap */,         \
                           0 /* pos */, 0 /* base */, NULL /* pool */, 0 /* mode */,       \
-                          0 /* flags */, BW_OK /* err */, {NULL} /* m.head */, 0 /* syserr */}
+                          0 /* flags */, BW_OK /* err */,                         \
+                          {{NULL, 0, 0, 0, NULL}} /* m.c */, 0 /* syserr */, 0 /* limit */}
 #endif
 
 /* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a
@@ -1233,7 +1501,7 @@ BW__INLINE unsigned char *bw_enc_bytes(unsigned char *p, const void *src, size_t
 #define BW__DEFINE_PUT(name, type, size)                                     \
     BW__INLINE int bw_put_##name(bw_writer *w, type v)                       \
     {                                                                        \
-        size_t bw__n;                                                        \
+        size_t bw__n = 0; /* set below: no store is left of this */         \
         if (BW__UNLIKELY(w == NULL || (bw__n = w->len) + size > w->lim)) {   \
             int bw__rc = bw_reserve(w, size);                                \
             if (bw__rc != BW_OK) return bw__rc;                              \
@@ -1256,7 +1524,7 @@ BW__TYPES(BW__DEFINE_PATCH)
 
 BW__INLINE int bw_put_uvarint(bw_writer *w, uint64_t v)
 {
-    size_t n;
+    size_t n = 0; /* clang's -Wconditional-uninitialized: set in the test */
     if (BW__LIKELY(w != NULL && (n = w->len) + 10 <= w->lim)) {
         unsigned char *d = w->data + n;
         w->len = n + BW__CAST(size_t, bw_enc_uvarint(d, v) - d);
@@ -1289,11 +1557,23 @@ BW__INLINE void *bw_get_span(bw_writer *w, size_t size_hint, size_t *avail)
     if (BW__LIKELY(size_hint - 1 < w->lim - w->len)) {
         size_t len = w->len;
         unsigned char *p = w->data + len; /* before *avail, which may alias w */
-        if (avail) *avail = w->cap - len;
+        if (avail) *avail = w->lim - len; /* cap - len, or a size limit's room */
         BW__ASSUME(p != NULL);
         return p;
     }
     return bw__get_span_slow(w, size_hint, avail);
+}
+
+/* lim - len: the free space, or none while an error is recorded (lim ==
+ * len), at most a size limit's room. */
+BW__INLINE void *bw_try_span(bw_writer *w, size_t n)
+{
+    if (BW__LIKELY(w != NULL && (n != 0 ? n : 1) <= w->lim - w->len)) {
+        unsigned char *p = w->data + w->len;
+        BW__ASSUME(p != NULL);
+        return p;
+    }
+    return BW__NULL;
 }
 
 /* The cursor's commit, in offsets from data: the span starts at len, so
@@ -1347,7 +1627,17 @@ BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
 BW__INLINE uint64_t bw_tell(const bw_writer *w) { return w ? w->pos + w->len : 0; }
 BW__INLINE size_t bw_len(const bw_writer *w)
 { return w ? BW__CAST(size_t, w->pos + w->len - w->base) : 0; }
-BW__INLINE size_t bw_free_capacity(const bw_writer *w) { return w ? w->cap - w->len : 0; }
+BW__INLINE size_t bw_free_capacity(const bw_writer *w)
+{
+    size_t f;
+    if (!w) return 0;
+    f = w->cap - w->len;
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) { /* no further than the size limit */
+        uint64_t t = w->pos + w->len, r = w->limit > t ? w->limit - t : 0;
+        if (r < f) f = BW__CAST(size_t, r);
+    }
+    return f;
+}
 BW__INLINE size_t bw_capacity(const bw_writer *w)
 { return bw_len(w) + bw_free_capacity(w); }
 
@@ -1370,17 +1660,823 @@ BW__QUIET_END
 #ifdef __cplusplus
 #  error "bufwriter: define BUFWRITER_IMPLEMENTATION in a C11 file, not in C++ (the implementation uses <stdatomic.h> and _Thread_local); C++ files include the header without it"
 #endif
+#if !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L
+#  error "bufwriter: the implementation (BUFWRITER_IMPLEMENTATION) needs C11 (<stdatomic.h>, _Thread_local): compile this file with -std=c11 or later; other files may include the header as C89 or C99"
+#endif
 
 /* Private functions are static in the single header (as SQLite's
  * amalgamation does), so they stay out of the program's symbol table.
- * "unused": some are called only in some configurations (BW_DEBUG). */
+ * Some are called only in some configurations (BW_DEBUG): -Wunused-function
+ * is off for the implementation, rather than each marked unused (which
+ * clang's -Wused-but-marked-unused reports wherever one is called). */
 #ifndef BW__INTERNAL
-#  if defined(__GNUC__) || defined(__clang__)
-#    define BW__INTERNAL static __attribute__((unused))
-#  else
-#    define BW__INTERNAL static
-#  endif
+#  define BW__INTERNAL static
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+
+/*************** Begin file fmt_float_table.h *******************************/
+/* fmt_float_table.h - generated by scripts/gen_float_table.py: do not edit.
+ * make check-float-table (part of make test) checks it is up to date.
+ *
+ * bw__ff_g[2 (k - BW__FF_K_MIN)] and [.. + 1] are the high and low 64 bits of
+ * g(k) = floor(10^-k 2^(125 - floor(log2 10^-k))) + 1, in [2^125, 2^126): an
+ * upper approximation of 10^-k, for every k a double's exponent gives.
+ * The logarithm constants are checked over every input fmt_float.c gives. */
+#ifndef BW__FMT_FLOAT_TABLE_H
+#define BW__FMT_FLOAT_TABLE_H
+
+#include <stdint.h>
+
+/* floor(log10(2^q)) = ((q BW__FF_L10 + (BW__FF_B10 << BW__FF_S10)) >> BW__FF_S10)
+ * - BW__FF_B10 for q in [-1074, 971]; floor(log10(3/4 2^q)) the same with
+ * BW__FF_L10_34 added (q in [-1073, 971]); floor(log2(10^k)) =
+ * ((k BW__FF_L2 + (BW__FF_B2 << BW__FF_S2)) >> BW__FF_S2) - BW__FF_B2 for k in
+ * [-292, 324]. */
+#define BW__FF_S10 20
+#define BW__FF_L10 315653
+#define BW__FF_L10_34 (-131047)
+#define BW__FF_B10 1100
+#define BW__FF_S2 19
+#define BW__FF_L2 1741647
+#define BW__FF_B2 1100
+#define BW__FF_K_MIN (-324)
+#define BW__FF_K_MAX 292
+
+static const uint64_t bw__ff_g[1234] = {
+    UINT64_C(0x278676e4ad38c6ea), UINT64_C(0x5b01e8b09aa0d1b5), /* k = -324 */
+    UINT64_C(0x3f3d8b077b8e0b10), UINT64_C(0x919ca780f767b5ee), /* k = -323 */
+    UINT64_C(0x3297a26c62d808da), UINT64_C(0x0e16ec672c52f7f2), /* k = -322 */
+    UINT64_C(0x28794ebd1be00714), UINT64_C(0xd81256b8f0425ff5), /* k = -321 */
+    UINT64_C(0x20610bca7cb338dd), UINT64_C(0x79a84560c0351991), /* k = -320 */
+    UINT64_C(0x33ce7943fab85afb), UINT64_C(0xf5da089acd21c281), /* k = -319 */
+    UINT64_C(0x2971fa9cc8937bfc), UINT64_C(0xc4ae6d48a41b0201), /* k = -318 */
+    UINT64_C(0x2127fbb0a075fcca), UINT64_C(0x36f1f106e9af34cd), /* k = -317 */
+    UINT64_C(0x350cc5e767232e10), UINT64_C(0x57e981a4a918547b), /* k = -316 */
+    UINT64_C(0x2a709e52b8e8f1a6), UINT64_C(0xacbace1d541376c9), /* k = -315 */
+    UINT64_C(0x21f3b1dbc720c152), UINT64_C(0x23c8a4e44342c56e), /* k = -314 */
+    UINT64_C(0x3652b62c71ce021d), UINT64_C(0x060dd4a06b9e08b0), /* k = -313 */
+    UINT64_C(0x2b755e89f4a4ce7d), UINT64_C(0x9e7176e6bc7e6d59), /* k = -312 */
+    UINT64_C(0x22c44ba19083d864), UINT64_C(0x7ec12bebc9febde1), /* k = -311 */
+    UINT64_C(0x37a0790280d2f3d3), UINT64_C(0xfe01dfdfa9979635), /* k = -310 */
+    UINT64_C(0x2c8060cecd758fdc), UINT64_C(0xcb34b319547944f7), /* k = -309 */
+    UINT64_C(0x2399e70bd7913fe3), UINT64_C(0xd5c3c27aa9fa9d93), /* k = -308 */
+    UINT64_C(0x38f63e7958e86639), UINT64_C(0x560603f7765dc8ea), /* k = -307 */
+    UINT64_C(0x2d91cb94472051c7), UINT64_C(0x7804cff92b7e3a55), /* k = -306 */
+    UINT64_C(0x2474a2dd05b3749f), UINT64_C(0x93370cc755fe9511), /* k = -305 */
+    UINT64_C(0x3a5437c8091f20ff), UINT64_C(0x51f1ae0bbcca881b), /* k = -304 */
+    UINT64_C(0x2ea9c639a0e5b3ff), UINT64_C(0x74c1580963d539af), /* k = -303 */
+    UINT64_C(0x25549e9480b7c332), UINT64_C(0xc3cde0078310faf3), /* k = -302 */
+    UINT64_C(0x3bba97540126051e), UINT64_C(0x0616333f381b2b1e), /* k = -301 */
+    UINT64_C(0x2fc8791000eb374b), UINT64_C(0x3811c298f9af55b1), /* k = -300 */
+    UINT64_C(0x2639fa7333ef5f6f), UINT64_C(0x600e35472e25de28), /* k = -299 */
+    UINT64_C(0x3d2990b8531898b2), UINT64_C(0x3349eed849d6303f), /* k = -298 */
+    UINT64_C(0x30ee0d60427a13c1), UINT64_C(0xc2a18be03b11c033), /* k = -297 */
+    UINT64_C(0x2724d780352e7634), UINT64_C(0x9bb46fe695a7ccf5), /* k = -296 */
+    UINT64_C(0x3ea158cd21e3f054), UINT64_C(0x2c53e63dbc3fae55), /* k = -295 */
+    UINT64_C(0x321aad70e7e98d10), UINT64_C(0x237651cafcffbeaa), /* k = -294 */
+    UINT64_C(0x2815578d865470d9), UINT64_C(0xb5f8416f30cc9888), /* k = -293 */
+    UINT64_C(0x201112d79ea9f3e1), UINT64_C(0x5e603458f3d6e06d), /* k = -292 */
+    UINT64_C(0x334e848c310fec9b), UINT64_C(0xca3386f4b957cd7b), /* k = -291 */
+    UINT64_C(0x290b9d3cf40cbd49), UINT64_C(0x6e8f9f2a2ddfd796), /* k = -290 */
+    UINT64_C(0x20d61763f670976d), UINT64_C(0xf20c7f54f17fdfab), /* k = -289 */
+    UINT64_C(0x3489bf06571a8be3), UINT64_C(0x1ce0cbbb1bffcc45), /* k = -288 */
+    UINT64_C(0x2a07cc05127ba31c), UINT64_C(0x171a3c95afffd69e), /* k = -287 */
+    UINT64_C(0x219fd66a752fb5b0), UINT64_C(0x127b63aaf3331218), /* k = -286 */
+    UINT64_C(0x35cc8a43eeb2bc4c), UINT64_C(0xea5f05de51eb5026), /* k = -285 */
+    UINT64_C(0x2b0a0836588efd0a), UINT64_C(0x5518d17ea7ef7352), /* k = -284 */
+    UINT64_C(0x226e6cf846d8ca6e), UINT64_C(0xaa7a41321ff2c2a8), /* k = -283 */
+    UINT64_C(0x371714c0715add7d), UINT64_C(0xdd906850331e043f), /* k = -282 */
+    UINT64_C(0x2c1277005aaf1797), UINT64_C(0xe47386a68f4b3699), /* k = -281 */
+    UINT64_C(0x2341f8cd1558dfac), UINT64_C(0xb6c2d21ed908f87b), /* k = -280 */
+    UINT64_C(0x38698e14eef49914), UINT64_C(0x579e1cfe280e5a5d), /* k = -279 */
+    UINT64_C(0x2d213e7725907a76), UINT64_C(0xac7e7d98200b7b7e), /* k = -278 */
+    UINT64_C(0x241a985f514061f8), UINT64_C(0x89fecae019a2c932), /* k = -277 */
+    UINT64_C(0x39c426fee8670327), UINT64_C(0x43314499c29e0eb6), /* k = -276 */
+    UINT64_C(0x2e368598b9ec0285), UINT64_C(0xcf5a9d47cee4d891), /* k = -275 */
+    UINT64_C(0x24f86ae094bcced1), UINT64_C(0x72aee4397250ad41), /* k = -274 */
+    UINT64_C(0x3b27116754614ae8), UINT64_C(0xb77e39f583b44868), /* k = -273 */
+    UINT64_C(0x2f527452a9e76f20), UINT64_C(0x92cb61913629d387), /* k = -272 */
+    UINT64_C(0x25db90422185f280), UINT64_C(0x756f8140f8217605), /* k = -271 */
+    UINT64_C(0x3c928069cf3cb733), UINT64_C(0xef18cece59cf233c), /* k = -270 */
+    UINT64_C(0x30753387d8fd5f5c), UINT64_C(0xbf470bd847d8e8fd), /* k = -269 */
+    UINT64_C(0x26c429397a644c4a), UINT64_C(0x329f3cad064720ca), /* k = -268 */
+    UINT64_C(0x3e06a85bf706e076), UINT64_C(0xb7652de1a3a50143), /* k = -267 */
+    UINT64_C(0x319eed165f38b392), UINT64_C(0x2c50f1814fb73436), /* k = -266 */
+    UINT64_C(0x27b2574518fa2941), UINT64_C(0xbd0d8e010c92902b), /* k = -265 */
+    UINT64_C(0x3f83bed4f4c37535), UINT64_C(0xfb48e334e0ea8045), /* k = -264 */
+    UINT64_C(0x32cfcbdd909c5dc4), UINT64_C(0xc9071c2a4d88669d), /* k = -263 */
+    UINT64_C(0x28a63cb1407d17d0), UINT64_C(0xa0d27ceea46d1ee4), /* k = -262 */
+    UINT64_C(0x2084fd5a99fdaca6), UINT64_C(0xe70eca58838a7f1d), /* k = -261 */
+    UINT64_C(0x3407fbc42995e10b), UINT64_C(0x0b4add5a6c10cb62), /* k = -260 */
+    UINT64_C(0x299ffc9cee1180d5), UINT64_C(0xa2a24aaebcda3c4e), /* k = -259 */
+    UINT64_C(0x214cca1724dacd77), UINT64_C(0xb54ea22563e1c9d8), /* k = -258 */
+    UINT64_C(0x3547a9bea15e158c), UINT64_C(0x554a9d089fcfa95a), /* k = -257 */
+    UINT64_C(0x2a9fbafee77e77a3), UINT64_C(0x776ee406e63fbaae), /* k = -256 */
+    UINT64_C(0x2219626585fec61c), UINT64_C(0x5f8be99f1e996225), /* k = -255 */
+    UINT64_C(0x368f03d5a3313cfa), UINT64_C(0x327975cb64289d08), /* k = -254 */
+    UINT64_C(0x2ba59caae8f430c8), UINT64_C(0x28612b091ced4a6d), /* k = -253 */
+    UINT64_C(0x22eae3bbed902706), UINT64_C(0x86b4226db0bdd524), /* k = -252 */
+    UINT64_C(0x37de392caf4d0b3d), UINT64_C(0xa4536a491ac95506), /* k = -251 */
+    UINT64_C(0x2cb1c756f2a408fe), UINT64_C(0x1d0f883a7bd44405), /* k = -250 */
+    UINT64_C(0x23c16c458ee9a0cb), UINT64_C(0x4a72d361fca9d004), /* k = -249 */
+    UINT64_C(0x39357a08e4a90145), UINT64_C(0x43eaebcffaa94cd3), /* k = -248 */
+    UINT64_C(0x2dc461a0b6ed9a9d), UINT64_C(0xcfef230cc88770a9), /* k = -247 */
+    UINT64_C(0x249d1ae6f8be154b), UINT64_C(0x0cbf4f3d6d3926ee), /* k = -246 */
+    UINT64_C(0x3a94f7d7f4635544), UINT64_C(0xe1321862485b717c), /* k = -245 */
+    UINT64_C(0x2edd931329e91103), UINT64_C(0xe75b46b506af8dfd), /* k = -244 */
+    UINT64_C(0x257e0f4287eda736), UINT64_C(0x52af6bc405593e64), /* k = -243 */
+    UINT64_C(0x3bfce5373fe2a523), UINT64_C(0xb77f12d33bc1fd6d), /* k = -242 */
+    UINT64_C(0x2ffd842c331bb74f), UINT64_C(0xc5ff42429634cabd), /* k = -241 */
+    UINT64_C(0x266469bcf5afc5d9), UINT64_C(0x6b329b68782a3bcb), /* k = -240 */
+    UINT64_C(0x3d6d75fb22b2d628), UINT64_C(0xab842bda59dd2c77), /* k = -239 */
+    UINT64_C(0x31245e628228ab53), UINT64_C(0xbc69bcaeae4a89f9), /* k = -238 */
+    UINT64_C(0x27504b8201ba22a9), UINT64_C(0x6387ca25583ba194), /* k = -237 */
+    UINT64_C(0x3ee6df366929d10f), UINT64_C(0x05a6103bc05f68ed), /* k = -236 */
+    UINT64_C(0x32524c2b8754a73f), UINT64_C(0x37b80cfc99e5ed8a), /* k = -235 */
+    UINT64_C(0x2841d689391085cc), UINT64_C(0x2c933d96e184be08), /* k = -234 */
+    UINT64_C(0x2034aba0fa739e3c), UINT64_C(0xf075cadf1ad09807), /* k = -233 */
+    UINT64_C(0x3387790190b8fd2e), UINT64_C(0x4d8944982ae759a4), /* k = -232 */
+    UINT64_C(0x29392d9ada2d9758), UINT64_C(0x3e076a135585e150), /* k = -231 */
+    UINT64_C(0x20fa8ae248247913), UINT64_C(0x64d2bb42aad1810d), /* k = -230 */
+    UINT64_C(0x34c4116a0d07281f), UINT64_C(0x07b7920444826815), /* k = -229 */
+    UINT64_C(0x2a367454d738ece5), UINT64_C(0x9fc60e69d0685344), /* k = -228 */
+    UINT64_C(0x21c529dd78fa571e), UINT64_C(0x196b3ebb0d20429d), /* k = -227 */
+    UINT64_C(0x360842fbf4c3be96), UINT64_C(0x8f11fdf815006a94), /* k = -226 */
+    UINT64_C(0x2b39cf2ff702fede), UINT64_C(0xd8db319344005543), /* k = -225 */
+    UINT64_C(0x2294a5bff8cf324b), UINT64_C(0xe0af5adc3666aa9c), /* k = -224 */
+    UINT64_C(0x37543c665ae51d46), UINT64_C(0x344bc4938a3dddc7), /* k = -223 */
+    UINT64_C(0x2c4363851584176b), UINT64_C(0x5d096a0fa1cb17d2), /* k = -222 */
+    UINT64_C(0x23691c6a779cdf89), UINT64_C(0x173abb3fb4a27975), /* k = -221 */
+    UINT64_C(0x38a82d7725c7cc0e), UINT64_C(0x8b912b992103f588), /* k = -220 */
+    UINT64_C(0x2d535792849fd672), UINT64_C(0x0940efadb4032ad3), /* k = -219 */
+    UINT64_C(0x2442ac7536e64528), UINT64_C(0x07672624900288a9), /* k = -218 */
+    UINT64_C(0x3a044721f1706ea6), UINT64_C(0x723ea36db337410e), /* k = -217 */
+    UINT64_C(0x2e69d2818df38bb8), UINT64_C(0x5b654f8af5c5cda5), /* k = -216 */
+    UINT64_C(0x25217534718fa2f9), UINT64_C(0xe2b772d5916b0aeb), /* k = -215 */
+    UINT64_C(0x3b68bb871c1904c3), UINT64_C(0x0458b7bc1bde77dd), /* k = -214 */
+    UINT64_C(0x2f86fc6c167a6a35), UINT64_C(0x9d13c630164b9318), /* k = -213 */
+    UINT64_C(0x260596bcdec854f7), UINT64_C(0xb0dc9e8cdea2dc13), /* k = -212 */
+    UINT64_C(0x3cd5bdfafe0d54bf), UINT64_C(0x8160fdae31049351), /* k = -211 */
+    UINT64_C(0x30aafe6264d776ff), UINT64_C(0x9ab3fe24f403a90e), /* k = -210 */
+    UINT64_C(0x26ef31e850ac5f32), UINT64_C(0xe229981d9002eda5), /* k = -209 */
+    UINT64_C(0x3e4b830d4de09851), UINT64_C(0x69dc2695b337e2a1), /* k = -208 */
+    UINT64_C(0x31d602710b1a1374), UINT64_C(0x54b01ede28f9821b), /* k = -207 */
+    UINT64_C(0x27de685a6f480f90), UINT64_C(0x43c018b1ba6134e2), /* k = -206 */
+    UINT64_C(0x3fca4090b20ce5b3), UINT64_C(0x9f99c11c5d68549d), /* k = -205 */
+    UINT64_C(0x330833a6f4d71e29), UINT64_C(0x4c7b00e37ded107e), /* k = -204 */
+    UINT64_C(0x28d35c8590ac1821), UINT64_C(0x09fc00b5fe574065), /* k = -203 */
+    UINT64_C(0x20a916d14089ace7), UINT64_C(0x3b3000919845cd1d), /* k = -202 */
+    UINT64_C(0x3441be1b9a75e171), UINT64_C(0xf84ccdb5c06fae95), /* k = -201 */
+    UINT64_C(0x29ce31afaec4b45b), UINT64_C(0x2d0a3e2b00595877), /* k = -200 */
+    UINT64_C(0x2171c159589d5d15), UINT64_C(0xbda1cb5599e11393), /* k = -199 */
+    UINT64_C(0x3582cef55a9561bc), UINT64_C(0x629c7888f634ec1e), /* k = -198 */
+    UINT64_C(0x2acf0bf77baab496), UINT64_C(0xb549fa072b5d89b1), /* k = -197 */
+    UINT64_C(0x223f3cc5fc889078), UINT64_C(0x9107fb38ef7e07c1), /* k = -196 */
+    UINT64_C(0x36cb946ffa741a5a), UINT64_C(0x81a65ec17f300c68), /* k = -195 */
+    UINT64_C(0x2bd610599529aeae), UINT64_C(0xce1eb23465c009ed), /* k = -194 */
+    UINT64_C(0x2311a6ae10ee2558), UINT64_C(0xa4e55b5d1e333b24), /* k = -193 */
+    UINT64_C(0x381c3de34e49d55a), UINT64_C(0xa16ef894fd1ec506), /* k = -192 */
+    UINT64_C(0x2ce364b5d83b1115), UINT64_C(0x4df2607730e56a6c), /* k = -191 */
+    UINT64_C(0x23e91d5e4695a744), UINT64_C(0x3e5b805f5a5121f0), /* k = -190 */
+    UINT64_C(0x3974fbca0a890ba0), UINT64_C(0x63c59a322a1b697f), /* k = -189 */
+    UINT64_C(0x2df72fd4d53a6fb3), UINT64_C(0x83047b5b54e2bacc), /* k = -188 */
+    UINT64_C(0x24c5bfdd7761f2f6), UINT64_C(0x0269fc4910b5623d), /* k = -187 */
+    UINT64_C(0x3ad5ffc8bf031e56), UINT64_C(0x6a432d41b45569fb), /* k = -186 */
+    UINT64_C(0x2f11996d659c1845), UINT64_C(0x21cf5767c37787fc), /* k = -185 */
+    UINT64_C(0x25a7adf11e1679d0), UINT64_C(0xe7d912b9692c6cca), /* k = -184 */
+    UINT64_C(0x3c3f7cb4fcf0c2e7), UINT64_C(0xd95b5128a8471476), /* k = -183 */
+    UINT64_C(0x3032ca2a63f3cf1f), UINT64_C(0xe115da86ed05a9f8), /* k = -182 */
+    UINT64_C(0x268f0821e98fd8e6), UINT64_C(0x4dab1538bd9e2193), /* k = -181 */
+    UINT64_C(0x3db1a69ca8e627d6), UINT64_C(0xe2ab552795c9cf52), /* k = -180 */
+    UINT64_C(0x315aebb0871e8645), UINT64_C(0x8222aa86116e3f75), /* k = -179 */
+    UINT64_C(0x277befc06c186b6a), UINT64_C(0xce822204dabe992a), /* k = -178 */
+    UINT64_C(0x3f2cb2cd79c0abde), UINT64_C(0x17369cd49130f510), /* k = -177 */
+    UINT64_C(0x328a28a46166efe4), UINT64_C(0xdf5ee3dd40f3f740), /* k = -176 */
+    UINT64_C(0x286e86e9e7858cb7), UINT64_C(0x1918b64a9a5cc5cd), /* k = -175 */
+    UINT64_C(0x20586bee52d13d5f), UINT64_C(0x4746f83baeb09e3e), /* k = -174 */
+    UINT64_C(0x33c0acb08481fbcb), UINT64_C(0xa53e59f91780fd2f), /* k = -173 */
+    UINT64_C(0x2966f08d36ce6309), UINT64_C(0x50feae60df9a6426), /* k = -172 */
+    UINT64_C(0x211f26d75f0b826d), UINT64_C(0xda65584d7faeb685), /* k = -171 */
+    UINT64_C(0x34fea48bcb459d7c), UINT64_C(0x90a226e265e4573b), /* k = -170 */
+    UINT64_C(0x2a65506fd5d14aca), UINT64_C(0x0d4e8581eb1d1295), /* k = -169 */
+    UINT64_C(0x21eaa6bfde4108a1), UINT64_C(0xa43ed134bc174211), /* k = -168 */
+    UINT64_C(0x36443dffca01a769), UINT64_C(0x06cae85460253682), /* k = -167 */
+    UINT64_C(0x2b69cb33080152ba), UINT64_C(0x6bd586a9e6842b9b), /* k = -166 */
+    UINT64_C(0x22bb08f5a0010efb), UINT64_C(0x89779eee52035616), /* k = -165 */
+    UINT64_C(0x3791a7ef666817f8), UINT64_C(0xdbf297e3b66bbcef), /* k = -164 */
+    UINT64_C(0x2c7486591eb9acc7), UINT64_C(0x165bacb62b8963f3), /* k = -163 */
+    UINT64_C(0x23906b7a7efaf09f), UINT64_C(0x451623c4efa11cc2), /* k = -162 */
+    UINT64_C(0x38e7125d97f7e765), UINT64_C(0x3b569fa17f682e03), /* k = -161 */
+    UINT64_C(0x2d85a84adff985ea), UINT64_C(0x95dee61acc535803), /* k = -160 */
+    UINT64_C(0x246aed08b32e04bb), UINT64_C(0xab18b8157042accf), /* k = -159 */
+    UINT64_C(0x3a44ae7451e33ac5), UINT64_C(0xde8df355806aae18), /* k = -158 */
+    UINT64_C(0x2e9d585d0e4f6237), UINT64_C(0xe53e5c4466bbbe7a), /* k = -157 */
+    UINT64_C(0x254aad173ea5e82c), UINT64_C(0xb765169d1efc9861), /* k = -156 */
+    UINT64_C(0x3baaae8b976fd9e1), UINT64_C(0x256e8a94fe60f3cf), /* k = -155 */
+    UINT64_C(0x2fbbbed612bfe180), UINT64_C(0xeabed543feb3f63f), /* k = -154 */
+    UINT64_C(0x262fcbde75664e00), UINT64_C(0xbbcbddcffef65e99), /* k = -153 */
+    UINT64_C(0x3d194630bbd6e334), UINT64_C(0x5fac961997f0975b), /* k = -152 */
+    UINT64_C(0x30e104f3c978b5c3), UINT64_C(0x7fbd44e1465a12af), /* k = -151 */
+    UINT64_C(0x271a6a5ca12d5e35), UINT64_C(0xffca9d810514dbbf), /* k = -150 */
+    UINT64_C(0x3e90aa2dceaefd23), UINT64_C(0x32ddc8ce6e87c5ff), /* k = -149 */
+    UINT64_C(0x320d54f17225974f), UINT64_C(0x5be4a0a525396b32), /* k = -148 */
+    UINT64_C(0x280aaa5ac1b7ac3f), UINT64_C(0x7cb6e6ea842def5c), /* k = -147 */
+    UINT64_C(0x200888489af95699), UINT64_C(0x30925255368b25e3), /* k = -146 */
+    UINT64_C(0x3340da0dc4c22428), UINT64_C(0x4db6ea21f0dea304), /* k = -145 */
+    UINT64_C(0x2900ae716a34e9b9), UINT64_C(0xd7c5881b2718826a), /* k = -144 */
+    UINT64_C(0x20cd585abb5d87c7), UINT64_C(0xdfd139af527a01ef), /* k = -143 */
+    UINT64_C(0x347bc0912bc8d93f), UINT64_C(0xcc81f5e550c3364a), /* k = -142 */
+    UINT64_C(0x29fc9a0dbca0adcc), UINT64_C(0xa39b2b1dda35c508), /* k = -141 */
+    UINT64_C(0x2196e1a496e6f170), UINT64_C(0x82e288e4ae916a6d), /* k = -140 */
+    UINT64_C(0x35be35d424a4b580), UINT64_C(0xd16a74a1174f10ae), /* k = -139 */
+    UINT64_C(0x2afe917683b6f79a), UINT64_C(0x4121f6e745d8da25), /* k = -138 */
+    UINT64_C(0x2265412b9c925fae), UINT64_C(0x9a8192529e4714eb), /* k = -137 */
+    UINT64_C(0x37086845c7509917), UINT64_C(0x5d9c1d50fd3e87dd), /* k = -136 */
+    UINT64_C(0x2c06b9d16c407a79), UINT64_C(0x17b01773fdcb9fe4), /* k = -135 */
+    UINT64_C(0x233894a789cd2ec7), UINT64_C(0x4626792997d61984), /* k = -134 */
+    UINT64_C(0x385a8772761517a5), UINT64_C(0x3d0a5b75bfbcf59f), /* k = -133 */
+    UINT64_C(0x2d1539285e77461d), UINT64_C(0xca6eaf916630c47f), /* k = -132 */
+    UINT64_C(0x2410fa86b1f904e4), UINT64_C(0xa1f2260deb5a36cc), /* k = -131 */
+    UINT64_C(0x39b4c40ab65b3b07), UINT64_C(0x69837016455d247a), /* k = -130 */
+    UINT64_C(0x2e2a366ef848fc05), UINT64_C(0xee02c011d1175062), /* k = -129 */
+    UINT64_C(0x24ee91f2603a6337), UINT64_C(0xf19bccdb0dac404e), /* k = -128 */
+    UINT64_C(0x3b174fea33909ebf), UINT64_C(0xe8f947c4e2ad33b0), /* k = -127 */
+    UINT64_C(0x2f45d98829407eff), UINT64_C(0xed94396a4ef0f627), /* k = -126 */
+    UINT64_C(0x25d17ad3543398cc), UINT64_C(0xbe102deea58d91b9), /* k = -125 */
+    UINT64_C(0x3c825e1eed1f5ae1), UINT64_C(0x3019e3176f48e927), /* k = -124 */
+    UINT64_C(0x30684b4bf0e5e24d), UINT64_C(0xc014b5ac590720ec), /* k = -123 */
+    UINT64_C(0x26b9d5d65a5181d7), UINT64_C(0xccdd5e237a6c1a57), /* k = -122 */
+    UINT64_C(0x3df622f090826959), UINT64_C(0x47c8969f2a46908a), /* k = -121 */
+    UINT64_C(0x3191b58d40685447), UINT64_C(0x6ca0787f5505406f), /* k = -120 */
+    UINT64_C(0x27a7c4710053769f), UINT64_C(0x8a19f9ff773766bf), /* k = -119 */
+    UINT64_C(0x3f72d3e800858a98), UINT64_C(0xdcf65ccbf1f23dfe), /* k = -118 */
+    UINT64_C(0x32c24320006ad547), UINT64_C(0x172b7d6ff4c1cb32), /* k = -117 */
+    UINT64_C(0x289b68e666bbddd2), UINT64_C(0x78ef978cc3ce3c28), /* k = -116 */
+    UINT64_C(0x207c53eb856317db), UINT64_C(0x93f2dfa3cfd83020), /* k = -115 */
+    UINT64_C(0x33fa1fdf3bd1bfc5), UINT64_C(0xb98499061959e699), /* k = -114 */
+    UINT64_C(0x2994e64c2fdaffd1), UINT64_C(0x6136e0d1ade18548), /* k = -113 */
+    UINT64_C(0x2143eb702648cca7), UINT64_C(0x80f8b3daf181376d), /* k = -112 */
+    UINT64_C(0x353978b370747aa5), UINT64_C(0x9b27862b1c01f247), /* k = -111 */
+    UINT64_C(0x2a94608f8d29fbb7), UINT64_C(0xaf52d1bc1667f506), /* k = -110 */
+    UINT64_C(0x22104d3fa421962c), UINT64_C(0x8c424163451ff738), /* k = -109 */
+    UINT64_C(0x36807b99069c237a), UINT64_C(0x7a039bd208332526), /* k = -108 */
+    UINT64_C(0x2b99fc7a6bb01c61), UINT64_C(0xfb361641a028ea85), /* k = -107 */
+    UINT64_C(0x22e196c856267d1b), UINT64_C(0x2f5e78348020bb9e), /* k = -106 */
+    UINT64_C(0x37cf57a6f03d94f8), UINT64_C(0x4bca59ed99cdf8fc), /* k = -105 */
+    UINT64_C(0x2ca5dfb8c03143f9), UINT64_C(0xd63b7b247b0b2d96), /* k = -104 */
+    UINT64_C(0x23b7e62d668dcffb), UINT64_C(0x11c92f50626f57ac), /* k = -103 */
+    UINT64_C(0x39263d1570e2e65e), UINT64_C(0x82db7ee703e55912), /* k = -102 */
+    UINT64_C(0x2db830ddf3e8b84b), UINT64_C(0x9be2cbec031de0dc), /* k = -101 */
+    UINT64_C(0x24935a4b2986f9d6), UINT64_C(0x164f09899c17e716), /* k = -100 */
+    UINT64_C(0x3a855d450f3e5c89), UINT64_C(0xbd4b4275c68ca4f0), /* k = -99 */
+    UINT64_C(0x2ed1176a72984a07), UINT64_C(0xcaa29b916ba3b726), /* k = -98 */
+    UINT64_C(0x257412bb8ee03b39), UINT64_C(0x6ee87c74561c9285), /* k = -97 */
+    UINT64_C(0x3beceac5b166c528), UINT64_C(0xb173fa53bcfa8408), /* k = -96 */
+    UINT64_C(0x2ff0bbd15ab89dba), UINT64_C(0x278ffb7630c869a0), /* k = -95 */
+    UINT64_C(0x265a2fdaaefa17c8), UINT64_C(0x1fa662c4f3d387b3), /* k = -94 */
+    UINT64_C(0x3d5d195de4c35940), UINT64_C(0x32a3d13b1fb8d91f), /* k = -93 */
+    UINT64_C(0x3117477e509c4766), UINT64_C(0x8ee9742f4c93e0e6), /* k = -92 */
+    UINT64_C(0x2745d2cb73b0391e), UINT64_C(0xd8bac3590a0fe71e), /* k = -91 */
+    UINT64_C(0x3ed61e1252b38e97), UINT64_C(0xc12ad228101971c9), /* k = -90 */
+    UINT64_C(0x3244e4db755c7213), UINT64_C(0x00ef0e8673478e3b), /* k = -89 */
+    UINT64_C(0x28371d7c5de38e75), UINT64_C(0x9a58d86b8f6c71c9), /* k = -88 */
+    UINT64_C(0x202c1796b182d85e), UINT64_C(0x1513e0560c56c16e), /* k = -87 */
+    UINT64_C(0x3379bf57826af3c9), UINT64_C(0xbb530089ad579be2), /* k = -86 */
+    UINT64_C(0x292e32ac68558fd4), UINT64_C(0x95dc006e2446164f), /* k = -85 */
+    UINT64_C(0x20f1c22386aad976), UINT64_C(0xde4999f1b69e783f), /* k = -84 */
+    UINT64_C(0x34b6036c0aaaf58a), UINT64_C(0xfd428fe92430c065), /* k = -83 */
+    UINT64_C(0x2a2b35f00888c46f), UINT64_C(0x31020cba835a3384), /* k = -82 */
+    UINT64_C(0x21bc2b266d3a36bf), UINT64_C(0x5a680a2ecf7b5c69), /* k = -81 */
+    UINT64_C(0x35f9dea3e1f6bdfe), UINT64_C(0xf70cdd17b25efa42), /* k = -80 */
+    UINT64_C(0x2b2e4bb64e5efe65), UINT64_C(0x9270b0dfc1e59502), /* k = -79 */
+    UINT64_C(0x228b6fc50b7f31ea), UINT64_C(0xdb8d5a4c9b1e10ce), /* k = -78 */
+    UINT64_C(0x37457fa1abfeb644), UINT64_C(0x927bc3adc4fce7b0), /* k = -77 */
+    UINT64_C(0x2c37994e23322b6a), UINT64_C(0x0ec96957d0ca52f3), /* k = -76 */
+    UINT64_C(0x235fadd81c2822bb), UINT64_C(0x3f07877973d50f29), /* k = -75 */
+    UINT64_C(0x3899162693736ac5), UINT64_C(0x31a5a58f1fbb4b75), /* k = -74 */
+    UINT64_C(0x2d4744eba9292237), UINT64_C(0x5aeaead8e62f6f91), /* k = -73 */
+    UINT64_C(0x243903efba874e92), UINT64_C(0xaf22557a51bf8c74), /* k = -72 */
+    UINT64_C(0x39f4d3192a721751), UINT64_C(0x1836ef2a1c65ad86), /* k = -71 */
+    UINT64_C(0x2e5d75adbb8e790d), UINT64_C(0xacf8bf54e3848ad2), /* k = -70 */
+    UINT64_C(0x25179157c93ec73e), UINT64_C(0x23fa32aa4f9d3bdb), /* k = -69 */
+    UINT64_C(0x3b58e88c75313ec9), UINT64_C(0xd329eaaa18fb92f8), /* k = -68 */
+    UINT64_C(0x2f7a53a390f4323b), UINT64_C(0x0f54bbbb472fa8c6), /* k = -67 */
+    UINT64_C(0x25fb761c73f68e95), UINT64_C(0xa5dd62fc38f2ed6c), /* k = -66 */
+    UINT64_C(0x3cc589c71ff0e422), UINT64_C(0xa2fbd1938e517bdf), /* k = -65 */
+    UINT64_C(0x309e07d27ff3e9b5), UINT64_C(0x4f2fdadc71dac97f), /* k = -64 */
+    UINT64_C(0x26e4d30eccc3215d), UINT64_C(0xd8f3157d27e23acc), /* k = -63 */
+    UINT64_C(0x3e3aeb4ae1383562), UINT64_C(0xf4b82261d969f7ad), /* k = -62 */
+    UINT64_C(0x31c8bc3be7602ab5), UINT64_C(0x90934eb4adee5fbe), /* k = -61 */
+    UINT64_C(0x27d3c9c985e68891), UINT64_C(0x4075d8908b251965), /* k = -60 */
+    UINT64_C(0x3fb942dc0970da82), UINT64_C(0x00bc8db411d4f56e), /* k = -59 */
+    UINT64_C(0x32fa9be33ac0aece), UINT64_C(0x66fd3e29a7dd9125), /* k = -58 */
+    UINT64_C(0x28c87cb5c89a2571), UINT64_C(0xebfdcb54864ada84), /* k = -57 */
+    UINT64_C(0x20a063c4a07b5127), UINT64_C(0xeffe3c439ea2486a), /* k = -56 */
+    UINT64_C(0x3433d2d433f881d9), UINT64_C(0x7ffd2d38fdd073dc), /* k = -55 */
+    UINT64_C(0x29c30f1029939b14), UINT64_C(0x6664242d97d9f64a), /* k = -54 */
+    UINT64_C(0x2168d8d9badc7c10), UINT64_C(0x51e9b68adfe191d5), /* k = -53 */
+    UINT64_C(0x35748e292afa601a), UINT64_C(0x1ca924116635b621), /* k = -52 */
+    UINT64_C(0x2ac3a4edbbfb8014), UINT64_C(0xe3ba83411e915e81), /* k = -51 */
+    UINT64_C(0x22361d8afcc93343), UINT64_C(0xe962029a7edab201), /* k = -50 */
+    UINT64_C(0x36bcfc1194751ed3), UINT64_C(0x0f03375d97c45001), /* k = -49 */
+    UINT64_C(0x2bca63414390e575), UINT64_C(0xa59c2c4adfd04001), /* k = -48 */
+    UINT64_C(0x23084f676940b791), UINT64_C(0x5149bd08b30d0001), /* k = -47 */
+    UINT64_C(0x380d4bd8a8678c1b), UINT64_C(0xb542c80deb480001), /* k = -46 */
+    UINT64_C(0x2cd76fe086b93ce2), UINT64_C(0xf768a00b22a00001), /* k = -45 */
+    UINT64_C(0x23df8cb39efa971b), UINT64_C(0xf9208008e8800001), /* k = -44 */
+    UINT64_C(0x3965adec3190f1c6), UINT64_C(0x5b67334174000001), /* k = -43 */
+    UINT64_C(0x2deaf189c140c16b), UINT64_C(0x7c528f6790000001), /* k = -42 */
+    UINT64_C(0x24bbf46e3433cdef), UINT64_C(0x96a872b940000001), /* k = -41 */
+    UINT64_C(0x3ac653e386b9497f), UINT64_C(0x5773eac200000001), /* k = -40 */
+    UINT64_C(0x2f050fe938943acc), UINT64_C(0x45f6556800000001), /* k = -39 */
+    UINT64_C(0x259da6542d43623d), UINT64_C(0x04c5112000000001), /* k = -38 */
+    UINT64_C(0x3c2f7086aed236c8), UINT64_C(0x07a1b50000000001), /* k = -37 */
+    UINT64_C(0x3025f39ef241c56c), UINT64_C(0xd2e7c40000000001), /* k = -36 */
+    UINT64_C(0x2684c2e58e9b0457), UINT64_C(0x0f1fd00000000001), /* k = -35 */
+    UINT64_C(0x3da137d5b0f806f1), UINT64_C(0xb1cc800000000001), /* k = -34 */
+    UINT64_C(0x314dc6448d9338c1), UINT64_C(0x5b0a000000000001), /* k = -33 */
+    UINT64_C(0x27716b6a0adc2d67), UINT64_C(0x7c08000000000001), /* k = -32 */
+    UINT64_C(0x3f1bdf10116048a5), UINT64_C(0x9340000000000001), /* k = -31 */
+    UINT64_C(0x327cb2734119d3b7), UINT64_C(0xa900000000000001), /* k = -30 */
+    UINT64_C(0x2863c1f5cdae42f9), UINT64_C(0x5400000000000001), /* k = -29 */
+    UINT64_C(0x204fce5e3e250261), UINT64_C(0x1000000000000001), /* k = -28 */
+    UINT64_C(0x33b2e3c9fd0803ce), UINT64_C(0x8000000000000001), /* k = -27 */
+    UINT64_C(0x295be96e64066972), UINT64_C(0x0000000000000001), /* k = -26 */
+    UINT64_C(0x2116545850052128), UINT64_C(0x0000000000000001), /* k = -25 */
+    UINT64_C(0x34f086f3b33b6840), UINT64_C(0x0000000000000001), /* k = -24 */
+    UINT64_C(0x2a5a058fc295ed00), UINT64_C(0x0000000000000001), /* k = -23 */
+    UINT64_C(0x21e19e0c9bab2400), UINT64_C(0x0000000000000001), /* k = -22 */
+    UINT64_C(0x3635c9adc5dea000), UINT64_C(0x0000000000000001), /* k = -21 */
+    UINT64_C(0x2b5e3af16b188000), UINT64_C(0x0000000000000001), /* k = -20 */
+    UINT64_C(0x22b1c8c1227a0000), UINT64_C(0x0000000000000001), /* k = -19 */
+    UINT64_C(0x3782dace9d900000), UINT64_C(0x0000000000000001), /* k = -18 */
+    UINT64_C(0x2c68af0bb1400000), UINT64_C(0x0000000000000001), /* k = -17 */
+    UINT64_C(0x2386f26fc1000000), UINT64_C(0x0000000000000001), /* k = -16 */
+    UINT64_C(0x38d7ea4c68000000), UINT64_C(0x0000000000000001), /* k = -15 */
+    UINT64_C(0x2d79883d20000000), UINT64_C(0x0000000000000001), /* k = -14 */
+    UINT64_C(0x246139ca80000000), UINT64_C(0x0000000000000001), /* k = -13 */
+    UINT64_C(0x3a35294400000000), UINT64_C(0x0000000000000001), /* k = -12 */
+    UINT64_C(0x2e90edd000000000), UINT64_C(0x0000000000000001), /* k = -11 */
+    UINT64_C(0x2540be4000000000), UINT64_C(0x0000000000000001), /* k = -10 */
+    UINT64_C(0x3b9aca0000000000), UINT64_C(0x0000000000000001), /* k = -9 */
+    UINT64_C(0x2faf080000000000), UINT64_C(0x0000000000000001), /* k = -8 */
+    UINT64_C(0x2625a00000000000), UINT64_C(0x0000000000000001), /* k = -7 */
+    UINT64_C(0x3d09000000000000), UINT64_C(0x0000000000000001), /* k = -6 */
+    UINT64_C(0x30d4000000000000), UINT64_C(0x0000000000000001), /* k = -5 */
+    UINT64_C(0x2710000000000000), UINT64_C(0x0000000000000001), /* k = -4 */
+    UINT64_C(0x3e80000000000000), UINT64_C(0x0000000000000001), /* k = -3 */
+    UINT64_C(0x3200000000000000), UINT64_C(0x0000000000000001), /* k = -2 */
+    UINT64_C(0x2800000000000000), UINT64_C(0x0000000000000001), /* k = -1 */
+    UINT64_C(0x2000000000000000), UINT64_C(0x0000000000000001), /* k = 0 */
+    UINT64_C(0x3333333333333333), UINT64_C(0x3333333333333334), /* k = 1 */
+    UINT64_C(0x28f5c28f5c28f5c2), UINT64_C(0x8f5c28f5c28f5c29), /* k = 2 */
+    UINT64_C(0x20c49ba5e353f7ce), UINT64_C(0xd916872b020c49bb), /* k = 3 */
+    UINT64_C(0x346dc5d63886594a), UINT64_C(0xf4f0d844d013a92b), /* k = 4 */
+    UINT64_C(0x29f16b11c6d1e108), UINT64_C(0xc3f3e0370cdc8755), /* k = 5 */
+    UINT64_C(0x218def416bdb1a6d), UINT64_C(0x698fe69270b06c44), /* k = 6 */
+    UINT64_C(0x35afe535795e90af), UINT64_C(0x0f4ca41d811a46d4), /* k = 7 */
+    UINT64_C(0x2af31dc4611873bf), UINT64_C(0x3f70834acdae9f10), /* k = 8 */
+    UINT64_C(0x225c17d04dad2965), UINT64_C(0xcc5a02a23e254c0d), /* k = 9 */
+    UINT64_C(0x36f9bfb3af7b756f), UINT64_C(0xad5cd10396a21347), /* k = 10 */
+    UINT64_C(0x2bfaffc2f2c92abf), UINT64_C(0xbde3da69454e75d3), /* k = 11 */
+    UINT64_C(0x232f33025bd42232), UINT64_C(0xfe4fe1edd10b9175), /* k = 12 */
+    UINT64_C(0x384b84d092ed0384), UINT64_C(0xca19697c81ac1bef), /* k = 13 */
+    UINT64_C(0x2d09370d42573603), UINT64_C(0xd4e1213067bce326), /* k = 14 */
+    UINT64_C(0x24075f3dceac2b36), UINT64_C(0x43e74dc052fd8285), /* k = 15 */
+    UINT64_C(0x39a5652fb1137856), UINT64_C(0xd30baf9a1e626a6d), /* k = 16 */
+    UINT64_C(0x2e1dea8c8da92d12), UINT64_C(0x426fbfae7eb521f1), /* k = 17 */
+    UINT64_C(0x24e4bba3a4875741), UINT64_C(0xcebfcc8b9890e7f4), /* k = 18 */
+    UINT64_C(0x3b07929f6da55869), UINT64_C(0x4acc7a78f41b0cba), /* k = 19 */
+    UINT64_C(0x2f394219248446ba), UINT64_C(0xa23d2ec729af3d62), /* k = 20 */
+    UINT64_C(0x25c768141d369efb), UINT64_C(0xb4fdbf05baf29781), /* k = 21 */
+    UINT64_C(0x3c7240202ebdcb2c), UINT64_C(0x54c931a2c4b758cf), /* k = 22 */
+    UINT64_C(0x305b66802564a289), UINT64_C(0xdd6dc14f03c5e0a5), /* k = 23 */
+    UINT64_C(0x26af8533511d4ed4), UINT64_C(0xb1249aa59c9e4d51), /* k = 24 */
+    UINT64_C(0x3de5a1ebb4fbb154), UINT64_C(0x4ea0f76f60fd4882), /* k = 25 */
+    UINT64_C(0x318481895d962776), UINT64_C(0xa54d92bf80caa068), /* k = 26 */
+    UINT64_C(0x279d346de4781f92), UINT64_C(0x1dd7a89933d54d20), /* k = 27 */
+    UINT64_C(0x3f61ed7ca0c03283), UINT64_C(0x62f2a75b86221500), /* k = 28 */
+    UINT64_C(0x32b4bdfd4d668ecf), UINT64_C(0x825bb91604e810cd), /* k = 29 */
+    UINT64_C(0x289097fdd7853f0c), UINT64_C(0x684960de6a5340a4), /* k = 30 */
+    UINT64_C(0x2073accb12d0ff3d), UINT64_C(0x203ab3e521dc33b6), /* k = 31 */
+    UINT64_C(0x33ec47ab514e652e), UINT64_C(0x99f7863b696052bd), /* k = 32 */
+    UINT64_C(0x2989d2ef743eb758), UINT64_C(0x7b2c6b62bab37564), /* k = 33 */
+    UINT64_C(0x213b0f25f69892ad), UINT64_C(0x2f56bc4efbc2c450), /* k = 34 */
+    UINT64_C(0x352b4b6ff0f41de1), UINT64_C(0xe55793b192d13a1a), /* k = 35 */
+    UINT64_C(0x2a8909265a5ce4b4), UINT64_C(0xb77942f475742e7b), /* k = 36 */
+    UINT64_C(0x22073a8515171d5d), UINT64_C(0x5f9435905df68b96), /* k = 37 */
+    UINT64_C(0x3671f73b54f1c895), UINT64_C(0x65b9ef4d63241289), /* k = 38 */
+    UINT64_C(0x2b8e5f62aa5b06dd), UINT64_C(0xeafb25d782834207), /* k = 39 */
+    UINT64_C(0x22d84c4eeeaf38b1), UINT64_C(0x88c8eb12cecf6806), /* k = 40 */
+    UINT64_C(0x37c07a17e44b8de8), UINT64_C(0xdadb11b7b14bd9a3), /* k = 41 */
+    UINT64_C(0x2c99fb46503c7187), UINT64_C(0x157c0e2c8dd647b5), /* k = 42 */
+    UINT64_C(0x23ae629ea696c138), UINT64_C(0xddfcd823a4ab6c91), /* k = 43 */
+    UINT64_C(0x391704310a8acec1), UINT64_C(0x632e269f6ddf141b), /* k = 44 */
+    UINT64_C(0x2dac035a6ed57234), UINT64_C(0x4f581ee5f17f4349), /* k = 45 */
+    UINT64_C(0x24899c4858aac1c3), UINT64_C(0x72ace584c1329c3b), /* k = 46 */
+    UINT64_C(0x3a75c6da27779c6b), UINT64_C(0xeaae3c079b842d2a), /* k = 47 */
+    UINT64_C(0x2ec49f14ec5fb056), UINT64_C(0x5558300616035755), /* k = 48 */
+    UINT64_C(0x256a18dd89e626ab), UINT64_C(0x7779c004de6912ab), /* k = 49 */
+    UINT64_C(0x3bdcf495a9703ddf), UINT64_C(0x258f99a163db5111), /* k = 50 */
+    UINT64_C(0x2fe3f6de212697e5), UINT64_C(0xb7a614811caf740d), /* k = 51 */
+    UINT64_C(0x264ff8b1b41edfea), UINT64_C(0xf951aa00e3bf900b), /* k = 52 */
+    UINT64_C(0x3d4cc11c53649977), UINT64_C(0xf54f7667d2cc19ab), /* k = 53 */
+    UINT64_C(0x310a3416a91d4793), UINT64_C(0x2aa5f8530f09ae22), /* k = 54 */
+    UINT64_C(0x273b5cdeedb1060f), UINT64_C(0x55519375a5a1581b), /* k = 55 */
+    UINT64_C(0x3ec56164af81a34b), UINT64_C(0xbbb5b8bc3c3559c5), /* k = 56 */
+    UINT64_C(0x3237811d593482a2), UINT64_C(0xfc9160969691149e), /* k = 57 */
+    UINT64_C(0x282c674aadc39bb5), UINT64_C(0x96dab3ababa743b2), /* k = 58 */
+    UINT64_C(0x202385d557cfafc4), UINT64_C(0x78aef622efb902f5), /* k = 59 */
+    UINT64_C(0x336c0955594c4c6d), UINT64_C(0x8de4bd04b2c19e54), /* k = 60 */
+    UINT64_C(0x29233aaaadd6a38a), UINT64_C(0xd7ea30d08f014b76), /* k = 61 */
+    UINT64_C(0x20e8fbbbbe454fa2), UINT64_C(0x4654f3da0c01092c), /* k = 62 */
+    UINT64_C(0x34a7f92c63a21903), UINT64_C(0xa3bb1fc346680eac), /* k = 63 */
+    UINT64_C(0x2a1ffa89e94e7a69), UINT64_C(0x4fc8e635d1ecd88a), /* k = 64 */
+    UINT64_C(0x21b32ed4baa52eba), UINT64_C(0xa63a51c4a7f0ad3b), /* k = 65 */
+    UINT64_C(0x35eb7e212aa1e45d), UINT64_C(0xd6c3b607731aaec4), /* k = 66 */
+    UINT64_C(0x2b22cb4dbbb4b6b1), UINT64_C(0x789c919f8f488bd0), /* k = 67 */
+    UINT64_C(0x22823c3e2fc3c55a), UINT64_C(0xc6e3a7b2d906d640), /* k = 68 */
+    UINT64_C(0x3736c6c9e6060891), UINT64_C(0x3e390c515b3e239a), /* k = 69 */
+    UINT64_C(0x2c2bd23b1e6b3a0d), UINT64_C(0xcb60d6a77c31b615), /* k = 70 */
+    UINT64_C(0x235641c8e52294d7), UINT64_C(0xd5e7121f968e2b44), /* k = 71 */
+    UINT64_C(0x388a02db0837548c), UINT64_C(0x8971b698f0e3786d), /* k = 72 */
+    UINT64_C(0x2d3b357c0692aa0a), UINT64_C(0x078e2bad8d82c6bd), /* k = 73 */
+    UINT64_C(0x242f5dfcd20eee6e), UINT64_C(0x6c71bc8ad79bd231), /* k = 74 */
+    UINT64_C(0x39e5632e1ce4b0b0), UINT64_C(0xad82c7448c2c8382), /* k = 75 */
+    UINT64_C(0x2e511c24e3ea26f3), UINT64_C(0xbe023903a356cf9b), /* k = 76 */
+    UINT64_C(0x250db01d8321b8c2), UINT64_C(0xfe682d9c82abd949), /* k = 77 */
+    UINT64_C(0x3b4919c8d1cf8e04), UINT64_C(0xca4048fa6aac8edb), /* k = 78 */
+    UINT64_C(0x2f6dae3a4172d803), UINT64_C(0xd5003a61eef07249), /* k = 79 */
+    UINT64_C(0x25f1582e9ac24669), UINT64_C(0x773361e7f259f507), /* k = 80 */
+    UINT64_C(0x3cb559e42ad070a8), UINT64_C(0xbeb89ca6508fee71), /* k = 81 */
+    UINT64_C(0x309114b688a6c086), UINT64_C(0xfefa16eb73a6585b), /* k = 82 */
+    UINT64_C(0x26da76f86d52339f), UINT64_C(0x3261abef8fb846af), /* k = 83 */
+    UINT64_C(0x3e2a57f3e21d1f65), UINT64_C(0x1d691318e5f3a44b), /* k = 84 */
+    UINT64_C(0x31bb798fe8174c50), UINT64_C(0xe4540f471e5c836f), /* k = 85 */
+    UINT64_C(0x27c92e0cb9ac3d0d), UINT64_C(0x8376729f4b7d35f3), /* k = 86 */
+    UINT64_C(0x3fa849adf5e061af), UINT64_C(0x38bd84321261efeb), /* k = 87 */
+    UINT64_C(0x32ed07be5e4d1af2), UINT64_C(0x93cad0280eb4bfef), /* k = 88 */
+    UINT64_C(0x28bd9fcb7ea4158e), UINT64_C(0xdca240200bc3ccbf), /* k = 89 */
+    UINT64_C(0x2097b309321cde0b), UINT64_C(0xe3b50019a3030a33), /* k = 90 */
+    UINT64_C(0x3425eb41e9c7c9ac), UINT64_C(0x9f88002904d1a9ea), /* k = 91 */
+    UINT64_C(0x29b7ef67ee396e23), UINT64_C(0xb2d3335403daee55), /* k = 92 */
+    UINT64_C(0x215ff2b98b6124e9), UINT64_C(0x5bdc291003158b77), /* k = 93 */
+    UINT64_C(0x35665128df01d4a8), UINT64_C(0x92f9db4cd1bc1258), /* k = 94 */
+    UINT64_C(0x2ab840ed7f34aa20), UINT64_C(0x7594af70a7c9a847), /* k = 95 */
+    UINT64_C(0x222d00bdff5d54e6), UINT64_C(0xc476f2c0863aed06), /* k = 96 */
+    UINT64_C(0x36ae679665622171), UINT64_C(0x3a57eacda3917b3c), /* k = 97 */
+    UINT64_C(0x2bbeb9451de81ac0), UINT64_C(0xfb7988a482dac8fd), /* k = 98 */
+    UINT64_C(0x22fefa9db1867bcd), UINT64_C(0x95fad3b6cf156d97), /* k = 99 */
+    UINT64_C(0x37fe5dc91c0a5faf), UINT64_C(0x565e1f8ae4ef15be), /* k = 100 */
+    UINT64_C(0x2ccb7e3a7cd51959), UINT64_C(0x11e4e608b725aaff), /* k = 101 */
+    UINT64_C(0x23d5fe9530aa7aad), UINT64_C(0xa7ea51a0928488cc), /* k = 102 */
+    UINT64_C(0x39566421e7772aaf), UINT64_C(0x7310829a84074146), /* k = 103 */
+    UINT64_C(0x2ddeb68185f8eef2), UINT64_C(0xc2739baed005cdd2), /* k = 104 */
+    UINT64_C(0x24b22b9ad193f25b), UINT64_C(0xcec2e2f24004a4a8), /* k = 105 */
+    UINT64_C(0x3ab6ac2ae8ecb6f9), UINT64_C(0x4ad16b1d333aa10c), /* k = 106 */
+    UINT64_C(0x2ef889bbed8a2bfa), UINT64_C(0xa241227dc2954da3), /* k = 107 */
+    UINT64_C(0x2593a163246e8995), UINT64_C(0x4e9a81fe35443e1c), /* k = 108 */
+    UINT64_C(0x3c1f689ea0b0dc22), UINT64_C(0x175d9cc9eed39694), /* k = 109 */
+    UINT64_C(0x3019207ee6f3e34e), UINT64_C(0x7917b0a18bdc7876), /* k = 110 */
+    UINT64_C(0x267a8065858fe90b), UINT64_C(0x9412f3b46fe39392), /* k = 111 */
+    UINT64_C(0x3d90cd6f3c1974df), UINT64_C(0x535185ed7fd285b6), /* k = 112 */
+    UINT64_C(0x3140a458fce12a4c), UINT64_C(0x42a79e57997537c5), /* k = 113 */
+    UINT64_C(0x2766e9e0ca4dbb70), UINT64_C(0x3552e512e12a9304), /* k = 114 */
+    UINT64_C(0x3f0b0fce107c5f19), UINT64_C(0xeeeb081e3510eb39), /* k = 115 */
+    UINT64_C(0x326f3fd80d304c14), UINT64_C(0xbf226ce4f740bc2e), /* k = 116 */
+    UINT64_C(0x2858ffe00a8d09aa), UINT64_C(0x3281f0b72c33c9be), /* k = 117 */
+    UINT64_C(0x20473319a20a6e21), UINT64_C(0xc2018d5f568fd498), /* k = 118 */
+    UINT64_C(0x33a51e8f69aa49cf), UINT64_C(0x9ccf48988a7fba8d), /* k = 119 */
+    UINT64_C(0x2950e53f87bb6e3f), UINT64_C(0xb0a5d3ad3b99620b), /* k = 120 */
+    UINT64_C(0x210d8432d2fc5832), UINT64_C(0xf3b7dc8a96144e6f), /* k = 121 */
+    UINT64_C(0x34e26d1e1e608d1e), UINT64_C(0x52bfc7442353b0b1), /* k = 122 */
+    UINT64_C(0x2a4ebdb1b1e6d74b), UINT64_C(0x756639034f7626f4), /* k = 123 */
+    UINT64_C(0x21d897c15b1f12a2), UINT64_C(0xc451c735d92b525d), /* k = 124 */
+    UINT64_C(0x362759355e981dd1), UINT64_C(0x3a1c71efc1deea2e), /* k = 125 */
+    UINT64_C(0x2b52adc44bace4a7), UINT64_C(0x61b05b2634b254f2), /* k = 126 */
+    UINT64_C(0x22a88b036fbd83b9), UINT64_C(0x1af37c1e908eaa5b), /* k = 127 */
+    UINT64_C(0x3774119f192f3928), UINT64_C(0x2b1f2cfdb41776f8), /* k = 128 */
+    UINT64_C(0x2c5cdae5adbf60ec), UINT64_C(0xef4c23fe29ac5f2d), /* k = 129 */
+    UINT64_C(0x237d7beaf165e723), UINT64_C(0xf2a34ffe87bd18f1), /* k = 130 */
+    UINT64_C(0x38c8c644b56fd839), UINT64_C(0x84387ffda5fb5b1b), /* k = 131 */
+    UINT64_C(0x2d6d6b6a2abfe02e), UINT64_C(0x0360666484c915af), /* k = 132 */
+    UINT64_C(0x24578921bbccb358), UINT64_C(0x02b3851d3707448c), /* k = 133 */
+    UINT64_C(0x3a25a835f9478559), UINT64_C(0x9dec082ebe720746), /* k = 134 */
+    UINT64_C(0x2e8486919439377a), UINT64_C(0xe4bcd358985b3905), /* k = 135 */
+    UINT64_C(0x2536d20e102dc5fb), UINT64_C(0xea30a913ad15c738), /* k = 136 */
+    UINT64_C(0x3b8ae9b019e2d65f), UINT64_C(0xdd1aa81f7b560b8c), /* k = 137 */
+    UINT64_C(0x2fa2548ce1824519), UINT64_C(0x7daeece5fc44d609), /* k = 138 */
+    UINT64_C(0x261b76d71ace9dad), UINT64_C(0xfe258a51969d7808), /* k = 139 */
+    UINT64_C(0x3cf8be24f7b0fc49), UINT64_C(0x96a276e8f0fbf33f), /* k = 140 */
+    UINT64_C(0x30c6fe83f95a636e), UINT64_C(0x121b9253f3fcc299), /* k = 141 */
+    UINT64_C(0x2705986994484f8b), UINT64_C(0x41afa84329970214), /* k = 142 */
+    UINT64_C(0x3e6f5a4286da18de), UINT64_C(0xcf7f739ea8f19ced), /* k = 143 */
+    UINT64_C(0x31f2ae9b9f14e0b2), UINT64_C(0x3f99294bba5ae3f1), /* k = 144 */
+    UINT64_C(0x27f5587c7f43e6f4), UINT64_C(0xffadbaa2fb7be98d), /* k = 145 */
+    UINT64_C(0x3feef3fa65397187), UINT64_C(0xff7c5dd1925fdc15), /* k = 146 */
+    UINT64_C(0x33258ffb842df46c), UINT64_C(0xcc637e4141e649ab), /* k = 147 */
+    UINT64_C(0x28ead9960357f6bd), UINT64_C(0x704f983434b83aef), /* k = 148 */
+    UINT64_C(0x20bbe144cf799231), UINT64_C(0x26a6135cf6f9c8bf), /* k = 149 */
+    UINT64_C(0x345fced47f28e9e8), UINT64_C(0x3dd685618b294132), /* k = 150 */
+    UINT64_C(0x29e63f1065ba54b9), UINT64_C(0xcb12044e08edcdc2), /* k = 151 */
+    UINT64_C(0x2184ff405161dd61), UINT64_C(0x6f419d0b3a57d7ce), /* k = 152 */
+    UINT64_C(0x35a19866e89c9568), UINT64_C(0xb20294dec3bfbfb0), /* k = 153 */
+    UINT64_C(0x2ae7ad1f207d4453), UINT64_C(0xc19baa4bcfcc995a), /* k = 154 */
+    UINT64_C(0x2252f0e5b39769dc), UINT64_C(0x9ae2eea30ca3ade1), /* k = 155 */
+    UINT64_C(0x36eb1b091f58a960), UINT64_C(0xf7d17dd1add2afcf), /* k = 156 */
+    UINT64_C(0x2bef48d41913bab3), UINT64_C(0xf97464a7be42263f), /* k = 157 */
+    UINT64_C(0x2325d3dce0dc955c), UINT64_C(0xc790508631ce84ff), /* k = 158 */
+    UINT64_C(0x383c862e3494222e), UINT64_C(0x0c1a1a704fb0d4cc), /* k = 159 */
+    UINT64_C(0x2cfd3824f6dce824), UINT64_C(0xd67b4859d95a43d6), /* k = 160 */
+    UINT64_C(0x23fdc683f8b0b9b7), UINT64_C(0x11fc39e17aae9cab), /* k = 161 */
+    UINT64_C(0x39960a6cc11ac2be), UINT64_C(0x832d2968c44a9445), /* k = 162 */
+    UINT64_C(0x2e11a1f09a7bcefe), UINT64_C(0xcf575453d03ba9d1), /* k = 163 */
+    UINT64_C(0x24dae7f3aec97265), UINT64_C(0x72ac4376402fbb0e), /* k = 164 */
+    UINT64_C(0x3af7d985e47583d5), UINT64_C(0x8446d256cd192b49), /* k = 165 */
+    UINT64_C(0x2f2cae04b6c46977), UINT64_C(0x9d0575123dadbc3a), /* k = 166 */
+    UINT64_C(0x25bd5803c569edf9), UINT64_C(0x4a6ac40e97be302f), /* k = 167 */
+    UINT64_C(0x3c62266c6f0fe328), UINT64_C(0x771139b0f2c9e6b1), /* k = 168 */
+    UINT64_C(0x304e85238c0cb5b9), UINT64_C(0xf8da948d8f07ebc1), /* k = 169 */
+    UINT64_C(0x26a5374fa33d5e2e), UINT64_C(0x60aedd3e0c065634), /* k = 170 */
+    UINT64_C(0x3dd5254c3862304a), UINT64_C(0x344afb9679a3bd20), /* k = 171 */
+    UINT64_C(0x31775109c6b4f36e), UINT64_C(0x903bfc78614fca80), /* k = 172 */
+    UINT64_C(0x2792a73b055d8f8b), UINT64_C(0xa6966393810ca200), /* k = 173 */
+    UINT64_C(0x3f510b91a22f4c12), UINT64_C(0xa423d2859b476999), /* k = 174 */
+    UINT64_C(0x32a73c7481bf700e), UINT64_C(0xe9b642047c392148), /* k = 175 */
+    UINT64_C(0x2885c9f6ce32c00b), UINT64_C(0xee2b680396941aa0), /* k = 176 */
+    UINT64_C(0x206b07f8a4f5666f), UINT64_C(0xf1bc53361210154d), /* k = 177 */
+    UINT64_C(0x33de73276e5570b3), UINT64_C(0x1c6085235019bbae), /* k = 178 */
+    UINT64_C(0x297ec285f1ddf3c2), UINT64_C(0x7d1a041c40149625), /* k = 179 */
+    UINT64_C(0x21323537f4b18fce), UINT64_C(0xca7b367d0010781d), /* k = 180 */
+    UINT64_C(0x351d21f3211c194a), UINT64_C(0xdd91f0c8001a59c8), /* k = 181 */
+    UINT64_C(0x2a7db4c280e3476f), UINT64_C(0x17a7f3d3334847d4), /* k = 182 */
+    UINT64_C(0x21fe2a3533e905f2), UINT64_C(0x79532975c2a03976), /* k = 183 */
+    UINT64_C(0x366376bb8641a31d), UINT64_C(0x8eeb75893766c256), /* k = 184 */
+    UINT64_C(0x2b82c562d1ce1c17), UINT64_C(0xa5892ad42c523512), /* k = 185 */
+    UINT64_C(0x22cf044f0e3e7cdf), UINT64_C(0xb7a0ef102374f742), /* k = 186 */
+    UINT64_C(0x37b1a07e7d30c7cc), UINT64_C(0x59017e8038bb2536), /* k = 187 */
+    UINT64_C(0x2c8e19feca8d6ca3), UINT64_C(0x7a67986693c8ea91), /* k = 188 */
+    UINT64_C(0x23a4e198a20abd4f), UINT64_C(0x951fad1edca0bba8), /* k = 189 */
+    UINT64_C(0x3907cf5a9cddfbb2), UINT64_C(0x8832ae97c76792a5), /* k = 190 */
+    UINT64_C(0x2d9fd9154a4b2fc2), UINT64_C(0x068ef21305ec7551), /* k = 191 */
+    UINT64_C(0x247fe0ddd508f301), UINT64_C(0x9ed8c1a8d189f774), /* k = 192 */
+    UINT64_C(0x3a66349621a7eb35), UINT64_C(0xcaf4690e1c0ff253), /* k = 193 */
+    UINT64_C(0x2eb82a11b48655c4), UINT64_C(0xa25d20d816732843), /* k = 194 */
+    UINT64_C(0x256021a7c39eab03), UINT64_C(0xb5174d79ab8f5369), /* k = 195 */
+    UINT64_C(0x3bcd02a605caab39), UINT64_C(0x21bee25c45b21f0e), /* k = 196 */
+    UINT64_C(0x2fd735519e3bbc2d), UINT64_C(0xb498b5169e2818d8), /* k = 197 */
+    UINT64_C(0x2645c4414b62fcf1), UINT64_C(0x5d46f7454b534713), /* k = 198 */
+    UINT64_C(0x3d3c6d35456b2e4e), UINT64_C(0xfba4bed545520b52), /* k = 199 */
+    UINT64_C(0x30fd242a9def583f), UINT64_C(0x2fb6ff110441a2a8), /* k = 200 */
+    UINT64_C(0x2730e9bbb18c4698), UINT64_C(0xf2f8cc0d9d014eed), /* k = 201 */
+    UINT64_C(0x3eb4a92c4f46d75b), UINT64_C(0x1e5ae015c80217e1), /* k = 202 */
+    UINT64_C(0x322a20f03f6bdf7c), UINT64_C(0x1848b344a001acb4), /* k = 203 */
+    UINT64_C(0x2821b3f365efe5fc), UINT64_C(0xe03a2903b3348a2a), /* k = 204 */
+    UINT64_C(0x201af65c518cb7fd), UINT64_C(0x802e873628f6d4ee), /* k = 205 */
+    UINT64_C(0x335e56fa1c145995), UINT64_C(0x99e40b89db2487e3), /* k = 206 */
+    UINT64_C(0x29184594e3437ade), UINT64_C(0x14b66fa17c1d3983), /* k = 207 */
+    UINT64_C(0x20e037aa4f692f18), UINT64_C(0x1091f2e7967dc79c), /* k = 208 */
+    UINT64_C(0x3499f2aa18a84b59), UINT64_C(0xb41cb7d8f0c93f5f), /* k = 209 */
+    UINT64_C(0x2a14c221ad536f7a), UINT64_C(0xf67d5fe0c0a0ff80), /* k = 210 */
+    UINT64_C(0x21aa34e7bddc592f), UINT64_C(0x2b977fe70080cc66), /* k = 211 */
+    UINT64_C(0x35dd2172c9608eb1), UINT64_C(0xdf58cca4cd9ae0a3), /* k = 212 */
+    UINT64_C(0x2b174df56de6d88e), UINT64_C(0x4c470a1d7148b3b6), /* k = 213 */
+    UINT64_C(0x22790b2abe5246d8), UINT64_C(0x3d05a1b1276d5c92), /* k = 214 */
+    UINT64_C(0x372811ddfd507159), UINT64_C(0xfb3c35e83f1560e9), /* k = 215 */
+    UINT64_C(0x2c200e4b310d277b), UINT64_C(0x2f635e5365aab3ed), /* k = 216 */
+    UINT64_C(0x234cd83c273db92f), UINT64_C(0x591c4b75eaeef658), /* k = 217 */
+    UINT64_C(0x387af39371fc5b7e), UINT64_C(0xf4fa125644b18a26), /* k = 218 */
+    UINT64_C(0x2d2f2942c196af98), UINT64_C(0xc3fb41de9d5ad4eb), /* k = 219 */
+    UINT64_C(0x2425ba9bce122613), UINT64_C(0xcffc34b2177bdd89), /* k = 220 */
+    UINT64_C(0x39d5f75fb01d09b9), UINT64_C(0x4cc6bab68bf96274), /* k = 221 */
+    UINT64_C(0x2e44c5e6267da161), UINT64_C(0x0a38955ed6611b90), /* k = 222 */
+    UINT64_C(0x2503d184eb97b44d), UINT64_C(0xa1c6dde5784dafa7), /* k = 223 */
+    UINT64_C(0x3b394f3b128c53af), UINT64_C(0x693e2fd58d49190b), /* k = 224 */
+    UINT64_C(0x2f610c2f4209dc8c), UINT64_C(0x5431bfde0aa0e0d5), /* k = 225 */
+    UINT64_C(0x25e73cf29b3b16d6), UINT64_C(0xa9c1664b3bb3e711), /* k = 226 */
+    UINT64_C(0x3ca52e50f85e8af1), UINT64_C(0x0f9bd6dec5eca4e8), /* k = 227 */
+    UINT64_C(0x3084250d937ed58d), UINT64_C(0xa616457f04bd50ba), /* k = 228 */
+    UINT64_C(0x26d01da475ff113e), UINT64_C(0x1e783798d09773c8), /* k = 229 */
+    UINT64_C(0x3e19c9072331b530), UINT64_C(0x30c058f480f252d9), /* k = 230 */
+    UINT64_C(0x31ae3a6c1c27c426), UINT64_C(0x8d66ad9067284247), /* k = 231 */
+    UINT64_C(0x27be952349b969b8), UINT64_C(0x711ef14052869b6c), /* k = 232 */
+    UINT64_C(0x3f97550542c242c0), UINT64_C(0xb4fe4ecd50d75f14), /* k = 233 */
+    UINT64_C(0x32df7737689b689a), UINT64_C(0x2a650bd773df7f43), /* k = 234 */
+    UINT64_C(0x28b2c5c5ed49207b), UINT64_C(0x551da312c319329c), /* k = 235 */
+    UINT64_C(0x208f049e576db395), UINT64_C(0xddb14f4235adc217), /* k = 236 */
+    UINT64_C(0x34180763bf15ec22), UINT64_C(0xfc4ee536bc49368a), /* k = 237 */
+    UINT64_C(0x29acd2b63277f01b), UINT64_C(0xfd0bea92303a9208), /* k = 238 */
+    UINT64_C(0x21570ef8285ff349), UINT64_C(0x973cbba8269541a0), /* k = 239 */
+    UINT64_C(0x355817f373ccb875), UINT64_C(0xbec792a6a422029a), /* k = 240 */
+    UINT64_C(0x2aacdff5f63d605e), UINT64_C(0x3239421ee9b4cee1), /* k = 241 */
+    UINT64_C(0x2223e65e5e97804b), UINT64_C(0x5b6101b25490a581), /* k = 242 */
+    UINT64_C(0x369fd6fd64259a12), UINT64_C(0x2bce691d541aa268), /* k = 243 */
+    UINT64_C(0x2bb31264501e14db), UINT64_C(0x563eba7ddce21b87), /* k = 244 */
+    UINT64_C(0x22f5a850401810af), UINT64_C(0x78322ecb171b4939), /* k = 245 */
+    UINT64_C(0x37ef73b399c01ab2), UINT64_C(0x59e9e47824f87527), /* k = 246 */
+    UINT64_C(0x2cbf8fc2e1667bc1), UINT64_C(0xe187e9f9b72d2a86), /* k = 247 */
+    UINT64_C(0x23cc73024deb9634), UINT64_C(0xb46cbb2e2c242205), /* k = 248 */
+    UINT64_C(0x39471e6a1645bd21), UINT64_C(0x20adf849e039d007), /* k = 249 */
+    UINT64_C(0x2dd27ebb4504974d), UINT64_C(0xb3be603b19c7d99f), /* k = 250 */
+    UINT64_C(0x24a865629d9d45d7), UINT64_C(0xc2feb3627b0647b3), /* k = 251 */
+    UINT64_C(0x3aa7089dc8fba2f2), UINT64_C(0xd197856a5e7072b8), /* k = 252 */
+    UINT64_C(0x2eec06e4a0c94f28), UINT64_C(0xa7ac6abb7ec05bc6), /* k = 253 */
+    UINT64_C(0x25899f1d4d6dd8ed), UINT64_C(0x52f05562cbcd1638), /* k = 254 */
+    UINT64_C(0x3c0f64fbaf1627e2), UINT64_C(0x1e4d556adfae89f3), /* k = 255 */
+    UINT64_C(0x300c50c958de864e), UINT64_C(0x7ea444557fbed4c3), /* k = 256 */
+    UINT64_C(0x267040a113e5383e), UINT64_C(0xcbb69d1132ff109c), /* k = 257 */
+    UINT64_C(0x3d8067681fd526ca), UINT64_C(0xdf8a94e851981a93), /* k = 258 */
+    UINT64_C(0x313385ece6441f08), UINT64_C(0xb2d543ed0e134875), /* k = 259 */
+    UINT64_C(0x275c6b23eb69b26d), UINT64_C(0x5bddcff0d80f6d2b), /* k = 260 */
+    UINT64_C(0x3efa45064575ea48), UINT64_C(0x92fc7fe7c018aeab), /* k = 261 */
+    UINT64_C(0x3261d0d1d12b21d3), UINT64_C(0xa8c9ffec99ad5889), /* k = 262 */
+    UINT64_C(0x284e40a7da88e7dc), UINT64_C(0x8707fff07af113a1), /* k = 263 */
+    UINT64_C(0x203e9a1fe2071fe3), UINT64_C(0x9f39998d2f2742e7), /* k = 264 */
+    UINT64_C(0x33975cffd00b6638), UINT64_C(0xfec28f484b7204a4), /* k = 265 */
+    UINT64_C(0x2945e3ffd9a2b82d), UINT64_C(0x989ba5d36f8e6a1d), /* k = 266 */
+    UINT64_C(0x2104b66647b56024), UINT64_C(0x7a161e42bfa521b1), /* k = 267 */
+    UINT64_C(0x34d4570a0c5566a0), UINT64_C(0xc35696d132a1cf81), /* k = 268 */
+    UINT64_C(0x2a4378d4d6aab880), UINT64_C(0x9c454574288172ce), /* k = 269 */
+    UINT64_C(0x21cf93dd7888939a), UINT64_C(0x169dd129ba0128a5), /* k = 270 */
+    UINT64_C(0x3618ec958da75290), UINT64_C(0x242fb50f9001daa1), /* k = 271 */
+    UINT64_C(0x2b4723aad7b90ed9), UINT64_C(0xb68c90d940017bb4), /* k = 272 */
+    UINT64_C(0x229f4fbbdfc73f14), UINT64_C(0x920a0d7a999ac95d), /* k = 273 */
+    UINT64_C(0x37654c5fcc71fe87), UINT64_C(0x50101590f5c47561), /* k = 274 */
+    UINT64_C(0x2c5109e63d27fed2), UINT64_C(0xa6734473f7d05de8), /* k = 275 */
+    UINT64_C(0x237407eb641fff0e), UINT64_C(0xeb8f69f65fd9e4b9), /* k = 276 */
+    UINT64_C(0x38b9a6456cfffe7e), UINT64_C(0x45b24323cc8fd45c), /* k = 277 */
+    UINT64_C(0x2d6151d123fffecb), UINT64_C(0x6af502830a0ca9e3), /* k = 278 */
+    UINT64_C(0x244ddb0db666656f), UINT64_C(0x88c402026e7087e9), /* k = 279 */
+    UINT64_C(0x3a162b4923d708b2), UINT64_C(0x746cd003e3e73fdb), /* k = 280 */
+    UINT64_C(0x2e7822a0e978d3c1), UINT64_C(0xf6bd73364fec3315), /* k = 281 */
+    UINT64_C(0x252ce880bac70fce), UINT64_C(0x5efdf5c50cbcf5ab), /* k = 282 */
+    UINT64_C(0x3b7b0d9ac471b2e3), UINT64_C(0xcb2fefa1adfb22ab), /* k = 283 */
+    UINT64_C(0x2f95a47bd05af583), UINT64_C(0x08f3261af195b555), /* k = 284 */
+    UINT64_C(0x261150630d159135), UINT64_C(0xa0c284e25ade2aab), /* k = 285 */
+    UINT64_C(0x3ce8809e7b55b522), UINT64_C(0x9ad0d49d5e304444), /* k = 286 */
+    UINT64_C(0x30ba007ec9115db5), UINT64_C(0x48a7107de4f369d0), /* k = 287 */
+    UINT64_C(0x26fb3398a0dab15d), UINT64_C(0xd3b8d9fe50c2bb0d), /* k = 288 */
+    UINT64_C(0x3e5eb8f434911bc9), UINT64_C(0x52c15cca1ad12b48), /* k = 289 */
+    UINT64_C(0x31e560c35d40e307), UINT64_C(0x75677d6e7bda8906), /* k = 290 */
+    UINT64_C(0x27eab3cf7dcd826c), UINT64_C(0x5dec645863153a6c), /* k = 291 */
+    UINT64_C(0x3fddec7f2faf3713), UINT64_C(0xc97a3a2704eec3df), /* k = 292 */
+};
+
+#endif
+/*************** End file fmt_float_table.h *********************************/
+
+/*************** Begin file platform/platform.h *****************************/
+/* platform.h - everything bufwriter asks of the operating system, behind
+ * one small interface: threads (locks, once, yield), thread-local storage
+ * and the thread-exit hook, fork handlers, the clock, large blocks mapped
+ * from the kernel, sending to a file descriptor without SIGPIPE, and the
+ * FILE adapter. One file per family implements it: platform/posix.c
+ * (Linux with glibc or musl, the BSDs, macOS) and platform/windows.c. No
+ * other file of the library includes an OS header; they include this one.
+ *
+ * Contract of each call, the same on every platform. Where a platform has
+ * no such facility the call says what it does there instead. Nothing here
+ * is part of the public API. */
+#ifndef BW_PLATFORM_H
+#define BW_PLATFORM_H
+
+/* #include "../bufwriter.h": amalgamated above */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#if !defined(_WIN32)
+#  include <sys/uio.h> /* struct iovec (Windows: bufwriter.h defines it) */
+#endif
+
+/* Private functions have external linkage inside the library (hidden by
+ * -fvisibility=hidden) and are static in the single-header build. */
+#ifndef BW__INTERNAL
+#  define BW__INTERNAL
+#endif
+
+/* ---- thread-local storage ---------------------------------------------
+ * BW__THREAD_LOCAL declares a thread-local variable: C11's _Thread_local,
+ * with the initial-exec model where the compiler has one (one load, no
+ * __tls_get_addr call, in the shared library too); MSVC's own spelling. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#  define BW__THREAD_LOCAL __declspec(thread)
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(_WIN32)
+#  define BW__THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
+#else
+#  define BW__THREAD_LOCAL _Thread_local
+#endif
+
+/* ---- locks and once ---------------------------------------------------
+ * bw__mutex: a plain (not recursive) lock. BW__MUTEX_INIT initialises a
+ * static one; bw__mutex_init a dynamic one (false when the system is out
+ * of resources; then nothing is to be destroyed). bw__once_run calls fn
+ * exactly once per bw__once (BW__ONCE_INIT), every caller returning after
+ * it ran. POSIX: pthreads, inline. Windows: an SRWLOCK and an INIT_ONCE,
+ * both one pointer, kept opaque here so no file but windows.c sees
+ * <windows.h>. */
+#if defined(_WIN32)
+typedef struct bw__mutex {
+    void *opaque;
+} bw__mutex;
+typedef struct bw__once {
+    void *opaque;
+} bw__once;
+#  define BW__MUTEX_INIT {NULL}
+#  define BW__ONCE_INIT {NULL}
+BW__INTERNAL bool bw__mutex_init(bw__mutex *m);
+BW__INTERNAL void bw__mutex_destroy(bw__mutex *m);
+BW__INTERNAL void bw__mutex_lock(bw__mutex *m);
+BW__INTERNAL void bw__mutex_unlock(bw__mutex *m);
+BW__INTERNAL void bw__once_run(bw__once *o, void (*fn)(void));
+#else
+#  include <pthread.h>
+typedef pthread_mutex_t bw__mutex;
+typedef pthread_once_t bw__once;
+#  define BW__MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
+#  define BW__ONCE_INIT PTHREAD_ONCE_INIT
+static inline bool bw__mutex_init(bw__mutex *m) { return pthread_mutex_init(m, NULL) == 0; }
+static inline void bw__mutex_destroy(bw__mutex *m) { (void)pthread_mutex_destroy(m); }
+static inline void bw__mutex_lock(bw__mutex *m) { (void)pthread_mutex_lock(m); }
+static inline void bw__mutex_unlock(bw__mutex *m) { (void)pthread_mutex_unlock(m); }
+static inline void bw__once_run(bw__once *o, void (*fn)(void)) { (void)pthread_once(o, fn); }
+#endif
+
+/* Let another thread run (a wait that polls). */
+BW__INTERNAL void bw__yield(void);
+
+/* ---- the thread-exit hook ---------------------------------------------
+ * One per process. bw__thread_exit_init(fn) sets it up (call it once,
+ * under a bw__once): false when the system cannot. bw__thread_exit_set(v)
+ * makes fn(v) run when the calling thread exits (v non-NULL; a later call
+ * replaces v): false on failure. bw__thread_exit_remove, at unload, stops
+ * every later call of fn (the caller's threads then leak what they hold).
+ * POSIX: a pthread key's destructor. Windows: a fiber-local slot's
+ * callback (FlsAlloc), which runs at thread exit too. */
+BW__INTERNAL bool bw__thread_exit_init(void (*fn)(void *));
+BW__INTERNAL bool bw__thread_exit_set(void *value);
+BW__INTERNAL void bw__thread_exit_remove(void);
+
+/* ---- fork ---------------------------------------------------------------
+ * Register handlers run around fork (pthread_atfork: prepare in the parent
+ * before, parent and child after). Windows has no fork: nothing. */
+BW__INTERNAL void bw__atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+
+/* ---- the clock ----------------------------------------------------------
+ * A coarse monotonic clock in milliseconds (read on slow paths only; its
+ * origin is arbitrary), or 0 when it cannot be read. */
+BW__INTERNAL uint64_t bw__now_ms(void);
+
+/* ---- memory -------------------------------------------------------------
+ * Where BW__MAP_MIN is defined (Linux), blocks of that size and up may come
+ * straight from the kernel: bw__map(size) maps size bytes at a 2 MiB
+ * boundary, asking for huge pages (NULL on failure); bw__remap moves a
+ * mapped block's pages to a new mapping of new_size (no copy where the
+ * kernel can move pages; NULL on failure, the block untouched); bw__unmap
+ * gives one back (size as mapped). bw__malloc_trim returns malloc's free
+ * memory to the system where the C library can (glibc), else nothing. */
+#if defined(__linux__)
+#  define BW__MAP_MIN ((size_t)2 << 20)
+BW__INTERNAL void *bw__map(size_t size);
+BW__INTERNAL void *bw__remap(void *block, size_t old_size, size_t new_size);
+BW__INTERNAL void bw__unmap(void *block, size_t size);
+#endif
+BW__INTERNAL void bw__malloc_trim(void);
+
+/* Whether the environment is the program's own to read: false in a
+ * set-user-ID or set-group-ID program, whose environment belongs to its
+ * caller (what secure_getenv checks); true on Windows. */
+BW__INTERNAL bool bw__env_trusted(void);
+
+/* ---- file descriptors ---------------------------------------------------
+ * One send of iov[0, cnt) to fd (cnt >= 1), that never raises SIGPIPE
+ * whatever fd is at that moment: bytes sent (possibly fewer than asked,
+ * like writev), or -1 with errno. POSIX: writev or sendmsg, with SIGPIPE
+ * held off and the one a write raised taken back. Windows: the C runtime's
+ * _write, piece by piece (there is no SIGPIPE). */
+BW__INTERNAL ptrdiff_t bw__fd_send(int fd, const struct iovec *iov, int cnt);
+
+/* ---- the FILE adapter ---------------------------------------------------
+ * Where BW_HAVE_FILE_ADAPTER is defined (bufwriter.h): a write-only FILE
+ * over a cookie whose first member is a const bw__file_ops *. The FILE's
+ * writes call ops->write (1: all taken; 0: failed, errno set); fseek and
+ * ftell fail with ESPIPE; fclose calls ops->close when it is not NULL.
+ * NULL with errno when the C library cannot make the FILE. glibc and musl:
+ * fopencookie; the BSDs, macOS and Android: funopen. */
+typedef struct bw__file_ops {
+    int (*write)(void *cookie, const char *buf, size_t n);
+    void (*close)(void *cookie);
+} bw__file_ops;
+#ifdef BW_HAVE_FILE_ADAPTER
+BW__INTERNAL FILE *bw__file_make(void *cookie);
+#endif
+
+#endif /* BW_PLATFORM_H */
+/*************** End file platform/platform.h *******************************/
 
 /*************** Begin file pool/track.h ************************************/
 /* track.h - tell memory checkers which bytes the user may touch.
@@ -1446,9 +2542,9 @@ BW__QUIET_END
 #define BW_POOL_INTERNAL_H
 
 /* #include "../bufwriter.h": amalgamated above */
+/* #include "../platform/platform.h": amalgamated above */
 /* #include "track.h": amalgamated above */
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -1488,6 +2584,9 @@ BW__QUIET_END
  * same either way (.NET's ArrayBufferWriter starts at 256, Go's
  * bytes.Buffer at 64). */
 #define BW__DEFAULT_FIRST_BLOCK  ((size_t)512)
+/* A segmented writer's first block, and the least of every later one:
+ * 4 KiB, a page, as 0.3 (measured in bench/BENCHMARKS.md, "Segmented"). */
+#define BW__DEFAULT_CHAIN_BLOCK  ((size_t)4096)
 
 /* The pool's options, one table: the bw_pool_options field, its type and
  * the value a 0 (NULL) there stands for (bufwriter.h documents each at its
@@ -1506,6 +2605,7 @@ BW__QUIET_END
     X(decay_ms, uint32_t, 10000u)  /* jemalloc's dirty decay */          \
     X(min_first_block, size_t, BW__DEFAULT_FIRST_BLOCK)                  \
     X(jump_floor, size_t, BW__DEFAULT_JUMP_FLOOR)                         \
+    X(chain_block_size, size_t, BW__DEFAULT_CHAIN_BLOCK)                  \
     X(allocator, const bw_allocator *, bw_allocator_libc())
 /* Thread caches serve classes up to this size (jemalloc's tcache_max is
  * 32 KiB too): bigger blocks are few and their copy costs far more than a
@@ -1600,7 +2700,7 @@ typedef struct bw__kept {
 } bw__kept;
 
 typedef struct bw__class {
-    pthread_mutex_t lock;
+    bw__mutex lock;
     bw__kept *stack;           /* oldest at the bottom                       */
     size_t count, alloc;
 } bw__class;
@@ -1629,6 +2729,8 @@ struct bw_pool {
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
     size_t min_first;          /* a writer's first block, at least           */
+    size_t chain_block;        /* a segmented writer's first block, and the
+                                  least of every later one                  */
     /* The writer's shortcuts (bufwriter.c), set once the fields they come
      * from are, so a small message reads one field for each question. */
     size_t first_block;        /* a contiguous writer's first block when it
@@ -1651,7 +2753,7 @@ struct bw_pool {
     _Atomic unsigned exiting;  /* threads freeing an unlinked cache's blocks */
     /* Large retention (large.c): kept blocks above the threshold. */
     size_t max_large_bytes, max_large_blocks;
-    pthread_mutex_t large_lock;
+    bw__mutex large_lock;
     struct bw__large *large;   /* oldest first                               */
     bool keep_large;           /* large retention on                         */
     size_t nlarge;
@@ -1748,8 +2850,7 @@ _Static_assert(BW_THREAD_CACHE_SLOTS <= 255,
 /* fork: the lock that guards the shared pool's creation. */
 BW__INTERNAL void bw__shared_lock_fork(bool lock);
 
-/* A coarse monotonic clock in milliseconds, read on slow paths only. */
-BW__INTERNAL uint64_t bw__now_ms(void);
+/* The clock (bw__now_ms) is the platform layer's, read on slow paths only. */
 /* Decay: give back what has been retained unused for decay_ms (the shared
  * level and the large blocks when due; the calling thread's cache tc). */
 BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now);
@@ -1784,16 +2885,12 @@ BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held);
 BW__INTERNAL void bw__tcache_trim_self(bw_pool *p);
 BW__INTERNAL uint64_t bw__next_pool_id(void);
 
-/* The calling thread's most recently used cache (initial-exec TLS: one
- * load, no __tls_get_addr call, in the shared library too). Never NULL: it
- * starts at an empty cache whose pool id (0) matches no pool, so "no cache
- * yet" costs the fast path no extra branch. */
-#if defined(__GNUC__) || defined(__clang__)
-#  define BW__TLS_MODEL __attribute__((tls_model("initial-exec")))
-#else
-#  define BW__TLS_MODEL
-#endif
-static _Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL;
+/* The calling thread's most recently used cache (BW__THREAD_LOCAL:
+ * initial-exec TLS where there is one, one load, no __tls_get_addr call,
+ * in the shared library too). Never NULL: it starts at an empty cache
+ * whose pool id (0) matches no pool, so "no cache yet" costs the fast path
+ * no extra branch. */
+static BW__THREAD_LOCAL bw__tcache *bw__tl_last;
 
 static inline bw__tcache *bw__tcache_get(bw_pool *p)
 {
@@ -1998,6 +3095,10 @@ static inline size_t bw__pool_threshold(const bw_pool *p) { return p->threshold;
 /* A writer's first block is at least this (min_first_block's class). */
 static inline size_t bw__pool_min_first(const bw_pool *p) { return p->min_first; }
 
+/* A segmented writer's first block, and the least of every later one
+ * (chain_block_size's size by the growth rule). */
+static inline size_t bw__pool_chain_block(const bw_pool *p) { return p->chain_block; }
+
 /* A contiguous writer's usual first block when it needs at most this many
  * bytes (rent it with bw__rent_first); 0 when learning decides instead. */
 static inline size_t bw__pool_first_block(const bw_pool *p) { return p->first_block; }
@@ -2070,63 +3171,91 @@ BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap);
 #define BW_WRITER_INTERNAL_H
 
 /* #include "bufwriter.h": amalgamated above */
+/* #include "platform/platform.h": amalgamated above */
 /* #include "pool/pool_writer.h": amalgamated above */
 
-/* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED, in
- * bufwriter.h (section 11), where bw_data's inline fast path needs them. */
-
-/* The modes as an enum, for the dispatcher's switches (bufwriter.c): they
- * name every mode and have no default, so that -Wswitch names each switch
- * a new mode must add its case to. */
-typedef enum bw__mode {
-    BW__M_CONTIG = BW__CONTIG,
-    BW__M_CHAIN = BW__CHAIN,
-    BW__M_STREAM = BW__STREAM,
-    BW__M_FIXED = BW__FIXED
-} bw__mode;
-static inline bw__mode bw__mode_of(const bw_writer *w) { return (bw__mode)w->mode; }
+/* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED and
+ * their count BW__NMODES, in bufwriter.h (section 11), where bw_data's
+ * inline fast path needs them. */
 
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
+#define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
+                               no error recorded (bw_errno)              */
+/* 0x40 is BW__LIMITED, in bufwriter.h: inline code reads it. */
 
-/* A segmented writer's link, in the last BW__SEG_HDR bytes of each block (a
- * trailer, so the block's start holds data and a detached block starts with
- * the bytes). The last block's held range is [start, w->len) when it is the
- * only block, else [0, w->len); earlier blocks hold [start, end). */
-typedef struct bw__seg {
-    unsigned char *data;  /* the block                                      */
-    struct bw__seg *next; /* the next block's link; NULL for the last       */
-    size_t start, end;    /* held bytes (not kept current for the last)     */
-} bw__seg;
+/* A segmented writer's held bytes are a sequence of pieces, each a
+ * (pointer, length) over a block the writer owns or over caller memory
+ * linked by reference (bw_append_ref); the blocks it owns are kept apart.
+ * The closed pieces sit in an array (m.c.pc[first, count)), oldest first;
+ * the open piece, where writes go, is the current block's
+ * data[open, len), not in the array. Its start is where the last closed
+ * piece ends (or base), so positions need no other field: data[k] is at
+ * position pos + k for every k from the open piece's start on. A
+ * reference or a move closes the open piece and pushes pieces; the next
+ * write goes on in the same block's free space as a new open piece. */
+typedef struct bw__blk bw__blk;
+struct bw__piece {
+    const unsigned char *p; /* the first held byte                          */
+    size_t n;               /* held bytes (never 0)                          */
+    uint64_t end;           /* the position just past the piece              */
+    bw__blk *blk;           /* the owned block it lies in; NULL: a reference */
+    bw_done_fn done;        /* a reference's: done(ctx, orig, orig_n), once  */
+    void *ctx;
+    const void *orig;       /* the reference as given (consume and truncate
+                               move p and n)                                 */
+    size_t orig_n;
+};
+typedef struct bw__piece bw__piece;
+
+/* An owned block's trailer, in its last BW__SEG_HDR bytes (a trailer, so a
+ * detached block starts with the bytes). The current block (data) is not
+ * in the writer's list; every block in the list holds at least one closed
+ * piece, and goes back the moment it holds none. */
+struct bw__blk {
+    unsigned char *data;        /* the block                                */
+    bw__blk *prev, *next;       /* the writer's list (m.c.blocks)           */
+    size_t pieces;              /* closed pieces that lie in it             */
+};
 #define BW__SEG_HDR ((size_t)32)
-/* Segmented block sizes are multiples of this, so that the link (pointers
- * and sizes) at a block's end is aligned. */
+/* Segmented block sizes are multiples of this, so that the trailer
+ * (pointers and sizes) at a block's end is aligned. */
 #define BW__SEG_ALIGN ((size_t)16)
 
 /* The position-to-offset arithmetic: the first held byte is at
  * data + (base - pos) when all held bytes are in the current block. */
 static inline size_t bw__start(const bw_writer *w) { return (size_t)(w->base - w->pos); }
 
-/* A walk's place among the held pieces (bw__piece). */
+/* True when n more bytes would take bw_tell past the size limit
+ * (bw_set_limit): every call that adds bytes asks before it makes room or
+ * writes anything. */
+static inline int bw__over(const bw_writer *w, size_t n)
+{
+    uint64_t tell = w->pos + w->len;
+    return (w->flags & BW__LIMITED) && n != 0 && (w->limit < tell || n > w->limit - tell);
+}
+
+/* A walk's place among the held pieces (bw__walk): the closed pieces'
+ * index, then the open piece. */
 typedef struct bw__cursor {
-    const bw__seg *seg;
+    size_t i;
     int started;
 } bw__cursor;
 
-/* The per-mode hooks: the one fixed set of what differs between modes.
- * Each mode implements them in its own section of bufwriter.c; the
- * dispatcher section there maps w->mode to them, and is the only code
- * outside a section that reads the mode. A failure is recorded.
- * - make room: room for n contiguous bytes at data + len; with src also
- *   append src[0, n) (src may point into the held bytes). The caller
- *   checked the writer and its error.
+/* A mode's operations: the one fixed set of what differs between modes.
+ * Each mode fills one table (bw__mode_ops) in its section of bufwriter.c,
+ * in this order, every entry given (a mode that has nothing to do for one
+ * names a shared do-nothing function); the mode table there maps
+ * w->mode to it, and the bw__ functions below call through it. A failure
+ * is recorded.
+ * - room: room for n contiguous bytes at data + len; with src also append
+ *   src[0, n) (src may point into the held bytes). The caller checked the
+ *   writer and its error.
  * - room kept: the same, leaving the held bytes' storage as it is until
  *   the caller gives *old back (contiguous, segmented; see bw__room_keep).
- * - room at once: whether one make room can take n bytes without sending
- *   part of them (streaming: no more than its buffer).
  * - send: send every held byte where the mode has somewhere to send them
  *   (streaming); the others keep theirs. BW_OK or the recorded error.
  * - reset: give back every block (and reference) held; data and cap are 0
@@ -2134,11 +3263,17 @@ typedef struct bw__cursor {
  * - make contiguous: the held bytes in one block with extra free bytes
  *   after them; their start, or NULL. Works while an error is recorded.
  * - walk: the next held piece (empty pieces included): 1, or 0 at the end.
- * - drop from the front: n <= bw_len held bytes; never records.
+ * - pieces: how many non-empty pieces the held bytes are (bw_iovec's
+ *   count), without a walk.
+ * - drop from the front: n <= bw_len held bytes, base moved already; never
+ *   records.
  * - cut: the held bytes end at pos (base <= pos <= tell); never records.
- * - overlaps: whether [p, p + n) lies in any of the writer's storage.
- * - own: before a patch of [pos, pos + n), make those bytes the writer's
- *   to write (a segmented writer copies references there).
+ * - overlaps: whether [p, p + n) lies in the writer's own storage.
+ * - patch: write src[0, n) over the held bytes at [pos, pos + n) (checked
+ *   by the caller; src may point into the held bytes). A segmented writer
+ *   first copies the references there into a block of its own (the only
+ *   case that needs memory); BW_ENOMEM (recorded) leaves everything as it
+ *   was.
  * - block size: the real size of the one pooled block holding every held
  *   byte (what bw_detach hands out), or 0 (none, several, not the pool's).
  * - printf rest: printf's pass two, need bytes of output, known not to fit
@@ -2147,26 +3282,57 @@ typedef struct bw__cursor {
  * - link: append data[0, n) by reference, done(ctx, data, n) once it is
  *   no longer needed; modes that cannot link copy and call done at once.
  * - take: move every held byte of src after dst's without copying, when
- *   the two modes allow it: 1, or 0 to have them copied (bw_move). */
+ *   the two modes allow it: 1, 0 to have them copied (bw_move), or a
+ *   failure (recorded in dst).
+ * - room at once: whether one room can take n bytes without sending part
+ *   of them (streaming: no more than its buffer).
+ * - traits: what the calls common to every mode need to know (BW__GROWS
+ *   and the others below). */
+typedef struct bw__mode_ops {
+    int (*room)(bw_writer *w, size_t n, const void *src);
+    int (*room_keep)(bw_writer *w, size_t n, void **old, size_t *old_cap);
+    int (*send)(bw_writer *w);
+    void (*drop_storage)(bw_writer *w);
+    unsigned char *(*contiguous)(bw_writer *w, size_t extra);
+    int (*walk)(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n);
+    size_t (*pieces)(const bw_writer *w);
+    void (*drop_front)(bw_writer *w, size_t n);
+    void (*cut)(bw_writer *w, uint64_t pos);
+    int (*overlaps)(const bw_writer *w, const void *p, size_t n);
+    int (*patch)(bw_writer *w, uint64_t pos, const void *src, size_t n);
+    size_t (*block_size)(const bw_writer *w);
+    int (*printf_rest)(bw_writer *w, size_t need, const char *fmt, va_list ap);
+    int (*link)(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
+    int (*take)(bw_writer *dst, bw_writer *src);
+    int (*room_at_once)(const bw_writer *w, size_t n);
+    unsigned traits;
+} bw__mode_ops;
+
+/* The operations through the mode table (bufwriter.c), with what every
+ * mode shares around them: bw__room checks the size and takes a small
+ * message's first block itself, bw__room_keep checks the size,
+ * bw__drop_front moves base and starts over when all is gone, and
+ * bw__block_size answers 0 for no block or a caller's buffer. */
 BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src);
 BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap);
 BW__INTERNAL int bw__room_at_once(const bw_writer *w, size_t n);
 BW__INTERNAL int bw__send(bw_writer *w);
 BW__INTERNAL void bw__drop_storage(bw_writer *w);
 BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra);
-BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p,
-                           size_t *n);
+BW__INTERNAL int bw__walk(const bw_writer *w, bw__cursor *c, const unsigned char **p,
+                          size_t *n);
+BW__INTERNAL size_t bw__pieces(const bw_writer *w);
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos);
 BW__INTERNAL int bw__overlaps(const bw_writer *w, const void *p, size_t n);
-BW__INTERNAL int bw__own(bw_writer *w, uint64_t pos, size_t n);
+BW__INTERNAL int bw__patch_at(bw_writer *w, uint64_t pos, const void *src, size_t n);
 BW__INTERNAL size_t bw__block_size(const bw_writer *w);
 BW__INTERNAL int bw__printf_rest(bw_writer *w, size_t need, const char *fmt, va_list ap);
 BW__INTERNAL int bw__link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
 BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src);
 
-/* What the calls common to every mode ask of it, beyond the hooks: the
- * mode's traits (bw__traits, in the dispatcher). */
+/* The traits: what the calls common to every mode ask of it, beyond the
+ * operations (bw__traits: the table's). */
 #define BW__GROWS   0x1u  /* one block that growth moves to a new one (its old
                              block goes back); the job's length teaches the
                              pool; the block and the first line are all the
@@ -2180,11 +3346,8 @@ BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src);
                              bw_cstr's NUL                                    */
 BW__INTERNAL unsigned bw__traits(const bw_writer *w);
 
-/* I/O (io.c). One send of iov to fd that never raises SIGPIPE, whatever fd
- * is at that moment (bw_write_fd and a bw_init_fd writer both send through
- * it): bytes sent, or -1 with errno. */
-struct iovec;
-BW__INTERNAL ptrdiff_t bw__fd_send(int fd, const struct iovec *iov, int cnt);
+/* Sending to a file descriptor: bw__fd_send (platform/platform.h), through
+ * which bw_write_fd and a bw_init_fd writer both send. */
 
 /* Cold paths io.c shares (bufwriter.c). Record the first error; send every
  * held byte (streaming; a failure is recorded, the rest stays held); send
@@ -2195,7 +3358,9 @@ BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n);
 /* printf output of need bytes, longer than the buffer, sent straight to a
  * streaming writer's sink after the held bytes (io.c, with the FILE
  * adapter). */
+#ifdef BW_HAVE_FILE_ADAPTER
 BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap);
+#endif
 
 #endif /* BW_WRITER_INTERNAL_H */
 /*************** End file writer_internal.h *********************************/
@@ -2204,19 +3369,18 @@ BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va
 /* bufwriter.c - the writer's out-of-line paths, for every mode: the cold
  * path that makes room (grow, link, flush or BW_EFULL), the sticky error,
  * positions, spans, printf, the encoders that are not inline, reading out.
- * What differs by mode is the hooks and traits of writer_internal.h: one
- * section per mode holds its inits and implements its hooks, and the
- * dispatcher after those sections, where the mode picks its section, is
- * the only other code that reads the mode. The fast paths are static
- * inline in bufwriter.h and know no mode (but bw_data's, which tells a
- * segmented writer from the rest). */
+ * What differs by mode is one table of operations and traits
+ * (bw__mode_ops, writer_internal.h): one section per mode holds its inits,
+ * its operations and its table, and the mode table after those sections,
+ * indexed by the mode, is the only other code that reads it. The fast
+ * paths are static inline in bufwriter.h and know no mode (but bw_data's,
+ * which tells a segmented writer from the rest). */
 /* #include "writer_internal.h": amalgamated above */
 
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/uio.h>
 
 /* The room functions stay out of line (the fast paths' callers stay
  * small), but not `cold`: gcc compiles a cold function for size and turns
@@ -2230,8 +3394,7 @@ BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va
 
 /* The largest block the writer asks for: sizes past PTRDIFF_MAX break
  * pointer differences, so they count as unrepresentable. */
-/* A segmented writer's first block, and a streaming writer's buffer. */
-#define BW__CHAIN_FIRST ((size_t)4096)
+/* A streaming writer's buffer. */
 #define BW__STREAM_DEFAULT ((size_t)64 << 10)
 /* printf formats short output here when the free space is smaller. */
 #define BW__PRINTF_STACK 256
@@ -2239,14 +3402,14 @@ BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va
  * it does not fit the free space with vsnprintf's NUL (exact fits). */
 #define BW__PRINTF_FIXED_STACK 1024
 
-typedef char bw__seg_fits[sizeof(bw__seg) <= BW__SEG_HDR ? 1 : -1];
+typedef char bw__seg_fits[sizeof(bw__blk) <= BW__SEG_HDR ? 1 : -1];
 typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
 
 /* The writer's layout on 64-bit (bufwriter.h): data, len, lim, cap, pos,
  * base, pool, mode, flags and err, the fast path and all a contiguous or
  * fixed writer's init and release touch, in the first 64 bytes, one cache
  * line when the writer is 64-byte aligned; the mode's part after them.
- * 96 bytes in all; the bound leaves room for one more int after err. */
+ * 112 bytes in all with syserr and the size limit after the mode's part. */
 #if UINTPTR_MAX > 0xffffffffu
 #  define BW__IN_LINE(f, n) (offsetof(bw_writer, f) + (n) <= 64)
 typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &&
@@ -2257,7 +3420,7 @@ typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &
                                        ? 1
                                        : -1];
 typedef char bw__writer_mode_after[offsetof(bw_writer, m) >= 64 ? 1 : -1];
-typedef char bw__writer_size[sizeof(bw_writer) <= 104 ? 1 : -1];
+typedef char bw__writer_size[sizeof(bw_writer) <= 112 ? 1 : -1];
 #  undef BW__IN_LINE
 #endif
 
@@ -2268,8 +3431,9 @@ const char *bw_strerror(int status)
     case BW_ENOMEM:    return "out of memory (the backing allocator failed)";
     case BW_EOVERFLOW: return "size overflow (a size that cannot be represented)";
     case BW_EINVAL:    return "invalid argument";
-    case BW_EIO:       return "I/O error (see errno)";
+    case BW_EIO:       return "I/O error (bw_errno says why)";
     case BW_EFULL:     return "no room left in the fixed buffer";
+    case BW_ELIMIT:    return "size limit reached (bw_set_limit)";
     default:           return "unknown bufwriter status";
     }
 }
@@ -2280,9 +3444,24 @@ const char *bw_version(void) { return BW_VERSION_STRING; }
 /* State helpers                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* The fast-path limit: the block's end, or len while an error is recorded,
- * so that every inline put misses and reaches the cold path's check. */
-static void bw__set_lim(bw_writer *w) { w->lim = w->err != BW_OK ? w->len : w->cap; }
+/* A size limit's clamp of lim: no further than the offset in data where
+ * the limit falls (len when the limit is below bw_tell), so a write that
+ * would pass it misses the inline fast path and meets bw__over. */
+static void bw__clamp_lim(bw_writer *w)
+{
+    uint64_t tell = w->pos + w->len;
+    if (w->limit <= tell) w->lim = w->len;
+    else if (w->limit - w->pos < w->lim) w->lim = (size_t)(w->limit - w->pos);
+}
+
+/* The fast-path limit: the block's end (or the size limit's), or len while
+ * an error is recorded, so that every inline put misses and reaches the
+ * cold path's check. Every change of pos, len or cap ends here. */
+static void bw__set_lim(bw_writer *w)
+{
+    w->lim = w->err != BW_OK ? w->len : w->cap;
+    if (BW__UNLIKELY(w->flags & BW__LIMITED) && w->err == BW_OK) bw__clamp_lim(w);
+}
 
 /* Record the first error; later writes miss the fast path. */
 BW__INTERNAL int bw__fail(bw_writer *w, int rc)
@@ -2321,57 +3500,13 @@ static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
     w->pos = w->base = 0;
     w->pool = pool;
     w->mode = mode;
-    w->flags = 0;
+    w->flags = 0; /* no limit (BW__LIMITED), no bw_write_fd errno */
     w->err = BW_OK;
     return BW_OK;
 }
 
-static bw__seg *bw__tail_seg(const bw_writer *w) { return (bw__seg *)(void *)(w->data + w->cap); }
-static size_t bw__seg_cap(const bw__seg *s) { return (size_t)((const unsigned char *)s - s->data); }
-
-/* A by-reference piece (bw_append_ref): a small record rented from the pool,
- * linked like a block. Its link's data is NULL, which tells it from a block
- * in every walk; its held range [start, end) lies in the caller's bytes. It
- * is never the last block: writes go to a block after it. */
-typedef struct bw__ref {
-    bw__seg seg; /* first, so a bw__seg * of a reference is the record    */
-    const unsigned char *bytes;
-    size_t n;        /* as given: done(ctx, bytes, n)                      */
-    bw_done_fn done;
-    void *ctx;
-    size_t cap;      /* the record's capacity, to give it back             */
-} bw__ref;
-
-/* Where a non-last piece's offsets count from. */
-static const unsigned char *bw__seg_bytes(const bw__seg *s)
-{
-    return s->data != NULL ? s->data : ((const bw__ref *)(const void *)s)->bytes;
-}
-
-/* Give a segmented block back (its real capacity includes the link); a
- * reference's record goes back and its done is called, once. */
-static void bw__seg_return(bw_writer *w, bw__seg *s)
-{
-    if (s->data == NULL) {
-        bw__ref r = *(bw__ref *)(void *)s;
-        (void)bw_pool_return(w->pool, s, r.cap);
-        if (r.done != NULL) r.done(r.ctx, r.bytes, r.n);
-        return;
-    }
-    (void)bw_pool_return(w->pool, s->data, bw__seg_cap(s) + BW__SEG_HDR);
-}
-
-/* Give back every segmented block but the last. */
-static void bw__seg_drop_all_but_tail(bw_writer *w)
-{
-    bw__seg *s = (bw__seg *)w->m.head, *tail = bw__tail_seg(w);
-    while (s != NULL && s != tail) {
-        bw__seg *next = s->next;
-        bw__seg_return(w, s);
-        s = next;
-    }
-    w->m.head = NULL;
-}
+static const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
+                                   size_t nbuf, void **tmp, size_t *tmp_cap);
 
 /* True when [p, p + n) overlaps the writer's current block (for the modes
  * with one block, all of its storage; bw__overlaps for any mode). */
@@ -2387,6 +3522,7 @@ static int bw__in_block(const bw_writer *w, const void *p, size_t n)
  * sections share, so that none calls another entry point for it. */
 static int bw__put(bw_writer *w, const void *src, size_t n)
 {
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) {
         if (n != 0) memcpy(w->data + w->len, src, n);
         w->len += n;
@@ -2446,9 +3582,9 @@ static int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_list a
 /* ------------------------------------------------------------------------ */
 /* The modes, one section each                                              */
 /* ------------------------------------------------------------------------ */
-/* Each section holds its mode's hooks (writer_internal.h) and what only
- * they use; the dispatcher below maps the mode to them. A room hook makes
- * room for n contiguous bytes at data + len; with src it also appends
+/* Each section holds its mode's operations (writer_internal.h), what only
+ * they use, and its table; the mode table below maps the mode to it. A
+ * room operation makes room for n contiguous bytes at data + len; with src it also appends
  * src[0, n) and commits them. src may point into held bytes. On failure
  * the error is recorded and nothing held changes. */
 
@@ -2466,9 +3602,10 @@ static void bw__move_down(bw_writer *w, const void **src)
     if (held != 0) memmove(w->data, w->data + start, held);
     w->pos = w->base;
     w->len = held;
+    bw__set_lim(w); /* a size limit's lim counts from pos */
 }
 
-/* The end of a one-block room hook that moves in place (fixed, streaming),
+/* The end of a one-block room operation that moves in place (fixed, streaming),
  * with room for n after the held bytes once moved down: src, which follows
  * them if it points into them, is appended when not NULL. */
 static int bw__block_put(bw_writer *w, const void *src, size_t n)
@@ -2484,7 +3621,7 @@ static int bw__block_put(bw_writer *w, const void *src, size_t n)
 /* Walk: the held bytes are one piece. */
 static int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
 {
-    if (c->started) return 0;
+    if (c->started || w->data == NULL) return 0;
     c->started = 1;
     *p = w->data + bw__start(w);
     *n = w->len - bw__start(w);
@@ -2515,6 +3652,30 @@ static unsigned char *bw__block_contiguous(bw_writer *w, size_t extra)
     if (w->cap - w->len < extra && bw__room(w, extra, NULL) != BW_OK) return NULL;
     return w->data + bw__start(w);
 }
+
+/* What the one-block modes share in their tables: one piece, nothing to
+ * drop from a list, a patch in place, the block's capacity. */
+static size_t bw__block_pieces(const bw_writer *w)
+{
+    return w->data != NULL && w->len != bw__start(w);
+}
+static void bw__block_drop_front(bw_writer *w, size_t n) { (void)w, (void)n; }
+static int bw__block_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
+{
+    memmove(w->data + (size_t)(pos - w->pos), src, n);
+    return BW_OK;
+}
+static size_t bw__block_cap(const bw_writer *w) { return w->cap; }
+
+/* And what modes without the matching ability name in their tables. */
+static int bw__keeps_bytes(bw_writer *w) { return (void)w, BW_OK; }
+static int bw__no_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    (void)n, (void)old, (void)old_cap;
+    return bw__fail(w, BW_EINVAL);
+}
+static int bw__no_take(bw_writer *dst, bw_writer *src) { return (void)dst, (void)src, 0; }
+static int bw__at_once(const bw_writer *w, size_t n) { return (void)w, (void)n, 1; }
 
 /* ---- contiguous ---- */
 
@@ -2608,7 +3769,7 @@ copy:
 static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got;
+    size_t cap, got = 0;
     unsigned char *b = NULL;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
@@ -2624,6 +3785,7 @@ static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
     w->data = b;
     w->cap = w->lim = got;
     w->pos = w->base;
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w);
     if (src != NULL) {
         memcpy(b, src, n);
         w->len = n;
@@ -2665,6 +3827,12 @@ static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
     return BW_OK;
 }
 
+static const bw__mode_ops bw__contig_ops = {
+    bw__room_contig, bw__contig_move, bw__keeps_bytes, bw__block_drop_storage,
+    bw__block_contiguous, bw__block_piece, bw__block_pieces, bw__block_drop_front,
+    bw__block_cut, bw__in_block, bw__block_patch, bw__block_cap, bw__printf_contig,
+    bw__link_copy, bw__no_take, bw__at_once, BW__GROWS};
+
 int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
 {
     if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
@@ -2693,6 +3861,22 @@ int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
     return BW_OK;
 }
 
+int bw_set_first_buffer(bw_writer *w, void *buf, size_t size)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (buf == NULL || size == 0 || !(bw__traits(w) & BW__GROWS) || w->data != NULL)
+        return bw__fail(w, BW_EINVAL);
+    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
+    w->data = (unsigned char *)buf;
+    w->cap = size;
+    w->pos = w->base;
+    w->len = 0;
+    w->flags |= BW__EXTERNAL;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
 /* ---- fixed ---- */
 
 /* Fixed: the held bytes may move down over consumed room; nothing else. */
@@ -2706,25 +3890,47 @@ static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
  * buffer and never allocates: output below BW__PRINTF_FIXED_STACK is
  * formatted on the stack and written like any source (moving the held bytes
  * down over consumed room when needed); longer output is formatted in the
- * buffer after the held bytes are moved down, so it needs one byte more
- * than its length (vsnprintf's NUL) and its arguments must not point into
- * the held bytes (bufwriter.h says so). */
+ * buffer after the held bytes are moved down, and its arguments must not
+ * point into the held bytes (bufwriter.h says so). vsnprintf's NUL needs a
+ * byte past the output: when the output fills the buffer exactly, it is
+ * formatted one byte early, over the last held byte (kept aside), then
+ * moved up into place, so an exact fit succeeds. Only output that fills a
+ * buffer holding nothing has no byte before it: that one needs a spare. */
 static int bw__printf_fixed(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
     char buf[BW__PRINTF_FIXED_STACK];
-    int r;
+    size_t room = w->cap - (w->len - bw__start(w));
+    unsigned char *at, kept = 0;
+    int r, early;
     if (need < sizeof buf) {
-        if (need > w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
+        if (need > room) return bw__fail(w, BW_EFULL);
         r = vsnprintf(buf, sizeof buf, fmt, ap);
         return r >= 0 && (size_t)r == need ? bw__put(w, buf, need) : bw__fail(w, BW_EINVAL);
     }
-    if (need >= w->cap - (w->len - bw__start(w))) return bw__fail(w, BW_EFULL);
+    early = need == room;
+    if (need > room || (early && room == w->cap)) return bw__fail(w, BW_EFULL);
     bw__move_down(w, NULL);
-    r = vsnprintf((char *)w->data + w->len, need + 1, fmt, ap);
+    at = w->data + w->len - early;
+    if (early) kept = *at;
+    r = vsnprintf((char *)at, need + 1, fmt, ap);
+    if (early) {
+        memmove(at + 1, at, need);
+        *at = kept;
+    }
     if (r < 0 || (size_t)r != need) return bw__fail(w, BW_EINVAL);
     w->len += need;
     return BW_OK;
 }
+
+/* The caller's buffer stays; no block is the pool's. */
+static void bw__fixed_keep_buffer(bw_writer *w) { (void)w; }
+static size_t bw__fixed_no_block(const bw_writer *w) { return (void)w, 0; }
+
+static const bw__mode_ops bw__fixed_ops = {
+    bw__room_fixed, bw__no_room_keep, bw__keeps_bytes, bw__fixed_keep_buffer,
+    bw__block_contiguous, bw__block_piece, bw__block_pieces, bw__block_drop_front,
+    bw__block_cut, bw__in_block, bw__block_patch, bw__fixed_no_block, bw__printf_fixed,
+    bw__link_copy, bw__no_take, bw__at_once, BW__NO_POOL | BW__BOUNDED};
 
 int bw_init_fixed(bw_writer *w, void *buf, size_t size)
 {
@@ -2738,10 +3944,106 @@ int bw_init_fixed(bw_writer *w, void *buf, size_t size)
 
 /* ---- segmented ---- */
 
-/* A segmented block's size for `want` bytes, link included: the growth
- * rule's, rounded up to BW__SEG_ALIGN. A pool's classes already are; an
- * exact-size rent (BW_POOL_BYPASS, or above the threshold) may not be, and
- * the link at the block's end must be aligned. */
+/* One rule (writer_internal.h, bw__piece): the held bytes are the closed
+ * pieces, then the open piece data[open, len) of the current block. A
+ * reference or a move closes the open piece and pushes pieces; a full
+ * block is closed the same way and a new one becomes current. Nothing
+ * moves once written, so every pointer to a held byte stays valid until
+ * that byte leaves; a piece leaves by consume (front), truncate (back) or
+ * reset, and a block goes back when the last piece in it leaves. */
+
+static bw__blk *bw__cur(const bw_writer *w) { return (bw__blk *)(void *)(w->data + w->cap); }
+static size_t bw__blk_size(const bw__blk *b)
+{
+    return (size_t)((const unsigned char *)b - b->data) + BW__SEG_HDR;
+}
+
+/* Where the open piece starts: where the last closed piece ends, or base. */
+static size_t bw__open(const bw_writer *w)
+{
+    uint64_t at = w->m.c.count != w->m.c.first ? w->m.c.pc[w->m.c.count - 1].end : w->base;
+    return (size_t)(at - w->pos);
+}
+
+static void bw__blk_link(bw_writer *w, bw__blk *b)
+{
+    b->prev = NULL;
+    b->next = w->m.c.blocks;
+    if (b->next != NULL) b->next->prev = b;
+    w->m.c.blocks = b;
+}
+
+static void bw__blk_unlink(bw_writer *w, bw__blk *b)
+{
+    if (b->prev != NULL) b->prev->next = b->next;
+    else w->m.c.blocks = b->next;
+    if (b->next != NULL) b->next->prev = b->prev;
+}
+
+/* A piece leaves: a reference's done is called; a block of the list that
+ * holds no piece any more goes back (the current block stays). */
+static void bw__piece_drop(bw_writer *w, bw__piece *pc)
+{
+    bw__blk *b = pc->blk;
+    if (b == NULL) {
+        if (pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
+        return;
+    }
+    if (--b->pieces == 0 && (w->data == NULL || b != bw__cur(w))) {
+        bw__blk_unlink(w, b);
+        (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
+    }
+}
+
+/* Room for k more closed pieces (amortized O(1): the array doubles, or
+ * moves down over consumed pieces); BW_ENOMEM recorded, nothing changed. */
+static int bw__pc_reserve(bw_writer *w, size_t k)
+{
+    size_t held = w->m.c.count - w->m.c.first, room = w->m.c.pc_cap / sizeof(bw__piece);
+    size_t want, got;
+    bw__piece *pc;
+    bw_pool *p;
+    if (w->m.c.count + k <= room) return BW_OK;
+    if (held + k <= room / 2) { /* half the array consumed: move down */
+        memmove(w->m.c.pc, w->m.c.pc + w->m.c.first, held * sizeof(bw__piece));
+    } else {
+        want = room < 16 ? 16 : 2 * room;
+        if (want < held + k) want = held + k;
+        if (want > UINT32_MAX / 2) return bw__fail(w, BW_EOVERFLOW);
+        p = bw__pool_of(w);
+        pc = p != NULL ? (bw__piece *)bw_pool_rent(p, want * sizeof(bw__piece), &got) : NULL;
+        if (pc == NULL) return bw__fail(w, BW_ENOMEM);
+        if (held != 0) memcpy(pc, w->m.c.pc + w->m.c.first, held * sizeof(bw__piece));
+        if (w->m.c.pc != NULL) (void)bw_pool_return(p, w->m.c.pc, w->m.c.pc_cap);
+        w->m.c.pc = pc;
+        w->m.c.pc_cap = got;
+    }
+    w->m.c.first = 0;
+    w->m.c.count = (uint32_t)held;
+    return BW_OK;
+}
+
+/* Whether the open piece holds bytes, which closing it pushes. */
+static int bw__must_close(const bw_writer *w) { return w->data != NULL && bw__open(w) != w->len; }
+
+/* Close the open piece (room for it reserved): it joins the array. */
+static void bw__close_open(bw_writer *w)
+{
+    size_t open;
+    bw__piece *pc;
+    if (!bw__must_close(w)) return;
+    open = bw__open(w);
+    pc = &w->m.c.pc[w->m.c.count++];
+    pc->p = w->data + open;
+    pc->n = w->len - open;
+    pc->end = bw_tell(w);
+    pc->blk = bw__cur(w);
+    pc->blk->pieces++;
+}
+
+/* The size of a new block for `want` bytes with its trailer: the growth
+ * rule's, rounded up to BW__SEG_ALIGN (an exact-size rent, BW_POOL_BYPASS
+ * or above the threshold, may not be aligned). */
 static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
 {
     size_t n;
@@ -2752,451 +4054,455 @@ static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
     return BW_OK;
 }
 
-/* The size of a segmented writer's next block past the threshold, `want`
- * (2 x the previous one) at most: what the pool's large retention can
- * still keep of the chain (bw__pool_seg_large), given its blocks above the
- * threshold. */
-static size_t bw__seg_large(const bw_writer *w, const bw_pool *p, size_t want)
-{
-    size_t held = 0, count = 0;
-    const bw__seg *s = (const bw__seg *)w->m.head;
-    if (s == NULL && w->data != NULL) s = bw__tail_seg(w);
-    for (; s != NULL; s = s->next) {
-        size_t sz = bw__seg_cap(s) + BW__SEG_HDR;
-        if (sz > bw__pool_threshold(p)) {
-            held += sz;
-            count++;
-        }
-    }
-    return bw__pool_seg_large(p, held, count, want);
-}
-
-/* Segmented: rent a block after the current one with at least `need` usable
- * bytes: max(class of the need, 2 x the previous block, 4 KiB), past the
- * threshold as bw__seg_large allows. One request, however large: an
- * impossible size is one failed backing call. */
-static bw__seg *bw__seg_rent_after(bw_writer *w, size_t need, size_t prev)
+/* Rent a block of exactly the size bw__seg_size gives for `want` (trailer
+ * included): its trailer set, not linked anywhere. NULL: recorded. */
+static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t want, got;
-    unsigned char *b;
-    bw__seg *s;
-    int rc;
+    size_t got;
+    unsigned char *d;
+    bw__blk *b;
+    int rc = p != NULL ? bw__seg_size(p, want, &want) : BW_ENOMEM;
+    if (rc != BW_OK) return bw__fail(w, rc), NULL;
+    d = (unsigned char *)bw_pool_rent(p, want, &got);
+    if (d == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+    b = (bw__blk *)(void *)(d + got - BW__SEG_HDR);
+    b->data = d;
+    b->prev = b->next = NULL;
+    b->pieces = 0;
+    return b;
+}
 
-    if (p == NULL) {
-        bw__fail(w, BW_ENOMEM);
-        return NULL;
-    }
-    if (need > BW__MAX_BLOCK - BW__SEG_HDR) {
-        bw__fail(w, BW_EOVERFLOW);
-        return NULL;
-    }
+/* The next block for `need` contiguous bytes: max(class of the need,
+ * 2 x the current block, the pool's chain block size); past the
+ * threshold as much as the pool's large retention can keep of the
+ * writer's large blocks (bw__pool_seg_large), so a stream of similar jobs
+ * gets its blocks back. One request, however large. */
+static bw__blk *bw__blk_next(bw_writer *w, size_t need)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, want, held = 0, count = 0;
+    const bw__blk *b;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+    if (need > BW__MAX_BLOCK - BW__SEG_HDR) return bw__fail(w, BW_EOVERFLOW), NULL;
     want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
-    if (want < BW__CHAIN_FIRST) want = BW__CHAIN_FIRST;
-    if (want < bw__pool_min_first(p)) want = bw__pool_min_first(p);
-    if (want > bw__pool_threshold(p)) want = bw__seg_large(w, p, want);
-    if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
-    rc = bw__seg_size(p, want, &want);
-    if (rc != BW_OK) {
-        bw__fail(w, rc);
-        return NULL;
-    }
-    b = (unsigned char *)bw_pool_rent(p, want, &got);
-    if (b == NULL) {
-        bw__fail(w, BW_ENOMEM);
-        return NULL;
-    }
-    s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
-    s->data = b;
-    s->next = NULL;
-    s->start = s->end = 0;
-    return s;
-}
-
-static bw__seg *bw__seg_rent(bw_writer *w, size_t need)
-{
-    return bw__seg_rent_after(w, need, w->data != NULL ? w->cap + BW__SEG_HDR : 0);
-}
-
-/* Make s the last block. The old last block stays where it is (its rest
- * is skipped); an old block that is the only one and holds nothing is
- * unlinked and returned, for the caller to give back (bw__seg_return). */
-static bw__seg *bw__seg_link(bw_writer *w, bw__seg *s)
-{
-    bw__seg *gone = NULL;
-    if (w->data != NULL) {
-        bw__seg *old = bw__tail_seg(w);
-        if (w->m.head == NULL && w->len == bw__start(w)) {
-            gone = old;
-        } else {
-            /* The range: [start, len) as the only block, else [0, len); the
-             * link's start may be stale from an earlier life of the block. */
-            old->end = w->len;
-            old->start = w->m.head == NULL ? bw__start(w) : 0;
-            if (w->m.head == NULL) w->m.head = old;
-            old->next = s;
+    if (want < bw__pool_chain_block(p)) want = bw__pool_chain_block(p);
+    if (want > bw__pool_threshold(p)) {
+        for (b = w->m.c.blocks; b != NULL; b = b->next) {
+            if (bw__blk_size(b) > bw__pool_threshold(p)) {
+                held += bw__blk_size(b);
+                count++;
+            }
         }
+        if (prev > bw__pool_threshold(p)) {
+            held += prev;
+            count++;
+        }
+        want = bw__pool_seg_large(p, held, count, want);
     }
-    w->pos += w->len;
-    w->data = s->data;
-    w->cap = bw__seg_cap(s);
+    if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
+    return bw__blk_rent(w, want);
+}
+
+static void bw__blk_return(bw_writer *w, bw__blk *b)
+{
+    if (b != NULL) (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
+}
+
+/* b becomes the current block (room for closing the open piece reserved).
+ * The old one joins the list when it holds pieces; else it is returned
+ * for the caller to give back (bw_cstr's "" may still be read in it). */
+static bw__blk *bw__blk_switch(bw_writer *w, bw__blk *b)
+{
+    bw__blk *gone = NULL;
+    if (w->data != NULL) {
+        bw__close_open(w);
+        if (bw__cur(w)->pieces != 0) bw__blk_link(w, bw__cur(w));
+        else gone = bw__cur(w);
+    }
+    w->pos = bw_tell(w);
+    w->data = b->data;
+    w->cap = (size_t)((unsigned char *)b - b->data);
     w->len = 0;
     bw__set_lim(w);
     return gone;
 }
 
+
+/* Room: a write fills the rest of the current block first; room alone
+ * (src NULL) must be contiguous and leaves that rest. */
 static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
 {
-    size_t first = 0;
-    bw__seg *s, *gone;
-    /* A write fills the rest of the last block first; room (src NULL) must
-     * be contiguous and skips it. */
-    if (src != NULL && w->data != NULL) first = w->cap - w->len;
-    s = bw__seg_rent(w, n - first);
-    if (s == NULL) return w->err;
+    size_t first = src != NULL && w->data != NULL ? w->cap - w->len : 0;
+    bw__blk *b = bw__blk_next(w, n - first), *gone;
+    if (b == NULL || bw__pc_reserve(w, (size_t)(bw__must_close(w) || first != 0)) != BW_OK)
+        return bw__blk_return(w, b), w->err;
     if (first != 0) {
         memcpy(w->data + w->len, src, first);
         w->len += first;
     }
-    gone = bw__seg_link(w, s); /* it held nothing, so src is not in it */
-    if (gone != NULL) bw__seg_return(w, gone);
+    gone = bw__blk_switch(w, b);
     if (src != NULL) {
         memcpy(w->data, (const unsigned char *)src + first, n - first);
         w->len = n - first;
     }
+    bw__blk_return(w, gone); /* it held nothing, so src was not in it */
     return BW_OK;
 }
 
-/* Walk: block by block; a writer with one block is walked as one. */
-static int bw__chain_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+/* Room kept (bw__room_keep): a new current block; nothing moves. */
+static int bw__chain_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
-    const bw__seg *s;
-    if (w->m.head == NULL) return bw__block_piece(w, c, p, n);
-    s = c->started ? c->seg->next : (const bw__seg *)w->m.head;
-    c->started = 1;
-    if (s == NULL) return 0;
-    c->seg = s;
-    if (s == bw__tail_seg(w)) {
-        *p = s->data;
-        *n = w->len;
-    } else {
-        *p = bw__seg_bytes(s) + s->start;
-        *n = s->end - s->start;
+    bw__blk *b = bw__blk_next(w, n), *gone;
+    if (b == NULL || bw__pc_reserve(w, (size_t)bw__must_close(w)) != BW_OK)
+        return bw__blk_return(w, b), w->err;
+    gone = bw__blk_switch(w, b);
+    if (gone != NULL) {
+        *old = gone->data;
+        *old_cap = bw__blk_size(gone);
     }
+    return BW_OK;
+}
+
+/* Walk: the closed pieces, then the open one. */
+static int bw__chain_walk(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+{
+    size_t i = c->started ? c->i + 1 : w->m.c.first;
+    c->started = 1;
+    c->i = i;
+    if (i < w->m.c.count) {
+        *p = w->m.c.pc[i].p;
+        *n = w->m.c.pc[i].n;
+        return 1;
+    }
+    if (i > w->m.c.count || w->data == NULL) return 0;
+    *p = w->data + bw__open(w);
+    *n = w->len - bw__open(w);
     return 1;
 }
 
-/* Drop from the front: the blocks (and references) wholly dropped go back;
- * the first kept one starts later. base has moved already. */
+static size_t bw__chain_pieces(const bw_writer *w)
+{
+    return w->m.c.count - w->m.c.first + (w->data != NULL && bw__open(w) != w->len);
+}
+
+/* Drop from the front (base has moved): whole pieces leave, the first kept
+ * one starts later; what is left of n is the open piece's, whose start
+ * follows base. */
 static void bw__chain_drop_front(bw_writer *w, size_t n)
 {
-    bw__seg *s = (bw__seg *)w->m.head, *tail;
-    if (s == NULL) return; /* one block, or none (no tail to find) */
-    tail = bw__tail_seg(w);
-    while (s != tail) {
-        size_t held = s->end - s->start;
-        if (n < held) {
-            s->start += n;
+    while (n != 0 && w->m.c.first != w->m.c.count) {
+        bw__piece *pc = &w->m.c.pc[w->m.c.first];
+        if (n < pc->n) {
+            pc->p += n;
+            pc->n -= n;
             return;
         }
-        n -= held;
-        w->m.head = s->next;
-        bw__seg_return(w, s);
-        s = (bw__seg *)w->m.head;
+        n -= pc->n;
+        w->m.c.first++;
+        bw__piece_drop(w, pc);
     }
-    w->m.head = NULL; /* the last block is the only one now */
+    if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
 }
 
-/* Room that keeps the held bytes where they are: a new block linked after
- * the last (bw__room_keep). */
-static int bw__chain_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+/* The first closed piece that ends after pos (count: the open piece's):
+ * O(1) in the open piece (a patch at the end), else a binary search. */
+static size_t bw__chain_find(const bw_writer *w, uint64_t pos)
 {
-    bw__seg *s = bw__seg_rent(w, n), *gone;
-    if (s == NULL) return w->err;
-    gone = bw__seg_link(w, s);
-    if (gone != NULL) { /* held nothing, but bw_cstr's "" may be in it */
-        *old = gone->data;
-        *old_cap = bw__seg_cap(gone) + BW__SEG_HDR;
+    size_t lo = w->m.c.first, hi = w->m.c.count;
+    if (lo == hi || w->m.c.pc[hi - 1].end <= pos) return hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->m.c.pc[mid].end > pos) hi = mid;
+        else lo = mid + 1;
     }
-    return BW_OK;
+    return lo;
 }
 
-/* Reset: every block and reference goes back. */
-static void bw__chain_drop_storage(bw_writer *w)
-{
-    if (w->data != NULL) {
-        bw__seg_drop_all_but_tail(w);
-        bw__seg_return(w, bw__tail_seg(w));
-    }
-    w->data = NULL;
-    w->cap = 0;
-    w->m.head = NULL;
-}
-
-/* Make contiguous: the blocks are copied into one new block, with extra
- * free bytes after them (one block with the room already: as it is). */
-static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
-{
-    size_t held = bw_len(w);
-    bw_pool *p = bw__pool_of(w);
-    bw__cursor c = {NULL, 0};
-    const unsigned char *src;
-    size_t want, got, k, off = 0;
-    unsigned char *b;
-    bw__seg *s;
-    int rc;
-    if (w->m.head == NULL && w->cap - w->len >= extra) return w->data + bw__start(w);
-    if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
-    rc = bw__seg_size(p, held + extra + BW__SEG_HDR, &want);
-    if (rc != BW_OK) return bw__fail(w, rc), NULL;
-    b = (unsigned char *)bw_pool_rent(p, want, &got);
-    if (b == NULL) return bw__fail(w, BW_ENOMEM), NULL;
-    while (bw__piece(w, &c, &src, &k)) {
-        if (k != 0) memcpy(b + off, src, k);
-        off += k;
-    }
-    bw__seg_drop_all_but_tail(w);
-    bw__seg_return(w, bw__tail_seg(w));
-    s = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
-    s->data = b;
-    s->next = NULL;
-    s->start = s->end = 0;
-    w->data = b;
-    w->cap = got - BW__SEG_HDR;
-    w->pos = w->base;
-    w->len = held;
-    bw__set_lim(w);
-    return b;
-}
-
-/* Overlaps: any of the blocks, and any reference's bytes. */
-static int bw__chain_overlaps(const bw_writer *w, const void *p, size_t n)
-{
-    uintptr_t a = (uintptr_t)p, b = a + n;
-    const bw__seg *s;
-    if (w->data == NULL || n == 0) return 0;
-    if (bw__in_block(w, p, n)) return 1;
-    for (s = (const bw__seg *)w->m.head; s != NULL; s = s->next) {
-        const bw__ref *r = (const bw__ref *)(const void *)s;
-        uintptr_t lo = s->data != NULL ? (uintptr_t)s->data : (uintptr_t)r->bytes;
-        uintptr_t hi = s->data != NULL ? (uintptr_t)s : lo + r->n;
-        if (b > lo && a < hi) return 1;
-    }
-    return 0;
-}
-
-/* Block size: the one block's, its link included; 0 with more than one. */
-static size_t bw__chain_block_size(const bw_writer *w)
-{
-    return w->m.head == NULL ? w->cap + BW__SEG_HDR : 0;
-}
-
-/* Own (before a patch): a patch never writes the caller's memory, so each
- * reference among the n held bytes at pos first becomes a block of its own (a copy; its done is
- * called then). On failure the error is recorded; the held bytes are the
- * same either way. */
-static int bw__chain_own(bw_writer *w, uint64_t pos, size_t n)
-{
-    bw__seg *prev = NULL, *s, *tail = bw__tail_seg(w);
-    uint64_t at = w->base;
-    if (w->m.head == NULL || pos >= w->pos) return BW_OK; /* the last block's */
-    for (s = (bw__seg *)w->m.head; s != NULL && s != tail && at < pos + n; prev = s, s = s->next) {
-        size_t held = s->end - s->start, want, got;
-        unsigned char *b;
-        bw__seg *ns;
-        int rc;
-        if (s->data == NULL && pos < at + held) {
-            rc = bw__seg_size(w->pool, held + BW__SEG_HDR, &want);
-            if (rc != BW_OK) return bw__fail(w, rc);
-            b = (unsigned char *)bw_pool_rent(w->pool, want, &got);
-            if (b == NULL) return bw__fail(w, BW_ENOMEM);
-            memcpy(b, bw__seg_bytes(s) + s->start, held);
-            ns = (bw__seg *)(void *)(b + got - BW__SEG_HDR);
-            ns->data = b;
-            ns->start = 0;
-            ns->end = held;
-            ns->next = s->next;
-            if (prev != NULL) prev->next = ns;
-            else w->m.head = ns;
-            bw__seg_return(w, s);
-            s = ns;
-        }
-        at += held;
-    }
-    return BW_OK;
-}
-
-/* Cut: within the last block as any block; in an earlier one, that block
- * becomes the last one (a reference stays linked, before the emptied last
- * block), and every piece after it goes back. */
+/* Cut: in the open piece, len moves back; else the piece holding pos is
+ * shortened, every later one leaves, and writes go on at the current
+ * block's len (from its start when no piece is left in it). */
 static void bw__chain_cut(bw_writer *w, uint64_t pos)
 {
-    bw__seg *s, *keep = NULL;
-    uint64_t at;
-    if (pos >= w->pos) {
-        bw__block_cut(w, pos);
-        return;
-    }
-    at = w->base;
-    for (s = (bw__seg *)w->m.head; s != NULL; s = s->next) {
-        size_t held = s->end - s->start;
-        if (pos <= at + held) {
-            keep = s;
-            break;
-        }
-        at += held;
-    }
-    s = keep->next;
-    if (keep->data == NULL) {
-        /* A reference takes no writes: its kept part stays linked, and the
-         * last block, emptied, follows it (nothing to rent). */
-        bw__seg *tail = bw__tail_seg(w);
-        size_t cut = (size_t)(pos - at);
-        while (s != tail) {
-            bw__seg *next = s->next;
-            bw__seg_return(w, s);
-            s = next;
-        }
-        keep->next = tail;
-        keep->end = keep->start + cut;
-        w->pos = pos;
-        w->len = 0;
-        if (cut == 0) bw__seg_drop_all_but_tail(w); /* the first piece: all dropped */
+    size_t i, k;
+    uint64_t open_at = w->pos + bw__open(w);
+    if (pos >= open_at || w->m.c.first == w->m.c.count) {
+        w->len = (size_t)(pos - w->pos);
         bw__set_lim(w);
         return;
     }
-    while (s != NULL) {
-        bw__seg *next = s->next;
-        bw__seg_return(w, s);
-        s = next;
+    i = bw__chain_find(w, pos);
+    k = i;
+    if (pos > w->m.c.pc[i].end - w->m.c.pc[i].n) { /* pos inside piece i: it stays */
+        w->m.c.pc[i].n -= (size_t)(w->m.c.pc[i].end - pos);
+        w->m.c.pc[i].end = pos;
+        k++;
     }
-    keep->next = NULL;
-    if (keep == w->m.head) w->m.head = NULL;
-    w->data = keep->data;
-    w->cap = bw__seg_cap(keep);
-    w->pos = at - keep->start;
-    w->len = keep->start + (size_t)(pos - at);
+    while (w->m.c.count > k) bw__piece_drop(w, &w->m.c.pc[--w->m.c.count]);
+    if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
+    if (w->data != NULL && bw__cur(w)->pieces == 0) w->len = 0;
+    w->pos = pos - w->len;
     bw__set_lim(w);
 }
 
-/* Link: a reference, unless it is empty or lies in the writer's own blocks
- * (which a link would outlive: consume gives blocks back); those are
- * copied. */
-static int bw__chain_link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
+/* Reset: every piece leaves (a reference's done is called), every block
+ * and the array go back; one pass, no block unlinked one by one. */
+static void bw__chain_drop_storage(bw_writer *w)
 {
-    bw_pool *p;
-    bw__ref *r;
-    bw__seg *fresh = NULL, *tail;
-    size_t rcap, held;
-    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    if (n == 0 || bw__chain_overlaps(w, data, n)) return bw__link_copy(w, data, n, done, ctx);
-    p = bw__pool_of(w);
-    if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    r = (bw__ref *)bw_pool_rent(p, sizeof *r, &rcap);
-    if (r == NULL) return bw__fail(w, BW_ENOMEM);
-    held = w->data == NULL ? 0 : w->m.head == NULL ? w->len - bw__start(w) : w->len;
-    if (w->data == NULL || held != 0) {
-        /* Writes after the reference need a block after it: a first-size
-         * one, not the doubling of the last (references interleave with
-         * small writes). */
-        fresh = bw__seg_rent_after(w, 0, 0);
-        if (fresh == NULL) {
-            (void)bw_pool_return(p, r, rcap);
-            return w->err;
-        }
+    uint32_t i;
+    bw__blk *b;
+    for (i = w->m.c.first; i < w->m.c.count; i++) {
+        const bw__piece *pc = &w->m.c.pc[i];
+        if (pc->blk == NULL && pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
     }
-    r->seg.data = NULL;
-    r->seg.start = 0;
-    r->seg.end = n;
-    r->bytes = (const unsigned char *)data;
-    r->n = n;
-    r->done = done;
-    r->ctx = ctx;
-    r->cap = rcap;
-    if (w->data == NULL) { /* no storage yet */
-        w->m.head = &r->seg;
-    } else {
-        tail = bw__tail_seg(w);
-        if (held != 0) { /* the last block is closed where it ends */
-            tail->end = w->len;
-            tail->start = w->m.head == NULL ? bw__start(w) : 0;
-            if (w->m.head == NULL) w->m.head = tail;
-            tail->next = &r->seg;
-        } else if (w->m.head == NULL) { /* empty, the only block: after it */
-            w->m.head = &r->seg;
-            fresh = tail;
-        } else { /* empty last block: the reference goes before it */
-            bw__seg *prev = (bw__seg *)w->m.head;
-            while (prev->next != tail) prev = prev->next;
-            prev->next = &r->seg;
-            fresh = tail;
-        }
+    while ((b = w->m.c.blocks) != NULL) {
+        w->m.c.blocks = b->next;
+        bw__blk_return(w, b);
     }
-    r->seg.next = fresh;
-    w->pos += w->len + n;
-    w->data = fresh->data;
-    w->cap = bw__seg_cap(fresh);
-    w->len = 0;
+    w->m.c.first = w->m.c.count = 0;
+    if (w->data != NULL) bw__blk_return(w, bw__cur(w));
+    if (w->m.c.pc != NULL) (void)bw_pool_return(w->pool, w->m.c.pc, w->m.c.pc_cap);
+    w->m.c.pc = NULL;
+    w->m.c.pc_cap = 0;
+    w->m.c.blocks = NULL;
+    w->data = NULL;
+    w->cap = 0;
+}
+
+/* Make contiguous: the held bytes as the open piece of one block with
+ * extra free bytes after them (already so: as they are); else copied into
+ * a new block, every piece leaving. */
+static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
+{
+    size_t held = bw_len(w), off = 0, k;
+    bw__cursor c = {0, 0};
+    const unsigned char *src;
+    bw__blk *b;
+    if (w->m.c.first == w->m.c.count && w->data != NULL && w->cap - w->len >= extra)
+        return w->data + bw__open(w);
+    if (held > BW__MAX_BLOCK - BW__SEG_HDR - extra) return bw__fail(w, BW_EOVERFLOW), NULL;
+    b = bw__blk_rent(w, held + extra + BW__SEG_HDR);
+    if (b == NULL) return NULL;
+    while (bw__chain_walk(w, &c, &src, &k)) {
+        if (k != 0) memcpy(b->data + off, src, k);
+        off += k;
+    }
+    bw__chain_drop_front(w, held);
+    if (w->data != NULL) bw__blk_return(w, bw__cur(w));
+    w->data = b->data;
+    w->cap = (size_t)((unsigned char *)b - b->data);
+    w->pos = w->base;
+    w->len = held;
     bw__set_lim(w);
+    return b->data;
+}
+
+/* Overlaps: the writer's own blocks (references are the caller's). */
+static int bw__chain_overlaps(const bw_writer *w, const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, e = a + n;
+    const bw__blk *b;
+    if (n == 0) return 0;
+    if (bw__in_block(w, p, n)) return 1;
+    for (b = w->m.c.blocks; b != NULL; b = b->next)
+        if (e > (uintptr_t)b->data && a < (uintptr_t)b->data + bw__blk_size(b)) return 1;
+    return 0;
+}
+
+/* Block size: the current block's, its trailer included, when it holds
+ * every held byte. */
+static size_t bw__chain_block_size(const bw_writer *w)
+{
+    return w->m.c.first == w->m.c.count ? w->cap + BW__SEG_HDR : 0;
+}
+
+/* Piece i's part of [pos, end) (i == count: the open piece): where it
+ * starts in memory, and its length in *k (0: none). */
+static unsigned char *bw__chain_span(const bw_writer *w, size_t i, uint64_t pos, uint64_t end,
+                                     size_t *k)
+{
+    const unsigned char *p;
+    uint64_t from, to;
+    if (i < w->m.c.count) {
+        to = w->m.c.pc[i].end;
+        from = to - w->m.c.pc[i].n;
+        p = w->m.c.pc[i].p;
+    } else if (w->data == NULL) {
+        *k = 0;
+        return NULL;
+    } else {
+        from = w->pos + bw__open(w);
+        to = bw_tell(w);
+        p = w->data + bw__open(w);
+    }
+    if (from < pos) {
+        p += pos - from;
+        from = pos;
+    }
+    if (to > end) to = end;
+    *k = to > from ? (size_t)(to - from) : 0;
+    return (unsigned char *)(uintptr_t)p;
+}
+
+/* Own: the references among [pos, end) are copied into one new block (a
+ * patch never writes the caller's memory); their done is called. */
+static int bw__chain_own(bw_writer *w, size_t i, uint64_t end, size_t bytes)
+{
+    bw__blk *b = bw__blk_rent(w, bytes + BW__SEG_HDR);
+    size_t off = 0;
+    if (b == NULL) return BW_ENOMEM;
+    for (; i < w->m.c.count && w->m.c.pc[i].end - w->m.c.pc[i].n < end; i++) {
+        bw__piece *pc = &w->m.c.pc[i];
+        if (pc->blk != NULL) continue;
+        memcpy(b->data + off, pc->p, pc->n);
+        bw__piece_drop(w, pc);
+        pc->p = b->data + off;
+        pc->blk = b;
+        b->pieces++;
+        off += pc->n;
+    }
+    bw__blk_link(w, b);
     return BW_OK;
 }
 
-/* Between two segmented writers of one pool: src's blocks and references
- * follow dst's held bytes, src's last block becomes dst's; nothing is
- * copied (but a partly consumed single block's bytes, moved down to its
- * start as the last block's range needs), nothing rented. */
-static void bw__relink(bw_writer *dst, bw_writer *src)
+/* Patch: O(log pieces) to find the first piece, then each piece's part. A
+ * source among the writer's blocks needs no copy unless it overlaps two
+ * of the parts written (a part that overlaps it is written last, with
+ * memmove); a source in a reference that own gives back is copied first.
+ * Memory only for references (own) and for such a source. */
+static int bw__chain_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
-    bw__seg *first, *last = NULL;
-    uint64_t at = bw_tell(dst);
-    if (src->m.head == NULL) bw__move_down(src, NULL);
-    first = src->m.head != NULL ? (bw__seg *)src->m.head : bw__tail_seg(src);
-    if (dst->data != NULL) {
-        bw__seg *t = bw__tail_seg(dst);
-        if (bw_len(dst) == 0) { /* nothing held: dst's storage goes */
-            bw__seg_drop_all_but_tail(dst);
-            bw__seg_return(dst, t);
-        } else if (dst->m.head != NULL && dst->len == 0) { /* empty last block */
-            for (last = (bw__seg *)dst->m.head; last->next != t; last = last->next) {}
-            bw__seg_return(dst, t);
-        } else {
-            t->end = dst->len;
-            t->start = dst->m.head == NULL ? bw__start(dst) : 0;
-            if (dst->m.head == NULL) dst->m.head = t;
-            last = t;
+    unsigned char buf[64], *last = NULL, *d;
+    const unsigned char *in = (const unsigned char *)src;
+    uintptr_t a = (uintptr_t)src, e = a + n;
+    void *tmp = NULL;
+    size_t i0 = bw__chain_find(w, pos), i, k, refs = 0, last_off = 0, last_k = 0;
+    uint64_t end = pos + n;
+    int in_ref = 0, hits = 0, rc = BW_OK;
+    size_t tmp_cap = 0;
+    for (i = i0; i <= w->m.c.count; i++) {
+        d = bw__chain_span(w, i, pos, end, &k);
+        if (k == 0) break;
+        if (i < w->m.c.count && w->m.c.pc[i].blk == NULL) {
+            refs += w->m.c.pc[i].n;
+            in_ref |= e > (uintptr_t)w->m.c.pc[i].p &&
+                      a < (uintptr_t)w->m.c.pc[i].p + w->m.c.pc[i].n;
+        } else if (e > (uintptr_t)d && a < (uintptr_t)d + k) {
+            hits++;
         }
     }
-    if (last != NULL) last->next = first;
-    else dst->m.head = src->m.head;
+    if (in_ref || hits > 1) {
+        in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
+        if (in == NULL) return BW_ENOMEM;
+    }
+    if (refs != 0) rc = bw__chain_own(w, i0, end, refs);
+    for (i = i0; rc == BW_OK && i <= w->m.c.count; i++) {
+        d = bw__chain_span(w, i, pos, end, &k);
+        if (k == 0) break;
+        if (in == src && e > (uintptr_t)d && a < (uintptr_t)d + k) {
+            last = d; /* over the source: written last, when it has been read */
+            last_k = k;
+            last_off = (size_t)(pos - end + n);
+        } else {
+            memcpy(d, in + (pos - end + n), k);
+        }
+        pos += k;
+    }
+    if (last != NULL) memmove(last, in + last_off, last_k);
+    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
+    return rc;
+}
+
+/* Link: O(1) amortized; the bytes are copied instead when they are empty
+ * or lie in a block of the writer's (consume or truncate would give it
+ * back under the reference). Caller memory is linked as often as given. */
+static int bw__chain_link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
+{
+    bw__piece *pc;
+    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    if (n == 0 || bw__chain_overlaps(w, data, n)) return bw__link_copy(w, data, n, done, ctx);
+    if (bw__pc_reserve(w, 2) != BW_OK) return w->err;
+    bw__close_open(w);
+    pc = &w->m.c.pc[w->m.c.count++];
+    pc->p = (const unsigned char *)data;
+    pc->n = pc->orig_n = n;
+    pc->end = bw_tell(w) + n;
+    pc->blk = NULL;
+    pc->done = done;
+    pc->ctx = ctx;
+    pc->orig = data;
+    w->pos += n; /* the open piece starts after it, in the same block */
+    bw__set_lim(w); /* a size limit is nearer now */
+    return BW_OK;
+}
+
+/* Take (bw_move) between segmented writers of one pool: src's pieces
+ * follow dst's, as closed pieces (their positions moved), and its blocks
+ * join dst's list; dst's next write goes on in its own current block.
+ * Nothing is copied but the piece records, nothing rented but room for
+ * them. 1 done, 0 to have the bytes copied, or the recorded error. */
+static int bw__chain_take(bw_writer *dst, bw_writer *src)
+{
+    uint64_t delta;
+    size_t i;
+    bw__blk *b;
+    if (!(bw__traits(src) & BW__LINKS) || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
+    if (bw__pc_reserve(dst, src->m.c.count - src->m.c.first + 2) != BW_OK) return dst->err;
+    bw__close_open(dst);
+    delta = bw_tell(dst) - src->base;
+    for (i = src->m.c.first; i < src->m.c.count; i++) {
+        bw__piece *pc = &dst->m.c.pc[dst->m.c.count++];
+        *pc = src->m.c.pc[i];
+        pc->end += delta;
+    }
+    if (src->data != NULL && bw__open(src) != src->len) { /* src's open piece */
+        bw__piece *pc = &dst->m.c.pc[dst->m.c.count++];
+        pc->p = src->data + bw__open(src);
+        pc->n = src->len - bw__open(src);
+        pc->end = bw_tell(src) + delta;
+        pc->blk = bw__cur(src);
+        pc->blk->pieces++;
+    }
+    while ((b = src->m.c.blocks) != NULL) {
+        bw__blk_unlink(src, b);
+        bw__blk_link(dst, b);
+    }
+    if (src->data != NULL) {
+        b = bw__cur(src);
+        if (b->pieces != 0) bw__blk_link(dst, b);
+        else bw__blk_return(src, b);
+    }
     dst->pool = bw__pool_of(src);
-    dst->data = src->data;
-    dst->cap = src->cap;
-    dst->len = src->len;
-    dst->pos = at + (src->pos - src->base);
+    dst->pos += bw_len(src);
     dst->flags &= (unsigned char)~BW__CSTR;
     bw__set_lim(dst);
+    src->m.c.first = src->m.c.count = 0;
     src->pos = src->base = bw_tell(src);
     src->data = NULL;
     src->cap = src->len = 0;
-    src->m.head = NULL;
     src->flags &= (unsigned char)~BW__CSTR;
     bw__set_lim(src);
-}
-
-/* Take (bw_move): src's pieces relinked when it is segmented too, with a
- * block, and of the same pool; 0 when they must be copied. */
-static int bw__chain_take(bw_writer *dst, bw_writer *src)
-{
-    if (src->mode != BW__CHAIN || src->data == NULL || bw_writer_pool(dst) != bw_writer_pool(src))
-        return 0;
-    bw__relink(dst, src);
     return 1;
 }
+
+static int bw__printf_chain(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    return bw__printf_grow(w, need, fmt, ap, 0);
+}
+
+static const bw__mode_ops bw__chain_ops = {
+    bw__room_chain, bw__chain_room_keep, bw__keeps_bytes, bw__chain_drop_storage,
+    bw__chain_contiguous, bw__chain_walk, bw__chain_pieces, bw__chain_drop_front,
+    bw__chain_cut, bw__chain_overlaps, bw__chain_patch, bw__chain_block_size,
+    bw__printf_chain, bw__chain_link, bw__chain_take, bw__at_once, BW__LINKS};
 
 int bw_init_chain(bw_writer *w, bw_pool *pool)
 {
     if (bw__init_mode(w, pool, BW__CHAIN) != BW_OK) return BW_EINVAL;
-    w->m.head = NULL;
+    w->m.c.pc = NULL;
+    w->m.c.pc_cap = 0;
+    w->m.c.first = w->m.c.count = 0;
+    w->m.c.blocks = NULL;
     return BW_OK;
 }
 
@@ -3297,7 +4603,9 @@ BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
     int rc = bw__send_bytes(w, (const unsigned char *)p, n, &sent);
     w->pos += sent;
     w->base += sent;
-    return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
+    if (rc != BW_OK) return bw__fail(w, rc);
+    bw__set_lim(w);
+    return BW_OK;
 }
 
 static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
@@ -3356,7 +4664,10 @@ static int bw__stream_send(bw_writer *w)
 static unsigned char *bw__stream_contiguous(bw_writer *w, size_t extra)
 {
     if (w->cap - w->len < extra) {
-        if (w->cap - bw_len(w) < extra) return bw__fail(w, BW_EFULL), NULL;
+        if (w->cap - bw_len(w) < extra) {
+            bw__fail(w, BW_EFULL);
+            return NULL;
+        }
         bw__move_down(w, NULL);
     }
     return w->data + bw__start(w);
@@ -3380,6 +4691,15 @@ static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
     return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
 }
 
+/* One room takes at most the buffer without sending part of it. */
+static int bw__stream_at_once(const bw_writer *w, size_t n) { return n <= w->m.s.size; }
+
+static const bw__mode_ops bw__stream_ops = {
+    bw__room_stream, bw__no_room_keep, bw__stream_send, bw__block_drop_storage,
+    bw__stream_contiguous, bw__block_piece, bw__block_pieces, bw__block_drop_front,
+    bw__block_cut, bw__in_block, bw__block_patch, bw__block_cap, bw__printf_stream,
+    bw__link_copy, bw__no_take, bw__stream_at_once, BW__SENDS | BW__BOUNDED};
+
 int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size, bw_sink_fn sink, void *ctx)
 {
     int rc = bw__init_stream(w, pool, buffer_size);
@@ -3401,39 +4721,31 @@ int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
 }
 
 /* ------------------------------------------------------------------------ */
-/* The dispatcher: the one place that maps the mode to its hooks            */
+/* The mode table: the one place that maps the mode to its operations       */
 /* ------------------------------------------------------------------------ */
-/* The hooks and their contracts are listed in writer_internal.h, with the
- * traits. Each switch names every mode and has no default, so that -Wswitch
- * (in -Wall) names each one a new mode must add its case to; the statement
- * after a switch is never reached. A new mode adds its section above, its
- * traits, and its cases here; no code outside the sections and this one
- * reads the mode. */
+/* One table per mode, in its section; this array, indexed by the mode, is
+ * the only code that reads it (but bw_data's inline fast path and the
+ * inits). A new mode adds its section with its table and its entry here;
+ * the size check below fails until the entry is there, and a table with a
+ * missing operation fails -Wmissing-field-initializers (-Wextra). */
+static const bw__mode_ops *const bw__modes[] = {&bw__contig_ops, &bw__chain_ops,
+                                                &bw__stream_ops, &bw__fixed_ops};
+typedef char bw__every_mode_has_a_table[sizeof bw__modes / sizeof bw__modes[0] == BW__NMODES
+                                            ? 1 : -1];
 
-/* Compares, not a switch: gcc turns a switch into a table load, where this
- * folds to one compare for a single trait (bw_release's). */
-BW__INTERNAL unsigned bw__traits(const bw_writer *w)
-{
-    if (w->mode == BW__CONTIG) return BW__GROWS;
-    if (w->mode == BW__CHAIN) return BW__LINKS;
-    if (w->mode == BW__STREAM) return BW__SENDS | BW__BOUNDED;
-    return BW__NO_POOL | BW__BOUNDED; /* fixed */
-}
+static const bw__mode_ops *bw__ops(const bw_writer *w) { return bw__modes[w->mode]; }
+
+BW__INTERNAL unsigned bw__traits(const bw_writer *w) { return bw__ops(w)->traits; }
 
 BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
 {
-    /* Tests before the switch, in the order of what is most common: a
-     * small message's first write (bw__contig_first) is one compare away. */
-    if (w->mode == BW__FIXED) return bw__room_fixed(w, n, src);
-    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    if (w->data == NULL && w->mode == BW__CONTIG) return bw__contig_first(w, n, src);
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG: return bw__room_contig(w, n, src);
-    case BW__M_CHAIN:  return bw__room_chain(w, n, src);
-    case BW__M_STREAM: return bw__room_stream(w, n, src);
-    case BW__M_FIXED:  break; /* above */
-    }
-    return bw__room_fixed(w, n, src);
+    /* A small message's first write (bw__contig_first) is one compare
+     * away: the mode's own test, before the table. */
+    if (w->data == NULL && w->mode == BW__CONTIG && n <= BW__MAX_BLOCK)
+        return bw__contig_first(w, n, src);
+    if (n > BW__MAX_BLOCK && !(bw__ops(w)->traits & BW__NO_POOL))
+        return bw__fail(w, BW_EOVERFLOW);
+    return bw__ops(w)->room(w, n, src);
 }
 
 /* Room for n contiguous bytes at data + len that leaves every byte the held
@@ -3441,74 +4753,31 @@ BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
  * printf argument, the rest of a FILE's write) stays readable until the
  * caller gives *old back (bw_pool_return with *old_cap; NULL for nothing).
  * Contiguous: a new block; segmented: a new block linked after the last.
- * Not for streaming and fixed writers, which have nowhere else to go. */
+ * Streaming and fixed writers have nowhere else to go: BW_EINVAL. */
 BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     *old = NULL;
     *old_cap = 0;
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG: return bw__contig_move(w, n, old, old_cap);
-    case BW__M_CHAIN:  return bw__chain_room_keep(w, n, old, old_cap);
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    return bw__fail(w, BW_EINVAL);
+    return bw__ops(w)->room_keep(w, n, old, old_cap);
 }
 
-BW__INTERNAL int bw__send(bw_writer *w)
-{
-    switch (bw__mode_of(w)) {
-    case BW__M_STREAM: return bw__stream_send(w);
-    case BW__M_CONTIG:
-    case BW__M_CHAIN:
-    case BW__M_FIXED:  break; /* they keep their bytes */
-    }
-    return BW_OK;
-}
-
-BW__INTERNAL void bw__drop_storage(bw_writer *w)
-{
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG:
-    case BW__M_STREAM: bw__block_drop_storage(w); break;
-    case BW__M_CHAIN:  bw__chain_drop_storage(w); break;
-    case BW__M_FIXED:  break; /* the caller's buffer stays */
-    }
-}
-
+BW__INTERNAL int bw__send(bw_writer *w) { return bw__ops(w)->send(w); }
+BW__INTERNAL void bw__drop_storage(bw_writer *w) { bw__ops(w)->drop_storage(w); }
 BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG:
-    case BW__M_FIXED:  return bw__block_contiguous(w, extra);
-    case BW__M_CHAIN:  return bw__chain_contiguous(w, extra);
-    case BW__M_STREAM: return bw__stream_contiguous(w, extra);
-    }
-    return NULL;
+    return bw__ops(w)->contiguous(w, extra);
 }
-
-BW__INTERNAL int bw__piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+BW__INTERNAL int bw__walk(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
 {
-    if (w->data == NULL) return 0;
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  return bw__chain_piece(w, c, p, n);
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    return bw__block_piece(w, c, p, n);
+    return bw__ops(w)->walk(w, c, p, n);
 }
+BW__INTERNAL size_t bw__pieces(const bw_writer *w) { return bw__ops(w)->pieces(w); }
 
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n)
 {
     w->base += n;
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  bw__chain_drop_front(w, n); break;
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break; /* one block: base alone says where bytes start */
-    }
+    bw__ops(w)->drop_front(w, n);
     if (w->base == bw_tell(w)) { /* all gone: start over at the beginning */
         w->pos = w->base;
         w->len = 0;
@@ -3518,92 +4787,31 @@ BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n)
 
 BW__INTERNAL int bw__overlaps(const bw_writer *w, const void *p, size_t n)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  return bw__chain_overlaps(w, p, n);
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    return bw__in_block(w, p, n);
+    return bw__ops(w)->overlaps(w, p, n);
 }
-
 BW__INTERNAL int bw__printf_rest(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG: return bw__printf_contig(w, need, fmt, ap);
-    case BW__M_CHAIN:  return bw__printf_grow(w, need, fmt, ap, 0);
-    case BW__M_STREAM: return bw__printf_stream(w, need, fmt, ap);
-    case BW__M_FIXED:  return bw__printf_fixed(w, need, fmt, ap);
-    }
-    return bw__fail(w, BW_EINVAL);
+    return bw__ops(w)->printf_rest(w, need, fmt, ap);
 }
-
 BW__INTERNAL int bw__room_at_once(const bw_writer *w, size_t n)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_STREAM: return n <= w->m.s.size;
-    case BW__M_CONTIG:
-    case BW__M_CHAIN:
-    case BW__M_FIXED:  break;
-    }
-    return 1;
+    return bw__ops(w)->room_at_once(w, n);
 }
-
 BW__INTERNAL size_t bw__block_size(const bw_writer *w)
 {
     if (w->data == NULL || (w->flags & BW__EXTERNAL)) return 0;
-    switch (bw__mode_of(w)) {
-    case BW__M_CONTIG:
-    case BW__M_STREAM: return w->cap;
-    case BW__M_CHAIN:  return bw__chain_block_size(w);
-    case BW__M_FIXED:  break; /* the caller's */
-    }
-    return 0;
+    return bw__ops(w)->block_size(w);
 }
-
-BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos)
+BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos) { bw__ops(w)->cut(w, pos); }
+BW__INTERNAL int bw__patch_at(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  bw__chain_cut(w, pos); return;
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    bw__block_cut(w, pos);
+    return bw__ops(w)->patch(w, pos, src, n);
 }
-
-BW__INTERNAL int bw__own(bw_writer *w, uint64_t pos, size_t n)
-{
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  return bw__chain_own(w, pos, n);
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break; /* one block, the writer's own */
-    }
-    return BW_OK;
-}
-
 BW__INTERNAL int bw__link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
 {
-    switch (bw__mode_of(w)) {
-    case BW__M_CHAIN:  return bw__chain_link(w, data, n, done, ctx);
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    return bw__link_copy(w, data, n, done, ctx);
+    return bw__ops(w)->link(w, data, n, done, ctx);
 }
-
-BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src)
-{
-    switch (bw__mode_of(dst)) {
-    case BW__M_CHAIN:  return bw__chain_take(dst, src);
-    case BW__M_CONTIG:
-    case BW__M_STREAM:
-    case BW__M_FIXED:  break;
-    }
-    return 0;
-}
+BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src) { return bw__ops(dst)->take(dst, src); }
 
 int bw__write_slow(bw_writer *w, const void *src, size_t n)
 {
@@ -3637,8 +4845,9 @@ static void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR);
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR | BW__FD_ERRNO);
     w->lim = w->cap; /* no error now */
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
 }
 
 /* bw_release of the modes that do not grow by moving (segmented, streaming,
@@ -3687,6 +4896,7 @@ void bw_clear(bw_writer *w)
     w->pos = w->base = at; /* bw_tell: the first dropped byte */
     w->len = 0;
     w->err = BW_OK;
+    w->flags &= (unsigned char)~BW__FD_ERRNO;
     bw__set_lim(w);
 }
 
@@ -3694,18 +4904,34 @@ void bw_clear_error(bw_writer *w)
 {
     if (w == NULL) return;
     w->err = BW_OK;
+    w->flags &= (unsigned char)~BW__FD_ERRNO;
     bw__set_lim(w);
 }
 
-/* syserr is written with every recorded error (bw__fail) and means nothing
- * without one, so init, clear and release need not touch it. */
-int bw_errno(const bw_writer *w) { return w != NULL && w->err != BW_OK ? w->syserr : 0; }
+/* syserr is written with every recorded error (bw__fail) and by a failed
+ * bw_write_fd (which records nothing, and sets BW__FD_ERRNO): it means
+ * something only with one of them, so init, clear and release need not
+ * touch it (it is outside the first cache line); they clear the flag. */
+int bw_errno(const bw_writer *w)
+{
+    return w != NULL && (w->err != BW_OK || (w->flags & BW__FD_ERRNO)) ? w->syserr : 0;
+}
 
 int bw_flush(bw_writer *w)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     return bw__send(w);
+}
+
+int bw_set_limit(bw_writer *w, uint64_t max_bytes)
+{
+    if (w == NULL) return BW_EINVAL;
+    w->limit = max_bytes;
+    if (max_bytes != 0) w->flags |= BW__LIMITED;
+    else w->flags &= (unsigned char)~BW__LIMITED;
+    bw__set_lim(w);
+    return BW_OK;
 }
 
 bw_pool *bw_writer_pool(const bw_writer *w)
@@ -3722,6 +4948,7 @@ int bw_reserve(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) return BW_OK;
     return bw__room(w, n, NULL);
 }
@@ -3731,7 +4958,7 @@ void *bw__get_span_slow(bw_writer *w, size_t size_hint, size_t *avail)
 {
     if (avail != NULL) *avail = 0;
     if (bw_reserve(w, size_hint ? size_hint : 1) != BW_OK) return NULL;
-    if (avail != NULL) *avail = w->cap - w->len;
+    if (avail != NULL) *avail = bw_free_capacity(w);
     return w->data + w->len;
 }
 
@@ -3739,7 +4966,8 @@ int bw_advance(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL);
+    if (n > w->cap - w->len) return bw__fail(w, BW_EINVAL); /* past the block: not a span's */
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     w->len += n;
     return BW_OK;
 }
@@ -3807,6 +5035,7 @@ int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
     va_end(cp);
     if (r < 0) return bw__fail(w, errno == EOVERFLOW ? BW_EOVERFLOW : BW_EINVAL);
     need = (size_t)r;
+    if (BW__UNLIKELY(bw__over(w, need))) return bw__fail(w, BW_ELIMIT);
     if (need < size) {
         if (dst == stack) return bw__put(w, stack, need);
         if (shift) memmove(w->data + w->len, dst, need);
@@ -3892,6 +5121,7 @@ int bw_put_hex(bw_writer *w, const void *src, size_t n)
     if (src == NULL) return bw__fail(w, BW_EINVAL);
     no_pool = (bw__traits(w) & BW__NO_POOL) != 0;
     if (n > BW__MAX_BLOCK / 2) return bw__fail(w, no_pool ? BW_EFULL : BW_EOVERFLOW);
+    if (BW__UNLIKELY(bw__over(w, 2 * n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len < 2 * n) {
         /* The cold path may move, link or send the bytes src points into:
          * they are copied first, but a writer with no pool never allocates
@@ -3930,67 +5160,19 @@ done:
 /* Positions                                                                */
 /* ------------------------------------------------------------------------ */
 
-/* Find the held byte at position pos (base <= pos < tell): its block and its
- * offset there. For a one-block writer the block is data. */
-static unsigned char *bw__at(const bw_writer *w, uint64_t pos, size_t *room)
-{
-    bw__cursor c = {NULL, 0};
-    const unsigned char *p;
-    size_t n;
-    uint64_t at = w->base;
-    while (bw__piece(w, &c, &p, &n)) {
-        if (pos < at + n) {
-            *room = n - (size_t)(pos - at);
-            return (unsigned char *)(uintptr_t)(p + (pos - at));
-        }
-        at += n;
-    }
-    *room = 0;
-    return NULL;
-}
-
 int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
-    unsigned char buf[64];
-    const unsigned char *in = (const unsigned char *)src;
-    void *tmp = NULL;
-    size_t tmp_cap = 0;
     uint64_t tell;
-    int rc;
-
     /* Allowed while an error is recorded (as truncate): the held bytes are
      * intact after any failure, so a frame can be fixed or rolled back
-     * before the error is dealt with. */
+     * before the error is dealt with. A failure returns its own code, not
+     * w->err: with an error already recorded that would hide it (the
+     * first error stays). */
     if (w == NULL) return BW_EINVAL;
     if (n == 0) return BW_OK;
     tell = bw_tell(w);
     if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
-    /* A failure below returns its own code, not w->err: with an error
-     * already recorded that would hide it (the first error stays). */
-    if ((bw__traits(w) & BW__LINKS) && bw__overlaps(w, src, n)) {
-        /* A source among linked pieces is copied first: a patch spanning
-         * pieces could overwrite it before it is read, and own gives a
-         * reference back (its bytes may be gone) before the patch reads.
-         * One block needs no copy: memmove handles the overlap. */
-        in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
-        if (in == NULL) return BW_ENOMEM;
-    }
-    rc = bw__own(w, pos, n);
-    if (rc != BW_OK) {
-        if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
-        return rc;
-    }
-    while (n > 0) {
-        size_t room, k;
-        unsigned char *d = bw__at(w, pos, &room);
-        k = n < room ? n : room;
-        memmove(d, in, k);
-        in += k;
-        pos += k;
-        n -= k;
-    }
-    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
-    return BW_OK;
+    return bw__patch_at(w, pos, src, n);
 }
 
 int bw_truncate(bw_writer *w, uint64_t pos)
@@ -4009,38 +5191,37 @@ int bw_truncate(bw_writer *w, uint64_t pos)
  * inline). */
 const unsigned char *bw__data_slow(const bw_writer *w)
 {
-    bw__cursor c = {NULL, 0};
-    const unsigned char *p, *one = NULL;
-    size_t n;
-    if (w == NULL || w->data == NULL) return NULL;
-    while (bw__piece(w, &c, &p, &n)) {
-        if (n == 0) continue;
-        if (one != NULL) return NULL;
-        one = p;
-    }
-    return one != NULL ? one : w->data + w->len;
+    bw__cursor c = {0, 0};
+    const unsigned char *p;
+    size_t n, count;
+    if (w == NULL) return NULL;
+    count = bw__pieces(w);
+    if (count > 1) return NULL;
+    if (count == 0) return w->data != NULL ? w->data + w->len : NULL;
+    while (bw__walk(w, &c, &p, &n) && n == 0) {}
+    return p;
 }
 
+/* The count without a walk; a walk only for the entries asked for. */
 size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max)
 {
-    bw__cursor c = {NULL, 0};
+    bw__cursor c = {0, 0};
     const unsigned char *p;
     size_t n, k = 0;
     if (w == NULL) return 0;
-    while (bw__piece(w, &c, &p, &n)) {
+    if (iov == NULL) max = 0;
+    while (k < max && bw__walk(w, &c, &p, &n)) {
         if (n == 0) continue;
-        if (k < max && iov != NULL) {
-            iov[k].iov_base = (void *)(uintptr_t)p;
-            iov[k].iov_len = n;
-        }
+        iov[k].iov_base = (void *)(uintptr_t)p;
+        iov[k].iov_len = n;
         k++;
     }
-    return k;
+    return bw__pieces(w);
 }
 
 int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
 {
-    bw__cursor c = {NULL, 0};
+    bw__cursor c = {0, 0};
     const unsigned char *p;
     unsigned char *out = (unsigned char *)dst;
     size_t k, len;
@@ -4049,7 +5230,7 @@ int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
     if (offset > len || n > len - offset) return BW_EINVAL;
     if (n == 0) return BW_OK;
     if (dst == NULL) return BW_EINVAL;
-    while (n > 0 && bw__piece(w, &c, &p, &k)) {
+    while (n > 0 && bw__walk(w, &c, &p, &k)) {
         if (offset >= k) {
             offset -= k;
             continue;
@@ -4078,8 +5259,8 @@ const unsigned char *bw_pullup(bw_writer *w)
 {
     const unsigned char *d;
     if (w == NULL || w->err != BW_OK) return NULL;
-    d = bw_data(w); /* already in one block: no copy */
-    if (d != NULL || w->data == NULL) return d;
+    d = bw_data(w); /* already in one piece: no copy */
+    if (d != NULL || bw_len(w) == 0) return d;
     return bw__contiguous(w, 0);
 }
 
@@ -4087,7 +5268,7 @@ const char *bw_cstr(bw_writer *w)
 {
     unsigned char *p;
     if (w == NULL || w->err != BW_OK) return NULL;
-    if (w->data == NULL) return "";
+    if (w->data == NULL && bw_len(w) == 0) return "";
     /* A full buffer that cannot grow: a question with no answer, not a
      * failed write, so nothing is recorded and writing can go on. */
     if ((bw__traits(w) & BW__BOUNDED) && bw_len(w) == w->cap) return NULL;
@@ -4104,7 +5285,7 @@ const char *bw_cstr(bw_writer *w)
 
 int bw_append_writer(bw_writer *dst, const bw_writer *src)
 {
-    bw__cursor c = {NULL, 0};
+    bw__cursor c = {0, 0};
     const unsigned char *p;
     size_t n, len;
     uint64_t mark;
@@ -4115,6 +5296,7 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     if (src == NULL) return bw__fail(dst, BW_EINVAL);
     len = bw_len(src);
     if (len == 0) return BW_OK;
+    if (BW__UNLIKELY(bw__over(dst, len))) return bw__fail(dst, BW_ELIMIT);
     if (dst == src && (bw__traits(dst) & BW__NO_POOL)) {
         /* Nothing is allocated: one block, and a write from its own held
          * bytes moves the source with them, so no copy. */
@@ -4140,7 +5322,7 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
         if (rc != BW_OK) return rc;
     }
     mark = bw_tell(dst);
-    while (bw__piece(src, &c, &p, &n)) {
+    while (bw__walk(src, &c, &p, &n)) {
         if (n == 0) continue;
         rc = bw__put(dst, p, n);
         if (rc != BW_OK) {
@@ -4162,7 +5344,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
         bw__fail(w, BW_EINVAL);
         return NULL;
     }
-    if (w->data != NULL) {
+    if (w->data != NULL || bw_len(w) != 0) {
         l = bw_len(w);
         if (w->flags & BW__EXTERNAL) {
             /* The caller's buffer cannot go to the pool: hand out a pooled
@@ -4187,8 +5369,9 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
         }
     }
     bw__job_done(w);
-    w->data = NULL;
+    w->data = NULL; /* handed out: what else the mode holds goes back */
     w->cap = 0;
+    bw__drop_storage(w);
     bw__reset(w);
     if (len != NULL) *len = l;
     if (capacity != NULL) *capacity = c;
@@ -4211,8 +5394,9 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
             bw__move_down(w, NULL);
             b = w->data;
             b[l] = 0;
-            w->data = NULL;
+            w->data = NULL; /* handed out, as in bw_detach */
             w->cap = 0;
+            bw__drop_storage(w);
             goto done;
         }
     }
@@ -4236,6 +5420,7 @@ int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, voi
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (data == NULL && n != 0) return bw__fail(w, BW_EINVAL);
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     return bw__link(w, data, n, done, ctx);
 }
 
@@ -4249,71 +5434,741 @@ int bw_move(bw_writer *dst, bw_writer *src)
     if (src->err != BW_OK) return src->err; /* src's to deal with: not recorded */
     len = bw_len(src);
     if (len == 0) return BW_OK;
-    if (bw__take(dst, src)) return BW_OK;
+    if (BW__UNLIKELY(bw__over(dst, len))) return bw__fail(dst, BW_ELIMIT);
+    rc = bw__take(dst, src);
+    if (rc != 0) return rc > 0 ? BW_OK : rc;
     rc = bw_append_writer(dst, src);
     if (rc == BW_OK) bw__drop_front(src, len);
     return rc;
 }
 /*************** End file bufwriter.c ***************************************/
 
-/*************** Begin file io.c ********************************************/
-/* io.c - getting bytes out of any writer: to a file descriptor (writev or
- * sendmsg, short writes and EINTR handled, never a SIGPIPE), and a FILE*
- * adapter (fopencookie on glibc, funopen on the BSDs) for fprintf code. */
-/* The library's own build asks for POSIX's signal masks and glibc's
- * fopencookie here, before the first libc header, so both come from libc's
- * headers. In the single header it is too late to ask (the includer's
- * headers came first): see the fallbacks below. */
-#if !defined(_GNU_SOURCE) && !defined(BUFWRITER_IMPLEMENTATION)
-#  define _GNU_SOURCE 1
+/*************** Begin file fmt_float.c *************************************/
+/* fmt_float.c - floating-point text: the shortest decimal that reads back
+ * (strtod, strtof) as exactly the value, in printf("%.17g")'s notation.
+ *
+ * The digits come from the Schubfach method (R. Giulietti, "The Schubfach
+ * way to render doubles", 2020; Java's Double.toString since JDK 19),
+ * chosen over Ryu, Grisu and Dragonbox for its size and speed: one table of
+ * 617 128-bit powers of ten, three 64x128-bit products, no loop and no
+ * fallback (Grisu needs one), and in published measurements a little behind
+ * Dragonbox and ahead of Ryu (fmtlib's dtoa-benchmark on an M1: Dragonbox
+ * 21 ns, Schubfach 25, Ryu 37) with much less to get right.
+ *
+ * The idea: v = c 2^q rounds back from every decimal in its rounding
+ * interval R = [v - gap below / 2, v + gap above / 2] (closed when c is even,
+ * as strtod breaks ties to even). With k = floor(log10 of R's width), R is
+ * at least 10^k wide and less than 10^(k+1), so it holds at most one multiple of
+ * 10^(k+1) and at least one of 10^k. The answer is that multiple of
+ * 10^(k+1) when there is one (no shorter decimal can be in R: it would be
+ * one too), else the multiple of 10^k in R nearest v, which is floor or ceil
+ * of v / 10^k. All of these tests are comparisons of 4 v / 10^k and of R's
+ * scaled ends with even integers, and the paper shows that rounding the
+ * products with a 126-bit approximation of 10^-k to odd (the floor, with the
+ * lowest bit set when bits were dropped) keeps each comparison exact.
+ *
+ * No allocation, no locale, no libc call but memcpy. */
+/* #include "bufwriter.h": amalgamated above */
+/* #include "fmt_float_table.h": amalgamated above */
+
+#include <string.h>
+
+/* ---- 64 x 64 -> 128-bit products ------------------------------------- */
+
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 bw__ff_u128;
+
+/* The high 64 bits of a * b; *lo gets the low 64. */
+static uint64_t bw__ff_mul(uint64_t a, uint64_t b, uint64_t *lo)
+{
+    bw__ff_u128 p = (bw__ff_u128)a * b;
+    *lo = (uint64_t)p;
+    return (uint64_t)(p >> 64);
+}
+#else
+static uint64_t bw__ff_mul(uint64_t a, uint64_t b, uint64_t *lo)
+{
+    uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+    *lo = (mid << 32) | (p00 & 0xffffffffu);
+    return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
 #endif
 
+/* ---- The logarithms, in integer arithmetic (constants checked by the
+ * table's generator over every input they get here) -------------------- */
+
+static int bw__ff_log10_pow2(int q)
+{
+    return ((q * BW__FF_L10 + (BW__FF_B10 << BW__FF_S10)) >> BW__FF_S10) - BW__FF_B10;
+}
+
+static int bw__ff_log10_34_pow2(int q)
+{
+    return ((q * BW__FF_L10 + BW__FF_L10_34 + (BW__FF_B10 << BW__FF_S10)) >> BW__FF_S10) -
+           BW__FF_B10;
+}
+
+static int bw__ff_log2_pow10(int k)
+{
+    return ((k * BW__FF_L2 + (BW__FF_B2 << BW__FF_S2)) >> BW__FF_S2) - BW__FF_B2;
+}
+
+/* ---- The shortest digits ---------------------------------------------- */
+
+/* floor(g cp / 2^127), rounded to odd: the lowest bit set when bits 64..126
+ * of the product are not all zero (g = hi 2^64 + lo < 2^126, cp < 2^61).
+ * Bits 0..63 are left out: they hold no more than g's own rounding error
+ * (the paper's proof of the double case is for exactly this). */
+static uint64_t bw__ff_rop64(uint64_t hi, uint64_t lo, uint64_t cp)
+{
+    uint64_t l0, h0, l1 = bw__ff_mul(lo, cp, &l0), h1 = bw__ff_mul(hi, cp, &h0);
+    uint64_t mid = h0 + l1, top = h1 + (mid < h0);
+    (void)l0;
+    return (top << 1 | mid >> 63) | ((mid & ~((uint64_t)1 << 63)) != 0);
+}
+
+/* The float case: g is the table's top 63 bits plus one (g < 2^63,
+ * cp < 2^62): floor(g cp / 2^95), odd when bits 64..94 are not all zero. */
+static uint64_t bw__ff_rop32(uint64_t g, uint64_t cp)
+{
+    uint64_t lo, x1 = bw__ff_mul(g, cp, &lo);
+    (void)lo;
+    return (x1 >> 31) | ((x1 & 0xffffffffu) != 0);
+}
+
+/* The choice among the candidates, once the scaled bounds are known:
+ * vb = 4 v / 10^k, vbl and vbr R's ends scaled alike (all rounded to odd),
+ * out = 1 when R is open. Returns the digits, of 10^k. */
+static uint64_t bw__ff_pick(uint64_t vb, uint64_t vbl, uint64_t vbr, uint64_t out)
+{
+    uint64_t s = vb >> 2, sp10 = s / 10 * 10, tp10 = sp10 + 10, t = s + 1;
+    int upin = vbl + out <= sp10 << 2, wpin = (tp10 << 2) + out <= vbr;
+    int uin, win;
+    /* One multiple of 10^(k+1) in R: the shortest (both cannot be: R is
+     * narrower than 10^(k+1)). */
+    if (upin != wpin) return upin ? sp10 : tp10;
+    uin = vbl + out <= s << 2;
+    win = (t << 2) + out <= vbr;
+    if (uin != win) return uin ? s : t;
+    /* Both in R (R is at least 10^k wide, so never neither): the nearer,
+     * and on a tie the even one. vb is compared with 4 s + 2. */
+    if (vb < (s << 2) + 2) return s;
+    if (vb > (s << 2) + 2) return t;
+    return (s & 1) ? t : s;
+}
+
+/* v = c 2^q (c > 0) as f 10^*e with f shortest. A normal c of 2^52 (2^23
+ * for a float) is a power of two, whose gap below is half the gap above,
+ * but for the smallest normal (its gap below is the subnormals'). */
+static uint64_t bw__ff_shortest64(uint64_t c, int q, int *e)
+{
+    int irregular = c == (uint64_t)1 << 52 && q > -1074;
+    int k = irregular ? bw__ff_log10_34_pow2(q) : bw__ff_log10_pow2(q);
+    int h = q + bw__ff_log2_pow10(-k) + 2;
+    const uint64_t *g = bw__ff_g + 2 * (k - BW__FF_K_MIN);
+    uint64_t cb = c << 2, cbl = irregular ? cb - 1 : cb - 2, cbr = cb + 2;
+    uint64_t vb = bw__ff_rop64(g[0], g[1], cb << h);
+    uint64_t vbl = bw__ff_rop64(g[0], g[1], cbl << h);
+    uint64_t vbr = bw__ff_rop64(g[0], g[1], cbr << h);
+    *e = k;
+    return bw__ff_pick(vb, vbl, vbr, c & 1);
+}
+
+static uint64_t bw__ff_shortest32(uint64_t c, int q, int *e)
+{
+    int irregular = c == (uint64_t)1 << 23 && q > -149;
+    int k = irregular ? bw__ff_log10_34_pow2(q) : bw__ff_log10_pow2(q);
+    int h = q + bw__ff_log2_pow10(-k) + 33;
+    const uint64_t *g2 = bw__ff_g + 2 * (k - BW__FF_K_MIN);
+    uint64_t g = (g2[0] << 1 | g2[1] >> 63) + 1;
+    uint64_t cb = c << 2, cbl = irregular ? cb - 1 : cb - 2, cbr = cb + 2;
+    uint64_t vb = bw__ff_rop32(g, cb << h);
+    uint64_t vbl = bw__ff_rop32(g, cbl << h);
+    uint64_t vbr = bw__ff_rop32(g, cbr << h);
+    *e = k;
+    return bw__ff_pick(vb, vbl, vbr, c & 1);
+}
+
+/* ---- The text --------------------------------------------------------- */
+
+static const char bw__ff_d2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* How many decimal digits f (0 < f < 10^19) has. */
+static int bw__ff_ndigits(uint64_t f)
+{
+    static const uint64_t pow10[20] = {
+        UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
+        UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
+        UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
+        UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+        UINT64_C(1000000000000000), UINT64_C(10000000000000000),
+        UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+        UINT64_C(10000000000000000000)};
+    int bits, t;
+#if defined(__GNUC__) || defined(__clang__)
+    bits = 64 - __builtin_clzll(f);
+#else
+    for (bits = 0; bits < 64 && f >> bits != 0; bits++) {}
+#endif
+    /* floor(bits log10 2) is the digit count of 2^(bits - 1), less one;
+     * f, in [2^(bits-1), 2^bits), may have one digit more. */
+    t = bits * 1233 >> 12;
+    return t + 1 - (f < pow10[t]);
+}
+
+/* Eight digits of r < 10^8, ending at `end`: two independent halves of
+ * 32-bit arithmetic, cheaper than 64-bit division by 100 on every target. */
+static void bw__ff_digits8(unsigned char *end, uint32_t r)
+{
+    uint32_t hi = r / 10000, lo = r % 10000;
+    memcpy(end - 2, bw__ff_d2 + (lo % 100) * 2, 2);
+    memcpy(end - 4, bw__ff_d2 + (lo / 100) * 2, 2);
+    memcpy(end - 6, bw__ff_d2 + (hi % 100) * 2, 2);
+    memcpy(end - 8, bw__ff_d2 + (hi / 100) * 2, 2);
+}
+
+/* The digits of f (0 < f < 10^17 or an integer below 2^53), written
+ * backwards ending at `end`. */
+static void bw__ff_digits(unsigned char *end, uint64_t f)
+{
+    uint32_t v;
+    if (f >= 100000000) {
+        bw__ff_digits8(end, (uint32_t)(f % 100000000));
+        f /= 100000000;
+        end -= 8;
+        if (f >= 100000000) {
+            bw__ff_digits8(end, (uint32_t)(f % 100000000));
+            f /= 100000000;
+            end -= 8;
+        }
+    }
+    v = (uint32_t)f;
+    while (v >= 10000) {
+        uint32_t r = v % 10000;
+        v /= 10000;
+        memcpy(end - 2, bw__ff_d2 + (r % 100) * 2, 2);
+        memcpy(end - 4, bw__ff_d2 + (r / 100) * 2, 2);
+        end -= 4;
+    }
+    if (v >= 100) {
+        memcpy(end -= 2, bw__ff_d2 + (v % 100) * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        memcpy(end - 2, bw__ff_d2 + v * 2, 2);
+    } else {
+        end[-1] = (unsigned char)('0' + v);
+    }
+}
+
+/* f 10^e (f > 0) as printf("%.17g") lays out its digits: exponent form
+ * when the decimal exponent x (of the first digit) is below -4 or at least
+ * 17, else plain digits with zeros, no trailing zeros either way. The
+ * digits go straight to their place. */
+static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
+{
+    int n, x, i;
+    /* Trailing zeros off: the shortest digits have at most 17. */
+    while (f % 10000 == 0) {
+        f /= 10000;
+        e += 4;
+    }
+    while (f % 10 == 0) {
+        f /= 10;
+        e++;
+    }
+    n = bw__ff_ndigits(f);
+    x = e + n - 1;
+    if (x < -4 || x >= 17) {
+        unsigned ax = (unsigned)(x < 0 ? -x : x);
+        if (n > 1) { /* d.ddd: the digits one place right, the first moved back */
+            bw__ff_digits(p + 1 + n, f);
+            p[0] = p[1];
+            p[1] = '.';
+            p += n + 1;
+        } else {
+            *p++ = (unsigned char)('0' + f);
+        }
+        *p++ = 'e';
+        *p++ = x < 0 ? '-' : '+';
+        if (ax >= 100) {
+            *p++ = (unsigned char)('0' + ax / 100);
+            ax %= 100;
+        }
+        memcpy(p, bw__ff_d2 + ax * 2, 2);
+        return p + 2;
+    }
+    if (x < 0) { /* 0.000ddd */
+        *p++ = '0';
+        *p++ = '.';
+        for (i = x + 1; i < 0; i++) *p++ = '0';
+        bw__ff_digits(p + n, f);
+        return p + n;
+    }
+    if (x + 1 >= n) { /* ddd000 */
+        bw__ff_digits(p + n, f);
+        for (i = n; i <= x; i++) p[i] = '0';
+        return p + x + 1;
+    }
+    bw__ff_digits(p + 1 + n, f); /* ddd.ddd: the integer digits moved back */
+    for (i = 0; i <= x; i++) p[i] = p[i + 1];
+    p[x + 1] = '.';
+    return p + n + 1;
+}
+
+static unsigned char *bw__ff_special(unsigned char *p, int neg, int nan)
+{
+    if (nan) {
+        memcpy(p, "nan", 3);
+        return p + 3;
+    }
+    if (neg) *p++ = '-';
+    memcpy(p, "inf", 3);
+    return p + 3;
+}
+
+unsigned char *bw_enc_dec_f64(unsigned char *p, double v)
+{
+    uint64_t bits, t, c;
+    int be, q, e;
+    memcpy(&bits, &v, sizeof bits);
+    t = bits & (((uint64_t)1 << 52) - 1);
+    be = (int)(bits >> 52 & 0x7ff);
+    if (be == 0x7ff) return bw__ff_special(p, (int)(bits >> 63), t != 0);
+    if (bits >> 63) *p++ = '-';
+    if (be == 0) {
+        if (t == 0) {
+            *p = '0';
+            return p + 1;
+        }
+        c = t;
+        q = -1074;
+    } else {
+        c = t | (uint64_t)1 << 52;
+        q = be - 1075;
+        /* An integer below 2^53: its own digits are the shortest (every
+         * other decimal as short is another integer, at least 1 away, and
+         * R is at most 1 wide). */
+        if (q <= 0 && q > -53 && (c & (((uint64_t)1 << -q) - 1)) == 0)
+            return bw__ff_text(p, c >> -q, 0);
+    }
+    c = bw__ff_shortest64(c, q, &e);
+    return bw__ff_text(p, c, e);
+}
+
+unsigned char *bw_enc_dec_f32(unsigned char *p, float v)
+{
+    uint32_t bits, t;
+    uint64_t c;
+    int be, q, e;
+    memcpy(&bits, &v, sizeof bits);
+    t = bits & ((1u << 23) - 1);
+    be = (int)(bits >> 23 & 0xff);
+    if (be == 0xff) return bw__ff_special(p, (int)(bits >> 31), t != 0);
+    if (bits >> 31) *p++ = '-';
+    if (be == 0) {
+        if (t == 0) {
+            *p = '0';
+            return p + 1;
+        }
+        c = t;
+        q = -149;
+    } else {
+        c = t | 1u << 23;
+        q = be - 150;
+        if (q <= 0 && q > -24 && (c & (((uint64_t)1 << -q) - 1)) == 0)
+            return bw__ff_text(p, c >> -q, 0);
+    }
+    c = bw__ff_shortest32(c, q, &e);
+    return bw__ff_text(p, c, e);
+}
+
+/* The puts: with room for the longest text, straight into the writer (the
+ * inline puts' test: lim is len while an error is recorded, and 0 with no
+ * storage); otherwise on the stack and through bw_write, which grows,
+ * links, sends or refuses as every put does. */
+int bw_put_dec_f64(bw_writer *w, double v)
+{
+    unsigned char b[BW_DEC_F64_MAX];
+    if (w != NULL && w->lim - w->len >= BW_DEC_F64_MAX) {
+        w->len = (size_t)(bw_enc_dec_f64(w->data + w->len, v) - w->data);
+        return BW_OK;
+    }
+    return bw_write(w, b, (size_t)(bw_enc_dec_f64(b, v) - b));
+}
+
+int bw_put_dec_f32(bw_writer *w, float v)
+{
+    unsigned char b[BW_DEC_F32_MAX];
+    if (w != NULL && w->lim - w->len >= BW_DEC_F32_MAX) {
+        w->len = (size_t)(bw_enc_dec_f32(w->data + w->len, v) - w->data);
+        return BW_OK;
+    }
+    return bw_write(w, b, (size_t)(bw_enc_dec_f32(b, v) - b));
+}
+/*************** End file fmt_float.c ***************************************/
+
+/*************** Begin file io.c ********************************************/
+/* io.c - getting bytes out of any writer: to a file descriptor (short
+ * writes and EINTR handled; each send goes through the platform layer's
+ * bw__fd_send, which never raises SIGPIPE), and a FILE* adapter for
+ * fprintf code (the FILE itself comes from the platform layer). */
 /* #include "writer_internal.h": amalgamated above */
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
-/* The single header's implementation in a strict -std=c11 file whose
- * <stdio.h> came before any feature-test macro: glibc then hides the POSIX
- * signal-mask calls. Their prototypes are POSIX's; the values of SIG_BLOCK
- * and SIG_SETMASK differ by architecture (MIPS, Alpha and SPARC are not
- * x86's 0 and 2), so they come from glibc's own per-architecture
- * <bits/sigaction.h>, which <signal.h> includes only in POSIX mode. */
-#if defined(__GLIBC__) && !defined(__USE_POSIX199506)
-#  include <bits/types/__sigset_t.h>
-#  include <bits/sigaction.h>
-typedef __sigset_t sigset_t;
-extern int sigemptyset(sigset_t *set);
-extern int sigaddset(sigset_t *set, int signo);
-extern int sigismember(const sigset_t *set, int signo);
-extern int sigpending(sigset_t *set);
-extern int sigwait(const sigset_t *set, int *sig);
-extern int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
-#endif
 
 /* bw__vprintf_sent's FILE buffer, on the stack: the size of the pieces
  * printf output longer than a streaming buffer goes to the sink in. */
 #define BW__SENT_FILE_BUF 4096
 
-/* At most this many pieces per writev (and never more than IOV_MAX). */
+/* At most this many pieces per send (bw__fd_send sends fewer where the
+ * system's limit, IOV_MAX, is lower). */
 #define BW__IOV_BATCH 64
-#if defined(IOV_MAX) && IOV_MAX < BW__IOV_BATCH
-#  undef BW__IOV_BATCH
-#  define BW__IOV_BATCH IOV_MAX
+
+int bw_write_fd(bw_writer *w, int fd, size_t *written)
+{
+    struct iovec iov[BW__IOV_BATCH];
+    size_t done = 0;
+    int rc = BW_OK;
+
+    if (written != NULL) *written = 0;
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    w->flags &= (unsigned char)~BW__FD_ERRNO;
+    if (bw_len(w) == 0) return BW_OK;
+    for (;;) {
+        size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
+        ptrdiff_t k;
+        if (n == 0) break;
+        if (n > BW__IOV_BATCH) n = BW__IOV_BATCH;
+        k = bw__fd_send(fd, iov, (int)n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            if (k == 0) errno = EIO; /* no progress and no reason: never loop */
+            rc = BW_EIO;           /* not recorded: calling again continues */
+            w->syserr = errno;     /* but kept, for bw_errno */
+            w->flags |= BW__FD_ERRNO;
+            break;
+        }
+        /* What went out is no longer held; a short write just loops. */
+        bw__drop_front(w, (size_t)k);
+        done += (size_t)k;
+    }
+    if (written != NULL) *written = done;
+    return rc;
+}
+
+#ifdef BW_HAVE_FILE_ADAPTER
+/* A writer failure as the errno a FILE write reports. */
+static int bw__errno_of(int rc)
+{
+    switch (rc) {
+    case BW_ENOMEM:    return ENOMEM;
+    case BW_EFULL:     return ENOSPC;
+    case BW_EOVERFLOW: return EFBIG;
+    case BW_ELIMIT:    return EFBIG;
+    case BW_EINVAL:    return EINVAL;
+    default:           return EIO;
+    }
+}
+
+/* A FILE's state: its writer, and the blocks a contiguous writer outgrew
+ * while the FILE wrote into it. glibc hands a write to the cookie when the
+ * FILE's buffer fills, in the middle of an fprintf or fwrite whose
+ * argument may be the writer's own held bytes, and then goes on reading
+ * that argument: so the old block is kept until fclose (the blocks a writer
+ * outgrows add up to less than the one it has). Segmented writers never
+ * move their bytes; streaming and fixed writers send or move them in
+ * place (bufwriter.h says so). */
+typedef struct bw__kept_block {
+    bw_pool *pool;
+    void *block;
+    size_t size;
+} bw__kept_block;
+
+typedef struct bw__file {
+    const bw__file_ops *ops; /* first: the platform's FILE calls it */
+    bw_writer *w;
+    bw__kept_block *kept;
+    size_t n, cap;
+} bw__file;
+
+static int bw__file_write(bw__file *f, const char *buf, size_t n)
+{
+    bw_writer *w = f->w;
+    if (w->err == BW_OK && bw__over(w, n)) return bw__fail(w, BW_ELIMIT); /* before a move */
+    if ((bw__traits(w) & BW__GROWS) && w->err == BW_OK && w->cap - w->len < n) {
+        void *old;
+        size_t old_cap;
+        int rc;
+        if (f->n == f->cap) { /* room to note the old block, before it moves */
+            size_t nc = f->cap ? 2 * f->cap : 8;
+            bw__kept_block *k = (bw__kept_block *)realloc(f->kept, nc * sizeof *k);
+            if (k == NULL) return bw__fail(w, BW_ENOMEM);
+            f->kept = k;
+            f->cap = nc;
+        }
+        rc = bw__room_keep(w, n, &old, &old_cap);
+        if (rc != BW_OK) return rc;
+        if (old != NULL) {
+            f->kept[f->n].pool = w->pool;
+            f->kept[f->n].block = old;
+            f->kept[f->n].size = old_cap;
+            f->n++;
+        }
+    }
+    return bw_write(w, buf, n);
+}
+
+static void bw__file_close(bw__file *f)
+{
+    size_t i;
+    for (i = 0; i < f->n; i++)
+        (void)bw_pool_return(f->kept[i].pool, f->kept[i].block, f->kept[i].size);
+    free(f->kept);
+    free(f);
+}
+
+/* bw__vprintf_sent's FILE: the writer, and the errno its sink failed with
+ * (the FILE's own calls overwrite errno after it). */
+typedef struct bw__sent {
+    const bw__file_ops *ops; /* first: the platform's FILE calls it */
+    bw_writer *w;
+    int err_no;
+} bw__sent;
+
+static int bw__sent_piece(void *cookie, const char *buf, size_t n)
+{
+    bw__sent *st = (bw__sent *)cookie;
+    if (st->w->err == BW_OK && bw__send_past(st->w, buf, n) == BW_OK) return 1;
+    if (st->err_no == 0) st->err_no = errno;
+    errno = EIO;
+    return 0;
+}
+
+/* The FILE's calls: a write hands the bytes to the writer (0 with errno on
+ * failure); close gives the kept blocks back. */
+static int bw__file_put(void *cookie, const char *buf, size_t n)
+{
+    int rc = bw__file_write((bw__file *)cookie, buf, n);
+    if (rc == BW_OK) return 1;
+    errno = bw__errno_of(rc);
+    return 0;
+}
+
+static void bw__file_closed(void *cookie) { bw__file_close((bw__file *)cookie); }
+
+static const bw__file_ops bw__file_calls = {bw__file_put, bw__file_closed};
+/* What the FILE behind bw__vprintf_sent hands over goes to the sink at
+ * once, never into the buffer. */
+static const bw__file_ops bw__sent_calls = {bw__sent_piece, NULL};
+
+static bw__file *bw__file_new(bw_writer *w)
+{
+    bw__file *f;
+    if (w == NULL) {
+        errno = EINVAL;
+        return NULL;
+    }
+    f = (bw__file *)calloc(1, sizeof *f);
+    if (f == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    f->ops = &bw__file_calls;
+    f->w = w;
+    return f;
+}
+
+FILE *bw_fopen(bw_writer *w)
+{
+    bw__file *f = bw__file_new(w);
+    FILE *fp;
+    if (f == NULL) return NULL;
+    fp = bw__file_make(f);
+    if (fp == NULL) bw__file_close(f);
+    return fp;
+}
+
+/* printf output longer than a streaming writer's buffer: the held bytes
+ * are sent, then the output goes to the sink in the pieces the FILE hands
+ * over (its buffer is on the stack), so memory stays bounded whatever the
+ * output's length, and the buffer, where arguments may point, is neither
+ * written nor reused. On a failure the bytes sent are a prefix (bw_tell
+ * says how many). */
+BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    char buf[BW__SENT_FILE_BUF];
+    bw__sent st;
+    FILE *f;
+    int r, rc = bw_len(w) != 0 ? bw__send_held(w) : BW_OK;
+    if (rc != BW_OK) return rc;
+    st.ops = &bw__sent_calls;
+    st.w = w;
+    st.err_no = 0;
+    f = bw__file_make(&st);
+    if (f == NULL) return bw__fail(w, BW_ENOMEM);
+    (void)setvbuf(f, buf, _IOFBF, sizeof buf);
+    r = vfprintf(f, fmt, ap);
+    if (fclose(f) != 0 && w->err == BW_OK) (void)bw__fail(w, BW_EIO);
+    if (w->err != BW_OK) {
+        if (st.err_no != 0) errno = st.err_no; /* the sink's, as for any write */
+        return w->err;
+    }
+    return r >= 0 && (size_t)r == need ? BW_OK : bw__fail(w, BW_EINVAL);
+}
+#endif /* BW_HAVE_FILE_ADAPTER */
+/*************** End file io.c **********************************************/
+
+/*************** Begin file platform/posix.c ********************************/
+/* posix.c - the platform layer (platform.h) on POSIX systems: Linux with
+ * glibc or musl, the BSDs, macOS. Only the Linux paths are tested on every
+ * change (see README, "Platforms"); the BSD and macOS branches (funopen,
+ * issetugid) are written to their manuals. */
+/* #include "prelude.h": amalgamated above */
+
+/* #include "platform.h": amalgamated above */
+
+#if !defined(_WIN32)
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#  include <sys/auxv.h> /* getauxval(AT_SECURE) */
+#  include <sys/mman.h>
+#endif
+#if defined(__GLIBC__)
+#  include <malloc.h> /* malloc_trim */
 #endif
 
-/* O_CLOEXEC is hidden from a strict -std=c11 build; glibc's own name is not. */
+void bw__yield(void) { (void)sched_yield(); }
+
+/* ---- the thread-exit hook: a pthread key's destructor ---- */
+
+static pthread_key_t bw__exit_key;
+
+bool bw__thread_exit_init(void (*fn)(void *))
+{
+    return pthread_key_create(&bw__exit_key, fn) == 0;
+}
+
+bool bw__thread_exit_set(void *value) { return pthread_setspecific(bw__exit_key, value) == 0; }
+
+void bw__thread_exit_remove(void) { (void)pthread_key_delete(bw__exit_key); }
+
+void bw__atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+    (void)pthread_atfork(prepare, parent, child);
+}
+
+/* A coarse clock is enough: decay periods are seconds, and the coarse one
+ * costs a few nanoseconds (no timer read) where there is one. */
+uint64_t bw__now_ms(void)
+{
+    struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+#endif
+        if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- memory ---- */
+
+/* Large blocks (2 MiB and up) come straight from the kernel on Linux:
+ * mmap'd at a 2 MiB boundary with MADV_HUGEPAGE, so where transparent huge
+ * pages are on ("madvise" or "always") a fresh 10 MiB block costs 5 page
+ * faults instead of 2,560: measured here, the first 10 MiB written into it
+ * take about 1 ms against 40-110 ms with 4 KiB pages (0.25 ms when warm).
+ * It also keeps them out of glibc's heap, whose sliding mmap threshold and
+ * trimming made a 1 MiB job 6x slower when interleaved with malloc-heavy
+ * code. Growth moves the pages (mremap), never the bytes. */
+#if defined(__linux__)
+#  define BW__HUGE_ALIGN ((size_t)2 << 20)
+#  define BW__PAGE_ROUND(n) (((n) + 4095) & ~(size_t)4095)
+
+void *bw__map(size_t size)
+{
+    size_t len = BW__PAGE_ROUND(size), head, tail;
+    unsigned char *raw, *a;
+    if (len < size || len > SIZE_MAX - BW__HUGE_ALIGN) return NULL;
+    raw = (unsigned char *)mmap(NULL, len + BW__HUGE_ALIGN, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == (unsigned char *)MAP_FAILED) return NULL;
+    a = (unsigned char *)(((uintptr_t)raw + BW__HUGE_ALIGN - 1) & ~(uintptr_t)(BW__HUGE_ALIGN - 1));
+    head = (size_t)(a - raw);
+    tail = BW__HUGE_ALIGN - head;
+    if (head != 0) (void)munmap(raw, head);
+    if (tail != 0) (void)munmap(a + len, tail);
+#  ifdef MADV_HUGEPAGE
+    (void)madvise(a, len, MADV_HUGEPAGE); /* a hint: fine if THP is off */
+#  endif
+    return a;
+}
+
+void bw__unmap(void *block, size_t size) { (void)munmap(block, BW__PAGE_ROUND(size)); }
+
+void *bw__remap(void *block, size_t old_size, size_t new_size)
+{
+    void *nb = bw__map(new_size);
+    if (nb == NULL) return NULL;
+#  ifdef MREMAP_FIXED
+    /* Move the pages onto the fresh aligned mapping: no copy, and the huge
+     * pages stay huge. */
+    if (mremap(block, BW__PAGE_ROUND(old_size), BW__PAGE_ROUND(new_size),
+               MREMAP_MAYMOVE | MREMAP_FIXED, nb) == MAP_FAILED) {
+        bw__unmap(nb, new_size);
+        return NULL;
+    }
+#  else
+    memcpy(nb, block, old_size < new_size ? old_size : new_size);
+    bw__unmap(block, old_size);
+#  endif
+    return nb;
+}
+#endif
+
+/* glibc keeps freed memory of its main heap below the top chunk, so the
+ * process's RSS stayed 4 MiB up after a trim of the pooled 256 KiB-1 MiB
+ * classes: malloc_trim gives the free pages back. */
+void bw__malloc_trim(void)
+{
+#if defined(__GLIBC__)
+    (void)malloc_trim(0);
+#endif
+}
+
+bool bw__env_trusted(void)
+{
+#if defined(__linux__)
+    return getauxval(AT_SECURE) == 0;
+#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || \
+      defined(__OpenBSD__) || defined(__DragonFly__)
+    return !issetugid();
+#else
+    return true;
+#endif
+}
+
+/* ---- file descriptors ---- */
+
+/* O_CLOEXEC where the headers have it. */
 #if defined(O_CLOEXEC)
 #  define BW__O_CLOEXEC O_CLOEXEC
-#elif defined(__O_CLOEXEC)
-#  define BW__O_CLOEXEC __O_CLOEXEC
 #else
 #  define BW__O_CLOEXEC 0
 #endif
@@ -4426,10 +6281,14 @@ static ptrdiff_t bw__writev_guarded(int fd, const struct iovec *iov, int cnt)
  * just get the guard) at half the cost of an fstat: a file or a device
  * costs one lseek besides the writev. After ESPIPE, sendmsg with
  * MSG_NOSIGNAL: a socket takes it, anything else refuses with ENOTSOCK and
- * gets the guarded writev. */
+ * gets the guarded writev. At most IOV_MAX pieces go in one call: the
+ * rest is a short write, which the callers loop on. */
 ptrdiff_t bw__fd_send(int fd, const struct iovec *iov, int cnt)
 {
     int saved = errno;
+#ifdef IOV_MAX
+    if (cnt > IOV_MAX) cnt = IOV_MAX;
+#endif
     if (lseek(fd, 0, SEEK_CUR) != -1 || errno != ESPIPE) {
         errno = saved;
         return writev(fd, iov, cnt);
@@ -4449,222 +6308,67 @@ ptrdiff_t bw__fd_send(int fd, const struct iovec *iov, int cnt)
     return bw__writev_guarded(fd, iov, cnt);
 }
 
-int bw_write_fd(bw_writer *w, int fd, size_t *written)
-{
-    struct iovec iov[BW__IOV_BATCH];
-    size_t done = 0;
-    int rc = BW_OK;
-
-    if (written != NULL) *written = 0;
-    if (w == NULL) return BW_EINVAL;
-    if (w->err != BW_OK) return w->err;
-    if (bw_len(w) == 0) return BW_OK;
-    for (;;) {
-        size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
-        ptrdiff_t k;
-        if (n == 0) break;
-        if (n > BW__IOV_BATCH) n = BW__IOV_BATCH;
-        k = bw__fd_send(fd, iov, (int)n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            if (k == 0) errno = EIO; /* no progress and no reason: never loop */
-            rc = BW_EIO;           /* not recorded: calling again continues */
-            break;
-        }
-        /* What went out is no longer held; a short write just loops. */
-        bw__drop_front(w, (size_t)k);
-        done += (size_t)k;
-    }
-    if (written != NULL) *written = done;
-    return rc;
-}
+/* ---- the FILE adapter ---- */
 
 #ifdef BW_HAVE_FILE_ADAPTER
-/* A writer failure as the errno a FILE write reports. */
-static int bw__errno_of(int rc)
+static int bw__os_file_put(void *cookie, const char *buf, size_t n)
 {
-    switch (rc) {
-    case BW_ENOMEM:    return ENOMEM;
-    case BW_EFULL:     return ENOSPC;
-    case BW_EOVERFLOW: return EFBIG;
-    case BW_EINVAL:    return EINVAL;
-    default:           return EIO;
-    }
+    return (*(const bw__file_ops *const *)cookie)->write(cookie, buf, n);
 }
 
-/* A FILE's state: its writer, and the blocks a contiguous writer outgrew
- * while the FILE wrote into it. glibc hands a write to the cookie when the
- * FILE's buffer fills, in the middle of an fprintf or fwrite whose
- * argument may be the writer's own held bytes, and then goes on reading
- * that argument: so the old block is kept until fclose (the blocks a writer
- * outgrows add up to less than the one it has). Segmented writers never
- * move their bytes; streaming and fixed writers send or move them in
- * place (bufwriter.h says so). */
-typedef struct bw__kept_block {
-    bw_pool *pool;
-    void *block;
-    size_t size;
-} bw__kept_block;
-
-typedef struct bw__file {
-    bw_writer *w;
-    bw__kept_block *kept;
-    size_t n, cap;
-} bw__file;
-
-static int bw__file_write(bw__file *f, const char *buf, size_t n)
+static int bw__os_file_end(void *cookie)
 {
-    bw_writer *w = f->w;
-    if ((bw__traits(w) & BW__GROWS) && w->err == BW_OK && w->cap - w->len < n) {
-        void *old;
-        size_t old_cap;
-        int rc;
-        if (f->n == f->cap) { /* room to note the old block, before it moves */
-            size_t nc = f->cap ? 2 * f->cap : 8;
-            bw__kept_block *k = (bw__kept_block *)realloc(f->kept, nc * sizeof *k);
-            if (k == NULL) return bw__fail(w, BW_ENOMEM);
-            f->kept = k;
-            f->cap = nc;
-        }
-        rc = bw__room_keep(w, n, &old, &old_cap);
-        if (rc != BW_OK) return rc;
-        if (old != NULL) {
-            f->kept[f->n].pool = w->pool;
-            f->kept[f->n].block = old;
-            f->kept[f->n].size = old_cap;
-            f->n++;
-        }
-    }
-    return bw_write(w, buf, n);
-}
-
-static void bw__file_close(bw__file *f)
-{
-    size_t i;
-    for (i = 0; i < f->n; i++)
-        (void)bw_pool_return(f->kept[i].pool, f->kept[i].block, f->kept[i].size);
-    free(f->kept);
-    free(f);
-}
-
-/* bw__vprintf_sent's FILE: the writer, and the errno its sink failed with
- * (the FILE's own calls overwrite errno after it). */
-typedef struct bw__sent {
-    bw_writer *w;
-    int err_no;
-} bw__sent;
-
-static int bw__sent_piece(bw__sent *st, const char *buf, size_t n)
-{
-    if (st->w->err == BW_OK && bw__send_past(st->w, buf, n) == BW_OK) return 1;
-    if (st->err_no == 0) st->err_no = errno;
-    errno = EIO;
+    const bw__file_ops *ops = *(const bw__file_ops *const *)cookie;
+    if (ops->close != NULL) ops->close(cookie);
     return 0;
 }
 
-static bw__file *bw__file_new(bw_writer *w)
-{
-    bw__file *f;
-    if (w == NULL) {
-        errno = EINVAL;
-        return NULL;
-    }
-    f = (bw__file *)calloc(1, sizeof *f);
-    if (f == NULL) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    f->w = w;
-    return f;
-}
-
-/* The FILE's calls, the same on every libc: a write hands the bytes to the
- * writer (0 with errno on failure); a writer is not seekable, so fseek and
- * ftell fail with ESPIPE; close gives the kept blocks back. bw__file_open
- * (per libc, below) makes the FILE, or returns NULL. */
-static int bw__file_put(void *cookie, const char *buf, size_t n)
-{
-    int rc = bw__file_write((bw__file *)cookie, buf, n);
-    if (rc == BW_OK) return 1;
-    errno = bw__errno_of(rc);
-    return 0;
-}
-
-static int bw__no_seek(void)
-{
-    errno = ESPIPE;
-    return -1;
-}
-
-static int bw__file_closed(void *cookie)
-{
-    bw__file_close((bw__file *)cookie);
-    return 0;
-}
-
-#if defined(__GLIBC__)
-/* fopencookie and its function table are declared by <stdio.h> only when
- * _GNU_SOURCE was defined before the first libc header (glibc's __USE_GNU
- * says whether it was): always in the library's own build. In the single
- * header after a strict <stdio.h> they are declared here: the table is four
- * function pointers in every glibc since 2.2, the same to the ABI. The seek
- * position is glibc's __off64_t in both (long on 64-bit ABIs, long long on
- * 32-bit ones), which <stdio.h> always declares. */
-#  ifdef __USE_GNU
-typedef cookie_io_functions_t bw__cookie_io;
-#  else
-typedef struct bw__cookie_io {
-    ssize_t (*read)(void *, char *, size_t);
-    ssize_t (*write)(void *, const char *, size_t);
-    int (*seek)(void *, __off64_t *, int);
-    int (*close)(void *);
-} bw__cookie_io;
-extern FILE *fopencookie(void *cookie, const char *mode, bw__cookie_io io);
-#  endif
-
+#  if defined(__linux__) && !defined(__ANDROID__)
+/* glibc and musl: fopencookie. The seek position is off64_t in glibc's
+ * table and off_t in musl's (64 bits in both); the prelude's _GNU_SOURCE
+ * declares it either way. */
 static ssize_t bw__cookie_write(void *cookie, const char *buf, size_t n)
 {
-    /* glibc takes a return below the count as an error (the stream's error
-     * flag is set; fprintf then returns a negative value). */
-    return bw__file_put(cookie, buf, n) ? (ssize_t)n : 0;
+    /* A failure as each C library reads one (the stream's error flag set,
+     * fflush and fprintf failing): glibc takes a return below the count
+     * and wants no negative value; musl takes only a negative one (0 is
+     * "nothing written", and the FILE would carry on). */
+    if (bw__os_file_put(cookie, buf, n)) return (ssize_t)n;
+#    if defined(__GLIBC__)
+    return 0;
+#    else
+    return -1;
+#    endif
 }
 
-static int bw__cookie_seek(void *cookie, __off64_t *off, int whence)
+#    if defined(__GLIBC__)
+typedef off64_t bw__cookie_off;
+#    else
+typedef off_t bw__cookie_off;
+#    endif
+
+static int bw__cookie_seek(void *cookie, bw__cookie_off *off, int whence)
 {
     (void)cookie;
     (void)off;
     (void)whence;
-    return bw__no_seek();
+    errno = ESPIPE;
+    return -1;
 }
 
-static FILE *bw__file_open(bw__file *f)
+FILE *bw__file_make(void *cookie)
 {
-    bw__cookie_io io;
+    cookie_io_functions_t io;
     memset(&io, 0, sizeof io);
     io.write = bw__cookie_write;
     io.seek = bw__cookie_seek;
-    io.close = bw__file_closed;
-    return fopencookie(f, "w", io);
+    io.close = bw__os_file_end;
+    return fopencookie(cookie, "w", io);
 }
-
-/* The FILE behind bw__vprintf_sent: what the FILE hands over goes to the
- * sink at once, never into the buffer. */
-static ssize_t bw__sent_write(void *cookie, const char *buf, size_t n)
-{
-    return bw__sent_piece((bw__sent *)cookie, buf, n) ? (ssize_t)n : 0;
-}
-
-static FILE *bw__sent_open(bw__sent *st)
-{
-    bw__cookie_io io;
-    memset(&io, 0, sizeof io);
-    io.write = bw__sent_write;
-    return fopencookie(st, "w", io);
-}
-#else /* the BSDs and macOS: funopen */
+#  else /* the BSDs, macOS, Android: funopen */
 static int bw__funopen_write(void *cookie, const char *buf, int n)
 {
-    return bw__file_put(cookie, buf, (size_t)n) ? n : -1;
+    return bw__os_file_put(cookie, buf, (size_t)n) ? n : -1;
 }
 
 static fpos_t bw__funopen_seek(void *cookie, fpos_t off, int whence)
@@ -4672,127 +6376,170 @@ static fpos_t bw__funopen_seek(void *cookie, fpos_t off, int whence)
     (void)cookie;
     (void)off;
     (void)whence;
-    return bw__no_seek();
+    errno = ESPIPE;
+    return -1;
 }
 
-static FILE *bw__file_open(bw__file *f)
+FILE *bw__file_make(void *cookie)
 {
-    return funopen(f, NULL, bw__funopen_write, bw__funopen_seek, bw__file_closed);
+    return funopen(cookie, NULL, bw__funopen_write, bw__funopen_seek, bw__os_file_end);
 }
-
-static int bw__sent_write(void *cookie, const char *buf, int n)
-{
-    return bw__sent_piece((bw__sent *)cookie, buf, (size_t)n) ? n : -1;
-}
-
-static FILE *bw__sent_open(bw__sent *st)
-{
-    return funopen(st, NULL, bw__sent_write, NULL, NULL);
-}
-#endif
-
-FILE *bw_fopen(bw_writer *w)
-{
-    bw__file *f = bw__file_new(w);
-    FILE *fp;
-    if (f == NULL) return NULL;
-    fp = bw__file_open(f);
-    if (fp == NULL) bw__file_close(f);
-    return fp;
-}
-
-/* printf output longer than a streaming writer's buffer: the held bytes
- * are sent, then the output goes to the sink in the pieces the FILE hands
- * over (its buffer is on the stack), so memory stays bounded whatever the
- * output's length, and the buffer, where arguments may point, is neither
- * written nor reused. On a failure the bytes sent are a prefix (bw_tell
- * says how many). */
-BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap)
-{
-    char buf[BW__SENT_FILE_BUF];
-    bw__sent st;
-    FILE *f;
-    int r, rc = bw_len(w) != 0 ? bw__send_held(w) : BW_OK;
-    if (rc != BW_OK) return rc;
-    st.w = w;
-    st.err_no = 0;
-    f = bw__sent_open(&st);
-    if (f == NULL) return bw__fail(w, BW_ENOMEM);
-    (void)setvbuf(f, buf, _IOFBF, sizeof buf);
-    r = vfprintf(f, fmt, ap);
-    if (fclose(f) != 0 && w->err == BW_OK) (void)bw__fail(w, BW_EIO);
-    if (w->err != BW_OK) {
-        if (st.err_no != 0) errno = st.err_no; /* the sink's, as for any write */
-        return w->err;
-    }
-    return r >= 0 && (size_t)r == need ? BW_OK : bw__fail(w, BW_EINVAL);
-}
+#  endif
 #endif /* BW_HAVE_FILE_ADAPTER */
-/*************** End file io.c **********************************************/
+
+#else
+/* ISO C wants something in every translation unit. */
+typedef int bw__posix_unused;
+#endif /* !_WIN32 */
+/*************** End file platform/posix.c **********************************/
+
+/*************** Begin file platform/windows.c ******************************/
+/* windows.c - the platform layer (platform.h) on Windows: Win32 locks and
+ * fiber-local storage, the C runtime's file descriptors. Tested with
+ * MinGW-w64 under wine (README, "Platforms"); written to compile with MSVC
+ * too (no GNU construct outside a guarded path). What Windows lacks: fork
+ * (no handlers to register), SIGPIPE (nothing to guard), fopencookie (no
+ * FILE adapter: bufwriter.h leaves bw_fopen out), pages mapped for large
+ * blocks (malloc serves them). */
+/* #include "platform.h": amalgamated above */
+
+#if defined(_WIN32)
+
+#ifndef WIN32_LEAN_AND_MEAN
+#  define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#include <errno.h>
+#include <io.h>
+#include <limits.h>
+
+/* The opaque one-pointer types of platform.h hold an SRWLOCK and an
+ * INIT_ONCE: their sizes must agree. */
+typedef char bw__mutex_fits[sizeof(SRWLOCK) == sizeof(bw__mutex) ? 1 : -1];
+typedef char bw__once_fits[sizeof(INIT_ONCE) == sizeof(bw__once) ? 1 : -1];
+
+bool bw__mutex_init(bw__mutex *m)
+{
+    InitializeSRWLock((PSRWLOCK)(void *)m);
+    return true;
+}
+
+void bw__mutex_destroy(bw__mutex *m) { (void)m; }
+
+void bw__mutex_lock(bw__mutex *m) { AcquireSRWLockExclusive((PSRWLOCK)(void *)m); }
+
+void bw__mutex_unlock(bw__mutex *m) { ReleaseSRWLockExclusive((PSRWLOCK)(void *)m); }
+
+typedef struct bw__once_call {
+    void (*fn)(void);
+} bw__once_call;
+
+static BOOL CALLBACK bw__once_tramp(PINIT_ONCE once, PVOID param, PVOID *ctx)
+{
+    (void)once;
+    (void)ctx;
+    ((bw__once_call *)param)->fn();
+    return TRUE;
+}
+
+void bw__once_run(bw__once *o, void (*fn)(void))
+{
+    bw__once_call c;
+    c.fn = fn;
+    (void)InitOnceExecuteOnce((PINIT_ONCE)(void *)o, bw__once_tramp, &c, NULL);
+}
+
+void bw__yield(void) { (void)SwitchToThread(); }
+
+/* ---- the thread-exit hook: a fiber-local slot's callback ----
+ * FlsAlloc's callback runs when a thread exits with a non-NULL value in
+ * the slot, and also, for every thread, when the slot is freed: at unload
+ * that would run the hook on the unloading thread with other threads'
+ * values, so bw__thread_exit_remove first turns the hook off. */
+static DWORD bw__fls = FLS_OUT_OF_INDEXES;
+static void (*bw__exit_fn)(void *);
+static volatile LONG bw__exit_off;
+
+static VOID WINAPI bw__fls_done(PVOID value)
+{
+    if (value != NULL && InterlockedCompareExchange(&bw__exit_off, 0, 0) == 0)
+        bw__exit_fn(value);
+}
+
+bool bw__thread_exit_init(void (*fn)(void *))
+{
+    bw__exit_fn = fn;
+    bw__fls = FlsAlloc(bw__fls_done);
+    return bw__fls != FLS_OUT_OF_INDEXES;
+}
+
+bool bw__thread_exit_set(void *value) { return FlsSetValue(bw__fls, value) != 0; }
+
+void bw__thread_exit_remove(void)
+{
+    (void)InterlockedExchange(&bw__exit_off, 1);
+    if (bw__fls != FLS_OUT_OF_INDEXES) (void)FlsFree(bw__fls);
+}
+
+/* No fork on Windows: nothing to prepare for. */
+void bw__atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+    (void)prepare;
+    (void)parent;
+    (void)child;
+}
+
+uint64_t bw__now_ms(void) { return (uint64_t)GetTickCount64(); }
+
+void bw__malloc_trim(void) {}
+
+bool bw__env_trusted(void) { return true; }
+
+/* The C runtime's descriptors: each piece with _write, stopping at the
+ * first short one. No signal to guard against: a write to a pipe whose
+ * reader has gone fails with EPIPE or EINVAL. */
+ptrdiff_t bw__fd_send(int fd, const struct iovec *iov, int cnt)
+{
+    ptrdiff_t done = 0;
+    int i;
+    for (i = 0; i < cnt; i++) {
+        unsigned n = iov[i].iov_len > (size_t)INT_MAX ? (unsigned)INT_MAX
+                                                      : (unsigned)iov[i].iov_len;
+        int r;
+        if (n == 0) continue;
+        r = _write(fd, iov[i].iov_base, n);
+        if (r < 0) return done > 0 ? done : -1;
+        done += r;
+        if ((unsigned)r < n) break;
+    }
+    return done;
+}
+
+#else
+/* ISO C wants something in every translation unit. */
+typedef int bw__windows_unused;
+#endif /* _WIN32 */
+/*************** End file platform/windows.c ********************************/
 
 /*************** Begin file pool/alloc.c ************************************/
 /* alloc.c - the backing allocators: libc (with large blocks straight from
  * the kernel on Linux), and jemalloc's sized calls in builds with
  * BW_HAVE_JEMALLOC. */
-
-/* The library's own build of this file asks for Linux's mmap extensions
- * (MAP_ANONYMOUS, MADV_HUGEPAGE, mremap). In the single header it is too
- * late to ask: the code below uses what the includer's headers declare,
- * and falls back to malloc without them. */
-#if !defined(_GNU_SOURCE) && !defined(BUFWRITER_IMPLEMENTATION)
-#  define _GNU_SOURCE 1
-#endif
-
 /* #include "pool_internal.h": amalgamated above */
 
 #include <stdlib.h>
 #include <string.h>
-#if defined(__GLIBC__)
-#  include <malloc.h> /* malloc_trim */
-#endif
-#if defined(__linux__)
-#  include <sys/mman.h>
-#endif
 
-/* Large blocks (2 MiB and up) come straight from the kernel on Linux:
- * mmap'd at a 2 MiB boundary with MADV_HUGEPAGE, so where transparent huge
- * pages are on ("madvise" or "always") a fresh 10 MiB block costs 5 page
- * faults instead of 2,560: measured here, the first 10 MiB written into it
- * take about 1 ms against 40-110 ms with 4 KiB pages (0.25 ms when warm).
- * It also keeps them out of glibc's heap, whose sliding mmap threshold and
- * trimming made a 1 MiB job 6x slower when interleaved with malloc-heavy
- * code. Growth moves the pages (mremap), never the bytes. The free hook
- * gets the exact size back, so it knows which way a block was made. */
-#if defined(__linux__) && defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
-#  define BW__HUGE_MIN ((size_t)2 << 20)
-#  define BW__HUGE_ALIGN ((size_t)2 << 20)
-#  define BW__PAGE_ROUND(n) (((n) + 4095) & ~(size_t)4095)
-
-static void *bw__map(size_t size)
-{
-    size_t len = BW__PAGE_ROUND(size), head, tail;
-    unsigned char *raw, *a;
-    if (len < size || len > SIZE_MAX - BW__HUGE_ALIGN) return NULL;
-    raw = (unsigned char *)mmap(NULL, len + BW__HUGE_ALIGN, PROT_READ | PROT_WRITE,
-                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == (unsigned char *)MAP_FAILED) return NULL;
-    a = (unsigned char *)(((uintptr_t)raw + BW__HUGE_ALIGN - 1) & ~(uintptr_t)(BW__HUGE_ALIGN - 1));
-    head = (size_t)(a - raw);
-    tail = BW__HUGE_ALIGN - head;
-    if (head != 0) (void)munmap(raw, head);
-    if (tail != 0) (void)munmap(a + len, tail);
-    (void)madvise(a, len, MADV_HUGEPAGE); /* a hint: fine if THP is off */
-    return a;
-}
-
-static void bw__unmap(void *b, size_t size) { (void)munmap(b, BW__PAGE_ROUND(size)); }
-#endif
-
+/* Large blocks (BW__MAP_MIN, 2 MiB, and up) come straight from the kernel
+ * where the platform layer can map them (Linux: aligned for transparent
+ * huge pages, grown by moving pages, never bytes; platform/posix.c says
+ * what that saves). Elsewhere malloc serves every size. The free hook gets
+ * the exact size back, so it knows which way a block was made. */
 static void *bw__libc_alloc(void *ctx, size_t size)
 {
     (void)ctx;
-#ifdef BW__HUGE_MIN
-    if (size >= BW__HUGE_MIN) return bw__map(size);
+#ifdef BW__MAP_MIN
+    if (size >= BW__MAP_MIN) return bw__map(size);
 #endif
     return malloc(size);
 }
@@ -4800,28 +6547,16 @@ static void *bw__libc_alloc(void *ctx, size_t size)
 static void *bw__libc_realloc(void *ctx, void *block, size_t old_size, size_t new_size)
 {
     (void)ctx;
-#ifdef BW__HUGE_MIN
-    if (old_size >= BW__HUGE_MIN || new_size >= BW__HUGE_MIN) {
+#ifdef BW__MAP_MIN
+    if (old_size >= BW__MAP_MIN || new_size >= BW__MAP_MIN) {
         void *nb;
-        if (old_size >= BW__HUGE_MIN && new_size >= BW__HUGE_MIN) {
-#  ifdef MREMAP_FIXED
-            /* Move the pages onto a fresh aligned mapping: no copy, and the
-             * huge pages stay huge. */
-            nb = bw__map(new_size);
-            if (nb == NULL) return NULL;
-            if (mremap(block, BW__PAGE_ROUND(old_size), BW__PAGE_ROUND(new_size),
-                       MREMAP_MAYMOVE | MREMAP_FIXED, nb) == MAP_FAILED) {
-                bw__unmap(nb, new_size);
-                return NULL;
-            }
-            return nb;
-#  endif
-        }
-        /* Across the 2 MiB line (or without mremap): a new block and a copy. */
+        if (old_size >= BW__MAP_MIN && new_size >= BW__MAP_MIN)
+            return bw__remap(block, old_size, new_size);
+        /* Across the 2 MiB line: a new block and a copy. */
         nb = bw__libc_alloc(ctx, new_size);
         if (nb == NULL) return NULL;
         memcpy(nb, block, old_size < new_size ? old_size : new_size);
-        if (old_size >= BW__HUGE_MIN) bw__unmap(block, old_size);
+        if (old_size >= BW__MAP_MIN) bw__unmap(block, old_size);
         else free(block);
         return nb;
     }
@@ -4833,8 +6568,8 @@ static void *bw__libc_realloc(void *ctx, void *block, size_t old_size, size_t ne
 static void bw__libc_free(void *ctx, void *block, size_t size)
 {
     (void)ctx;
-#ifdef BW__HUGE_MIN
-    if (size >= BW__HUGE_MIN) {
+#ifdef BW__MAP_MIN
+    if (size >= BW__MAP_MIN) {
         bw__unmap(block, size);
         return;
     }
@@ -4849,8 +6584,8 @@ static const bw_allocator bw__libc = {bw__libc_alloc, bw__libc_realloc, bw__libc
  * releases: the libc hooks below the size that is mapped from the kernel. */
 BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size)
 {
-#ifdef BW__HUGE_MIN
-    if (size >= BW__HUGE_MIN) return false;
+#ifdef BW__MAP_MIN
+    if (size >= BW__MAP_MIN) return false;
 #endif
     (void)size;
     return a->alloc == bw__libc_alloc && a->free == bw__libc_free;
@@ -4858,18 +6593,12 @@ BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size)
 
 const bw_allocator *bw_allocator_libc(void) { return &bw__libc; }
 
-/* After bw_pool_trim freed blocks into malloc: glibc keeps freed memory of
- * its main heap below the top chunk, so the process's RSS stayed 4 MiB up
- * after a trim of the pooled 256 KiB-1 MiB classes. malloc_trim gives the
- * free pages back. Only for the libc allocator: a hook's memory is its
- * own business. */
+/* After bw_pool_trim freed blocks into malloc: the C library may keep the
+ * freed memory (bw__malloc_trim gives it back where it can). Only for the
+ * libc allocator: a hook's memory is its own business. */
 BW__INTERNAL void bw__alloc_trim(const bw_allocator *a)
 {
-#if defined(__GLIBC__)
-    if (a->free == bw__libc_free) (void)malloc_trim(0);
-#else
-    (void)a;
-#endif
+    if (a->free == bw__libc_free) bw__malloc_trim();
 }
 
 #ifdef BW_HAVE_JEMALLOC
@@ -4918,11 +6647,6 @@ const bw_allocator *bw_allocator_jemalloc(void) { return NULL; }
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#  include <sys/auxv.h>
-#else
-#  include <unistd.h> /* issetugid */
-#endif
 
 enum { BW__FREE_SLOT = 0, BW__RENTED = 1, BW__HELD = 2 };
 
@@ -4937,32 +6661,32 @@ typedef struct bw__centry {
  * on unknown blocks are not called foreign, since they may just be
  * untracked. */
 typedef struct bw__ctab {
-    pthread_mutex_t lock;
+    bw__mutex lock;
     bw__centry *e;
     size_t mask, used;
     bool lossy;
 } bw__ctab;
 
-static pthread_mutex_t bw__report_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw__mutex bw__report_lock = BW__MUTEX_INIT;
 static bw_report_fn bw__report_fn;
 static void *bw__report_ctx;
 
 void bw_set_report_hook(bw_report_fn fn, void *ctx)
 {
-    pthread_mutex_lock(&bw__report_lock);
+    bw__mutex_lock(&bw__report_lock);
     bw__report_fn = fn;
     bw__report_ctx = ctx;
-    pthread_mutex_unlock(&bw__report_lock);
+    bw__mutex_unlock(&bw__report_lock);
 }
 
 BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap)
 {
     bw_report_fn fn;
     void *ctx;
-    pthread_mutex_lock(&bw__report_lock);
+    bw__mutex_lock(&bw__report_lock);
     fn = bw__report_fn;
     ctx = bw__report_ctx;
-    pthread_mutex_unlock(&bw__report_lock);
+    bw__mutex_unlock(&bw__report_lock);
     if (fn != NULL) {
         fn(ctx, what, block, cap);
         return;
@@ -4972,17 +6696,12 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap)
 }
 
 /* BW_CHECKED=1 in the environment, read the way secure_getenv does: never
- * in a set-user-ID/set-group-ID program (AT_SECURE), where the environment
- * belongs to someone else. (secure_getenv itself needs _GNU_SOURCE.) */
+ * in a set-user-ID/set-group-ID program, where the environment belongs to
+ * someone else (bw__env_trusted). */
 BW__INTERNAL bool bw__check_env(const char *name)
 {
     const char *v;
-#if defined(__linux__)
-    if (getauxval(AT_SECURE) != 0) return false;
-#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || \
-      defined(__OpenBSD__) || defined(__DragonFly__)
-    if (issetugid()) return false;
-#endif
+    if (!bw__env_trusted()) return false;
     v = getenv(name);
     return v != NULL && strcmp(v, "1") == 0;
 }
@@ -5065,7 +6784,7 @@ BW__INTERNAL bool bw__check_init(bw_pool *p)
 {
     bw__ctab *t = (bw__ctab *)calloc(1, sizeof *t);
     if (t == NULL) return false;
-    if (pthread_mutex_init(&t->lock, NULL) != 0) {
+    if (!bw__mutex_init(&t->lock)) {
         free(t);
         return false;
     }
@@ -5078,7 +6797,7 @@ BW__INTERNAL void bw__check_rented(bw_pool *p, void *b, size_t cap)
     bw__ctab *t = (bw__ctab *)p->check;
     bw__centry *e;
     const char *problem = NULL;
-    pthread_mutex_lock(&t->lock);
+    bw__mutex_lock(&t->lock);
     e = bw__find(t, b);
     if (e != NULL) {
         if (e->state == BW__RENTED) problem = "bw_pool_rent: block handed out while already rented";
@@ -5095,7 +6814,7 @@ BW__INTERNAL void bw__check_rented(bw_pool *p, void *b, size_t cap)
         e->state = BW__RENTED;
         e->cap = cap;
     }
-    pthread_mutex_unlock(&t->lock);
+    bw__mutex_unlock(&t->lock);
     if (problem) bw__report(problem, b, cap);
 }
 
@@ -5104,7 +6823,7 @@ BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps)
     bw__ctab *t = (bw__ctab *)p->check;
     bw__centry *e;
     const char *problem = NULL;
-    pthread_mutex_lock(&t->lock);
+    bw__mutex_lock(&t->lock);
     e = bw__find(t, b);
     if (e == NULL) {
         if (!t->lossy) problem = "bw_pool_return: foreign block (not rented from this pool)";
@@ -5119,7 +6838,7 @@ BW__INTERNAL bool bw__check_return(bw_pool *p, void *b, size_t cap, bool keeps)
     } else {
         bw__remove(t, e);
     }
-    pthread_mutex_unlock(&t->lock);
+    bw__mutex_unlock(&t->lock);
     if (problem) {
         bw__report(problem, b, cap);
         return false;
@@ -5131,10 +6850,10 @@ BW__INTERNAL void bw__check_freed(bw_pool *p, void *b)
 {
     bw__ctab *t = (bw__ctab *)p->check;
     bw__centry *e;
-    pthread_mutex_lock(&t->lock);
+    bw__mutex_lock(&t->lock);
     e = bw__find(t, b);
     if (e != NULL) bw__remove(t, e);
-    pthread_mutex_unlock(&t->lock);
+    bw__mutex_unlock(&t->lock);
 }
 
 BW__INTERNAL void bw__check_destroy(bw_pool *p)
@@ -5145,7 +6864,7 @@ BW__INTERNAL void bw__check_destroy(bw_pool *p)
     for (i = 0; t->e != NULL && i <= t->mask; i++)
         if (t->e[i].state == BW__RENTED)
             bw__report("bw_pool_destroy: block still rented", t->e[i].block, t->e[i].cap);
-    pthread_mutex_destroy(&t->lock);
+    bw__mutex_destroy(&t->lock);
     free(t->e);
     free(t);
     p->check = NULL;
@@ -5155,9 +6874,9 @@ BW__INTERNAL void bw__check_destroy(bw_pool *p)
  * released after it in both processes (tcache.c orders them). */
 BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
 {
-    pthread_mutex_t *m = p != NULL ? &((bw__ctab *)p->check)->lock : &bw__report_lock;
-    if (lock) pthread_mutex_lock(m);
-    else pthread_mutex_unlock(m);
+    bw__mutex *m = p != NULL ? &((bw__ctab *)p->check)->lock : &bw__report_lock;
+    if (lock) bw__mutex_lock(m);
+    else bw__mutex_unlock(m);
 }
 /*************** End file pool/check.c **************************************/
 
@@ -5170,9 +6889,9 @@ BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock)
 /* #include "pool_internal.h": amalgamated above */
 
 /* Every live pool, for the fork handlers. */
-static pthread_mutex_t bw__all_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw__mutex bw__all_lock = BW__MUTEX_INIT;
 static bw_pool *bw__all_pools;
-static pthread_once_t bw__fork_once = PTHREAD_ONCE_INIT;
+static bw__once bw__fork_once = BW__ONCE_INIT;
 
 /* Lock order, everywhere: the shared pool's creation lock, the pool list,
  * the cache registry, then each pool's class locks in order, its large
@@ -5180,8 +6899,8 @@ static pthread_once_t bw__fork_once = PTHREAD_ONCE_INIT;
 BW__INTERNAL void bw__pool_lock_all(bw_pool *p)
 {
     unsigned ci;
-    for (ci = 0; ci < p->nclasses; ci++) pthread_mutex_lock(&p->cls[ci].lock);
-    if (p->keep_large) pthread_mutex_lock(&p->large_lock);
+    for (ci = 0; ci < p->nclasses; ci++) bw__mutex_lock(&p->cls[ci].lock);
+    if (p->keep_large) bw__mutex_lock(&p->large_lock);
     if (p->check != NULL) bw__check_fork_lock(p, true);
 }
 
@@ -5189,15 +6908,15 @@ BW__INTERNAL void bw__pool_unlock_all(bw_pool *p)
 {
     unsigned ci;
     if (p->check != NULL) bw__check_fork_lock(p, false);
-    if (p->keep_large) pthread_mutex_unlock(&p->large_lock);
-    for (ci = p->nclasses; ci-- > 0;) pthread_mutex_unlock(&p->cls[ci].lock);
+    if (p->keep_large) bw__mutex_unlock(&p->large_lock);
+    for (ci = p->nclasses; ci-- > 0;) bw__mutex_unlock(&p->cls[ci].lock);
 }
 
 static void bw__fork_prepare(void)
 {
     bw_pool *p;
     bw__shared_lock_fork(true);
-    pthread_mutex_lock(&bw__all_lock);
+    bw__mutex_lock(&bw__all_lock);
     bw__tcache_fork_lock(true);
     for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_lock_all(p);
     bw__check_fork_lock(NULL, true);
@@ -5209,7 +6928,7 @@ static void bw__fork_parent(void)
     bw__check_fork_lock(NULL, false);
     for (p = bw__all_pools; p != NULL; p = p->all_next) bw__pool_unlock_all(p);
     bw__tcache_fork_lock(false);
-    pthread_mutex_unlock(&bw__all_lock);
+    bw__mutex_unlock(&bw__all_lock);
     bw__shared_lock_fork(false);
 }
 
@@ -5223,7 +6942,7 @@ static void bw__fork_child(void)
 
 static void bw__fork_init(void)
 {
-    (void)pthread_atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
+    bw__atfork(bw__fork_prepare, bw__fork_parent, bw__fork_child);
 }
 
 /* The handlers are registered when the library is loaded (a constructor:
@@ -5236,32 +6955,33 @@ static void bw__fork_init(void)
  * a handler registered before the program's first pool had its prepare
  * run with every pool lock held, and fork deadlocked. Compilers without
  * constructor functions fall back to the first pool (bw__pool_register);
- * the pthread_once makes the two one registration. */
+ * the once makes the two one registration. Windows has no fork:
+ * bw__atfork registers nothing there. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((constructor)) static void bw__load(void)
 {
-    pthread_once(&bw__fork_once, bw__fork_init);
+    bw__once_run(&bw__fork_once, bw__fork_init);
 }
 #endif
 
 BW__INTERNAL void bw__pool_register(bw_pool *p)
 {
-    pthread_once(&bw__fork_once, bw__fork_init);
-    pthread_mutex_lock(&bw__all_lock);
+    bw__once_run(&bw__fork_once, bw__fork_init);
+    bw__mutex_lock(&bw__all_lock);
     p->all_prev = NULL;
     p->all_next = bw__all_pools;
     if (bw__all_pools != NULL) bw__all_pools->all_prev = p;
     bw__all_pools = p;
-    pthread_mutex_unlock(&bw__all_lock);
+    bw__mutex_unlock(&bw__all_lock);
 }
 
 BW__INTERNAL void bw__pool_unregister(bw_pool *p)
 {
-    pthread_mutex_lock(&bw__all_lock);
+    bw__mutex_lock(&bw__all_lock);
     if (p->all_prev) p->all_prev->all_next = p->all_next;
     else bw__all_pools = p->all_next;
     if (p->all_next) p->all_next->all_prev = p->all_prev;
-    pthread_mutex_unlock(&bw__all_lock);
+    bw__mutex_unlock(&bw__all_lock);
 }
 /*************** End file pool/fork.c ***************************************/
 
@@ -5294,10 +7014,10 @@ BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
     p->max_large_blocks = o->max_large_blocks;
     p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
     if (!p->keep_large) return true;
-    if (pthread_mutex_init(&p->large_lock, NULL) != 0) return false;
+    if (!bw__mutex_init(&p->large_lock)) return false;
     p->large = (bw__large *)calloc(p->max_large_blocks, sizeof *p->large);
     if (p->large == NULL) {
-        pthread_mutex_destroy(&p->large_lock);
+        bw__mutex_destroy(&p->large_lock);
         return false;
     }
     return true;
@@ -5308,7 +7028,7 @@ BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size)
     void *b = NULL;
     size_t i;
     if (!p->keep_large) return NULL;
-    pthread_mutex_lock(&p->large_lock);
+    bw__mutex_lock(&p->large_lock);
     for (i = p->nlarge; i-- > 0;) { /* newest first: the warmest */
         if (p->large[i].size == size) {
             b = p->large[i].block;
@@ -5318,7 +7038,7 @@ BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size)
             break;
         }
     }
-    pthread_mutex_unlock(&p->large_lock);
+    bw__mutex_unlock(&p->large_lock);
     if (b != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN)) BW__TRACK_DEFINED(b, size);
     else if (b != NULL) BW__TRACK_UNDEFINED(b, size);
     return b;
@@ -5330,7 +7050,7 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
     size_t nev = 0, i;
     if (!p->keep_large || size > p->max_large_bytes) return false;
     BW__TRACK_NOACCESS(b, size); /* (zeroed by the caller under ZERO_ON_RETURN) */
-    pthread_mutex_lock(&p->large_lock);
+    bw__mutex_lock(&p->large_lock);
     /* Make room: evict the oldest (at most a handful per call; the rest of
      * an oversized backlog goes on later calls). */
     while (p->nlarge > 0 &&
@@ -5352,7 +7072,7 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
         atomic_fetch_add_explicit(&p->large_bytes, size, memory_order_relaxed);
         b = NULL;
     }
-    pthread_mutex_unlock(&p->large_lock);
+    bw__mutex_unlock(&p->large_lock);
     if (b != NULL) BW__TRACK_DEFINED(b, size); /* not kept: the caller frees it */
     for (i = 0; i < nev; i++) bw__backing_free(p, NULL, evicted[i].block, evicted[i].size);
     return b == NULL;
@@ -5365,16 +7085,16 @@ BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now)
     if (!p->keep_large) return;
     for (;;) {
         bw__large e;
-        pthread_mutex_lock(&p->large_lock);
+        bw__mutex_lock(&p->large_lock);
         if (p->nlarge == 0 || now - p->large[0].since < p->decay_ms) {
-            pthread_mutex_unlock(&p->large_lock);
+            bw__mutex_unlock(&p->large_lock);
             break;
         }
         e = p->large[0];
         memmove(&p->large[0], &p->large[1], (p->nlarge - 1) * sizeof *p->large);
         p->nlarge--;
         atomic_fetch_sub_explicit(&p->large_bytes, e.size, memory_order_relaxed);
-        pthread_mutex_unlock(&p->large_lock);
+        bw__mutex_unlock(&p->large_lock);
         bw__backing_free(p, NULL, e.block, e.size);
         bytes += e.size;
     }
@@ -5386,14 +7106,14 @@ BW__INTERNAL void bw__large_free_all(bw_pool *p)
     if (!p->keep_large) return;
     for (;;) {
         bw__large e;
-        pthread_mutex_lock(&p->large_lock);
+        bw__mutex_lock(&p->large_lock);
         if (p->nlarge == 0) {
-            pthread_mutex_unlock(&p->large_lock);
+            bw__mutex_unlock(&p->large_lock);
             return;
         }
         e = p->large[--p->nlarge];
         atomic_fetch_sub_explicit(&p->large_bytes, e.size, memory_order_relaxed);
-        pthread_mutex_unlock(&p->large_lock);
+        bw__mutex_unlock(&p->large_lock);
         bw__backing_free(p, NULL, e.block, e.size);
     }
 }
@@ -5402,18 +7122,21 @@ BW__INTERNAL void bw__large_free_all(bw_pool *p)
  * previous one) at most: blocks there are kept as large blocks when they
  * come back, so a chain keeps doubling while its blocks above the
  * threshold (held bytes in count blocks) still fit the large retention
- * bounds, then takes the largest power of two that fits, then
- * threshold-sized blocks (the shared level's). So a 64 MiB chain is ten
- * pooled blocks and six large ones that all come back to the next job:
- * with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class) and
- * every job paid for 32 MiB of fresh pages. Without large retention,
- * threshold-sized blocks, as before. */
+ * bounds, then takes the largest power of two that fits. So a 64 MiB chain
+ * is ten pooled blocks and six large ones that all come back to the next
+ * job: with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class)
+ * and every job paid for 32 MiB of fresh pages. Past the bounds it doubles
+ * on, as a contiguous writer does: large blocks are huge-page mappings
+ * (alloc.c), so a 256 MiB job costs about a fresh mapping of its size,
+ * where threshold-sized blocks from malloc cost 4-5x that in page faults.
+ * Without large retention, threshold-sized blocks, which the classes keep
+ * for the next job (0.1's steady chain). */
 BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
                                        size_t want)
 {
     size_t room;
     if (!p->keep_large) return p->threshold;
-    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return p->threshold;
+    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return want;
     room = p->max_large_bytes - held;
     if (want <= room) return want;
     room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
@@ -5563,16 +7286,6 @@ BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* clock_gettime is POSIX: glibc hides it from a strict -std=c11 unit
- * without feature-test macros (the library's own build, or the single
- * header after other includes), so it is declared here then. */
-#if defined(__GLIBC__) && !defined(__USE_POSIX199309)
-extern int clock_gettime(int clock_id, struct timespec *tp);
-#  define CLOCK_MONOTONIC 1
-#  define CLOCK_MONOTONIC_COARSE 6
-#endif
 
 /* Count into the thread cache when there is one (no atomic RMW), else into
  * the pool-wide counters. */
@@ -5627,18 +7340,6 @@ BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f)
     f->n = 0;
 }
 
-/* A coarse clock is enough: decay periods are seconds, and the coarse one
- * costs a few nanoseconds (no timer read) where there is one. */
-BW__INTERNAL uint64_t bw__now_ms(void)
-{
-    struct timespec ts;
-#ifdef CLOCK_MONOTONIC_COARSE
-    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
-#endif
-        if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Retention budget ------------------------------------------------------ */
 
 BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n)
@@ -5663,9 +7364,9 @@ BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
 {
     bw__class *c = &p->cls[ci];
     void *b = NULL;
-    pthread_mutex_lock(&c->lock);
+    bw__mutex_lock(&c->lock);
     if (c->count > 0) b = c->stack[--c->count].block;
-    pthread_mutex_unlock(&c->lock);
+    bw__mutex_unlock(&c->lock);
     if (b != NULL) {
         size_t cap = p->min_size << ci;
         atomic_fetch_sub_explicit(&p->shared_bytes, cap, memory_order_relaxed);
@@ -5679,7 +7380,7 @@ BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b, uint64_t now
     bw__class *c = &p->cls[ci];
     size_t cap = p->min_size << ci;
     bool kept = false;
-    pthread_mutex_lock(&c->lock);
+    bw__mutex_lock(&c->lock);
     if (c->count < p->max_per_class) {
         if (c->count == c->alloc) {
             /* Grow the stack geometrically up to the bound; if even that
@@ -5697,7 +7398,7 @@ BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b, uint64_t now
             kept = true;
         }
     }
-    pthread_mutex_unlock(&c->lock);
+    bw__mutex_unlock(&c->lock);
     if (kept) atomic_fetch_add_explicit(&p->shared_bytes, cap, memory_order_relaxed);
     return kept;
 }
@@ -5715,7 +7416,7 @@ static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
         bw__class *c = &p->cls[ci];
         size_t cap = p->min_size << ci, k;
         do {
-            pthread_mutex_lock(&c->lock);
+            bw__mutex_lock(&c->lock);
             for (k = 0; k < c->count && k < BW__FREES_MAX && c->stack[k].since < before; k++) {
                 f.e[f.n].block = c->stack[k].block;
                 f.e[f.n].size = cap;
@@ -5727,7 +7428,7 @@ static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
                 atomic_fetch_sub_explicit(&p->shared_bytes, k * cap, memory_order_relaxed);
                 bw__budget_give(p, k * cap);
             }
-            pthread_mutex_unlock(&c->lock);
+            bw__mutex_unlock(&c->lock);
             bytes += (uint64_t)k * cap;
             bw__frees_flush(p, &f);
         } while (k == BW__FREES_MAX);
@@ -5763,12 +7464,12 @@ static void bw__pool_free(bw_pool *p)
 {
     unsigned ci;
     if (p->large != NULL) {
-        pthread_mutex_destroy(&p->large_lock);
+        bw__mutex_destroy(&p->large_lock);
         free(p->large);
     }
     if (p->check != NULL) bw__check_destroy(p);
     for (ci = 0; ci < p->nclasses; ci++) {
-        pthread_mutex_destroy(&p->cls[ci].lock);
+        bw__mutex_destroy(&p->cls[ci].lock);
         free(p->cls[ci].stack);
     }
     free(p);
@@ -5811,13 +7512,14 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
     if ((o->flags & ~(unsigned)BW__ALL_FLAGS) != 0) return BW_EINVAL;
     if (opts != NULL && opts->min_first_block > threshold) return BW_EINVAL;
+    if (o->chain_block_size > BW__MAX_BLOCK / 2 + 1) return BW_EINVAL;
 
     n = bw__log2(threshold) - bw__log2(min_size) + 1;
     p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
     if (p == NULL) return BW_ENOMEM;
     for (ci = 0; ci < n; ci++) {
-        if (pthread_mutex_init(&p->cls[ci].lock, NULL) != 0) {
-            while (ci-- > 0) pthread_mutex_destroy(&p->cls[ci].lock);
+        if (!bw__mutex_init(&p->cls[ci].lock)) {
+            while (ci-- > 0) bw__mutex_destroy(&p->cls[ci].lock);
             free(p);
             return BW_ENOMEM;
         }
@@ -5852,6 +7554,10 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
     p->min_first = o->min_first_block;
     if (p->min_first > threshold) p->min_first = threshold;
     p->min_first = bw_pool_class_size(p, p->min_first);
+    /* The default is at least the first block of every writer. */
+    p->chain_block = bw__grow_size(p, o->chain_block_size);
+    if ((opts == NULL || opts->chain_block_size == 0) && p->chain_block < p->min_first)
+        p->chain_block = p->min_first;
     p->alloc = *a;
     bw__learn_init(p, o);
     if (!bw__large_init(p, o) || (p->checked && !bw__check_init(p))) {
@@ -5884,23 +7590,23 @@ void bw_pool_destroy(bw_pool *pool)
     bw__pool_free(pool);
 }
 
-static pthread_mutex_t bw__shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw__mutex bw__shared_lock = BW__MUTEX_INIT;
 
 BW__INTERNAL void bw__shared_lock_fork(bool lock)
 {
-    if (lock) pthread_mutex_lock(&bw__shared_lock);
-    else pthread_mutex_unlock(&bw__shared_lock);
+    if (lock) bw__mutex_lock(&bw__shared_lock);
+    else bw__mutex_unlock(&bw__shared_lock);
 }
 
 bw_pool *bw_pool_shared(void)
 {
     bw_pool *p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
     if (BW__LIKELY(p != NULL)) return p;
-    pthread_mutex_lock(&bw__shared_lock);
+    bw__mutex_lock(&bw__shared_lock);
     p = atomic_load_explicit(&bw__shared_pool, memory_order_relaxed);
     if (p == NULL && bw_pool_create(&p, NULL) == BW_OK)
         atomic_store_explicit(&bw__shared_pool, p, memory_order_release);
-    pthread_mutex_unlock(&bw__shared_lock);
+    bw__mutex_unlock(&bw__shared_lock);
     return p;
 }
 
@@ -6211,7 +7917,8 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
  * ends, and for stats/trim/destroy, never on the fast path).
  *
  * Lifetimes, the part that is easy to get wrong:
- *   - thread exit: a pthread key destructor flushes every cache of the
+ *   - thread exit: the platform's thread-exit hook (a pthread key's
+ *     destructor; on Windows a fiber-local slot's) flushes every cache of the
  *     thread into its pool (shared level, or freed) and frees the caches;
  *     the thread has no cache from the start of that cleanup, so a hook
  *     it calls that uses a pool goes to the shared level;
@@ -6232,24 +7939,22 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
 /* #include "pool_internal.h": amalgamated above */
 /* #include "track.h": amalgamated above */
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The empty cache every thread starts with: pool id 0 matches no pool. */
 static bw__tcache bw__no_cache;
 
-static _Thread_local bw__tcache *bw__tl_last BW__TLS_MODEL = &bw__no_cache;
-static _Thread_local bw__tcache *bw__tl_head BW__TLS_MODEL;
+static BW__THREAD_LOCAL bw__tcache *bw__tl_last = &bw__no_cache;
+static BW__THREAD_LOCAL bw__tcache *bw__tl_head;
 /* This thread's caches by pool id: open addressing, linear probing. */
-static _Thread_local bw__tcache **bw__tl_map BW__TLS_MODEL;
-static _Thread_local size_t bw__tl_mask BW__TLS_MODEL, bw__tl_used BW__TLS_MODEL;
+static BW__THREAD_LOCAL bw__tcache **bw__tl_map;
+static BW__THREAD_LOCAL size_t bw__tl_mask, bw__tl_used;
 /* Set while this thread's exit cleanup runs: the thread has no cache then. */
-static _Thread_local bool bw__tl_exiting BW__TLS_MODEL;
+static BW__THREAD_LOCAL bool bw__tl_exiting;
 
-static pthread_mutex_t bw__reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_key_t bw__exit_key;
-static pthread_once_t bw__exit_once = PTHREAD_ONCE_INIT;
+static bw__mutex bw__reg_lock = BW__MUTEX_INIT;
+static bw__once bw__exit_once = BW__ONCE_INIT;
 /* The key exists and is ours: set once it is created, cleared when the
  * library is unloaded (bw__unload). Without it no cache is created. */
 static _Atomic bool bw__exit_key_ok;
@@ -6413,7 +8118,7 @@ static void bw__thread_exit(void *head)
         bw_pool *p = NULL;
         bw__frees f;
         f.n = 0;
-        pthread_mutex_lock(&bw__reg_lock);
+        bw__mutex_lock(&bw__reg_lock);
         if (atomic_load_explicit(&tc->pool_id, memory_order_acquire) != 0) {
             bw__sums s;
             p = tc->pool;
@@ -6427,7 +8132,7 @@ static void bw__thread_exit(void *head)
             bw__reg_unlink(tc);
             atomic_fetch_add_explicit(&p->exiting, 1, memory_order_acq_rel);
         }
-        pthread_mutex_unlock(&bw__reg_lock);
+        bw__mutex_unlock(&bw__reg_lock);
         if (p != NULL) {
             bw__frees_flush(p, &f);
             atomic_fetch_sub_explicit(&p->exiting, 1, memory_order_acq_rel);
@@ -6445,7 +8150,7 @@ static void bw__thread_exit(void *head)
 static void bw__exit_key_init(void)
 {
     atomic_store_explicit(&bw__exit_key_ok,
-                          pthread_key_create(&bw__exit_key, bw__thread_exit) == 0,
+                          bw__thread_exit_init(bw__thread_exit),
                           memory_order_release);
 }
 
@@ -6466,7 +8171,7 @@ static void bw__exit_key_init(void)
 __attribute__((destructor)) static void bw__unload(void)
 {
     if (atomic_exchange_explicit(&bw__exit_key_ok, false, memory_order_acq_rel))
-        (void)pthread_key_delete(bw__exit_key);
+        bw__thread_exit_remove();
 }
 #endif
 
@@ -6494,7 +8199,7 @@ static bool bw__map_rebuild(void)
         }
     }
     /* The exit hook walks the list from the key's value: keep it the head. */
-    (void)pthread_setspecific(bw__exit_key, bw__tl_head);
+    (void)bw__thread_exit_set(bw__tl_head);
     while (n < 4 * (live + 1)) n *= 2;
     map = (bw__tcache **)calloc(n, sizeof *map);
     if (map == NULL) return false;
@@ -6531,7 +8236,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     size_t i;
     if ((tc = bw__tcache_find(p)) != NULL) return tc;
     if (bw__tl_exiting) return NULL; /* the exit cleanup: the shared level */
-    pthread_once(&bw__exit_once, bw__exit_key_init);
+    bw__once_run(&bw__exit_once, bw__exit_key_init);
     /* Without the exit hook a cache would leak its blocks at thread exit:
      * then this thread uses the shared level only. */
     if (!atomic_load_explicit(&bw__exit_key_ok, memory_order_acquire)) return NULL;
@@ -6540,7 +8245,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
                               (size_t)p->tc_classes * BW_THREAD_CACHE_SLOTS * sizeof(void *));
     if (tc == NULL) return NULL;
     tc->thread_next = bw__tl_head;
-    if (pthread_setspecific(bw__exit_key, tc) != 0) {
+    if (!bw__thread_exit_set(tc)) {
         free(tc);
         return NULL;
     }
@@ -6552,11 +8257,11 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     for (i = bw__id_hash(p->id, bw__tl_mask); bw__tl_map[i] != NULL; i = (i + 1) & bw__tl_mask) {}
     bw__tl_map[i] = tc;
     bw__tl_used++;
-    pthread_mutex_lock(&bw__reg_lock);
+    bw__mutex_lock(&bw__reg_lock);
     tc->pool_next = p->caches;
     if (p->caches) p->caches->pool_prev = tc;
     p->caches = tc;
-    pthread_mutex_unlock(&bw__reg_lock);
+    bw__mutex_unlock(&bw__reg_lock);
     bw__tl_last = tc;
     return tc;
 }
@@ -6569,7 +8274,7 @@ BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p)
     /* Every block of every cache, gathered under the lock (an owner thread
      * may free its orphaned cache as soon as the lock is released), freed
      * after it. */
-    pthread_mutex_lock(&bw__reg_lock);
+    bw__mutex_lock(&bw__reg_lock);
     for (tc = p->caches; tc != NULL; tc = tc->pool_next) count++;
     if (count != 0) f = (bw__frees *)calloc(count, sizeof *f);
     for (tc = p->caches, i = 0; tc != NULL; tc = next, i++) {
@@ -6582,20 +8287,20 @@ BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p)
         atomic_store_explicit(&tc->pool_id, 0, memory_order_release);
     }
     p->caches = NULL;
-    pthread_mutex_unlock(&bw__reg_lock);
+    bw__mutex_unlock(&bw__reg_lock);
     for (i = 0; f != NULL && i < count; i++) bw__frees_flush(p, &f[i]);
     free(f);
     /* Threads that unlinked their cache before us may still be freeing
      * its blocks through the hook: the pool must outlive that. */
-    while (atomic_load_explicit(&p->exiting, memory_order_acquire) != 0) sched_yield();
+    while (atomic_load_explicit(&p->exiting, memory_order_acquire) != 0) bw__yield();
 }
 
 BW__INTERNAL void bw__tcache_sum(bw_pool *p, bw__sums *s, size_t *held)
 {
     bw__tcache *tc;
-    pthread_mutex_lock(&bw__reg_lock);
+    bw__mutex_lock(&bw__reg_lock);
     for (tc = p->caches; tc != NULL; tc = tc->pool_next) bw__tcache_totals(tc, s, held);
-    pthread_mutex_unlock(&bw__reg_lock);
+    bw__mutex_unlock(&bw__reg_lock);
 }
 
 BW__INTERNAL void bw__tcache_trim_self(bw_pool *p)
@@ -6612,8 +8317,8 @@ BW__INTERNAL void bw__tcache_trim_self(bw_pool *p)
 
 BW__INTERNAL void bw__tcache_fork_lock(bool lock)
 {
-    if (lock) pthread_mutex_lock(&bw__reg_lock);
-    else pthread_mutex_unlock(&bw__reg_lock);
+    if (lock) bw__mutex_lock(&bw__reg_lock);
+    else bw__mutex_unlock(&bw__reg_lock);
 }
 
 /* The child has one thread: the caches of the others are unregistered and
@@ -6639,6 +8344,9 @@ BW__INTERNAL void bw__tcache_fork_child(bw_pool *p)
 }
 /*************** End file pool/tcache.c *************************************/
 
+#if defined(__GNUC__) || defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
 #endif /* BUFWRITER_IMPLEMENTATION && !BW__IMPLEMENTATION_DONE */
 
 /*
