@@ -189,12 +189,11 @@ BANNER = """\
  *
  * WARNINGS
  *   The implementation compiles without a warning under gcc -Wall -Wextra
- *   -Wnull-dereference, and under clang -Weverything with three kinds left
+ *   -Wnull-dereference, and under clang -Weverything with two kinds left
  *   (clang 14): -Wpadded (structs laid out for their fast paths and cache
- *   lines, not to the byte), -Wformat-nonliteral (bw_printf formats the
+ *   lines, not to the byte) and -Wformat-nonliteral (bw_printf formats the
  *   caller's format string: vsnprintf of a parameter, checked at the
- *   caller by the format attribute) and -Wcomma (three `return fail(),
- *   NULL;` in the segmented writer). A file that only includes the header
+ *   caller by the format attribute). A file that only includes the header
  *   gets -Wpadded on bw_writer and bw_pool_options alone.
  *   Functions private to the library are static here: a program gets only
  *   the public bw_ symbols.

@@ -34,12 +34,11 @@
  *
  * WARNINGS
  *   The implementation compiles without a warning under gcc -Wall -Wextra
- *   -Wnull-dereference, and under clang -Weverything with three kinds left
+ *   -Wnull-dereference, and under clang -Weverything with two kinds left
  *   (clang 14): -Wpadded (structs laid out for their fast paths and cache
- *   lines, not to the byte), -Wformat-nonliteral (bw_printf formats the
+ *   lines, not to the byte) and -Wformat-nonliteral (bw_printf formats the
  *   caller's format string: vsnprintf of a parameter, checked at the
- *   caller by the format attribute) and -Wcomma (three `return fail(),
- *   NULL;` in the segmented writer). A file that only includes the header
+ *   caller by the format attribute). A file that only includes the header
  *   gets -Wpadded on bw_writer and bw_pool_options alone.
  *   Functions private to the library are static here: a program gets only
  *   the public bw_ symbols.
@@ -4000,7 +3999,7 @@ static void bw__piece_drop(bw_writer *w, bw__piece *pc)
 static int bw__pc_reserve(bw_writer *w, size_t k)
 {
     size_t held = w->m.c.count - w->m.c.first, room = w->m.c.pc_cap / sizeof(bw__piece);
-    size_t want, got;
+    size_t want, got = 0;
     bw__piece *pc;
     bw_pool *p;
     if (w->m.c.count + k <= room) return BW_OK;
@@ -4059,13 +4058,15 @@ static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
 static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t got;
+    size_t got = 0;
     unsigned char *d;
     bw__blk *b;
     int rc = p != NULL ? bw__seg_size(p, want, &want) : BW_ENOMEM;
-    if (rc != BW_OK) return bw__fail(w, rc), NULL;
-    d = (unsigned char *)bw_pool_rent(p, want, &got);
-    if (d == NULL) return bw__fail(w, BW_ENOMEM), NULL;
+    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want, &got) : NULL;
+    if (d == NULL) {
+        bw__fail(w, rc != BW_OK ? rc : BW_ENOMEM);
+        return NULL;
+    }
     b = (bw__blk *)(void *)(d + got - BW__SEG_HDR);
     b->data = d;
     b->prev = b->next = NULL;
@@ -4083,8 +4084,10 @@ static bw__blk *bw__blk_next(bw_writer *w, size_t need)
     bw_pool *p = bw__pool_of(w);
     size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, want, held = 0, count = 0;
     const bw__blk *b;
-    if (p == NULL) return bw__fail(w, BW_ENOMEM), NULL;
-    if (need > BW__MAX_BLOCK - BW__SEG_HDR) return bw__fail(w, BW_EOVERFLOW), NULL;
+    if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
+        bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
+        return NULL;
+    }
     want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
     if (want < bw__pool_chain_block(p)) want = bw__pool_chain_block(p);
     if (want > bw__pool_threshold(p)) {
@@ -4135,8 +4138,10 @@ static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
 {
     size_t first = src != NULL && w->data != NULL ? w->cap - w->len : 0;
     bw__blk *b = bw__blk_next(w, n - first), *gone;
-    if (b == NULL || bw__pc_reserve(w, (size_t)(bw__must_close(w) || first != 0)) != BW_OK)
-        return bw__blk_return(w, b), w->err;
+    if (b == NULL || bw__pc_reserve(w, (size_t)(bw__must_close(w) || first != 0)) != BW_OK) {
+        bw__blk_return(w, b);
+        return w->err;
+    }
     if (first != 0) {
         memcpy(w->data + w->len, src, first);
         w->len += first;
@@ -4154,8 +4159,10 @@ static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
 static int bw__chain_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     bw__blk *b = bw__blk_next(w, n), *gone;
-    if (b == NULL || bw__pc_reserve(w, (size_t)bw__must_close(w)) != BW_OK)
-        return bw__blk_return(w, b), w->err;
+    if (b == NULL || bw__pc_reserve(w, (size_t)bw__must_close(w)) != BW_OK) {
+        bw__blk_return(w, b);
+        return w->err;
+    }
     gone = bw__blk_switch(w, b);
     if (gone != NULL) {
         *old = gone->data;
@@ -4274,13 +4281,18 @@ static void bw__chain_drop_storage(bw_writer *w)
  * a new block, every piece leaving. */
 static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
 {
-    size_t held = bw_len(w), off = 0, k;
+    size_t held, off = 0, k;
     bw__cursor c = {0, 0};
     const unsigned char *src;
     bw__blk *b;
+    BW__ASSUME(w != NULL); /* every caller checked; bw_len's own check hides it from gcc */
     if (w->m.c.first == w->m.c.count && w->data != NULL && w->cap - w->len >= extra)
         return w->data + bw__open(w);
-    if (held > BW__MAX_BLOCK - BW__SEG_HDR - extra) return bw__fail(w, BW_EOVERFLOW), NULL;
+    held = bw_len(w);
+    if (held > BW__MAX_BLOCK - BW__SEG_HDR - extra) {
+        bw__fail(w, BW_EOVERFLOW);
+        return NULL;
+    }
     b = bw__blk_rent(w, held + extra + BW__SEG_HDR);
     if (b == NULL) return NULL;
     while (bw__chain_walk(w, &c, &src, &k)) {
