@@ -27,7 +27,9 @@ for part in "$@"; do
         continue
     fi
     rc=$(cat "$dir/$part.rc")
-    counts=$(sed -n 's/^\(.*: \)\{0,1\}\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\2 \3/p' "$log" | tail -1)
+    # (tr: a Windows program's lines end in CR LF under wine)
+    counts=$(tr -d '\r' < "$log" |
+             sed -n 's/^\(.*: \)\{0,1\}\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\2 \3/p' | tail -1)
     if [ -z "$counts" ]; then
         counts=$(sed -n 's/.*Synthesis: Tested: [0-9]* | Passing: \([0-9]*\) | Failing: \([0-9]*\) | Crashing: \([0-9]*\).*/\1 \2 \3/p' "$log" |
                  tail -1 | awk '{ print $1, $2 + $3 }')
