@@ -217,39 +217,40 @@ static bw_pool *small_pool(test_alloc *ta)
 
 enum { OP_TRUNCATE, OP_PATCH, OP_PATCH_OWN, OP_CONSUME, OP_WRITE, NOPS };
 
-/* One case: dst and src built, src moved into dst, then op at pos. */
-static void one_case(bw_pool *pool, bw_pool *other, int ss, int ds, int op, uint64_t *npos)
+/* dst and src built, src moved into dst: dst holds both, src nothing. */
+static void build_moved(model *dst, int ss, int ds, bw_pool *pool, bw_pool *other)
 {
-    model src, dst;
-    uint64_t pos, tell;
-    int refs = has_ref(ss) || has_ref(ds);
+    model src;
     reset_dones();
-    build(&dst, ds, 0, pool, other);
+    build(dst, ds, 0, pool, other);
     build(&src, ss, 1, pool, other);
-    cr_assert_eq(bw_move(&dst.w, &src.w), BW_OK);
-    memcpy(dst.d + dst.len, src.d, src.len);
-    dst.len += src.len;
+    cr_assert_eq(bw_move(&dst->w, &src.w), BW_OK);
+    memcpy(dst->d + dst->len, src.d, src.len);
+    dst->len += src.len;
     src.base += src.len;
     src.len = 0;
     m_check(&src, "src after the move", ss, ds, 0);
-    m_check(&dst, "dst after the move", ss, ds, 0);
+    m_check(dst, "dst after the move", ss, ds, 0);
     bw_release(&src.w);
+}
+
+/* One case: the moved pair built anew for each position (a writer cannot
+ * be copied), then op at pos. */
+static void one_case(bw_pool *pool, bw_pool *other, int ss, int ds, int op, uint64_t *npos)
+{
+    model dst;
+    uint64_t pos, tell;
+    int refs = has_ref(ss) || has_ref(ds);
+    build_moved(&dst, ss, ds, pool, other);
     tell = dst.base + dst.len;
     *npos = tell - dst.base + 1;
     for (pos = dst.base; pos <= tell; pos += STEP) {
         model m;
         bw_pool_stats st0, st1;
-        /* the same again for this position (a writer cannot be copied) */
         if (pos != dst.base) {
             bw_release(&dst.w);
             check_dones();
-            reset_dones();
-            build(&dst, ds, 0, pool, other);
-            build(&src, ss, 1, pool, other);
-            cr_assert_eq(bw_move(&dst.w, &src.w), BW_OK);
-            memcpy(dst.d + dst.len, src.d, src.len);
-            dst.len += src.len;
-            bw_release(&src.w);
+            build_moved(&dst, ss, ds, pool, other);
         }
         m = dst;
         bw_pool_get_stats(pool, &st0);
