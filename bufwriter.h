@@ -490,6 +490,13 @@ typedef struct bw_pool_stats {
  * pool's own bookkeeping cannot be allocated. On failure *out is NULL. */
 BW_API int bw_pool_create(bw_pool **out, const bw_pool_options *opts);
 
+/* The options pool (NULL = the shared pool) was created with, as it uses
+ * them: every default filled in, min_first_block and chain_block_size as the
+ * sizes writers get, allocator pointing at the pool's copy of the hook
+ * (valid while the pool lives). Passing them to bw_pool_create makes a pool
+ * that behaves the same. A NULL out is a no-op. */
+BW_API void bw_pool_get_options(const bw_pool *pool, bw_pool_options *out);
+
 /* Free every block the pool holds (every thread's cache included) and the
  * pool. Blocks still rented stay the caller's (checked mode reports them).
  * No other thread may be inside the pool during the call; after it returns,

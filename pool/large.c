@@ -21,14 +21,11 @@
 
 #define BW__EVICT_MAX 8 /* evictions per keep; the rest on later calls */
 
-BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
+BW__INTERNAL bool bw__large_init(bw_pool *p)
 {
-    p->max_large_bytes = o->max_large_bytes;
-    p->max_large_blocks = o->max_large_blocks;
-    p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
     if (!p->keep_large) return true;
     if (!bw__mutex_init(&p->large_lock)) return false;
-    p->large = (bw__large *)calloc(p->max_large_blocks, sizeof *p->large);
+    p->large = (bw__large *)calloc(p->opt.max_large_blocks, sizeof *p->large);
     if (p->large == NULL) {
         bw__mutex_destroy(&p->large_lock);
         return false;
@@ -52,7 +49,7 @@ BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size)
         }
     }
     bw__mutex_unlock(&p->large_lock);
-    if (b != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN)) BW__TRACK_DEFINED(b, size);
+    if (b != NULL && (p->opt.flags & BW_POOL_ZERO_ON_RETURN)) BW__TRACK_DEFINED(b, size);
     else if (b != NULL) BW__TRACK_UNDEFINED(b, size);
     return b;
 }
@@ -61,23 +58,23 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
 {
     bw__large evicted[BW__EVICT_MAX];
     size_t nev = 0, i;
-    if (!p->keep_large || size > p->max_large_bytes) return false;
+    if (!p->keep_large || size > p->opt.max_large_bytes) return false;
     BW__TRACK_NOACCESS(b, size); /* (zeroed by the caller under ZERO_ON_RETURN) */
     bw__mutex_lock(&p->large_lock);
     /* Make room: evict the oldest (at most a handful per call; the rest of
      * an oversized backlog goes on later calls). */
     while (p->nlarge > 0 &&
-           (p->nlarge == p->max_large_blocks ||
+           (p->nlarge == p->opt.max_large_blocks ||
             atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size >
-                p->max_large_bytes) &&
+                p->opt.max_large_bytes) &&
            nev < BW__EVICT_MAX) {
         evicted[nev++] = p->large[0];
         atomic_fetch_sub_explicit(&p->large_bytes, p->large[0].size, memory_order_relaxed);
         memmove(&p->large[0], &p->large[1], (p->nlarge - 1) * sizeof *p->large);
         p->nlarge--;
     }
-    if (p->nlarge < p->max_large_blocks &&
-        atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size <= p->max_large_bytes) {
+    if (p->nlarge < p->opt.max_large_blocks &&
+        atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size <= p->opt.max_large_bytes) {
         p->large[p->nlarge].block = b;
         p->large[p->nlarge].size = size;
         p->large[p->nlarge].since = now;
@@ -99,7 +96,7 @@ BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now)
     for (;;) {
         bw__large e;
         bw__mutex_lock(&p->large_lock);
-        if (p->nlarge == 0 || now - p->large[0].since < p->decay_ms) {
+        if (p->nlarge == 0 || now - p->large[0].since < p->opt.decay_ms) {
             bw__mutex_unlock(&p->large_lock);
             break;
         }
@@ -148,10 +145,10 @@ BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t cou
                                        size_t want)
 {
     size_t room;
-    if (!p->keep_large) return p->threshold;
-    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return want;
-    room = p->max_large_bytes - held;
+    if (!p->keep_large) return p->opt.max_pooled_size;
+    if (count >= p->opt.max_large_blocks || held >= p->opt.max_large_bytes) return want;
+    room = p->opt.max_large_bytes - held;
     if (want <= room) return want;
     room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
-    return room > p->threshold ? room : p->threshold;
+    return room > p->opt.max_pooled_size ? room : p->opt.max_pooled_size;
 }

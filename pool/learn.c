@@ -18,14 +18,6 @@
  * so similar jobs stop growing (and copying) altogether. */
 #include "pool_writer.h"
 
-BW__INTERNAL void bw__learn_init(bw_pool *p, const bw_pool_options *o)
-{
-    p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
-    p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
-    p->jump_floor = o->jump_floor;
-    p->max_learned = o->max_learned_size;
-}
-
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
 {
     unsigned i;
@@ -34,7 +26,7 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
         i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
         atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
     }
-    if (p->learn_growth && len > p->jump_floor) {
+    if (p->learn_growth && len > p->opt.jump_floor) {
         i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
         atomic_store_explicit(&p->big[i % BW__RECENT], len, memory_order_relaxed);
     }
@@ -56,7 +48,7 @@ static size_t bw__second_largest(bw_pool *p, _Atomic size_t *ring, bool need2)
     }
     if (k == 0 || (need2 && k < 2)) return 0;
     r = v[need2 ? 1 : k / 10];
-    return r < p->max_learned ? r : p->max_learned;
+    return r < p->opt.max_learned_size ? r : p->opt.max_learned_size;
 }
 
 /* BW_POOL_LEARN_SIZE: the (k/10 + 1)-th largest of k lengths; 0 when off. */
@@ -93,10 +85,10 @@ BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool 
     int rc;
     if (cap == 0) {
         size_t first = bw__learned(p);
-        if (first < p->min_first) first = p->min_first;
+        if (first < p->opt.min_first_block) first = p->opt.min_first_block;
         if (first > want) want = first;
     }
-    if (cap == 0 && want <= p->threshold) {
+    if (cap == 0 && want <= p->opt.max_pooled_size) {
         size = want;
     } else {
         rc = bw__pool_grow(p, held, want, cap, &size);
@@ -108,16 +100,16 @@ BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool 
         size_t first = bw__grow_size(p, bw__learned(p));
         if (first > size) size = first;
     }
-    if (size > p->jump_floor && cap <= p->threshold && p->learn_growth) {
+    if (size > p->opt.jump_floor && cap <= p->opt.max_pooled_size && p->learn_growth) {
         size_t learned = bw__learned_large(p), jump = 0, from;
-        if (learned != 0 && cap <= p->jump_floor) {
+        if (learned != 0 && cap <= p->opt.jump_floor) {
             jump = bw__grow_size(p, learned);
         } else if (learned == 0 && cap != 0) {
-            from = cap > p->jump_floor ? cap : p->jump_floor;
+            from = cap > p->opt.jump_floor ? cap : p->opt.jump_floor;
             if (from <= SIZE_MAX / BW__FRESH_GROWTH)
                 jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
         }
-        if (jump > p->max_learned) jump = p->max_learned;
+        if (jump > p->opt.max_learned_size) jump = p->opt.max_learned_size;
         if (jump > size) size = jump;
     }
     *out = size;

@@ -67,7 +67,7 @@ BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n)
 {
     size_t cur = atomic_load_explicit(&p->reserved, memory_order_relaxed);
     do {
-        if (cur > p->max_retained || n > p->max_retained - cur) return false;
+        if (cur > p->opt.max_retained_bytes || n > p->opt.max_retained_bytes - cur) return false;
     } while (!atomic_compare_exchange_weak_explicit(&p->reserved, &cur, cur + n,
                                                     memory_order_relaxed,
                                                     memory_order_relaxed));
@@ -89,7 +89,7 @@ BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
     if (c->count > 0) b = c->stack[--c->count].block;
     bw__mutex_unlock(&c->lock);
     if (b != NULL) {
-        size_t cap = p->min_size << ci;
+        size_t cap = p->opt.min_block_size << ci;
         atomic_fetch_sub_explicit(&p->shared_bytes, cap, memory_order_relaxed);
         bw__budget_give(p, cap);
     }
@@ -99,16 +99,16 @@ BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
 BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b, uint64_t now)
 {
     bw__class *c = &p->cls[ci];
-    size_t cap = p->min_size << ci;
+    size_t cap = p->opt.min_block_size << ci;
     bool kept = false;
     bw__mutex_lock(&c->lock);
-    if (c->count < p->max_per_class) {
+    if (c->count < p->opt.max_blocks_per_class) {
         if (c->count == c->alloc) {
             /* Grow the stack geometrically up to the bound; if even that
              * small allocation fails, the block is simply not retained. */
             size_t n = c->alloc ? c->alloc * 2 : 8;
             bw__kept *s;
-            if (n > p->max_per_class) n = p->max_per_class;
+            if (n > p->opt.max_blocks_per_class) n = p->opt.max_blocks_per_class;
             s = (bw__kept *)realloc(c->stack, n * sizeof *s);
             if (s != NULL) { c->stack = s; c->alloc = n; }
         }
@@ -135,7 +135,7 @@ static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
     f.n = 0;
     for (ci = 0; ci < p->nclasses; ci++) {
         bw__class *c = &p->cls[ci];
-        size_t cap = p->min_size << ci, k;
+        size_t cap = p->opt.min_block_size << ci, k;
         do {
             bw__mutex_lock(&c->lock);
             for (k = 0; k < c->count && k < BW__FREES_MAX && c->stack[k].since < before; k++) {
@@ -163,11 +163,11 @@ BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now)
     if (tc != NULL) bw__tcache_decay(p, tc, now);
     /* One thread at a time sweeps, at most every decay_ms / 8. */
     if (now < due || !atomic_compare_exchange_strong_explicit(
-                         &p->next_decay, &due, now + p->decay_ms / 8 + 1,
+                         &p->next_decay, &due, now + p->opt.decay_ms / 8 + 1,
                          memory_order_relaxed, memory_order_relaxed))
         return;
-    if (now >= p->decay_ms) {
-        uint64_t bytes = bw__shared_release(p, now - p->decay_ms + 1);
+    if (now >= p->opt.decay_ms) {
+        uint64_t bytes = bw__shared_release(p, now - p->opt.decay_ms + 1);
         if (bytes) BW__POOL_ADD(p, decayed, bytes);
         /* Freed into malloc is not yet given back (glibc keeps it in its
          * heaps): worth a malloc_trim when it is at least a megabyte. At
@@ -197,45 +197,86 @@ static void bw__pool_free(bw_pool *p)
 }
 
 /* The one reader of bw_pool_options (BW__OPTIONS): *r is *o (NULL: all
- * zeros) with every zero option replaced by its default. */
-static void bw__options_resolve(bw_pool_options *r, const bw_pool_options *o)
+ * zeros) with every zero option replaced by its default. BW_EINVAL for
+ * options no pool can have. */
+static int bw__options_resolve(bw_pool_options *r, const bw_pool_options *o)
 {
     static const bw_pool_options zeros;
+    size_t max, min;
     *r = o != NULL ? *o : zeros;
 #define BW__RESOLVE(name, type, dflt) if (r->name == 0) r->name = (type)(dflt);
     BW__OPTIONS(BW__RESOLVE)
 #undef BW__RESOLVE
+    max = r->max_pooled_size;
+    min = r->min_block_size;
+    /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
+    if (!bw__is_pow2(max) || !bw__is_pow2(min) || min < BW__MIN_CLASS || min > max ||
+        max > (size_t)PTRDIFF_MAX / 2 + 1 || r->allocator->alloc == NULL ||
+        r->allocator->free == NULL || (r->flags & ~(unsigned)BW__ALL_FLAGS) != 0 ||
+        (o != NULL && o->min_first_block > max) || r->chain_block_size > BW__MAX_BLOCK / 2 + 1)
+        return BW_EINVAL;
+    if (r->min_first_block > max) r->min_first_block = max;
     /* A threshold below the default jump floor keeps the floor at the
      * threshold (where 0.2 jumped); a floor set by the caller stays. */
-    if ((o == NULL || o->jump_floor == 0) && r->jump_floor > r->max_pooled_size)
-        r->jump_floor = r->max_pooled_size;
+    if ((o == NULL || o->jump_floor == 0) && r->jump_floor > max) r->jump_floor = max;
+    return BW_OK;
+}
+
+/* Everything the pool derives from its options, decided once: the classes,
+ * the fast paths' limits, the sizes writers get, and the shortcuts a small
+ * message reads (bw__pool_first_block, bw__pool_learns). */
+static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
+{
+    bw_pool_options *o = &p->opt;
+    size_t top = o->max_pooled_size < BW__TCACHE_MAX ? o->max_pooled_size : BW__TCACHE_MAX;
+    p->alloc = *o->allocator;
+    o->allocator = &p->alloc;
+    p->min_shift = bw__log2(o->min_block_size);
+    p->nclasses = bw__log2(o->max_pooled_size) - p->min_shift + 1;
+    p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
+    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env("BW_CHECKED");
+#ifdef BW_DEBUG
+    p->checked = true;
+#endif
+    p->extra = p->checked ? BW__CANARY_SIZE : 0;
+    p->bypass = (o->flags & BW_POOL_BYPASS) != 0 || bw__check_env("BW_BYPASS");
+    /* Thread caches serve the classes up to BW__TCACHE_MAX; checked mode,
+     * no thread cache and zeroing take the slow paths. */
+    if (top < o->min_block_size) top = o->min_block_size;
+    p->tc_classes = bw__log2(top) - p->min_shift + 1;
+    p->fast_rent_limit =
+        (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
+            ? 0 : top;
+    p->fast_return_span = p->fast_rent_limit ? top - o->min_block_size + 1 : 0;
+    o->min_first_block = bw_pool_class_size(p, o->min_first_block);
+    /* The default is at least the first block of every writer. */
+    o->chain_block_size = bw__grow_size(p, o->chain_block_size);
+    if ((caller == NULL || caller->chain_block_size == 0) &&
+        o->chain_block_size < o->min_first_block)
+        o->chain_block_size = o->min_first_block;
+    p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
+    p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
+    p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
+    /* What bw__pool_contig_size and bw__job_done would decide for a small
+     * message. */
+    p->first_block = !p->learn && !(p->learn_growth && o->min_first_block > o->jump_floor)
+                         ? o->min_first_block : 0;
+    p->first_class = bw__class_index(p, o->min_first_block);
+    p->learn_above = p->learn ? 0 : p->learn_growth ? o->jump_floor : SIZE_MAX;
 }
 
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 {
-    bw_pool_options ro;
-    const bw_pool_options *o = &ro;
-    size_t threshold, min_size;
-    const bw_allocator *a;
+    bw_pool_options o;
     bw_pool *p;
     unsigned n, ci;
+    int rc;
 
     if (out == NULL) return BW_EINVAL;
     *out = NULL;
-    bw__options_resolve(&ro, opts);
-    threshold = o->max_pooled_size;
-    min_size = o->min_block_size;
-    a = o->allocator;
-    /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
-    if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < BW__MIN_CLASS ||
-        min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
-        return BW_EINVAL;
-    if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
-    if ((o->flags & ~(unsigned)BW__ALL_FLAGS) != 0) return BW_EINVAL;
-    if (opts != NULL && opts->min_first_block > threshold) return BW_EINVAL;
-    if (o->chain_block_size > BW__MAX_BLOCK / 2 + 1) return BW_EINVAL;
-
-    n = bw__log2(threshold) - bw__log2(min_size) + 1;
+    rc = bw__options_resolve(&o, opts);
+    if (rc != BW_OK) return rc;
+    n = bw__log2(o.max_pooled_size) - bw__log2(o.min_block_size) + 1;
     p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
     if (p == NULL) return BW_ENOMEM;
     for (ci = 0; ci < n; ci++) {
@@ -246,55 +287,26 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
         }
     }
     p->id = bw__next_pool_id();
-    p->threshold = threshold;
-    p->min_size = min_size;
-    p->min_shift = bw__log2(min_size);
-    p->nclasses = n;
-    p->max_per_class = o->max_blocks_per_class;
-    p->max_retained = o->max_retained_bytes;
-    p->flags = o->flags;
-    p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
-    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env("BW_CHECKED");
-#ifdef BW_DEBUG
-    p->checked = true;
-#endif
-    p->extra = p->checked ? BW__CANARY_SIZE : 0;
-    p->bypass = (o->flags & BW_POOL_BYPASS) != 0 || bw__check_env("BW_BYPASS");
-    /* Thread caches serve the classes up to BW__TCACHE_MAX. */
-    {
-        size_t top = threshold < BW__TCACHE_MAX ? threshold : BW__TCACHE_MAX;
-        if (top < min_size) top = min_size;
-        p->tc_classes = bw__log2(top) - bw__log2(min_size) + 1;
-        /* Checked mode, no thread cache and zeroing need the slow paths. */
-        p->fast_rent_limit =
-            (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
-                ? 0 : top;
-        p->fast_return_span = p->fast_rent_limit ? top - min_size + 1 : 0;
-    }
-    p->decay_ms = o->decay_ms;
-    p->min_first = o->min_first_block;
-    if (p->min_first > threshold) p->min_first = threshold;
-    p->min_first = bw_pool_class_size(p, p->min_first);
-    /* The default is at least the first block of every writer. */
-    p->chain_block = bw__grow_size(p, o->chain_block_size);
-    if ((opts == NULL || opts->chain_block_size == 0) && p->chain_block < p->min_first)
-        p->chain_block = p->min_first;
-    p->alloc = *a;
-    bw__learn_init(p, o);
-    if (!bw__large_init(p, o) || (p->checked && !bw__check_init(p))) {
+    p->opt = o;
+    bw__pool_derive(p, opts);
+    if (!bw__large_init(p) || (p->checked && !bw__check_init(p))) {
         bw__pool_free(p);
         return BW_ENOMEM;
     }
-    /* What bw__pool_contig_size and bw__job_done would decide for a small
-     * message, decided once (learn, learn_growth and jump_floor are set by
-     * bw__learn_init). */
-    p->first_block = !p->learn && !(p->learn_growth && p->min_first > p->jump_floor)
-                         ? p->min_first : 0;
-    p->learn_above = p->learn ? 0 : p->learn_growth ? p->jump_floor : SIZE_MAX;
-    p->first_class = bw__class_index(p, p->min_first);
     bw__pool_register(p);
     *out = p;
     return BW_OK;
+}
+
+void bw_pool_get_options(const bw_pool *pool, bw_pool_options *out)
+{
+    if (out == NULL) return;
+    if (pool == NULL) pool = bw_pool_shared();
+    if (pool == NULL) {
+        (void)bw__options_resolve(out, NULL);
+        return;
+    }
+    *out = pool->opt;
 }
 
 bw_pool *_Atomic bw__shared_pool;
@@ -335,8 +347,8 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 {
     if (pool == NULL || min_size > (size_t)PTRDIFF_MAX) return 0;
     if (pool->bypass) return min_size ? min_size : 1;
-    if (min_size > pool->threshold) return min_size;
-    return pool->min_size << bw__class_index(pool, min_size);
+    if (min_size > pool->opt.max_pooled_size) return min_size;
+    return pool->opt.min_block_size << bw__class_index(pool, min_size);
 }
 
 /* Rent / return --------------------------------------------------------- */
@@ -361,7 +373,7 @@ static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
     *now = 0;
-    if (p->decay_ms != BW_DECAY_NEVER) {
+    if (p->opt.decay_ms != BW_DECAY_NEVER) {
         *now = bw__now_ms();
         bw__decay(p, tc, *now);
     }
@@ -397,10 +409,10 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         if (b == NULL) return NULL;
         BW__COUNT(p, tc, misses, 1);
         fresh = true;
-    } else if (min_size <= p->threshold) {
+    } else if (min_size <= p->opt.max_pooled_size) {
         unsigned ci = bw__class_index(p, min_size);
         size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
-        cap = p->min_size << ci;
+        cap = p->opt.min_block_size << ci;
         if (n > 0) {
             b = bw__tc_take(tc, ci, n, atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
         } else if ((b = bw__shared_pop(p, ci)) != NULL) {
@@ -415,7 +427,7 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
             goto rented;
         }
         /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
-        if (p->flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
+        if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
         else BW__TRACK_UNDEFINED(b, cap);
         goto rented;
     } else {
@@ -435,10 +447,10 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
     BW__COUNT(p, tc, out_bytes, cap);
 rented:
     /* Fresh memory holds whatever the allocator's last user left there. */
-    if (fresh && (p->flags & BW_POOL_ZERO_ON_RETURN)) bw__zero(b, cap);
+    if (fresh && (p->opt.flags & BW_POOL_ZERO_ON_RETURN)) bw__zero(b, cap);
     if (p->checked) {
         bw__check_rented(p, b, cap);
-        if (p->flags & BW_POOL_FILL) memset(b, BW_FILL_RENTED, cap);
+        if (p->opt.flags & BW_POOL_FILL) memset(b, BW_FILL_RENTED, cap);
     }
     *capacity = cap;
     return b;
@@ -459,7 +471,7 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
  * back on trim, decay and at thread exit. */
 static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
 {
-    if (tc->resv[ci] >= BW_THREAD_CACHE_SLOTS || !bw__budget_take(p, p->min_size << ci))
+    if (tc->resv[ci] >= BW_THREAD_CACHE_SLOTS || !bw__budget_take(p, p->opt.min_block_size << ci))
         return false;
     tc->resv[ci]++;
     return true;
@@ -488,8 +500,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
                    block, capacity);
         return BW_EINVAL;
     }
-    pooled = capacity <= p->threshold && !p->bypass;
-    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->min_size)) ||
+    pooled = capacity <= p->opt.max_pooled_size && !p->bypass;
+    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->opt.min_block_size)) ||
         capacity > (size_t)PTRDIFF_MAX || capacity == 0) {
         if (p->checked)
             bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
@@ -499,12 +511,12 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     if (p->checked) {
         if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
             return BW_EINVAL;
-        if (p->flags & BW_POOL_FILL) memset(block, BW_FILL_RETURNED, capacity);
+        if (p->opt.flags & BW_POOL_FILL) memset(block, BW_FILL_RETURNED, capacity);
     }
     tc = bw__slow_enter(p, &now);
     /* Zeroed before it is kept or freed: one user's bytes never reach the
      * next renter, here or through the allocator. */
-    if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
+    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
 
     if (pooled) {
         ci = bw__class_index(p, capacity);
@@ -618,7 +630,7 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
                           out->large_retained_bytes;
     out->learned_size = bw__grow_size(pool, bw__learned(pool));
     out->learned_large_size = bw__grow_size(pool, bw__learned_large(pool));
-    if (out->learned_large_size > pool->max_learned) out->learned_large_size = pool->max_learned;
+    if (out->learned_large_size > pool->opt.max_learned_size) out->learned_large_size = pool->opt.max_learned_size;
     out->outstanding_bytes = (size_t)s.out_bytes;
     out->decayed_bytes = s.decayed;
     out->large_hits = s.large_hits;

@@ -173,13 +173,15 @@ typedef struct bw__class {
 struct bw_pool {
     uint64_t id;               /* unique for the process lifetime            */
     bw_pool *all_prev, *all_next; /* every pool (bw__all_lock), for fork     */
-    size_t threshold;          /* max_pooled_size                            */
-    size_t min_size;           /* min_block_size                             */
-    unsigned min_shift;        /* log2(min_size)                             */
-    unsigned nclasses;         /* classes min_size .. threshold              */
-    size_t max_per_class;
-    size_t max_retained;
-    unsigned flags;
+    /* The options as resolved (bw__options_resolve): every default filled,
+     * min_first_block and chain_block_size rounded to the sizes writers
+     * get, allocator pointing at `alloc`. The pool reads its options here,
+     * by their public names; bw_pool_get_options hands out a copy. */
+    bw_pool_options opt;
+    bw_allocator alloc;        /* a copy of the hook (opt.allocator)         */
+    /* Derived from opt once (bw__pool_derive), for the paths that ask. */
+    unsigned min_shift;        /* log2(min_block_size)                       */
+    unsigned nclasses;         /* classes min_block_size .. max_pooled_size  */
     bool use_tcache;
     bool checked;
     bool bypass;               /* BW_POOL_BYPASS: every rent a real alloc    */
@@ -187,15 +189,11 @@ struct bw_pool {
     size_t fast_rent_limit;    /* largest thread-cached class; 0 when rent must
                                   skip the fast path (checked mode, no thread
                                   cache)                                      */
-    size_t fast_return_span;   /* that - min_size + 1; 0 when return must
-                                  skip it (also when zeroing)                 */
+    size_t fast_return_span;   /* that - min_block_size + 1; 0 when return
+                                  must skip it (also when zeroing)           */
     unsigned tc_classes;       /* classes a thread cache serves              */
-    uint32_t decay_ms;         /* BW_DECAY_NEVER: no decay                   */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
-    size_t min_first;          /* a writer's first block, at least           */
-    size_t chain_block;        /* a segmented writer's first block, and the
-                                  least of every later one                  */
     /* The writer's shortcuts (bufwriter.c), set once the fields they come
      * from are, so a small message reads one field for each question. */
     size_t first_block;        /* a contiguous writer's first block when it
@@ -207,7 +205,6 @@ struct bw_pool {
                                   the pool when above this: 0 with
                                   BW_POOL_LEARN_SIZE, jump_floor with the
                                   learned jump alone, SIZE_MAX with neither  */
-    bw_allocator alloc;        /* a copy of the hook                         */
     _Atomic size_t reserved;   /* shared-level bytes + every thread cache's
                                   reserved slots                              */
     _Atomic size_t shared_bytes; /* bytes in the shared level                */
@@ -217,7 +214,6 @@ struct bw_pool {
     bw__tcache *caches;        /* registry of thread caches (bw__reg_lock)   */
     _Atomic unsigned exiting;  /* threads freeing an unlinked cache's blocks */
     /* Large retention (large.c): kept blocks above the threshold. */
-    size_t max_large_bytes, max_large_blocks;
     bw__mutex large_lock;
     struct bw__large *large;   /* oldest first                               */
     bool keep_large;           /* large retention on                         */
@@ -225,12 +221,10 @@ struct bw_pool {
     _Atomic size_t large_bytes;
     /* Learned starting size (learn.c): the last lengths writers ended at. */
     bool learn;
-    size_t max_learned;
     _Atomic size_t recent[BW__RECENT];
     _Atomic unsigned recent_next;
     /* The learned jump: final lengths of writers that passed jump_floor. */
     bool learn_growth;
-    size_t jump_floor;
     _Atomic size_t big[BW__RECENT];
     _Atomic unsigned big_next;
     bw__class cls[];           /* nclasses                                   */
@@ -263,7 +257,7 @@ static inline unsigned bw__log2(size_t x)
  * request of 0 counts as 1. */
 static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
 {
-    size_t x = (min_size - (min_size != 0)) | (p->min_size - 1);
+    size_t x = (min_size - (min_size != 0)) | (p->opt.min_block_size - 1);
     return (unsigned)(64 - __builtin_clzll((unsigned long long)x)) - p->min_shift;
 }
 
@@ -428,7 +422,7 @@ static inline void *bw__tc_pop_class(bw__tcache *tc, unsigned ci, size_t cap, si
 static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
 {
     unsigned ci = bw__class_index(p, min_size);
-    return bw__tc_pop_class(tc, ci, p->min_size << ci, capacity);
+    return bw__tc_pop_class(tc, ci, p->opt.min_block_size << ci, capacity);
 }
 
 /* A power of two with capacity - min_size < span: min_size <= capacity <=
@@ -438,7 +432,7 @@ static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size
 static inline bool bw__return_fast_ok(const bw_pool *p, const void *block, size_t capacity)
 {
     return p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
-           capacity - p->min_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
+           capacity - p->opt.min_block_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
 }
 
 /* Keep block in tc; false when its class holds all the slots it reserved. */
@@ -468,14 +462,13 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
 /* p NULL: the report hook's lock; else p's table lock. */
 BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock);
 
-/* Large retention (large.c); o: the resolved options. */
-BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
+/* Large retention (large.c): its lock and table, once p->opt is set. */
+BW__INTERNAL bool bw__large_init(bw_pool *p);
 BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
 BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
-/* Learning (learn.c); o: the resolved options. */
-BW__INTERNAL void bw__learn_init(bw_pool *p, const bw_pool_options *o);
+/* Learning (learn.c). */
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL size_t bw__learned_large(bw_pool *p);

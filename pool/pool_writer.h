@@ -26,7 +26,7 @@
 static inline size_t bw__grow_size(const bw_pool *p, size_t n)
 {
     if (n == 0 || n > BW__MAX_BLOCK / 2 + 1) return 0;
-    if (n <= p->threshold) return bw_pool_class_size(p, n);
+    if (n <= p->opt.max_pooled_size) return bw_pool_class_size(p, n);
     return bw__pow2_ceil(n);
 }
 
@@ -60,14 +60,14 @@ BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t cou
                                        size_t want);
 
 /* The pool's threshold: rents at or below it come from its classes. */
-static inline size_t bw__pool_threshold(const bw_pool *p) { return p->threshold; }
+static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }
 
 /* A writer's first block is at least this (min_first_block's class). */
-static inline size_t bw__pool_min_first(const bw_pool *p) { return p->min_first; }
+static inline size_t bw__pool_min_first(const bw_pool *p) { return p->opt.min_first_block; }
 
 /* A segmented writer's first block, and the least of every later one
  * (chain_block_size's size by the growth rule). */
-static inline size_t bw__pool_chain_block(const bw_pool *p) { return p->chain_block; }
+static inline size_t bw__pool_chain_block(const bw_pool *p) { return p->opt.chain_block_size; }
 
 /* A contiguous writer's usual first block when it needs at most this many
  * bytes (rent it with bw__rent_first); 0 when learning decides instead. */
@@ -123,7 +123,7 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
  * them). */
 static inline bool bw__pool_can_regrow(const bw_pool *p)
 {
-    return p->alloc.realloc != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN) == 0;
+    return p->alloc.realloc != NULL && (p->opt.flags & BW_POOL_ZERO_ON_RETURN) == 0;
 }
 
 /* bw_detach_malloc: true when block b, rented from p with capacity cap, is

@@ -79,8 +79,8 @@ static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
         uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
         s->hits += pop;
         s->returns += push;
-        s->out_bytes += (pop - push) * (uint64_t)(p->min_size << ci);
-        if (held) *held += (size_t)(push - pop) * (p->min_size << ci);
+        s->out_bytes += (pop - push) * (uint64_t)(p->opt.min_block_size << ci);
+        if (held) *held += (size_t)(push - pop) * (p->opt.min_block_size << ci);
     }
 }
 
@@ -90,7 +90,7 @@ static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
 static void bw__tcache_take(bw__tcache *tc, unsigned ci, size_t k, bw__frees *f)
 {
     bw_pool *p = tc->pool;
-    size_t cap = p->min_size << ci, n = bw__tc_held(tc, ci), i;
+    size_t cap = p->opt.min_block_size << ci, n = bw__tc_held(tc, ci), i;
     void **slots = &tc->slots[ci * BW_THREAD_CACHE_SLOTS];
     for (i = 0; i < k; i++) {
         f->e[f->n].block = slots[i];
@@ -112,7 +112,7 @@ static void bw__tcache_take(bw__tcache *tc, unsigned ci, size_t k, bw__frees *f)
 BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
 {
     bw_pool *p = tc->pool;
-    uint64_t now = to_shared && p->decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
+    uint64_t now = to_shared && p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     unsigned ci;
     for (ci = 0; ci < p->tc_classes; ci++) {
         size_t n = bw__tc_held(tc, ci), first = f->n, i;
@@ -123,7 +123,7 @@ BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
                 if (!bw__shared_push(p, ci, f->e[i].block, now)) f->e[kept++] = f->e[i];
             f->n = kept;
         }
-        bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
+        bw__budget_give(p, (size_t)tc->resv[ci] * (p->opt.min_block_size << ci));
         tc->resv[ci] = 0;
     }
 }
@@ -159,17 +159,17 @@ static uint64_t bw__tcache_decay_into(bw_pool *p, bw__tcache *tc, uint64_t now, 
     if (ops != tc->ops_seen) {
         tc->ops_seen = ops;
         tc->seen_ms = now;
-    } else if (now - tc->seen_ms >= p->decay_ms) {
+    } else if (now - tc->seen_ms >= p->opt.decay_ms) {
         all = true;
     }
-    if (!all && now - tc->last_decay < p->decay_ms) return 0;
+    if (!all && now - tc->last_decay < p->opt.decay_ms) return 0;
     for (ci = 0; ci < p->tc_classes; ci++) {
         size_t n = bw__tc_held(tc, ci);
         size_t k = all ? n : atomic_load_explicit(&tc->low[ci], memory_order_relaxed);
         if (k > n) k = n;
         if (k != 0) {
             bw__tcache_take(tc, ci, k, f);
-            bytes += (uint64_t)k * (p->min_size << ci);
+            bytes += (uint64_t)k * (p->opt.min_block_size << ci);
         }
         atomic_store_explicit(&tc->low[ci], (unsigned char)(n - k), memory_order_relaxed);
     }
@@ -219,7 +219,7 @@ static void bw__thread_exit(void *head)
             memset(&s, 0, sizeof s);
             /* What has been idle long enough goes back now, not to the
              * shared level with a fresh age. */
-            if (p->decay_ms != BW_DECAY_NEVER) (void)bw__tcache_decay_into(p, tc, bw__now_ms(), &f);
+            if (p->opt.decay_ms != BW_DECAY_NEVER) (void)bw__tcache_decay_into(p, tc, bw__now_ms(), &f);
             bw__tcache_flush(tc, true, &f);
             bw__tcache_totals(tc, &s, NULL);
             bw__counters_fold(&p->ctr, &s);
@@ -344,7 +344,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
         return NULL;
     }
     tc->pool = p;
-    tc->last_decay = p->decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
+    tc->last_decay = p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     tc->seen_ms = tc->last_decay;
     atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);
     bw__tl_head = tc;
@@ -431,7 +431,7 @@ BW__INTERNAL void bw__tcache_fork_child(bw_pool *p)
         bw__tcache_totals(tc, &s, NULL);
         bw__counters_fold(&p->ctr, &s);
         for (ci = 0; ci < p->tc_classes; ci++)
-            bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
+            bw__budget_give(p, (size_t)tc->resv[ci] * (p->opt.min_block_size << ci));
         bw__reg_unlink(tc);
     }
     atomic_store_explicit(&p->exiting, 0, memory_order_relaxed);

@@ -69,6 +69,59 @@ Test(pool, bad_options_are_einval)
     cr_expect_null(p);
 }
 
+/* The pool keeps its options as it resolved them, and hands them back. */
+Test(pool, options_read_back_resolved)
+{
+    bw_pool *p = NULL, *q = NULL;
+    bw_pool_options o, r, r2;
+    memset(&o, 0, sizeof o);
+    cr_assert_eq(bw_pool_create(&p, NULL), BW_OK);
+    bw_pool_get_options(p, &r);
+    cr_expect_eq(r.max_pooled_size, (size_t)1 << 20);
+    cr_expect_eq(r.min_block_size, 16);
+    cr_expect_eq(r.max_blocks_per_class, 32);
+    cr_expect_eq(r.max_retained_bytes, (size_t)64 << 20);
+    cr_expect_eq(r.max_large_bytes, (size_t)64 << 20);
+    cr_expect_eq(r.max_large_blocks, 8);
+    cr_expect_eq(r.max_learned_size, (size_t)64 << 20);
+    cr_expect_eq(r.decay_ms, 10000u);
+    cr_expect_eq(r.min_first_block, 512);
+    cr_expect_eq(r.jump_floor, (size_t)16 << 10);
+    cr_expect_eq(r.chain_block_size, 4096);
+    cr_expect_eq(r.flags, 0u);
+    cr_assert_not_null(r.allocator);
+    cr_expect_eq(r.allocator->alloc, bw_allocator_libc()->alloc);
+    bw_pool_destroy(p);
+
+    /* Set ones stay, rounded as writers get them; the copy makes the same pool. */
+    o.max_pooled_size = 4096;
+    o.min_block_size = 64;
+    o.min_first_block = 100;     /* its class: 128 */
+    o.chain_block_size = 1000;   /* its class: 1024 */
+    o.flags = BW_POOL_LEARN_SIZE | BW_POOL_NO_THREAD_CACHE;
+    o.decay_ms = BW_DECAY_NEVER;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    bw_pool_get_options(p, &r);
+    cr_expect_eq(r.max_pooled_size, 4096);
+    cr_expect_eq(r.min_block_size, 64);
+    cr_expect_eq(r.min_first_block, 128);
+    cr_expect_eq(r.chain_block_size, 1024);
+    cr_expect_eq(r.flags, BW_POOL_LEARN_SIZE | BW_POOL_NO_THREAD_CACHE);
+    cr_expect_eq(r.decay_ms, BW_DECAY_NEVER);
+    cr_expect_eq(r.jump_floor, 4096); /* the threshold, below the default floor */
+    cr_assert_eq(bw_pool_create(&q, &r), BW_OK);
+    bw_pool_get_options(q, &r2);
+    r.allocator = r2.allocator = NULL; /* each pool's own copy of the hook */
+    cr_expect_eq(memcmp(&r, &r2, sizeof r), 0);
+    bw_pool_destroy(q);
+    bw_pool_destroy(p);
+
+    /* NULL: the shared pool's; a NULL out is a no-op. */
+    bw_pool_get_options(NULL, &r);
+    cr_expect_eq(r.max_pooled_size, (size_t)1 << 20);
+    bw_pool_get_options(NULL, NULL);
+}
+
 Test(pool, custom_classes)
 {
     bw_pool *p = NULL;
