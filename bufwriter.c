@@ -708,37 +708,30 @@ static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
     return b;
 }
 
-/* The next block for `need` contiguous bytes: max(class of the need,
- * 2 x the current block, the pool's chain block size); past the
- * threshold as much as the pool's large retention can keep of the
- * writer's large blocks (bw__pool_seg_large), so a stream of similar jobs
- * gets its blocks back. One request, however large. */
+/* The next block for `need` contiguous bytes, by the pool's rule for
+ * segmented writers (bw__pool_seg_size), told what the writer holds above
+ * the threshold. One request, however large. */
 static bw__blk *bw__blk_next(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, want, held = 0, count = 0;
+    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, held = 0, count = 0;
     const bw__blk *b;
     if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
         bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
         return NULL;
     }
-    want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
-    if (want < bw__pool_chain_block(p)) want = bw__pool_chain_block(p);
-    if (want > bw__pool_threshold(p)) {
-        for (b = w->m.c.blocks; b != NULL; b = b->next) {
-            if (bw__blk_size(b) > bw__pool_threshold(p)) {
-                held += bw__blk_size(b);
-                count++;
-            }
-        }
-        if (prev > bw__pool_threshold(p)) {
-            held += prev;
+    /* Only a chain about to pass the threshold walks its blocks. */
+    for (b = prev > bw__pool_threshold(p) / 2 ? w->m.c.blocks : NULL; b != NULL; b = b->next) {
+        if (bw__blk_size(b) > bw__pool_threshold(p)) {
+            held += bw__blk_size(b);
             count++;
         }
-        want = bw__pool_seg_large(p, held, count, want);
     }
-    if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
-    return bw__blk_rent(w, want);
+    if (prev > bw__pool_threshold(p)) {
+        held += prev;
+        count++;
+    }
+    return bw__blk_rent(w, bw__pool_seg_size(p, prev, held, count, need + BW__SEG_HDR));
 }
 
 static void bw__blk_return(bw_writer *w, bw__blk *b)

@@ -367,9 +367,11 @@ typedef struct bw_pool bw_pool;
                                         contiguous writer records its length;
                                         a writer's first block is then sized
                                         for the second largest of the last 16
-                                        lengths (about the 90th percentile), at
-                                        most max_learned_size, by the growth
-                                        rule */
+                                        lengths (none while fewer than two are
+                                        recorded), at most max_learned_size, by
+                                        the growth rule. The one size outside
+                                        bw_init's bound of 16 x the bytes: a
+                                        pool for one stream of similar jobs */
 #define BW_POOL_FILL            0x10u /* with checked mode: fill rented bytes
                                         with BW_FILL_RENTED and returned ones
                                         with BW_FILL_RETURNED, so a read of
@@ -436,24 +438,25 @@ typedef struct bw_pool_options {
                                     write (0.1)                              */
     /* The learned jump (on unless BW_POOL_NO_LEARNED_GROWTH). Every
      * bw_release, bw_clear or bw_detach of a contiguous writer holding more
-     * than jump_floor bytes records its length; the pool keeps the last 16.
-     * A contiguous writer whose growth takes it from at most jump_floor to
-     * more (its first block included) moves to max(growth rule, the learned
-     * jump size): the growth rule's size for the second largest of those 16
-     * (so one outlier job never decides it alone), nothing until two are
-     * recorded, at most max_learned_size. A writer that never outgrows
-     * jump_floor is never affected; an initial capacity or a caller's buffer
-     * is kept as given (it may jump when it is outgrown); segmented,
-     * streaming and fixed writers neither record nor jump. Until two are
-     * recorded (a fresh pool), a move to past jump_floor (not a first
-     * block) of a writer whose capacity is at most the threshold goes to at
-     * least the growth rule's size for 16 x max(capacity, jump_floor), at
-     * most max_learned_size: a first 10 MiB job rents 16 KiB, 256 KiB,
-     * 4 MiB (then doubles, resized in place above the threshold) instead of
-     * every power of two. 16 KiB: a 256 KiB
-     * job in 8 KiB writes copies 24 KiB on its way (1.17x of a memcpy, where
-     * a 64 KiB floor costs 1.58x and 128 KiB 2.16x), and small messages (up
-     * to a few hundred bytes) stay far below it. */
+     * than jump_floor bytes records its length and the time; the learned
+     * jump size is the growth rule's size for the second largest of the
+     * last 16 recorded within decay_ms (so one outlier job never decides
+     * it alone, and a size no job has needed for decay_ms is forgotten),
+     * nothing while fewer than two, at most max_learned_size. A contiguous
+     * writer's move (and a first block past jump_floor) goes as far towards
+     * it as bw_init's bound allows: to it when it is at most 16 x the bytes
+     * the writer needs, else to it divided by 16 as often as it takes to
+     * fit, so that each later move can reach it in one step: a stream of
+     * 1 MiB jobs in 8 KiB writes rents 8 KiB, 64 KiB, 1 MiB and copies
+     * 72 KiB a job; after 64 MiB jobs a 20 KiB job gets 256 KiB. Until two
+     * are recorded (a fresh pool), a move to past jump_floor of a writer at
+     * most at the threshold goes to 16 x max(capacity, jump_floor), at most
+     * max_learned_size: a first 10 MiB job rents 16 KiB, 256 KiB, 4 MiB
+     * (then doubles, resized in place above the threshold) instead of every
+     * power of two. Segmented, streaming and fixed writers neither record
+     * nor jump; an initial capacity or a caller's buffer is kept as given
+     * (it may move towards the jump when it is outgrown). 16 KiB: small
+     * messages (up to a few hundred bytes) stay far below it. */
     size_t jump_floor;           /* 0 = 16 KiB (the threshold when that is
                                     smaller)                                 */
     /* A segmented writer's (bw_init_chain) first block, and the least of
@@ -574,12 +577,15 @@ typedef struct bw_writer bw_writer;
  * rented. BW_EOVERFLOW when that size cannot be represented; BW_ENOMEM.
  * Growth rule: a call that needs room moves to max(class(len + n), 2 x the
  * old capacity), where class() is the pool's power-of-two class at or below
- * its threshold and the next power of two above it; a move past the pool's
- * jump_floor (16 KiB) goes at least to the learned jump size (see
- * bw_pool_options); until the pool has learned one, a move of a writer past
- * jump_floor and at most at the threshold goes to at least 16 x its
- * capacity (16 KiB -> 256 KiB -> 4 MiB), so the first big job of a fresh
- * pool copies and faults in few blocks. */
+ * its threshold and the next power of two above it; a move may go further,
+ * towards the size the pool has learned its jobs past jump_floor (16 KiB)
+ * end at (the learned jump, see bw_pool_options), or in a fresh pool 16 x
+ * the capacity past jump_floor, so big jobs copy and fault in few blocks.
+ * The bound: a move never goes past 16 x the bytes the writer needs (len +
+ * n) further than the growth rule does, whatever other jobs, threads or
+ * pool flags did (BW_POOL_LEARN_SIZE's first block aside): a 20 KiB job
+ * holds at most 256 KiB after 64 MiB jobs, and a climb copies at most
+ * about 1/15 of the job. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a

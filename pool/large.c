@@ -12,7 +12,7 @@
  *
  * Kept blocks decay: one unused for decay_ms goes back to the allocator.
  *
- * What the pool learns from its writers' jobs is in learn.c. */
+ * The sizes writers ask for, and what the pool learns, are in growth.c. */
 #include "pool_writer.h"
 #include "track.h"
 
@@ -74,7 +74,8 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
         p->nlarge--;
     }
     if (p->nlarge < p->opt.max_large_blocks &&
-        atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size <= p->opt.max_large_bytes) {
+        atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size <=
+            p->opt.max_large_bytes) {
         p->large[p->nlarge].block = b;
         p->large[p->nlarge].size = size;
         p->large[p->nlarge].since = now;
@@ -126,29 +127,4 @@ BW__INTERNAL void bw__large_free_all(bw_pool *p)
         bw__mutex_unlock(&p->large_lock);
         bw__backing_free(p, NULL, e.block, e.size);
     }
-}
-
-/* A segmented writer's next block past the threshold, want (2 x the
- * previous one) at most: blocks there are kept as large blocks when they
- * come back, so a chain keeps doubling while its blocks above the
- * threshold (held bytes in count blocks) still fit the large retention
- * bounds, then takes the largest power of two that fits. So a 64 MiB chain
- * is ten pooled blocks and six large ones that all come back to the next
- * job: with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class)
- * and every job paid for 32 MiB of fresh pages. Past the bounds it doubles
- * on, as a contiguous writer does: large blocks are huge-page mappings
- * (alloc.c), so a 256 MiB job costs about a fresh mapping of its size,
- * where threshold-sized blocks from malloc cost 4-5x that in page faults.
- * Without large retention, threshold-sized blocks, which the classes keep
- * for the next job (0.1's steady chain). */
-BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
-                                       size_t want)
-{
-    size_t room;
-    if (!p->keep_large) return p->opt.max_pooled_size;
-    if (count >= p->opt.max_large_blocks || held >= p->opt.max_large_bytes) return want;
-    room = p->opt.max_large_bytes - held;
-    if (want <= room) return want;
-    room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
-    return room > p->opt.max_pooled_size ? room : p->opt.max_pooled_size;
 }

@@ -630,7 +630,6 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
                           out->large_retained_bytes;
     out->learned_size = bw__grow_size(pool, bw__learned(pool));
     out->learned_large_size = bw__grow_size(pool, bw__learned_large(pool));
-    if (out->learned_large_size > pool->opt.max_learned_size) out->learned_large_size = pool->opt.max_learned_size;
     out->outstanding_bytes = (size_t)s.out_bytes;
     out->decayed_bytes = s.decayed;
     out->large_hits = s.large_hits;

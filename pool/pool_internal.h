@@ -219,13 +219,17 @@ struct bw_pool {
     bool keep_large;           /* large retention on                         */
     size_t nlarge;
     _Atomic size_t large_bytes;
-    /* Learned starting size (learn.c): the last lengths writers ended at. */
+    /* Learned starting size (growth.c): the last lengths writers ended at. */
     bool learn;
     _Atomic size_t recent[BW__RECENT];
     _Atomic unsigned recent_next;
-    /* The learned jump: final lengths of writers that passed jump_floor. */
+    /* The learned jump: final lengths of writers that passed jump_floor,
+     * and when (ms), so they age (growth.c). */
     bool learn_growth;
-    _Atomic size_t big[BW__RECENT];
+    struct {
+        _Atomic size_t len;
+        _Atomic uint64_t ms;
+    } big[BW__RECENT];
     _Atomic unsigned big_next;
     bw__class cls[];           /* nclasses                                   */
 };
@@ -468,7 +472,7 @@ BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
 BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
-/* Learning (learn.c). */
+/* Learning (growth.c). */
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL size_t bw__learned_large(bw_pool *p);

@@ -47,17 +47,17 @@ static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t c
 
 /* The size a contiguous writer moves to for n more bytes, holding `held`
  * in a block of cap (0: none yet; external: the caller's buffer): the
- * first block, the growth rule and the learned jump (learn.c). */
+ * first block, the growth rule and the learned jump (growth.c). */
 BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
                                       size_t n, size_t *out);
 /* A contiguous writer's first block for an initial capacity: the larger of
  * it and the learned size (BW_POOL_LEARN_SIZE), by the growth rule. */
 BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out);
-/* A segmented writer's next block past the threshold, want at most, when
- * its blocks above the threshold already hold `held` bytes in `count`
- * blocks (large.c). */
-BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
-                                       size_t want);
+/* A segmented writer's next block for need contiguous bytes after a block
+ * of prev (0: its first), when its blocks above the threshold hold `held`
+ * bytes in `count` blocks (growth.c). */
+BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t held,
+                                      size_t count, size_t need);
 
 /* The pool's threshold: rents at or below it come from its classes. */
 static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }
@@ -81,7 +81,7 @@ static inline bool bw__pool_learns(const bw_pool *p, size_t len)
     return len > p->learn_above;
 }
 
-/* A writer's final length, when bw__pool_learns says so (learn.c):
+/* A writer's final length, when bw__pool_learns says so (growth.c):
  * BW_POOL_LEARN_SIZE's samples, and the learned jump's when it passed the
  * jump floor. */
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);

@@ -219,7 +219,8 @@ static void bw__thread_exit(void *head)
             memset(&s, 0, sizeof s);
             /* What has been idle long enough goes back now, not to the
              * shared level with a fresh age. */
-            if (p->opt.decay_ms != BW_DECAY_NEVER) (void)bw__tcache_decay_into(p, tc, bw__now_ms(), &f);
+            if (p->opt.decay_ms != BW_DECAY_NEVER)
+                (void)bw__tcache_decay_into(p, tc, bw__now_ms(), &f);
             bw__tcache_flush(tc, true, &f);
             bw__tcache_totals(tc, &s, NULL);
             bw__counters_fold(&p->ctr, &s);

@@ -102,9 +102,11 @@ Test(defaults, zeroed_options_behave_as_null)
         cr_expect_eq(b2, b, "pool %zu: the kept block comes back", i);
         cr_expect_eq(stats_of(p).large_hits, 1, "pool %zu", i);
         cr_expect_eq(bw_pool_return(p, b2, cap), BW_OK);
-        /* The learned jump is on: after two 3 MiB jobs a writer that
-         * outgrows 16 KiB jumps to 4 MiB; before, it climbs 16 times its
-         * capacity per move (16 KiB -> 256 KiB). */
+        /* The learned jump is on: before anything is learned a writer
+         * climbs 16 times its capacity per move past 16 KiB (16 KiB ->
+         * 256 KiB -> 4 MiB); after two 3 MiB jobs it goes from 8 KiB to
+         * 4 MiB's sixteenth (at most 16 x the 16 KiB it needs), then to
+         * 4 MiB. */
         fill_chunk(7);
         for (k = 0; k < 3; k++) {
             cross = 0;
@@ -113,8 +115,9 @@ Test(defaults, zeroed_options_behave_as_null)
                 cr_assert_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
                 if (cross == 0 && bw_capacity(&w) > 16 * KiB) cross = bw_capacity(&w);
             }
+            cr_expect_eq(bw_capacity(&w), 4 * MiB, "pool %zu job %zu", i, k);
             bw_release(&w);
-            cr_expect_eq(cross, k < 2 ? 256 * KiB : 4 * MiB, "pool %zu job %zu: %zu", i, k, cross);
+            cr_expect_eq(cross, 256 * KiB, "pool %zu job %zu: %zu", i, k, cross);
         }
         cr_expect_eq(stats_of(p).learned_large_size, 4 * MiB, "pool %zu", i);
         /* Decay is on with a default of seconds: nothing went yet. */
@@ -315,19 +318,22 @@ Test(defaults, jump_to_learned_size_after_two_big_writers_not_one)
     /* One sample: still the growth rule. */
     cr_expect_eq(big_job(p, 100 * KiB, NULL, NULL), MiB);
     cr_expect_eq(stats_of(p).learned_large_size, 128 * KiB);
-    /* Two: straight to the growth rule's size for 100 KiB. */
+    /* Two: from the first write's 8 KiB straight to the growth rule's size
+     * for 100 KiB (at most 16 x the 16 KiB needed then). */
     cr_expect_eq(big_job(p, 100 * KiB, caps, &n), 128 * KiB);
-    cr_expect_eq(n, 5, "capacities: below the threshold as 0.1, then one jump");
-    for (i = 0; i < 4 && i < n; i++) cr_expect_eq(caps[i], below[i], "capacity %zu", i);
-    if (n == 5) cr_expect_eq(caps[4], 128 * KiB);
-    /* A writer that stays small never pays for it. */
+    cr_expect_eq(n, 2, "capacities: the first write's, then one jump");
+    for (i = 0; i < 1 && i < n; i++) cr_expect_eq(caps[i], below[i], "capacity %zu", i);
+    if (n == 2) cr_expect_eq(caps[1], 128 * KiB);
+    /* A small writer's first block is as ever; when it moves, it holds at
+     * most 16 x its bytes. */
     {
         bw_writer w;
         cr_assert_eq(bw_init(&w, p, 0), BW_OK);
         cr_assert_eq(bw_write(&w, chunk, 1000), BW_OK);
         cr_expect_eq(bw_capacity(&w), 1024);
         cr_assert_eq(bw_write(&w, chunk, 8000), BW_OK);
-        cr_expect_eq(bw_capacity(&w), 16 * KiB);
+        cr_expect_eq(bw_capacity(&w), 128 * KiB);
+        cr_expect_leq(bw_capacity(&w), 16 * bw_len(&w));
         bw_release(&w);
     }
     /* The jump lands in the kept large block. */

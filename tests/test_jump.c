@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #define _DEFAULT_SOURCE 1 /* nanosleep */
-/* test_jump.c - the learned jump from the jump floor (16 KiB by default,
- * below the threshold), and segmented writers that stay allocation-free in
+/* test_jump.c - the learned jump (what contiguous writers past the jump
+ * floor, 16 KiB by default, teach the pool), the bound on how far a move
+ * goes towards it (16 x the bytes needed), and segmented writers that stay allocation-free in
  * steady state at large sizes (their blocks past the threshold are kept as
  * large blocks, within the pool's bounds). */
 #include "harness.h"
@@ -28,7 +29,7 @@ static bw_pool *jump_pool(test_alloc *ta, unsigned flags, size_t max_learned, si
 /* The learned jump                                                     */
 /* ------------------------------------------------------------------ */
 
-Test(jump, similar_jobs_reach_their_size_in_one_jump_after_two)
+Test(jump, similar_jobs_reach_their_size_within_the_bound_after_two)
 {
     static const size_t sizes[] = { 256 * KiB, MiB, 4 * MiB };
     /* Blocks a job of that size climbs through while nothing is learned:
@@ -47,23 +48,26 @@ Test(jump, similar_jobs_reach_their_size_in_one_jump_after_two)
             cr_expect_eq(n, climb[i], "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k, n);
         }
         cr_expect_eq(stats_of(p).learned_large_size, sizes[i]);
-        /* From the third on: up to the floor as before, then one jump. */
+        /* From the third on: the first write's 8 KiB, then the learned size
+         * when it is at most 16 x the 16 KiB needed (256 KiB), else its
+         * sixteenth on the way (1 MiB: 64 KiB; 4 MiB: 256 KiB), then it. */
         for (k = 0; k < 3; k++) {
+            size_t want = sizes[i] <= 256 * KiB ? 2 : 3;
             rents = stats_of(p).rents;
             cr_expect_eq(write_job(p, sizes[i], caps, &n), sizes[i]);
-            cr_expect_eq(n, 3, "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k + 2, n);
-            if (n == 3) {
+            cr_expect_eq(n, want, "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k + 2, n);
+            if (n == want) {
                 cr_expect_eq(caps[0], 8 * KiB);
-                cr_expect_eq(caps[1], 16 * KiB);
-                cr_expect_eq(caps[2], sizes[i], "jumped to %zu", caps[2]);
+                if (want == 3) cr_expect_eq(caps[1], sizes[i] / 16);
+                cr_expect_eq(caps[n - 1], sizes[i], "reached %zu", caps[n - 1]);
             }
-            cr_expect_eq(stats_of(p).rents - rents, 3, "one rent per capacity");
+            cr_expect_eq(stats_of(p).rents - rents, want, "one rent per capacity");
         }
         ta_finish(&ta, p);
     }
 }
 
-Test(jump, writers_that_stay_below_the_floor_never_get_a_large_block)
+Test(jump, small_jobs_after_big_ones_hold_at_most_16x_their_bytes)
 {
     static const size_t small[] = { 1, 100, 512, 4000, 8 * KiB, 12 * KiB, 16 * KiB };
     test_alloc ta;
@@ -75,12 +79,17 @@ Test(jump, writers_that_stay_below_the_floor_never_get_a_large_block)
     for (k = 0; k < 20; k++) {
         for (i = 0; i < sizeof small / sizeof small[0]; i++) {
             size_t top = write_job(p, small[i], caps, &n);
-            cr_expect_leq(top, 16 * KiB, "a %zu-byte writer got %zu", small[i], top);
+            cr_expect_leq(top, small[i] * 16 > 512 ? small[i] * 16 : 512,
+                          "a %zu-byte writer got %zu", small[i], top);
+            if (small[i] <= 512) cr_expect_eq(top, 512, "the first block");
         }
     }
-    /* They teach nothing either: the jump still goes to 4 MiB. */
+    /* They teach nothing either: the learned size is still 4 MiB, and a
+     * 100 KiB job goes from 8 KiB to its sixteenth, 256 KiB (at most
+     * 16 x the 16 KiB it needed then), which holds it. */
     cr_expect_eq(stats_of(p).learned_large_size, 4 * MiB);
-    cr_expect_eq(write_job(p, 100 * KiB, caps, &n), 4 * MiB);
+    cr_expect_eq(write_job(p, 100 * KiB, caps, &n), 256 * KiB);
+    cr_expect_eq(n, 2);
     ta_finish(&ta, p);
 }
 
@@ -133,10 +142,11 @@ Test(jump, a_first_block_past_the_floor_jumps_one_at_it_does_not)
     cr_assert_eq(bw_write(&w, big, 16 * KiB), BW_OK);
     cr_expect_eq(bw_capacity(&w), 16 * KiB);
     bw_release(&w);
-    /* One past it is: the first block is the learned size. */
+    /* One past it is: the first block goes towards the learned size as far
+     * as 16 x its 20 KiB allows, to 1 MiB's sixteenth. */
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_assert_eq(bw_write(&w, big, sizeof big), BW_OK);
-    cr_expect_eq(bw_capacity(&w), MiB);
+    cr_expect_eq(bw_capacity(&w), 64 * KiB);
     bw_release(&w);
     ta_finish(&ta, p);
 }
@@ -162,15 +172,15 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     bw_pool *p;
     size_t k, caps[32], n;
     fill_chunk(3);
-    /* A floor of 256 KiB: 200 KiB jobs teach nothing, 1 MiB jobs jump from
-     * 256 KiB. */
+    /* A floor of 256 KiB: 200 KiB jobs teach nothing; once two 1 MiB jobs
+     * have, a 1 MiB job goes 8 KiB, 64 KiB, 1 MiB. */
     p = jump_pool(&ta, 0, 0, 256 * KiB);
     for (k = 0; k < 3; k++) write_job(p, 200 * KiB, caps, &n);
     cr_expect_eq(stats_of(p).learned_large_size, 0);
     for (k = 0; k < 2; k++) write_job(p, MiB, caps, &n);
     cr_expect_eq(write_job(p, MiB, caps, &n), MiB);
-    cr_expect_eq(n, 7, "8 KiB .. 256 KiB, then 1 MiB (%zu)", n);
-    if (n == 7) cr_expect_eq(caps[5], 256 * KiB);
+    cr_expect_eq(n, 3, "8 KiB, 64 KiB, then 1 MiB (%zu)", n);
+    if (n == 3) cr_expect_eq(caps[1], 64 * KiB);
     ta_finish(&ta, p);
     /* An 8 KiB threshold: the default floor is the threshold. */
     o = fresh_opts(&ta);
@@ -180,7 +190,7 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     p = mkpool(&o);
     for (k = 0; k < 2; k++) write_job(p, 600 * KiB, caps, &n);
     cr_expect_eq(write_job(p, 600 * KiB, caps, &n), MiB);
-    cr_expect_eq(n, 2, "8 KiB, then 1 MiB (%zu)", n);
+    cr_expect_eq(n, 3, "8 KiB, 64 KiB, then 1 MiB (%zu)", n);
     ta_finish(&ta, p);
 }
 

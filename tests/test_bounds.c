@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+#define _DEFAULT_SOURCE 1 /* nanosleep */
+/* test_bounds.c - how much a contiguous writer may hold, whatever other
+ * jobs taught the pool: past the jump floor never more than 16 x the bytes
+ * it needs (bw_init's growth rule), under every pool flag; the learned
+ * jump ages out after decay_ms; BW_POOL_LEARN_SIZE's statistic (the second
+ * largest of the last 16 lengths) at every sample count. */
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+/* A job of `len` bytes on p that writes nothing: only its length teaches
+ * the pool (a 64 MiB block is reserved, and touched only where the pool
+ * zeroes it). */
+static void length_job(bw_pool *p, size_t len)
+{
+    bw_writer w;
+    size_t got;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_not_null(bw_get_span(&w, len, &got));
+    cr_assert_eq(bw_advance(&w, len), BW_OK);
+    bw_release(&w);
+}
+
+/* A job of `total` bytes in 8 KiB writes (the last one shorter), checking
+ * after each write that a writer past the floor holds at most 16 x its
+ * bytes. Returns the largest capacity it had. */
+static size_t bounded_job(bw_pool *p, size_t total, const char *what)
+{
+    bw_writer w;
+    size_t top = 0, floor = 16 * KiB;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    while (bw_len(&w) < total) {
+        size_t n = total - bw_len(&w) < sizeof chunk ? total - bw_len(&w) : sizeof chunk;
+        cr_assert_eq(bw_write(&w, chunk, n), BW_OK);
+        if (bw_capacity(&w) > top) top = bw_capacity(&w);
+        if (bw_capacity(&w) > floor)
+            cr_expect_leq(bw_capacity(&w), 16 * bw_len(&w), "%s: %zu bytes in a %zu block", what,
+                          bw_len(&w), bw_capacity(&w));
+    }
+    bw_release(&w);
+    return top;
+}
+
+static const unsigned every_flag[] = {
+    0, BW_POOL_ZERO_ON_RETURN, BW_POOL_NO_THREAD_CACHE, BW_POOL_CHECKED,
+    BW_POOL_NO_LARGE_RETENTION, BW_POOL_BYPASS, BW_POOL_NO_LEARNED_GROWTH,
+    BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE,
+};
+
+Test(bounds, a_20_kib_job_after_64_mib_jobs_holds_at_most_320_kib)
+{
+    size_t f, k;
+    fill_chunk(11);
+    for (f = 0; f < sizeof every_flag / sizeof every_flag[0]; f++) {
+        test_alloc ta;
+        bw_pool_options o = fresh_opts(&ta);
+        bw_pool *p;
+        char what[64];
+        o.flags = every_flag[f];
+        o.decay_ms = BW_DECAY_NEVER;
+        p = mkpool(&o);
+        snprintf(what, sizeof what, "flags %#x", every_flag[f]);
+        /* Alone: after two 64 MiB jobs, fifteen 20 KiB ones. */
+        length_job(p, 64 * MiB);
+        length_job(p, 64 * MiB);
+        for (k = 0; k < 15; k++)
+            cr_expect_leq(bounded_job(p, 20 * KiB, what), 320 * KiB, "%s, job %zu", what, k);
+        /* Interleaved with more 64 MiB jobs. */
+        for (k = 0; k < 8; k++) {
+            length_job(p, 64 * MiB);
+            cr_expect_leq(bounded_job(p, 20 * KiB, what), 320 * KiB, "%s, interleaved %zu",
+                          what, k);
+        }
+        /* And every size from the floor to 4 MiB keeps the bound. */
+        for (k = 17 * KiB; k <= 4 * MiB; k = k * 3 / 2) bounded_job(p, k, what);
+        ta_finish(&ta, p);
+    }
+}
+
+/* Sixteen threads each hold a 20 KiB job at once on a zeroing pool that
+ * has seen 64 MiB jobs: what they hold is bounded (0.3 handed each a
+ * 64 MiB block, zeroed: 1 GiB). */
+#define THREADS 16
+static bw_pool *g_pool;
+static pthread_barrier_t g_all_hold;
+
+static void *hold_20_kib(void *arg)
+{
+    bw_writer w;
+    size_t *cap = (size_t *)arg;
+    cr_assert_eq(bw_init(&w, g_pool, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, chunk, 8 * KiB), BW_OK);
+    cr_assert_eq(bw_write(&w, chunk, 8 * KiB), BW_OK);
+    cr_assert_eq(bw_write(&w, chunk, 4 * KiB), BW_OK);
+    *cap = bw_capacity(&w);
+    pthread_barrier_wait(&g_all_hold); /* all hold theirs */
+    pthread_barrier_wait(&g_all_hold); /* the main thread has counted */
+    bw_release(&w);
+    return NULL;
+}
+
+Test(bounds, sixteen_threads_of_20_kib_on_a_zeroing_pool_hold_at_most_16_mib)
+{
+    pthread_t t[THREADS];
+    size_t cap[THREADS], i;
+    uint64_t before;
+    bw_pool_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = BW_POOL_ZERO_ON_RETURN;
+    cr_assert_eq(bw_pool_create(&g_pool, &o), BW_OK);
+    fill_chunk(12);
+    length_job(g_pool, 64 * MiB);
+    length_job(g_pool, 64 * MiB);
+    cr_assert_eq(stats_of(g_pool).learned_large_size, 64 * MiB);
+    before = outstanding(g_pool);
+    cr_assert_eq(pthread_barrier_init(&g_all_hold, NULL, THREADS + 1), 0);
+    for (i = 0; i < THREADS; i++)
+        cr_assert_eq(pthread_create(&t[i], NULL, hold_20_kib, &cap[i]), 0);
+    pthread_barrier_wait(&g_all_hold);
+    cr_expect_leq(outstanding(g_pool) - before, 16 * MiB, "%llu bytes held",
+                  (unsigned long long)(outstanding(g_pool) - before));
+    for (i = 0; i < THREADS; i++) cr_expect_leq(cap[i], 320 * KiB, "thread %zu: %zu", i, cap[i]);
+    pthread_barrier_wait(&g_all_hold);
+    for (i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&g_all_hold);
+    bw_pool_destroy(g_pool);
+}
+
+Test(bounds, the_learned_jump_ages_out_after_decay_ms)
+{
+    test_alloc ta;
+    bw_pool_options o = fresh_opts(&ta);
+    bw_pool *p;
+    o.decay_ms = 300;
+    p = mkpool(&o);
+    fill_chunk(13);
+    length_job(p, MiB);
+    length_job(p, MiB);
+    cr_expect_eq(stats_of(p).learned_large_size, MiB);
+    sleep_ms(350);
+    /* Nobody needed it for decay_ms: forgotten, and a job climbs as in a
+     * fresh pool (16 KiB -> 256 KiB). */
+    cr_expect_eq(stats_of(p).learned_large_size, 0);
+    cr_expect_eq(bounded_job(p, 100 * KiB, "aged"), 256 * KiB);
+    /* New jobs teach it again. */
+    length_job(p, MiB);
+    length_job(p, MiB);
+    cr_expect_eq(stats_of(p).learned_large_size, MiB);
+    bw_pool_destroy(p); /* decay may have freed blocks: ta's count is the pool's */
+}
+
+/* BW_POOL_LEARN_SIZE at every sample count: the second largest of the
+ * last 16 lengths; nothing with one. The header's example: after one
+ * 1 MiB job and eight of 100 bytes, writers start at the first block, not
+ * at 1 MiB. */
+Test(bounds, learned_size_is_the_second_largest_at_every_sample_count)
+{
+    size_t k, i, order;
+    for (order = 0; order < 2; order++) {
+        for (k = 1; k <= 16; k++) {
+            test_alloc ta;
+            bw_pool_options o = fresh_opts(&ta);
+            bw_pool *p;
+            bw_writer w;
+            size_t want;
+            o.flags = BW_POOL_LEARN_SIZE;
+            o.decay_ms = BW_DECAY_NEVER;
+            p = mkpool(&o);
+            /* One 1 MiB length and k - 1 of 100 + i bytes, the big one
+             * first or last. */
+            for (i = 0; i < k; i++) {
+                if (order == 0 ? i == 0 : i == k - 1) {
+                    length_job(p, MiB);
+                    continue;
+                }
+                cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+                cr_assert_eq(bw_write(&w, chunk, 100 + i), BW_OK);
+                bw_release(&w);
+            }
+            /* Second largest: the largest of the small ones (100 + k - 2
+             * bytes, or 100 + k - 1 with the big one last). */
+            want = k == 1 ? 0 : bw_pool_class_size(p, 100 + k - (order == 0 ? 1 : 2));
+            cr_expect_eq(stats_of(p).learned_size, want, "%zu samples, order %zu", k, order);
+            cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+            cr_assert_eq(bw_put_u8(&w, 1), BW_OK);
+            cr_expect_eq(bw_capacity(&w), 512, "%zu samples: the first block", k);
+            bw_release(&w);
+            ta_finish(&ta, p);
+        }
+    }
+    /* Two large ones are the stream's size: writers start there. */
+    {
+        test_alloc ta;
+        bw_pool_options o = fresh_opts(&ta);
+        bw_pool *p;
+        bw_writer w;
+        o.flags = BW_POOL_LEARN_SIZE;
+        o.decay_ms = BW_DECAY_NEVER;
+        p = mkpool(&o);
+        length_job(p, 300 * KiB);
+        length_job(p, 200 * KiB);
+        cr_expect_eq(stats_of(p).learned_size, 256 * KiB);
+        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        cr_assert_eq(bw_put_u8(&w, 1), BW_OK);
+        cr_expect_eq(bw_capacity(&w), 256 * KiB);
+        bw_release(&w);
+        ta_finish(&ta, p);
+    }
+}
