@@ -433,10 +433,8 @@ static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list
     bw_pool *p = bw__pool_of(w);
     size_t cap;
     int fills = 0;
-    if (p != NULL && bw__contig_size(w, p, need, &cap) == BW_OK) {
-        if (cap <= bw__pool_threshold(p)) cap = bw_pool_class_size(p, cap);
+    if (p != NULL && bw__contig_size(w, p, need, &cap) == BW_OK)
         fills = cap - (w->len - bw__start(w)) == need;
-    }
     return bw__printf_grow(w, need, fmt, ap, fills);
 }
 

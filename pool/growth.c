@@ -119,8 +119,9 @@ static size_t bw__toward(const bw_pool *p, size_t target, size_t need)
     return t;
 }
 
-/* The size a contiguous writer moves to for n more bytes (see the top of
- * this file and bufwriter.h's bw_init): its first block (min_first_block,
+/* The size a contiguous writer moves to for n more bytes, the block size a
+ * rent of it gives (see the top of this file and bufwriter.h's bw_init):
+ * its first block (min_first_block,
  * the learned starting size), else the growth rule; then, for a move or a
  * first block past the jump floor, as far towards the learned jump (or,
  * in a fresh pool, 16x past the floor) as the bound allows. */
@@ -135,7 +136,7 @@ BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool 
         if (first > want) want = first;
     }
     if (cap == 0 && want <= p->opt.max_pooled_size) {
-        size = want;
+        size = bw_pool_class_size(p, want);
     } else {
         rc = bw__pool_grow(p, held, want, cap, &size);
         if (rc != BW_OK) return rc;
