@@ -443,12 +443,13 @@ typedef struct bw_pool_options {
      * last 16 recorded within decay_ms (so one outlier job never decides
      * it alone, and a size no job has needed for decay_ms is forgotten),
      * nothing while fewer than two, at most max_learned_size. A contiguous
-     * writer's move (and a first block past jump_floor) goes as far towards
-     * it as bw_init's bound allows: to it when it is at most 16 x the bytes
-     * the writer needs, else to it divided by 16 as often as it takes to
-     * fit, so that each later move can reach it in one step: a stream of
-     * 1 MiB jobs in 8 KiB writes rents 8 KiB, 64 KiB, 1 MiB and copies
-     * 72 KiB a job; after 64 MiB jobs a 20 KiB job gets 256 KiB. Until two
+     * writer's move, and its first block when the first write is larger
+     * than min_first_block, go as far towards it as bw_init's bound
+     * allows: to it when it is at most 16 x the bytes the writer needs,
+     * else to it divided by 16 as often as it takes to fit, so that each
+     * later move can reach it in one step: a stream of 64 KiB jobs in
+     * 8 KiB writes rents one 64 KiB block a job, of 1 MiB jobs 64 KiB then
+     * 1 MiB (64 KiB copied); after 64 MiB jobs a 20 KiB job gets 256 KiB. Until two
      * are recorded (a fresh pool), a move to past jump_floor of a writer at
      * most at the threshold goes to 16 x max(capacity, jump_floor), at most
      * max_learned_size: a first 10 MiB job rents 16 KiB, 256 KiB, 4 MiB

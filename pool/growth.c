@@ -13,8 +13,8 @@
  * as far towards the learned size as it can: to it when it is at most 16 x
  * the need, else to the learned size divided by 16 as often as it takes to
  * fit, so each later move can reach it in one step and the whole climb
- * copies at most 1/15 of the job (a 1 MiB stream: 512 B, 4 KiB, 64 KiB,
- * 1 MiB).
+ * copies at most 1/15 of the job (a stream of 1 MiB jobs written 8 KiB at
+ * a time: 64 KiB, then 1 MiB).
  *
  * The learned jump (on unless BW_POOL_NO_LEARNED_GROWTH): contiguous
  * writers that end past the jump floor record their length and when; the
@@ -33,7 +33,7 @@
 
 /* The bound factor. A climb by factor f copies at most 1/(f - 1) of the
  * job; the block it holds is at most f x its bytes. 16 keeps the copy near
- * a jump's (a 1 MiB job copies 72 KiB of 1 MiB) and a 20 KiB job's block at
+ * a jump's (a 1 MiB job copies 64 KiB) and a 20 KiB job's block at
  * 256 KiB; bench/BENCHMARKS.md, "The sweep", has what it costs. */
 #define BW__BOUND ((size_t)16)
 
@@ -121,10 +121,12 @@ static size_t bw__toward(const bw_pool *p, size_t target, size_t need)
 
 /* The size a contiguous writer moves to for n more bytes, the block size a
  * rent of it gives (see the top of this file and bufwriter.h's bw_init):
- * its first block (min_first_block,
- * the learned starting size), else the growth rule; then, for a move or a
- * first block past the jump floor, as far towards the learned jump (or,
- * in a fresh pool, 16x past the floor) as the bound allows. */
+ * its first block (min_first_block, the learned starting size), else the
+ * growth rule; then, for a move or a first block for more than
+ * min_first_block (not a small message), as far towards the learned jump
+ * (or, for a move in a fresh pool, 16x past the floor) as the bound
+ * allows: a stream of 64 KiB jobs in 8 KiB writes then rents one block a
+ * job and copies nothing. */
 BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
                                       size_t n, size_t *out)
 {
@@ -148,7 +150,7 @@ BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool 
         if (first > size) size = first;
     }
     need = held + n; /* bw__pool_grow checked the sum */
-    if (!p->learn_growth || (cap == 0 && size <= p->opt.jump_floor)) {
+    if (!p->learn_growth || (cap == 0 && need <= p->opt.min_first_block)) {
         *out = size;
         return BW_OK;
     }

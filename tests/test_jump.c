@@ -48,19 +48,20 @@ Test(jump, similar_jobs_reach_their_size_within_the_bound_after_two)
             cr_expect_eq(n, climb[i], "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k, n);
         }
         cr_expect_eq(stats_of(p).learned_large_size, sizes[i]);
-        /* From the third on: the first write's 8 KiB, then the learned size
-         * when it is at most 16 x the 16 KiB needed (256 KiB), else its
-         * sixteenth on the way (1 MiB: 64 KiB; 4 MiB: 256 KiB), then it. */
+        /* From the third on: the first 8 KiB write goes towards the learned
+         * size as far as 16 x 8 KiB allows (1 MiB: its sixteenth, 64 KiB;
+         * 256 KiB and 4 MiB: 16 KiB), each later move as far again. */
         for (k = 0; k < 3; k++) {
-            size_t want = sizes[i] <= 256 * KiB ? 2 : 3;
+            static const size_t path[3][3] = { { 16 * KiB, 256 * KiB },
+                                               { 64 * KiB, MiB },
+                                               { 16 * KiB, 256 * KiB, 4 * MiB } };
+            size_t want = i == 2 ? 3 : 2, j;
             rents = stats_of(p).rents;
             cr_expect_eq(write_job(p, sizes[i], caps, &n), sizes[i]);
             cr_expect_eq(n, want, "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k + 2, n);
-            if (n == want) {
-                cr_expect_eq(caps[0], 8 * KiB);
-                if (want == 3) cr_expect_eq(caps[1], sizes[i] / 16);
-                cr_expect_eq(caps[n - 1], sizes[i], "reached %zu", caps[n - 1]);
-            }
+            for (j = 0; j < n && j < want; j++)
+                cr_expect_eq(caps[j], path[i][j], "%zu KiB job: capacity %zu is %zu",
+                             sizes[i] / KiB, j, caps[j]);
             cr_expect_eq(stats_of(p).rents - rents, want, "one rent per capacity");
         }
         ta_finish(&ta, p);
@@ -118,8 +119,8 @@ Test(jump, one_outlier_job_does_not_make_later_jobs_jump_to_its_size)
             /* One: the next 1 MiB job still jumps to 1 MiB. */
             cr_expect_eq(stats_of(p).learned_large_size, MiB);
             cr_expect_eq(write_job(p, MiB, caps, &n), MiB);
-            cr_expect_eq(n, 3);
-            if (n == 3) cr_expect_eq(caps[2], MiB);
+            cr_expect_eq(n, 2);
+            if (n == 2) cr_expect_eq(caps[1], MiB);
         }
     }
     /* Two of the last 16 are no outlier: the jump follows them. */
@@ -127,7 +128,7 @@ Test(jump, one_outlier_job_does_not_make_later_jobs_jump_to_its_size)
     ta_finish(&ta, p);
 }
 
-Test(jump, a_first_block_past_the_floor_jumps_one_at_it_does_not)
+Test(jump, a_first_write_past_the_first_block_goes_towards_the_jump)
 {
     static unsigned char big[20 * 1024];
     test_alloc ta;
@@ -137,13 +138,22 @@ Test(jump, a_first_block_past_the_floor_jumps_one_at_it_does_not)
     fill_chunk(3);
     for (k = 0; k < 2; k++) write_job(p, MiB, caps, &n);
     cr_assert_eq(stats_of(p).learned_large_size, MiB);
-    /* A first block of exactly the floor is not past it. */
+    /* A small message's first block is min_first_block, as ever. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, big, 512), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 512);
+    bw_release(&w);
+    /* A first write past it goes towards the learned size as far as 16 x
+     * its bytes allow: 1 MiB / 16 / 16 = 4 KiB for 513 bytes, 1 MiB / 16
+     * for 16 and 20 KiB. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, big, 513), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 4 * KiB);
+    bw_release(&w);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_assert_eq(bw_write(&w, big, 16 * KiB), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 16 * KiB);
+    cr_expect_eq(bw_capacity(&w), 64 * KiB);
     bw_release(&w);
-    /* One past it is: the first block goes towards the learned size as far
-     * as 16 x its 20 KiB allows, to 1 MiB's sixteenth. */
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     cr_assert_eq(bw_write(&w, big, sizeof big), BW_OK);
     cr_expect_eq(bw_capacity(&w), 64 * KiB);
@@ -173,14 +183,14 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     size_t k, caps[32], n;
     fill_chunk(3);
     /* A floor of 256 KiB: 200 KiB jobs teach nothing; once two 1 MiB jobs
-     * have, a 1 MiB job goes 8 KiB, 64 KiB, 1 MiB. */
+     * have, a 1 MiB job goes 64 KiB, 1 MiB. */
     p = jump_pool(&ta, 0, 0, 256 * KiB);
     for (k = 0; k < 3; k++) write_job(p, 200 * KiB, caps, &n);
     cr_expect_eq(stats_of(p).learned_large_size, 0);
     for (k = 0; k < 2; k++) write_job(p, MiB, caps, &n);
     cr_expect_eq(write_job(p, MiB, caps, &n), MiB);
-    cr_expect_eq(n, 3, "8 KiB, 64 KiB, then 1 MiB (%zu)", n);
-    if (n == 3) cr_expect_eq(caps[1], 64 * KiB);
+    cr_expect_eq(n, 2, "64 KiB, then 1 MiB (%zu)", n);
+    if (n == 2) cr_expect_eq(caps[0], 64 * KiB);
     ta_finish(&ta, p);
     /* An 8 KiB threshold: the default floor is the threshold. */
     o = fresh_opts(&ta);
@@ -190,7 +200,7 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     p = mkpool(&o);
     for (k = 0; k < 2; k++) write_job(p, 600 * KiB, caps, &n);
     cr_expect_eq(write_job(p, 600 * KiB, caps, &n), MiB);
-    cr_expect_eq(n, 3, "8 KiB, 64 KiB, then 1 MiB (%zu)", n);
+    cr_expect_eq(n, 2, "64 KiB, then 1 MiB (%zu)", n);
     ta_finish(&ta, p);
 }
 
