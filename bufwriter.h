@@ -413,10 +413,11 @@ typedef struct bw_pool_options {
      * from the backing allocator; a rent above the threshold is served from
      * a kept block of exactly that size. On unless BW_POOL_NO_LARGE_RETENTION
      * or BW_POOL_BYPASS. The defaults keep a 10 MiB job's 16 MiB block for
-     * each of four threads, or one 64 MiB segmented job's blocks past the
-     * threshold: .NET's ArrayPool.Shared keeps up to 32 arrays per size per
+     * each of four threads, or one 64 MiB job's blocks past the threshold
+     * (a contiguous one's 64 MiB and the 4 MiB it climbed through, bw_init's
+     * bound): .NET's ArrayPool.Shared keeps up to 32 arrays per size per
      * core; jemalloc keeps freed pages for 10 s (decay). */
-    size_t max_large_bytes;      /* bound on kept large bytes; 0 = 64 MiB     */
+    size_t max_large_bytes;      /* bound on kept large bytes; 0 = 80 MiB     */
     size_t max_large_blocks;     /* bound on kept large blocks; 0 = 8         */
     /* The learned sizes: BW_POOL_LEARN_SIZE's starting size, and the jump
      * of a writer that outgrows the jump floor, are at most this.          */

@@ -64,7 +64,7 @@
     X(min_block_size, size_t, (size_t)16)                                \
     X(max_blocks_per_class, size_t, (size_t)32)                          \
     X(max_retained_bytes, size_t, (size_t)64 << 20)   /* 64 MiB */       \
-    X(max_large_bytes, size_t, (size_t)64 << 20)      /* 64 MiB */       \
+    X(max_large_bytes, size_t, (size_t)80 << 20)      /* 80 MiB */       \
     X(max_large_blocks, size_t, (size_t)8)                               \
     X(max_learned_size, size_t, (size_t)64 << 20)     /* 64 MiB */       \
     X(decay_ms, uint32_t, 10000u)  /* jemalloc's dirty decay */          \

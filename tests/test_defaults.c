@@ -200,7 +200,7 @@ Test(defaults, default_keeps_a_16_mib_block_and_counts_it_in_retained_bytes)
     ta_finish(&ta, p);
 }
 
-Test(defaults, default_large_bounds_are_8_blocks_and_64_mib)
+Test(defaults, default_large_bounds_are_8_blocks_and_80_mib)
 {
     test_alloc ta;
     bw_pool *p = fresh_pool_defaults(&ta);
@@ -222,17 +222,17 @@ Test(defaults, default_large_bounds_are_8_blocks_and_64_mib)
     return_each(p, 8, b, cap);
     bw_pool_trim(p);
     cr_expect_eq(stats_of(p).retained_bytes, 0);
-    /* Five 16 MiB blocks: 64 MiB are kept. */
-    rent_each(p, 5, NULL, 16 * MiB, b, cap);
-    return_each(p, 5, b, cap);
+    /* Six 16 MiB blocks: 80 MiB are kept. */
+    rent_each(p, 6, NULL, 16 * MiB, b, cap);
+    return_each(p, 6, b, cap);
     s = stats_of(p);
-    cr_expect_eq(s.large_retained_bytes, 64 * MiB);
-    cr_expect_eq(s.retained_bytes, 64 * MiB);
+    cr_expect_eq(s.large_retained_bytes, 80 * MiB);
+    cr_expect_eq(s.retained_bytes, 80 * MiB);
     /* A block larger than the byte bound is never kept. */
-    b[0] = rent_ok(p, 64 * MiB + 4096, &cap[0]);
+    b[0] = rent_ok(p, 80 * MiB + 4096, &cap[0]);
     cr_expect_eq(bw_pool_return(p, b[0], cap[0]), BW_OK);
     s = stats_of(p);
-    cr_expect_eq(s.large_retained_bytes, 64 * MiB);
+    cr_expect_eq(s.large_retained_bytes, 80 * MiB);
     ta_finish(&ta, p);
 }
 

@@ -81,7 +81,7 @@ Test(pool, options_read_back_resolved)
     cr_expect_eq(r.min_block_size, 16);
     cr_expect_eq(r.max_blocks_per_class, 32);
     cr_expect_eq(r.max_retained_bytes, (size_t)64 << 20);
-    cr_expect_eq(r.max_large_bytes, (size_t)64 << 20);
+    cr_expect_eq(r.max_large_bytes, (size_t)80 << 20);
     cr_expect_eq(r.max_large_blocks, 8);
     cr_expect_eq(r.max_learned_size, (size_t)64 << 20);
     cr_expect_eq(r.decay_ms, 10000u);
