@@ -295,6 +295,13 @@ static int bw__os_file_end(void *cookie)
     return 0;
 }
 
+/* The stream cannot seek: a writer only appends. */
+static int bw__no_seek(void)
+{
+    errno = ESPIPE;
+    return -1;
+}
+
 #  if defined(__linux__) && !defined(__ANDROID__)
 /* glibc and musl: fopencookie. The seek position is off64_t in glibc's
  * table and off_t in musl's (64 bits in both); the prelude's _GNU_SOURCE
@@ -321,11 +328,7 @@ typedef off_t bw__cookie_off;
 
 static int bw__cookie_seek(void *cookie, bw__cookie_off *off, int whence)
 {
-    (void)cookie;
-    (void)off;
-    (void)whence;
-    errno = ESPIPE;
-    return -1;
+    return (void)cookie, (void)off, (void)whence, bw__no_seek();
 }
 
 FILE *bw__file_make(void *cookie)
@@ -345,11 +348,7 @@ static int bw__funopen_write(void *cookie, const char *buf, int n)
 
 static fpos_t bw__funopen_seek(void *cookie, fpos_t off, int whence)
 {
-    (void)cookie;
-    (void)off;
-    (void)whence;
-    errno = ESPIPE;
-    return -1;
+    return (void)cookie, (void)off, (void)whence, bw__no_seek();
 }
 
 FILE *bw__file_make(void *cookie)
