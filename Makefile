@@ -239,7 +239,7 @@ TESTS_mingw  := $(addprefix tests/test_,$(addsuffix .c,allocfail cursor encoding
                 first_use growth jump positions printf promises readout recorded_error room segmented \
                 steady threads writing))
 TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c tests/test_decay.c \
-                tests/test_pool_regressions.c tests/test_pool_defects.c
+                tests/test_pool_regressions.c tests/test_pool_defects.c tests/test_pool_cache.c
 # The one test harness (tests/harness.h), linked into every flavour.
 TEST_HARNESS := tests/harness.c tests/harness_pool.c
 TEST_WARN     = $(CSTD) -Wall -Wextra -Werror -pthread $(EXTRA_CFLAGS)

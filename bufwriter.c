@@ -392,28 +392,28 @@ copy:
 
 /* A contiguous writer's first block (it has no storage, so holds nothing):
  * no bytes to move or copy, no old block to give back, just the rent, and
- * src written at the start. The first write of every small message comes
- * here, so it skips bw__room_contig's general case. No error is recorded
- * (the caller checked), so lim is the capacity. The usual first block (the
- * pool's first_block: min_first_block, no learning in play) needs no size
- * rule, and its rent is the thread cache's inline pop: 88 instructions
- * from bw_reserve to here and back with the block (callgrind), where the
- * general way (bw__contig_size, bw_pool_shared, bw_pool_rent) took 159. */
-static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
+ * src written at the start. The general way: a first block the size rule
+ * decides (learning, a bigger first write), a size limit, a shared pool
+ * not yet created, or the thread cache's class empty. */
+static BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *src)
 {
-    bw_pool *p = bw__pool_of(w);
+    bw_pool *p;
     size_t cap, got = 0;
-    unsigned char *b = NULL;
+    unsigned char *b;
     int rc;
+    /* bw_reserve comes here first, before its own checks. */
+    if (n == 0 && src == NULL) return BW_OK;
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
+    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n <= bw__pool_first_block(p)) {
         cap = bw__pool_first_block(p);
-        b = (unsigned char *)bw__rent_first(p, &got);
     } else {
         rc = bw__contig_size(w, p, n, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
-    if (b == NULL) b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    b = (unsigned char *)bw_pool_rent(p, cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
     w->cap = w->lim = got;
@@ -424,6 +424,56 @@ static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
         w->len = n;
     }
     return BW_OK;
+}
+
+/* The first write of every small message comes here (bw_reserve, or
+ * bw__room after bw__first_write): the usual first block (the pool's
+ * first_block: min_first_block, no learning in play) needs no size rule,
+ * and its rent is the thread cache's inline pop. No error is recorded (the
+ * caller checked), so lim is the capacity. No stack frame and no call but
+ * the copy: the first put's way from bw_reserve to here and back with the
+ * block is about 45 instructions (callgrind), where the same calls with a
+ * frame took 97, and the general way (bw__contig_size, bw_pool_shared,
+ * bw_pool_rent) 159. Every other case is bw__contig_first_slow's, which
+ * also makes bw_reserve's checks. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline int bw__contig_first_in(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p = w->pool;
+    unsigned char *b;
+    size_t got;
+    if (p == NULL) p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
+    if (BW__LIKELY(p != NULL && !(w->flags & BW__LIMITED)) &&
+        (b = (unsigned char *)bw__rent_first(p, n, &got)) != NULL) {
+        /* pos is base already: a contiguous writer without storage holds
+         * nothing (init, release, detach and bw_take leave it so). */
+        w->pool = p;
+        w->lim = got;
+        w->data = b;
+        w->cap = got;
+        if (src != NULL) {
+            w->len = n; /* before the copy: a store through b may alias w */
+            memcpy(b, src, n);
+        }
+        return BW_OK;
+    }
+    return bw__contig_first_slow(w, n, src);
+}
+
+static int bw__contig_first(bw_writer *w, size_t n, const void *src)
+{
+    return bw__contig_first_in(w, n, src);
+}
+
+/* Whether a write of n bytes is a contiguous writer's first (no storage):
+ * the one test of the mode outside the table but the inits and bw_data,
+ * made before the table so a small message's first write is a compare
+ * away from its block. */
+static inline bool bw__first_write(const bw_writer *w, size_t n)
+{
+    return w->data == NULL && w->mode == BW__CONTIG && n <= BW__MAX_BLOCK;
 }
 
 /* printf's pass two: as bw__printf_grow, and also apart when the output
@@ -1378,8 +1428,7 @@ BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
 {
     /* A small message's first write (bw__contig_first) is one compare
      * away: the mode's own test, before the table. */
-    if (w->data == NULL && w->mode == BW__CONTIG && n <= BW__MAX_BLOCK)
-        return bw__contig_first(w, n, src);
+    if (bw__first_write(w, n)) return bw__contig_first(w, n, src);
     if (n > BW__MAX_BLOCK && !(bw__ops(w)->traits & BW__NO_POOL))
         return bw__fail(w, BW_EOVERFLOW);
     return bw__ops(w)->room(w, n, src);
@@ -1495,11 +1544,21 @@ static BW__COLD void bw__release_rest(bw_writer *w)
     bw__reset(w);
 }
 
+/* bw_release's rest for a writer that grows by moving: the job's length
+ * teaches the pool, and the block goes back the general way. */
+static BW__COLD void bw__release_block(bw_pool *p, unsigned char *b, size_t cap, size_t len)
+{
+    if (p != NULL && bw__pool_learns(p, len)) bw__learn_record(p, len);
+    if (b != NULL && !bw__return_fast(p, b, cap)) (void)bw_pool_return(p, b, cap);
+}
+
 /* A writer that grows by moving (contiguous: every small message) has its
  * own way through: its one block and the first line are all it has, the
- * job's length teaches the pool only past bw__pool_learns (one compare), the
- * block goes back by the thread cache's inline push, and the fields it
- * uses are emptied, with no call. Other modes take bw__release_rest. */
+ * fields it uses are emptied, and a small message's block (the pool's
+ * first size, too small to teach the pool anything) goes back by the
+ * thread cache's inline push, with no call and no stack frame. Any other
+ * block, and a length that teaches the pool, take bw__release_block; other
+ * modes bw__release_rest. */
 void bw_release(bw_writer *w)
 {
     bw_pool *p;
@@ -1507,20 +1566,26 @@ void bw_release(bw_writer *w)
     size_t cap, len;
     if (w == NULL) return;
     p = w->pool;
-    if (!(bw__traits(w) & BW__GROWS)) {
+    /* The mode's own test (the contiguous mode alone grows by moving),
+     * before the table, as bw__first_write's. */
+    if (w->mode != BW__CONTIG) {
         bw__release_rest(w);
         return;
     }
-    /* Emptied first: stores through the block may alias w. */
     b = w->flags & BW__EXTERNAL ? NULL : w->data;
     cap = w->cap;
-    len = bw_len(w);
+    /* A block implies its pool (the rent set it). Given back before the
+     * fields are emptied, so the length is read only when it can teach. */
+    if (b != NULL && bw__return_first(p, b, cap)) {
+        b = NULL;
+        len = 0;
+    } else {
+        len = bw_len(w);
+    }
     w->data = NULL;
     w->cap = 0;
     bw__reset(w);
-    if (BW__UNLIKELY(p != NULL && bw__pool_learns(p, len))) bw__learn_record(p, len);
-    /* A block implies its pool (the rent set it). */
-    if (b != NULL && !bw__return_fast(p, b, cap)) (void)bw_pool_return(p, b, cap);
+    if (b != NULL || (p != NULL && bw__pool_learns(p, len))) bw__release_block(p, b, cap, len);
 }
 
 void bw_clear(bw_writer *w)
@@ -1585,6 +1650,9 @@ int bw_reserve(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
+    /* A small message's first put (the size limit and n's range are
+     * checked on its slow way). */
+    if (w->data == NULL && w->mode == BW__CONTIG) return bw__contig_first_in(w, n, NULL);
     if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) return BW_OK;
     return bw__room(w, n, NULL);

@@ -308,10 +308,12 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * fork).
  *
  * Retention works in two levels. Each thread keeps a small cache per pool of
- * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 32 KiB), used
- * without locks; behind them, each class has a shared, locked stack of at
- * most max_blocks_per_class blocks. max_retained_bytes bounds both levels
- * together. A thread's cache goes back to the pool when the thread exits;
+ * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 1 MiB; those
+ * above 32 KiB at most 4 MiB in all), used without locks, given back by
+ * decay at the thread's next slow call or at its exit; behind them, each
+ * class has a shared, locked stack of at most max_blocks_per_class blocks.
+ * max_retained_bytes bounds both levels together. A thread's cache goes
+ * back to the pool when the thread exits;
  * the caches of threads still alive when a plugin that embeds bufwriter (the
  * single header, or libbufwriter.a) is unloaded with dlclose leak instead,
  * since the thread-exit hook is removed at unload so no thread runs unmapped

@@ -414,7 +414,8 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
         cap = p->opt.min_block_size << ci;
         if (n > 0) {
-            b = bw__tc_take(tc, ci, n, atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+            b = bw__tc_take(&tc->cls[ci], n,
+                            atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
         } else if ((b = bw__shared_pop(p, ci)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
             BW__COUNT(p, tc, out_bytes, cap);
@@ -467,13 +468,18 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 }
 
 /* Reserve budget for one more slot of class ci in tc. A cache never
- * reserves more than BW_THREAD_CACHE_SLOTS slots per class; the budget goes
- * back on trim, decay and at thread exit. */
+ * reserves more than BW_THREAD_CACHE_SLOTS slots per class, nor more than
+ * BW__TCACHE_MEDIUM_BYTES in the classes above BW__TCACHE_SMALL; the
+ * budget goes back on trim, decay and at thread exit (bw__tcache_unreserve). */
 static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
 {
-    if (tc->resv[ci] >= BW_THREAD_CACHE_SLOTS || !bw__budget_take(p, p->opt.min_block_size << ci))
+    size_t cap = p->opt.min_block_size << ci;
+    bool medium = cap > BW__TCACHE_SMALL;
+    if (tc->cls[ci].resv >= BW_THREAD_CACHE_SLOTS ||
+        (medium && cap > BW__TCACHE_MEDIUM_BYTES - tc->medium) || !bw__budget_take(p, cap))
         return false;
-    tc->resv[ci]++;
+    tc->cls[ci].resv++;
+    if (medium) tc->medium += cap;
     return true;
 }
 
@@ -523,9 +529,9 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
         BW__TRACK_NOACCESS(block, capacity);
         if (tc != NULL && ci < p->tc_classes) {
             size_t n = bw__tc_held(tc, ci);
-            if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
-                bw__tc_put(tc, ci, n, atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed),
-                           block);
+            bw__tc_class *c = &tc->cls[ci];
+            if (n < c->resv || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
+                bw__tc_put(c, n, atomic_load_explicit(&c->push, memory_order_relaxed), block);
                 if (now != 0) bw__tcache_seen(p, tc, now);
                 return BW_OK;
             }

@@ -72,11 +72,21 @@
     X(jump_floor, size_t, BW__DEFAULT_JUMP_FLOOR)                         \
     X(chain_block_size, size_t, BW__DEFAULT_CHAIN_BLOCK)                  \
     X(allocator, const bw_allocator *, bw_allocator_libc())
-/* Thread caches serve classes up to this size (jemalloc's tcache_max is
- * 32 KiB too): bigger blocks are few and their copy costs far more than a
- * lock, and so an idle thread never sits on much memory that cannot decay
- * without its help (at most 4 x 64 KiB per pool). */
-#define BW__TCACHE_MAX ((size_t)32 << 10)
+/* Thread caches serve classes up to this size: the medium blocks (64 KiB
+ * .. 1 MiB, the default threshold) too, so a job from 64 KiB up rents and
+ * returns them without the shared level's lock, as mimalloc keeps
+ * per-thread pages for these sizes (through the shared level a rent plus a
+ * return of 64 KiB .. 1 MiB took 52-59 ns; mimalloc's malloc + free 12).
+ * What an idle thread holds there decays only with its help (its next slow
+ * path, or its exit), so the classes above BW__TCACHE_SMALL share a bound
+ * in bytes per thread and pool, BW__TCACHE_MEDIUM_BYTES: 4 MiB holds one
+ * block of each medium class (64 KiB .. 1 MiB: 1,984 KiB) twice over, what
+ * a thread running one job at a time and the job after it needs, and is
+ * one sixteenth of the default max_retained_bytes. */
+#define BW__TCACHE_MAX_SHIFT 20
+#define BW__TCACHE_MAX ((size_t)1 << BW__TCACHE_MAX_SHIFT)
+#define BW__TCACHE_SMALL ((size_t)32 << 10)
+#define BW__TCACHE_MEDIUM_BYTES ((size_t)4 << 20)
 #define BW__ALL_FLAGS (BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE | BW_POOL_CHECKED | \
                        BW_POOL_LEARN_SIZE | BW_POOL_FILL | BW_POOL_BYPASS |              \
                        BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH)
@@ -118,19 +128,37 @@ static inline void bw__counters_fold(bw__counters *dst, const bw__sums *src)
 #undef BW__FIELD
 }
 
+/* One class of a thread cache: its stack and the counters that drive it,
+ * together, so a fast path reaches them all from one pointer.
+ *
+ * The stack is driven by two monotonic counters: push and pop. The number
+ * of blocks held is push - pop, the top slot is at that index, and the
+ * counters double as the statistics (a pop is a hit, a push a return), so
+ * each fast-path operation updates exactly one counter: a relaxed load and
+ * store, no lock prefix. resv is how many slots have retention budget
+ * reserved from the pool; a return takes the fast path only into a
+ * reserved slot. low is the fewest blocks held since the cache's last
+ * decay: the blocks below it are untouched since then. 64 bytes, a cache
+ * line: a class's index is a shift. */
+typedef struct bw__tc_class {
+    _Atomic uint64_t push, pop;
+    void *slots[BW_THREAD_CACHE_SLOTS];
+    unsigned char resv;
+    unsigned char low;     /* only the owner, or a caller that holds the
+                              owner quiescent, reads or writes resv and low */
+    unsigned char pad_[64 - 2 * 8 - BW_THREAD_CACHE_SLOTS * 8 - 2];
+} bw__tc_class;
+_Static_assert(sizeof(bw__tc_class) == 64, "a thread cache's class is a cache line");
+
 /* One thread's cache for one pool. Only its owner thread changes it (other
  * threads read it for stats, and empty it only when the owner is quiescent
- * (destroy) or gone (exit)).
- *
- * Each class's stack is driven by two monotonic counters: push and pop. The
- * number of blocks held is push - pop, the top slot is at that index, and
- * the counters double as the statistics (a pop is a hit, a push a return),
- * so each fast-path operation updates exactly one counter: a relaxed load
- * and store, no lock prefix. resv[ci] is how many slots of the class have
- * retention budget reserved from the pool; a return takes the fast path
- * only into a reserved slot. */
+ * (destroy) or gone (exit)). */
 typedef struct bw__tcache {
     _Atomic uint64_t pool_id;        /* the pool's id; 0 once the pool is gone */
+    bw__tc_class *first;             /* the class of first_size                */
+    size_t first_size;               /* the pool's first_block when its rent and
+                                        return take the fast path, else 0: a
+                                        small message's block, one compare    */
     bw_pool *pool;                   /* valid while pool_id != 0               */
     struct bw__tcache *thread_next;  /* the owner thread's list                */
     struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
@@ -139,21 +167,17 @@ typedef struct bw__tcache {
     uint64_t ops_seen, seen_ms;      /* push + pop count as seen at seen_ms: if
                                         unchanged decay_ms later, every block
                                         held is at least that old            */
-    unsigned char resv[BW__MAX_CLASSES];
-    _Atomic unsigned char low[BW__MAX_CLASSES]; /* fewest blocks held since
-                                        last_decay: the blocks below it are
-                                        untouched since then (decay)          */
-    struct {
-        _Atomic uint64_t push, pop;
-    } n[BW__MAX_CLASSES];
-    void *slots[];                   /* nclasses * BW_THREAD_CACHE_SLOTS       */
+    size_t medium;                   /* bytes of the reserved slots of classes
+                                        above BW__TCACHE_SMALL: at most
+                                        BW__TCACHE_MEDIUM_BYTES              */
+    bw__tc_class cls[];              /* tc_classes                             */
 } bw__tcache;
 
 /* Blocks held in class ci of tc. */
 static inline size_t bw__tc_held(bw__tcache *tc, unsigned ci)
 {
-    return (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) -
-                    atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+    return (size_t)(atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) -
+                    atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
 }
 
 /* The shared level of one class: a locked stack, grown on demand up to the
@@ -290,13 +314,13 @@ BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size);
  * must fit at once: its classes run from the smallest class a pool may have
  * (BW__MIN_CLASS) to BW__TCACHE_MAX, each with BW_THREAD_CACHE_SLOTS blocks. */
 #define BW__MIN_CLASS ((size_t)16)
-#define BW__FREES_MAX 64
+#define BW__FREES_MAX 72
 typedef struct bw__frees {
     size_t n;
     struct { void *block; size_t size; } e[BW__FREES_MAX];
 } bw__frees;
-_Static_assert(BW__MIN_CLASS == (size_t)1 << 4 && BW__TCACHE_MAX == (size_t)1 << 15 &&
-                   (15 - 4 + 1) * BW_THREAD_CACHE_SLOTS <= BW__FREES_MAX,
+_Static_assert(BW__MIN_CLASS == (size_t)1 << 4 &&
+                   (BW__TCACHE_MAX_SHIFT - 4 + 1) * BW_THREAD_CACHE_SLOTS <= BW__FREES_MAX,
                "a thread cache's whole flush must fit in one bw__frees");
 BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 
@@ -304,11 +328,13 @@ BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 _Static_assert((BW__RECENT & (BW__RECENT - 1)) == 0 && BW__RECENT >= 2,
                "the learning rings: a power of two, so slot = counter % BW__RECENT "
                "stays in turn when the counter wraps; two at least for the jump");
-_Static_assert((15 - 4 + 1) <= BW__MAX_CLASSES &&
+_Static_assert((BW__TCACHE_MAX_SHIFT - 4 + 1) <= BW__MAX_CLASSES &&
                    (sizeof(size_t) * 8 - 1) - 4 + 1 <= BW__MAX_CLASSES,
                "a thread cache's per-class arrays cover every class a pool may have");
 _Static_assert(BW_THREAD_CACHE_SLOTS <= 255,
                "resv and low (unsigned char) count a class's slots");
+_Static_assert(BW__TCACHE_MEDIUM_BYTES >= BW_THREAD_CACHE_SLOTS * BW__TCACHE_MAX,
+               "every slot of the largest thread-cached class fits the medium bound");
 
 /* fork: the lock that guards the shared pool's creation. */
 BW__INTERNAL void bw__shared_lock_fork(bool lock);
@@ -384,39 +410,39 @@ static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const siz
 _Static_assert((BW__DECAY_POPS & (BW__DECAY_POPS - 1)) == 0,
                "the fast path tests a pop count against BW__DECAY_POPS with a mask");
 
-/* The top block of tc's class ci, which holds n > 0 blocks and has popped
+/* The top block of class c, which holds n > 0 blocks and has popped
  * `pop`: taken, counted (a hit, and the bytes out) and the decay low-water
  * mark lowered. The one pop, for the fast path and the slow. */
-static inline void *bw__tc_take(bw__tcache *tc, unsigned ci, size_t n, uint64_t pop)
+static inline void *bw__tc_take(bw__tc_class *c, size_t n, uint64_t pop)
 {
-    void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
-    /* Decay's low-water mark: the blocks below it stay untouched. */
-    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    void *b = c->slots[n - 1];
+    atomic_store_explicit(&c->pop, pop + 1, memory_order_relaxed);
+    /* Decay's low-water mark: the blocks below it stay untouched. n is at
+     * most BW_THREAD_CACHE_SLOTS, so a byte compares it. */
+    if ((unsigned char)(n - 1) < c->low) c->low = (unsigned char)(n - 1);
     return b;
 }
 
-/* Put block on tc's class ci, which holds n blocks (fewer than its
- * reserved slots) and has pushed `push`: counted (a return, and the bytes
- * back). The one push, for the fast path and the slow. */
-static inline void bw__tc_put(bw__tcache *tc, unsigned ci, size_t n, uint64_t push, void *block)
+/* Put block on class c, which holds n blocks (fewer than its reserved
+ * slots) and has pushed `push`: counted (a return, and the bytes back).
+ * The one push, for the fast path and the slow. */
+static inline void bw__tc_put(bw__tc_class *c, size_t n, uint64_t push, void *block)
 {
-    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+    c->slots[n] = block;
+    atomic_store_explicit(&c->push, push + 1, memory_order_relaxed);
 }
 
-/* A block of tc's class ci (cap bytes), or NULL when that class is empty,
- * or when this pop is the class's BW__DECAY_POPS-th (the slow path pops
- * it). */
-static inline void *bw__tc_pop_class(bw__tcache *tc, unsigned ci, size_t cap, size_t *capacity)
+/* A block of class c (cap bytes), or NULL when that class is empty, or
+ * when this pop is the class's BW__DECAY_POPS-th (the slow path pops it). */
+static inline void *bw__tc_pop_class(bw__tc_class *c, size_t cap, size_t *capacity)
 {
-    uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
-    size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
+    uint64_t pop = atomic_load_explicit(&c->pop, memory_order_relaxed);
+    size_t n = (size_t)(atomic_load_explicit(&c->push, memory_order_relaxed) - pop);
     void *b;
     /* pop + 1 is the counter's next value, stored below: one test more. */
     if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
-    b = bw__tc_take(tc, ci, n, pop);
+    b = bw__tc_take(c, n, pop);
+    BW__ASSUME(b != NULL); /* a slot holds a block */
     BW__TRACK_UNDEFINED(b, cap);
     *capacity = cap;
     return b;
@@ -426,7 +452,7 @@ static inline void *bw__tc_pop_class(bw__tcache *tc, unsigned ci, size_t cap, si
 static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
 {
     unsigned ci = bw__class_index(p, min_size);
-    return bw__tc_pop_class(tc, ci, p->opt.min_block_size << ci, capacity);
+    return bw__tc_pop_class(&tc->cls[ci], p->opt.min_block_size << ci, capacity);
 }
 
 /* A power of two with capacity - min_size < span: min_size <= capacity <=
@@ -439,16 +465,21 @@ static inline bool bw__return_fast_ok(const bw_pool *p, const void *block, size_
            capacity - p->opt.min_block_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
 }
 
+/* Keep block in class c; false when it holds all the slots it reserved. */
+static inline bool bw__tc_push_class(bw__tc_class *c, void *block, size_t capacity)
+{
+    uint64_t push = atomic_load_explicit(&c->push, memory_order_relaxed);
+    size_t n = (size_t)(push - atomic_load_explicit(&c->pop, memory_order_relaxed));
+    if (BW__UNLIKELY((unsigned char)n >= c->resv)) return false; /* n <= resv */
+    BW__TRACK_NOACCESS(block, capacity);
+    bw__tc_put(c, n, push, block);
+    return true;
+}
+
 /* Keep block in tc; false when its class holds all the slots it reserved. */
 static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t capacity)
 {
-    unsigned ci = bw__log2(capacity) - p->min_shift;
-    uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
-    size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
-    if (BW__UNLIKELY(n >= tc->resv[ci])) return false;
-    BW__TRACK_NOACCESS(block, capacity);
-    bw__tc_put(tc, ci, n, push, block);
-    return true;
+    return bw__tc_push_class(&tc->cls[bw__log2(capacity) - p->min_shift], block, capacity);
 }
 
 

@@ -86,24 +86,45 @@ static inline bool bw__pool_learns(const bw_pool *p, size_t len)
  * jump floor. */
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
 
-/* A writer's usual first block (first_block bytes, class first_class)
- * from the calling thread's cache, or NULL: then bw_pool_rent. The class
- * is known, so this is the pool id's compare and the pop alone. */
-static inline void *bw__rent_first(bw_pool *p, size_t *capacity)
+/* A writer's usual first block (first_block bytes) from the calling
+ * thread's cache when its first write of n bytes fits it, or NULL: then
+ * the general way. The cache knows the class and whether the fast paths
+ * serve it (first_size, 0 when not), so this is the pool id's compare, one
+ * for the size, and the pop. */
+static inline void *bw__rent_first(bw_pool *p, size_t n, size_t *capacity)
 {
-    if (p->first_block - 1 < p->fast_rent_limit &&
-        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id)
-        return bw__tc_pop_class(bw__tl_last, p->first_class, p->first_block, capacity);
+    bw__tcache *tc = bw__tl_last;
+    if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
+        n - 1 < tc->first_size)
+        return bw__tc_pop_class(tc->first, tc->first_size, capacity);
     return NULL;
 }
 
-/* Keep block in the calling thread's cache; false when it cannot (then
- * bw_pool_return, which tries this first too). */
+/* Keep a writer's block in the calling thread's cache; false when it
+ * cannot (then bw_pool_return, which tries the general fast path too). A
+ * block of the first size goes to its class with no arithmetic. */
 static inline bool bw__return_fast(bw_pool *p, void *block, size_t capacity)
 {
-    return bw__return_fast_ok(p, block, capacity) &&
-           atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
-           bw__tc_push(p, bw__tl_last, block, capacity);
+    bw__tcache *tc = bw__tl_last;
+    if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) != p->id ||
+        BW__TRACK_IS_NOACCESS(block))
+        return false;
+    if (capacity == tc->first_size) return bw__tc_push_class(tc->first, block, capacity);
+    return bw__return_fast_ok(p, block, capacity) && bw__tc_push(p, tc, block, capacity);
+}
+
+/* Keep a writer's block of the first size in the calling thread's cache
+ * (no arithmetic: the cache knows the class); false for any other block,
+ * or when the class is full. Such a writer never teaches the pool: a first
+ * size is set only where no learned size applies to it, and then it is at
+ * most learn_above (bw_pool_create), so bw__pool_learns is false for every
+ * length it holds. */
+static inline bool bw__return_first(bw_pool *p, void *block, size_t capacity)
+{
+    bw__tcache *tc = bw__tl_last;
+    return atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
+           capacity == tc->first_size && !BW__TRACK_IS_NOACCESS(block) &&
+           bw__tc_push_class(tc->first, block, capacity);
 }
 
 /* The shared pool once created (pool.c), for a writer's inline first rent;

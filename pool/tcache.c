@@ -75,13 +75,26 @@ static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
     unsigned ci;
     bw__sums_add(s, &tc->ctr);
     for (ci = 0; ci < p->tc_classes; ci++) {
-        uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
-        uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+        uint64_t push = atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed);
+        uint64_t pop = atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
         s->hits += pop;
         s->returns += push;
         s->out_bytes += (pop - push) * (uint64_t)(p->opt.min_block_size << ci);
         if (held) *held += (size_t)(push - pop) * (p->opt.min_block_size << ci);
     }
+}
+
+/* Give back the budget of class ci's reserved slots beyond the first
+ * `keep`, and their share of the medium bound. */
+static void bw__tcache_unreserve(bw__tcache *tc, unsigned ci, size_t keep)
+{
+    bw_pool *p = tc->pool;
+    size_t cap = p->opt.min_block_size << ci, k;
+    if (tc->cls[ci].resv <= keep) return;
+    k = tc->cls[ci].resv - keep;
+    bw__budget_give(p, k * cap);
+    if (cap > BW__TCACHE_SMALL) tc->medium -= k * cap;
+    tc->cls[ci].resv = (unsigned char)keep;
 }
 
 /* Take the bottom k blocks of class ci out of tc (not a rent: the hit and
@@ -90,23 +103,19 @@ static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
 static void bw__tcache_take(bw__tcache *tc, unsigned ci, size_t k, bw__frees *f)
 {
     bw_pool *p = tc->pool;
+    bw__tc_class *c = &tc->cls[ci];
     size_t cap = p->opt.min_block_size << ci, n = bw__tc_held(tc, ci), i;
-    void **slots = &tc->slots[ci * BW_THREAD_CACHE_SLOTS];
     for (i = 0; i < k; i++) {
-        f->e[f->n].block = slots[i];
+        f->e[f->n].block = c->slots[i];
         f->e[f->n].size = cap;
         f->n++;
     }
-    memmove(slots, slots + k, (n - k) * sizeof *slots);
-    atomic_store_explicit(&tc->n[ci].pop,
-                          atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed) + k,
+    memmove(c->slots, c->slots + k, (n - k) * sizeof *c->slots);
+    atomic_store_explicit(&c->pop, atomic_load_explicit(&c->pop, memory_order_relaxed) + k,
                           memory_order_relaxed);
     BW__TC_ADD(tc, hits, (uint64_t)0 - k);
     BW__TC_ADD(tc, out_bytes, (uint64_t)0 - k * cap);
-    if (tc->resv[ci] > n - k) {
-        bw__budget_give(p, (tc->resv[ci] - (n - k)) * cap);
-        tc->resv[ci] = (unsigned char)(n - k);
-    }
+    bw__tcache_unreserve(tc, ci, n - k);
 }
 
 BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
@@ -123,8 +132,7 @@ BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
                 if (!bw__shared_push(p, ci, f->e[i].block, now)) f->e[kept++] = f->e[i];
             f->n = kept;
         }
-        bw__budget_give(p, (size_t)tc->resv[ci] * (p->opt.min_block_size << ci));
-        tc->resv[ci] = 0;
+        bw__tcache_unreserve(tc, ci, 0);
     }
 }
 
@@ -133,8 +141,8 @@ static uint64_t bw__tc_ops(bw_pool *p, bw__tcache *tc)
     uint64_t ops = 0;
     unsigned ci;
     for (ci = 0; ci < p->tc_classes; ci++)
-        ops += atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) +
-               atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+        ops += atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) +
+               atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
     return ops;
 }
 
@@ -165,13 +173,13 @@ static uint64_t bw__tcache_decay_into(bw_pool *p, bw__tcache *tc, uint64_t now, 
     if (!all && now - tc->last_decay < p->opt.decay_ms) return 0;
     for (ci = 0; ci < p->tc_classes; ci++) {
         size_t n = bw__tc_held(tc, ci);
-        size_t k = all ? n : atomic_load_explicit(&tc->low[ci], memory_order_relaxed);
+        size_t k = all ? n : tc->cls[ci].low;
         if (k > n) k = n;
         if (k != 0) {
             bw__tcache_take(tc, ci, k, f);
             bytes += (uint64_t)k * (p->opt.min_block_size << ci);
         }
-        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - k), memory_order_relaxed);
+        tc->cls[ci].low = (unsigned char)(n - k);
     }
     tc->last_decay = now;
     tc->ops_seen = bw__tc_ops(p, tc);
@@ -336,8 +344,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
      * then this thread uses the shared level only. */
     if (!atomic_load_explicit(&bw__exit_key_ok, memory_order_acquire)) return NULL;
     if ((bw__tl_used + 1) * 4 > (bw__tl_mask + 1) * 3 && !bw__map_rebuild()) return NULL;
-    tc = (bw__tcache *)calloc(1, sizeof *tc +
-                              (size_t)p->tc_classes * BW_THREAD_CACHE_SLOTS * sizeof(void *));
+    tc = (bw__tcache *)calloc(1, sizeof *tc + (size_t)p->tc_classes * sizeof(bw__tc_class));
     if (tc == NULL) return NULL;
     tc->thread_next = bw__tl_head;
     if (!bw__thread_exit_set(tc)) {
@@ -345,6 +352,12 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
         return NULL;
     }
     tc->pool = p;
+    /* A small message's block: the pool's first block, when the fast paths
+     * serve its class (bw__rent_first, bw__return_fast). */
+    if (p->first_block - 1 < p->fast_rent_limit) {
+        tc->first_size = p->first_block;
+        tc->first = &tc->cls[p->first_class];
+    }
     tc->last_decay = p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     tc->seen_ms = tc->last_decay;
     atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);
@@ -431,8 +444,7 @@ BW__INTERNAL void bw__tcache_fork_child(bw_pool *p)
         memset(&s, 0, sizeof s);
         bw__tcache_totals(tc, &s, NULL);
         bw__counters_fold(&p->ctr, &s);
-        for (ci = 0; ci < p->tc_classes; ci++)
-            bw__budget_give(p, (size_t)tc->resv[ci] * (p->opt.min_block_size << ci));
+        for (ci = 0; ci < p->tc_classes; ci++) bw__tcache_unreserve(tc, ci, 0);
         bw__reg_unlink(tc);
     }
     atomic_store_explicit(&p->exiting, 0, memory_order_relaxed);
