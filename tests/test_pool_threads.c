@@ -1,131 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-#define _DEFAULT_SOURCE 1 /* fork, waitpid, pthread_atfork under -std=c11 */
-/* test_pool_defects.c - defects of the pool found after 0.2, each with the
- * test that guards it:
- *
- *   fork_handlers_registered_first_use_the_pool: a program (a logging
- *     library, say) registers pthread_atfork handlers that write through
- *     bufwriter before it creates its first pool. bufwriter registered its
- *     own handlers lazily, at the first pool, so its prepare handler ran
- *     first and held every pool lock when the program's prepare handler
- *     rented: fork deadlocked. bufwriter now registers them when it is
- *     loaded, so handlers registered after that may use it in prepare,
- *     parent and child.
- *
- *   thread_exit_with_a_free_hook_that_writes_loses_nothing: pool P's free
- *     hook writes a line through a writer on pool L. A thread's exit
- *     cleanup gives its caches back one pool at a time; when it freed P's
- *     blocks, the hook's rent and return on L went through the thread's
- *     cache for L, already given back but still the thread's current
- *     cache: the returned block was parked there and freed with it, one
- *     block of L (and its retention budget, and its counts) lost per
- *     thread exit. Once the cleanup starts the thread now has no cache, so
- *     such calls use L's shared level.
- *
- *   decay_when_the_thread_cache_serves_every_call: decay ran only on slow
- *     paths (where the clock is read), so a program whose later calls were
- *     all served by the thread cache (small messages) never gave back what
- *     its bigger jobs left retained (a kept large block, mid-size blocks in
- *     the shared level), however long ago. One rent in 1024 of a class now
- *     takes the slow path, which decays: the test makes only small calls
- *     after those returns and expects the memory back soon after decay_ms.
- *
- * Unloading a plugin that embeds bufwriter (the single header, or
- * libbufwriter.a) while threads that used it live is tested by
- * tests/dl/run.sh (make test-dlclose): it needs a separately built plugin
- * that dlclose really unmaps. */
+/* test_pool_threads.c - a pool's thread caches: what a thread's exit does
+ * with them, one thread with many pools, and decay when the thread cache
+ * serves every call. (Several threads on one pool: test_threads.c.
+ * Unloading a plugin that embeds bufwriter while threads that used it
+ * live: tests/dl/run.sh, make test-dlclose, which needs a separately built
+ * plugin that dlclose really unmaps.) */
 #include "harness.h"
 
 #include <pthread.h>
-#include <sys/types.h>
-#include <time.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-/* ------------------------------------------------------------------ */
-/* Fork handlers registered before the first pool                       */
-/* ------------------------------------------------------------------ */
-
-/* The pool the handlers write through: no thread cache, so every rent and
- * return takes its class lock, the lock bufwriter's prepare handler holds. */
-static bw_pool *fork_pool;
-static _Atomic int fork_ok[3]; /* prepare, parent, child: lines written */
-
-static void fork_handler_write(int which)
-{
-    static const char *const names[3] = { "prepare", "parent", "child" };
-    bw_writer w;
-    size_t cap = 0;
-    void *b;
-    bw_pool *p = fork_pool;
-    int ok;
-    if (p == NULL) return; /* a fork of some other test code */
-    if (bw_init(&w, p, 0) != BW_OK) return;
-    ok = bw_printf(&w, "atfork %s\n", names[which]) == BW_OK &&
-         bw_len(&w) == strlen(names[which]) + 8;
-    bw_release(&w);
-    b = bw_pool_rent(p, 100, &cap);
-    ok = ok && b != NULL && cap >= 100;
-    if (b != NULL) {
-        memset(b, which, cap);
-        ok = bw_pool_return(p, b, cap) == BW_OK && ok;
-    }
-    if (ok) atomic_fetch_add(&fork_ok[which], 1);
-}
-
-static void fork_prepare(void) { fork_handler_write(0); }
-static void fork_parent(void) { fork_handler_write(1); }
-static void fork_child(void) { fork_handler_write(2); }
-
-/* This must be the first thing the process does with bufwriter: the
- * handlers have to be registered before the first pool exists, which is
- * when bufwriter used to register its own. It holds because Criterion (and
- * tests/mini_criterion.h) runs each test in a process of its own, and no
- * code of the suite creates a pool before a test starts. The timeout turns
- * a deadlocked fork into a failure. */
-Test(pool_defects, fork_handlers_registered_first_use_the_pool, .timeout = 30)
-{
-    test_alloc ta;
-    bw_pool *p;
-    bw_writer w;
-    pid_t pid;
-    int status = 0, i;
-    cr_assert_eq(pthread_atfork(fork_prepare, fork_parent, fork_child), 0);
-    p = fresh_pool(&ta, 0, BW_POOL_NO_THREAD_CACHE);
-    /* The pools in use: a writer on the shared pool, blocks through p. */
-    cr_assert_eq(bw_init(&w, NULL, 0), BW_OK);
-    cr_assert_eq(bw_printf(&w, "before fork %d", 1), BW_OK);
-    bw_release(&w);
-    for (i = 0; i < 4; i++) {
-        size_t cap;
-        void *b = bw_pool_rent(p, 64u << i, &cap);
-        cr_assert_not_null(b);
-        cr_assert_eq(bw_pool_return(p, b, cap), BW_OK);
-    }
-    fork_pool = p;
-    fflush(NULL);
-    pid = fork();
-    cr_assert_geq(pid, 0, "fork failed");
-    if (pid == 0) {
-        /* The child: its handler wrote its line; the pools work. */
-        size_t cap;
-        void *b = bw_pool_rent(p, 200, &cap);
-        int ok = atomic_load(&fork_ok[2]) == 1 && b != NULL &&
-                 bw_pool_return(p, b, cap) == BW_OK;
-        _exit(ok ? 0 : 3);
-    }
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "the child failed (status %d)", status);
-    cr_expect_eq(atomic_load(&fork_ok[0]), 1, "the prepare handler could not write");
-    cr_expect_eq(atomic_load(&fork_ok[1]), 1, "the parent handler could not write");
-    fork_pool = NULL;
-    ta_finish(&ta, p);
-}
 
 /* ------------------------------------------------------------------ */
 /* Thread exit with a free hook that writes through bufwriter           */
 /* ------------------------------------------------------------------ */
+
+/* What broke (after 0.2): pool P's free hook writes a line through a
+ * writer on pool L. A thread's exit cleanup gives its caches back one pool
+ * at a time; when it freed P's blocks, the hook's rent and return on L went
+ * through the thread's cache for L, already given back but still the
+ * thread's current cache: the returned block was parked there and freed
+ * with it, one block of L (and its retention budget, and its counts) lost
+ * per thread exit. Once the cleanup starts the thread now has no cache, so
+ * such calls use L's shared level. */
 
 #define EXIT_THREADS 200
 
@@ -168,7 +63,7 @@ static void *exit_worker(void *arg)
     return ok ? arg : NULL;
 }
 
-Test(pool_defects, thread_exit_with_a_free_hook_that_writes_loses_nothing, .timeout = 120)
+Test(pool_threads, thread_exit_with_a_free_hook_that_writes_loses_nothing, .timeout = 120)
 {
     test_alloc ta_p, ta_l;
     bw_allocator hook;
@@ -216,17 +111,66 @@ Test(pool_defects, thread_exit_with_a_free_hook_that_writes_loses_nothing, .time
 }
 
 /* ------------------------------------------------------------------ */
+/* One thread, many pools                                               */
+/* ------------------------------------------------------------------ */
+
+/* What broke (0.1): a thread had room for the caches of a few pools only.
+ * Each pool's block comes back from this thread's cache for that pool. */
+Test(pool_threads, one_thread_with_10000_pools, .timeout = 120)
+{
+    enum { NPOOLS = 10000 };
+    test_alloc ta;
+    bw_pool **pools;
+    void **blocks;
+    size_t cap, i;
+    bw_pool *p;
+    ta_init(&ta, 1);
+    pools = (bw_pool **)calloc(NPOOLS, sizeof *pools);
+    blocks = (void **)calloc(NPOOLS, sizeof *blocks);
+    cr_assert_not_null(pools);
+    cr_assert_not_null(blocks);
+    for (i = 0; i < NPOOLS; i++) pools[i] = ta_pool_defaults(&ta);
+    for (i = 0; i < NPOOLS; i++) {
+        blocks[i] = rent_ok(pools[i], 64, &cap);
+        cr_assert_eq(cap, 64);
+        memset(blocks[i], (int)(i & 0xff), cap);
+        cr_assert_eq(bw_pool_return(pools[i], blocks[i], cap), BW_OK);
+    }
+    /* Each pool's block comes back from this thread's cache for that pool. */
+    for (i = 0; i < NPOOLS; i++) {
+        void *b = rent_ok(pools[i], 64, &cap);
+        cr_assert_eq(b, blocks[i], "pool %zu", i);
+        cr_assert_eq(bw_pool_return(pools[i], b, cap), BW_OK);
+    }
+    for (i = 0; i < NPOOLS; i += 997) {
+        bw_pool_stats s = stats_of(pools[i]);
+        cr_expect_eq(s.rents, 2, "pool %zu", i);
+        cr_expect_eq(s.hits, 1, "pool %zu", i);
+        cr_expect_eq(s.retained_bytes, 64, "pool %zu", i);
+    }
+    for (i = 0; i < NPOOLS; i++) bw_pool_destroy(pools[i]);
+    cr_expect_eq(atomic_load(&ta.live_blocks), 0);
+    /* A new pool after all that still works on this thread. */
+    p = ta_pool_defaults(&ta);
+    blocks[0] = rent_ok(p, 64, &cap);
+    cr_expect_eq(bw_pool_return(p, blocks[0], cap), BW_OK);
+    ta_finish(&ta, p);
+    free(pools);
+    free(blocks);
+}
+
+/* ------------------------------------------------------------------ */
 /* Decay when every call is served by the thread cache                  */
 /* ------------------------------------------------------------------ */
 
-static uint64_t test_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-Test(pool_defects, decay_when_the_thread_cache_serves_every_call, .timeout = 60)
+/* What broke (after 0.2): decay ran only on slow paths (where the clock is
+ * read), so a program whose later calls were all served by the thread
+ * cache (small messages) never gave back what its bigger jobs left
+ * retained (a kept large block, mid-size blocks in the shared level),
+ * however long ago. One rent in 1024 of a class now takes the slow path,
+ * which decays: the test makes only small calls after those returns and
+ * expects the memory back soon after decay_ms. */
+Test(pool_threads, decay_when_the_thread_cache_serves_every_call, .timeout = 60)
 {
     enum { DECAY_MS = 100, MID = 64 << 10, NMID = 4, LARGE = 4 << 20 };
     test_alloc ta;
@@ -244,7 +188,7 @@ Test(pool_defects, decay_when_the_thread_cache_serves_every_call, .timeout = 60)
     b = bw_pool_rent(p, 100, &cap);
     cr_assert_not_null(b);
     cr_assert_eq(bw_pool_return(p, b, cap), BW_OK);
-    start = test_now_ms();
+    start = mono_ms();
     /* What a bigger job leaves: a kept large block (above the threshold)
      * and mid-size blocks in the shared level (above the thread cache). */
     b = bw_pool_rent(p, LARGE, &cap);
@@ -267,7 +211,7 @@ Test(pool_defects, decay_when_the_thread_cache_serves_every_call, .timeout = 60)
             cr_assert_eq(bw_pool_return(p, b, cap), BW_OK);
         }
         bw_pool_get_stats(p, &st); /* changes nothing: no decay here */
-        now = test_now_ms();
+        now = mono_ms();
         if (st.large_retained_bytes == 0 && st.retained_bytes < (size_t)MID) break;
     } while (now < deadline);
     cr_expect_eq(st.large_retained_bytes, 0,
