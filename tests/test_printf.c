@@ -180,8 +180,8 @@ static void cstr_printf_case(int m, unsigned flags, size_t held, int pad)
     cr_assert_not_null(want);
     memcpy(want, s, held);
     n = sprintf(want + held, "<%s|%*s>", s, pad, s);
-    cr_expect_eq(bw_printf(&e.w, "<%s|%*s>", c, pad, c), BW_OK, "%s, %zu held, pad %d", mode_name[m],
-                 held, pad);
+    cr_expect_eq(bw_printf(&e.w, "<%s|%*s>", c, pad, c), BW_OK, "%s, %zu held, pad %d",
+                 mode_name[m], held, pad);
     expect_output(&e, want, held + (size_t)n, "printf of bw_cstr");
     free(want);
     free(s);

@@ -619,8 +619,9 @@ Test(detach_malloc, null_empty_and_recorded_error)
 }
 
 /* malloc itself failing: the address space is capped in this test's own
- * process (not on Windows, which has no RLIMIT_AS, nor where a sanitizer, valgrind or qemu-user owns the address
- * space: qemu's guest heap ignores the guest's RLIMIT_AS). */
+ * process (not on Windows, which has no RLIMIT_AS, nor where a sanitizer,
+ * valgrind or qemu-user owns the address space: qemu's guest heap ignores
+ * the guest's RLIMIT_AS). */
 #if defined(__SANITIZE_ADDRESS__) || defined(BW_VALGRIND) || defined(BW_TEST_EMULATED) || \
     defined(_WIN32)
 #  define NO_RLIMIT_TEST 1
