@@ -235,11 +235,11 @@ R_mingw    = WINEPREFIX=$(abspath $(B))/wine WINEDEBUG=-all $(WINE) $<.exe
 # unit (tests/test_cpp.cpp: bufwriter.hpp, C++17), asan with its sanitizers.
 # MinGW: the test files that need no POSIX beyond pipes (fork, signals,
 # sockets, fcntl, mmap, setrlimit: the others) and run under wine.
-TESTS_mingw  := $(addprefix tests/test_,$(addsuffix .c,allocfail cursor encoding errors failinj \
-                first_use growth jump positions printf promises readout recorded_error room segmented \
+TESTS_mingw  := $(addprefix tests/test_,$(addsuffix .c,bounds cursor encoding errors failinj \
+                first_use growth jump positions printf readout recorded_error room segmented \
                 steady threads writing))
-TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c tests/test_decay.c \
-                tests/test_pool_regressions.c tests/test_pool_defects.c tests/test_pool_cache.c
+TESTS_tsan   := $(addprefix tests/test_,$(addsuffix .c,bounds threads pool pool_fork pool_threads \
+                defaults decay))
 # The one test harness (tests/harness.h), linked into every flavour.
 TEST_HARNESS := tests/harness.c tests/harness_pool.c
 TEST_WARN     = $(CSTD) -Wall -Wextra -Werror -pthread $(EXTRA_CFLAGS)

@@ -325,6 +325,23 @@ void h_open_holding(harness *h, int mode, const char *s)
     cr_assert_eq(bw_write(&h->w, s, strlen(s)), BW_OK, "%s", mode_name[mode]);
 }
 
+void h_open_stale(harness *h, int mode, unsigned flags)
+{
+    h_open_ex(h, mode, mode == M_SINK || mode == M_FIXED ? STALE_BUF : default_param(mode), 0,
+              flags);
+    if (mode == M_FIXED) memset(h->fbuf, 'S', h->fsize);
+}
+
+char *letters(size_t n, unsigned seed)
+{
+    char *s = (char *)malloc(n + 1);
+    size_t i;
+    cr_assert_not_null(s);
+    for (i = 0; i < n; i++) s[i] = (char)('a' + (i * 7 + seed + i / 26) % 26);
+    s[n] = 0;
+    return s;
+}
+
 /* Release, check the fixed buffer's guards, destroy the pool and check the
  * allocator balances to zero. */
 void h_close(harness *h)

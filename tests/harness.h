@@ -179,6 +179,15 @@ void h_open(harness *h, int mode);
 /* h_open, then the writer takes the string s (its bytes, no NUL). */
 void h_open_holding(harness *h, int mode, const char *s);
 
+/* h_open_ex on a pool with flags, streaming and fixed writers with a
+ * STALE_BUF-byte buffer; a fixed buffer starts with stale bytes ("SSSS..."),
+ * which no output (bw_cstr's included) may show. */
+#define STALE_BUF 4096
+void h_open_stale(harness *h, int mode, unsigned flags);
+
+/* A malloc'd string of n letters that depend on the position, then a NUL. */
+char *letters(size_t n, unsigned seed);
+
 /* Release, check the fixed buffer's guards, destroy the pool and check the
  * allocator balances to zero. */
 void h_close(harness *h);

@@ -2,8 +2,8 @@
 #define _DEFAULT_SOURCE 1 /* POSIX 2008 (clock_gettime, nanosleep, fork) and MAP_ANONYMOUS */
 /* test_defaults.c - the pool's defaults (bufwriter.h, section 5 "Pool"):
  * options, flags and bounds, the learned jump, min_first_block, stats and
- * BW_POOL_ZERO_ON_RETURN. Decay is in test_decay.c, the defects 0.2 fixed
- * in test_pool_regressions.c. */
+ * BW_POOL_ZERO_ON_RETURN. Decay is in test_decay.c, the bounds on what a
+ * writer may hold in test_bounds.c. */
 #include "harness.h"
 
 #include <errno.h>

@@ -208,3 +208,49 @@ Test(file, fopen_null_is_einval, .timeout = 60)
 }
 
 /* ------------------------------------------------------------------------ */
+
+/* What broke (0.2): fputs, fwrite and fprintf through bw_fopen(w) with
+ * arguments inside w's held bytes, in a contiguous or segmented writer: the
+ * FILE hands its bytes over in pieces, in the middle of the call, and the
+ * writer's growth moved the argument away under it. */
+#ifdef BW_HAVE_FILE_ADAPTER
+/* fputs(bw_cstr(w)) and fwrite(bw_data(w)) into bw_fopen(w): the FILE
+ * flushes into w (which grows) and goes on reading the argument. */
+Test(file, fopen_writes_of_the_writers_own_bytes_contiguous_and_segmented)
+{
+    static const int modes[] = {M_CONTIG, M_BUFFER, M_CHAIN};
+    static const unsigned flagsets[] = {0, BW_POOL_ZERO_ON_RETURN, BW_POOL_NO_LARGE_RETENTION};
+    static const size_t sizes[] = {3000, 20000, 300000};
+    size_t mi, fi, si;
+    for (mi = 0; mi < 3; mi++)
+        for (fi = 0; fi < 3; fi++)
+            for (si = 0; si < 3; si++) {
+                harness e;
+                size_t n = sizes[si];
+                char *s = letters(n, 3), *want = (char *)malloc(4 * n);
+                FILE *f;
+                const char *c;
+                cr_assert_not_null(want);
+                h_open_stale(&e, modes[mi], flagsets[fi]);
+                cr_assert_eq(bw_write(&e.w, s, n), BW_OK);
+                c = bw_cstr(&e.w);
+                cr_assert_not_null(c);
+                f = bw_fopen(&e.w);
+                cr_assert_not_null(f);
+                cr_expect_geq(fputs(c, f), 0, "%s: fputs", mode_name[modes[mi]]);
+                cr_expect_eq(fflush(f), 0);
+                /* two copies are held now: fwrite both again */
+                cr_assert_not_null(bw_pullup(&e.w));
+                cr_expect_eq(fwrite(bw_pullup(&e.w), 1, 2 * n, f), 2 * n);
+                cr_expect_eq(fclose(f), 0);
+                memcpy(want, s, n);
+                memcpy(want + n, s, n);
+                memcpy(want + 2 * n, want, 2 * n);
+                expect_output(&e, want, 4 * n, "fputs and fwrite of own bytes");
+                cr_expect_eq(bw_error(&e.w), BW_OK);
+                free(want);
+                free(s);
+                h_close(&e);
+            }
+}
+#endif

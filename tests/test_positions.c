@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_positions.c - positions, in every mode (bufwriter.h, section 8):
- * tell, patch and truncate; consume; detach.
+ * tell, patch and truncate; consume; detach. Every test of bw_patch is
+ * here: every width, after growth, out of range, over references, and
+ * with truncate rolling a frame back while an error is recorded.
  *
  * Every check runs in each mode the harness opens (harness.h): contiguous
  * (bw_init, and bw_init_buffer over a caller's first buffer), segmented,
@@ -409,4 +411,249 @@ Test(positions, detach_of_a_writer_without_storage_is_null)
         cr_expect_eq(bw_error(&h.w), BW_OK);
         h_close(&h);
     }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Truncate and patch while an error is recorded: rolling a frame back      */
+/* ------------------------------------------------------------------------ */
+
+Test(positions, truncate_and_patch_a_fixed_frame_that_did_not_fit)
+{
+    unsigned char buf[16];
+    bw_writer w;
+    uint64_t mark;
+    cr_assert_eq(bw_init_fixed(&w, buf, sizeof buf), BW_OK);
+    cr_assert_eq(bw_puts(&w, "ok;"), BW_OK);
+    mark = bw_tell(&w);
+    cr_assert_eq(bw_put_u32le(&w, 0), BW_OK);
+    cr_expect_eq(bw_puts(&w, "far too long a body"), BW_EFULL);
+    cr_expect_eq(bw_patch_u32le(&w, mark, 0xdeadbeef), BW_OK, "patch works with the error");
+    cr_expect_eq(bw_truncate(&w, mark), BW_OK, "truncate works with the error");
+    cr_expect_eq(bw_error(&w), BW_EFULL, "and leaves it recorded");
+    cr_expect_eq(bw_len(&w), 3);
+    /* the fast path must stay closed: lim follows len */
+    cr_expect_eq(bw_put_u8(&w, 'x'), BW_EFULL);
+    cr_expect_eq(bw_write(&w, "y", 1), BW_EFULL);
+    cr_expect_eq(bw_len(&w), 3);
+    cr_expect_eq(bw_truncate(&w, 100), BW_EINVAL, "a bad position is still refused");
+    cr_expect_eq(bw_error(&w), BW_EFULL, "the first error stays");
+    bw_clear_error(&w);
+    cr_expect_eq(bw_puts(&w, "next"), BW_OK);
+    cr_expect(memcmp(buf, "ok;next", 7) == 0);
+}
+
+Test(positions, truncate_and_patch_in_every_mode_after_a_failed_call)
+{
+    int m;
+    for (m = 0; m < M_COUNT; m++) {
+        env *e = env_new();
+        bw_writer w;
+        unsigned char got[4096];
+        uint64_t mark;
+        size_t n;
+        mk(e, &w, m);
+        cr_assert_eq(bw_puts(&w, "head"), BW_OK);
+        mark = bw_tell(&w);
+        cr_assert_eq(bw_puts(&w, "frame"), BW_OK);
+        /* a failure every mode records: a bad advance */
+        cr_expect_eq(bw_advance(&w, SIZE_MAX), BW_EINVAL);
+        cr_expect_eq(bw_patch(&w, mark, "FR", 2), BW_OK, "%s", mode_name[m]);
+        cr_expect_eq(bw_truncate(&w, mark + 2), BW_OK, "%s", mode_name[m]);
+        cr_expect_eq(bw_put_u8(&w, 'z'), BW_EINVAL, "%s: still refused", mode_name[m]);
+        n = produced(e, &w, got);
+        cr_expect_eq(n, 6, "%s", mode_name[m]);
+        cr_expect(memcmp(got, "headFR", 6) == 0, "%s", mode_name[m]);
+        bw_release(&w);
+        env_free(e);
+    }
+}
+
+Test(positions, truncate_and_patch_a_streaming_writer_whose_sink_failed)
+{
+    env *e = env_new();
+    bw_writer w;
+    unsigned char b[CLIENT_SINK_BUF];
+    uint64_t mark;
+    fill(b, sizeof b, 9);
+    mk(e, &w, M_SINK);
+    cr_assert_eq(bw_write(&w, b, 200), BW_OK);
+    mark = bw_tell(&w);
+    cr_assert_eq(bw_write(&w, b, 40), BW_OK);
+    sink_fail(&e->sink, SF_ERRNO, EAGAIN);
+    cr_expect_eq(bw_write(&w, b, 100), BW_EIO, "no room: sends, which fails");
+    cr_expect_eq(bw_len(&w), 240, "the unsent bytes stay held");
+    cr_expect_eq(bw_truncate(&w, mark), BW_OK, "a mark among the held bytes");
+    cr_expect_eq(bw_patch(&w, 0, "AB", 2), BW_OK);
+    cr_expect_eq(bw_error(&w), BW_EIO);
+    cr_expect_eq(bw_errno(&w), EAGAIN);
+    sink_heal(&e->sink);
+    bw_clear_error(&w);
+    cr_expect_eq(bw_flush(&w), BW_OK);
+    cr_expect_eq(e->sink.out.len, 200);
+    cr_expect(memcmp(e->sink.out.d, "AB", 2) == 0 && memcmp(e->sink.out.d + 2, b + 2, 198) == 0);
+    cr_expect_eq(bw_truncate(&w, 10), BW_EINVAL, "sent bytes are gone");
+    bw_release(&w);
+    env_free(e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* bw_patch: every width, after growth, out of range, over references       */
+/* ------------------------------------------------------------------------ */
+
+Test(positions, patch_every_width)
+{
+    bw_writer w = BW_WRITER_INIT;
+    static const unsigned char want[] = {
+        0xaa, 0x02, 0x01, 0x01, 0x02, 0x04, 0x03, 0x02, 0x01, 0x01, 0x02, 0x03, 0x04,
+        8, 7, 6, 5, 4, 3, 2, 1, 1, 2, 3, 4, 5, 6, 7, 8, 'e', 'n', 'd'};
+    size_t i;
+    for (i = 0; i < sizeof want - 3; i++) bw_put_u8(&w, 0);
+    bw_puts(&w, "end");
+    cr_expect_eq(bw_patch_u8(&w, 0, 0xaa), BW_OK);
+    cr_expect_eq(bw_patch_u16le(&w, 1, 0x0102), BW_OK);
+    cr_expect_eq(bw_patch_u16be(&w, 3, 0x0102), BW_OK);
+    cr_expect_eq(bw_patch_u32le(&w, 5, 0x01020304), BW_OK);
+    cr_expect_eq(bw_patch_u32be(&w, 9, 0x01020304), BW_OK);
+    cr_expect_eq(bw_patch_u64le(&w, 13, 0x0102030405060708ull), BW_OK);
+    cr_expect_eq(bw_patch_u64be(&w, 21, 0x0102030405060708ull), BW_OK);
+    cr_assert_eq(bw_len(&w), sizeof want);
+    cr_expect(memcmp(bw_data(&w), want, sizeof want) == 0);
+    bw_release(&w);
+}
+
+Test(positions, patch_length_prefix_after_growth)
+{
+    bw_writer w = BW_WRITER_INIT;
+    size_t at, i;
+    bw_puts(&w, "HDR");
+    at = bw_len(&w);
+    bw_put_u32le(&w, 0); /* placeholder */
+    for (i = 0; i < 100000; i++) bw_put_u8(&w, (uint8_t)i);
+    cr_assert_eq(bw_patch_u32le(&w, at, (uint32_t)(bw_len(&w) - at - 4)), BW_OK);
+    cr_expect_eq(bw_data(&w)[at], 100000 & 0xff);
+    cr_expect_eq(bw_data(&w)[at + 1], (100000 >> 8) & 0xff);
+    cr_expect_eq(bw_data(&w)[at + 2], 100000 >> 16);
+    cr_expect_eq(bw_data(&w)[at + 3], 0);
+    cr_expect(memcmp(bw_data(&w), "HDR", 3) == 0);
+    bw_release(&w);
+}
+
+Test(positions, patch_at_an_offset_out_of_range_changes_nothing)
+{
+    size_t bad_offsets[] = {5, 6, 7, 100, SIZE_MAX, SIZE_MAX - 2};
+    size_t i;
+    for (i = 0; i < sizeof bad_offsets / sizeof bad_offsets[0]; i++) {
+        bw_writer w = BW_WRITER_INIT;
+        bw_puts(&w, "abcdefgh");
+        /* 4 bytes at offset 5 would run past the length (8). */
+        cr_expect_eq(bw_patch_u32le(&w, bad_offsets[i], 0xffffffffu), BW_EINVAL,
+                     "offset %zu", bad_offsets[i]);
+        cr_expect_eq(bw_error(&w), BW_EINVAL);
+        cr_expect_eq(bw_len(&w), 8);
+        cr_expect(memcmp(bw_data(&w), "abcdefgh", 8) == 0);
+        /* in range, it works while the error is recorded, which stays */
+        cr_expect_eq(bw_patch_u8(&w, 0, 'z'), BW_OK);
+        cr_expect_eq(bw_data(&w)[0], 'z');
+        cr_expect_eq(bw_error(&w), BW_EINVAL);
+        bw_release(&w);
+    }
+    {
+        bw_writer w = BW_WRITER_INIT;
+        bw_puts(&w, "abcd");
+        cr_expect_eq(bw_patch(&w, 4, "x", 0), BW_OK, "n = 0 at the end is fine");
+        cr_expect_eq(bw_patch(&w, 0, "wxyz", 4), BW_OK, "exactly up to the length");
+        cr_expect_eq(bw_patch(&w, 1, NULL, 1), BW_EINVAL);
+        cr_expect_eq(bw_patch(NULL, 0, "x", 1), BW_EINVAL);
+        cr_expect(memcmp(bw_data(&w), "wxyz", 4) == 0);
+        bw_release(&w);
+    }
+}
+
+Test(positions, patch_copies_a_reference_and_never_writes_the_callers_memory)
+{
+    env *e = env_new();
+    bw_writer w;
+    unsigned char r[200], keep[200], got[210];
+    donec dc = {0, NULL, 0};
+    fill(r, sizeof r, 14);
+    memcpy(keep, r, sizeof r);
+    mk(e, &w, M_CHAIN);
+    cr_assert_eq(bw_puts(&w, "12345"), BW_OK);
+    cr_assert_eq(bw_append_ref(&w, r, sizeof r, on_done, &dc), BW_OK);
+    cr_assert_eq(bw_puts(&w, "67890"), BW_OK);
+    cr_expect_eq(bw_patch(&w, 3, "abcdef", 6), BW_OK, "across the block and the reference");
+    cr_expect(memcmp(r, keep, sizeof r) == 0, "the caller's bytes are untouched");
+    cr_expect_eq(dc.calls, 1, "the reference is now a copy");
+    cr_assert_eq(bw_copy_out(&w, 0, got, 210), BW_OK);
+    cr_expect(memcmp(got, "123abcdef", 9) == 0);
+    cr_expect(memcmp(got + 9, r + 4, 196) == 0 && memcmp(got + 205, "67890", 5) == 0);
+    /* a patch whose source is the referenced memory itself */
+    cr_assert_eq(bw_append_ref(&w, r, sizeof r, on_done, &dc), BW_OK);
+    cr_expect_eq(bw_patch(&w, 0, r, 5), BW_OK);
+    cr_expect_eq(dc.calls, 1, "not the patched range");
+    cr_expect_eq(bw_patch(&w, 300, r + 10, 20), BW_OK, "into the second, from itself");
+    cr_expect_eq(dc.calls, 2);
+    cr_assert_eq(bw_copy_out(&w, 290, got, 30), BW_OK);
+    cr_expect(memcmp(got, r + 80, 10) == 0 && memcmp(got + 10, r + 10, 20) == 0);
+    bw_release(&w);
+    cr_expect_eq(dc.calls, 2);
+    env_free(e);
+}
+
+/* done may reuse the memory at once: scribble over it. */
+static void done_scribble(void *ctx, const void *data, size_t n)
+{
+    on_done(ctx, data, n);
+    memset((void *)(uintptr_t)data, '#', n);
+}
+
+/* A writer holding one reference and nothing else has contiguous bytes
+ * (bw_data is the reference), yet a patch from them must still copy the
+ * source first: making the reference a block calls done, and the source
+ * is gone after it. And a patch works while an error is recorded, with its
+ * own outcome: when copying the reference fails it returns BW_ENOMEM (the
+ * recorded code hid the failure), the first error stays, nothing changes. */
+Test(positions, patch_into_a_lone_reference)
+{
+    env *e = env_new();
+    bw_writer w;
+    unsigned char r[300], keep[300], got[305];
+    donec dc = {0, NULL, 0};
+    size_t n;
+    for (n = 4; n <= 200; n += 196) { /* in the stack buffer, and over it */
+        fill(r, sizeof r, 17);
+        memcpy(keep, r, sizeof r);
+        dc.calls = 0;
+        mk(e, &w, M_CHAIN);
+        cr_assert_eq(bw_append_ref(&w, r, sizeof r, done_scribble, &dc), BW_OK);
+        cr_assert(bw_data(&w) == r, "the reference is all there is");
+        cr_expect_eq(bw_patch(&w, 90, r + 7, n), BW_OK);
+        cr_expect_eq(dc.calls, 1, "the reference became a block");
+        cr_assert_eq(bw_copy_out(&w, 0, got, sizeof r), BW_OK);
+        cr_expect(memcmp(got, keep, 90) == 0 && memcmp(got + 90 + n, keep + 90 + n, 210 - n) == 0);
+        cr_expect(memcmp(got + 90, keep + 7, n) == 0, "%zu patched bytes: the reference's", n);
+        bw_release(&w);
+    }
+    env_free(e);
+
+    e = env_new(); /* nothing cached: copying the reference must allocate */
+    fill(r, sizeof r, 16);
+    dc.calls = 0;
+    mk(e, &w, M_CHAIN);
+    cr_assert_eq(bw_append_ref(&w, r, sizeof r, on_done, &dc), BW_OK);
+    cr_assert_eq(bw_puts(&w, "tail!"), BW_OK);
+    cr_assert_eq(bw_reserve(&w, SIZE_MAX), BW_EOVERFLOW);
+    ta_fail_from_next(&e->ta);
+    cr_expect_eq(bw_patch(&w, 10, "XY", 2), BW_ENOMEM, "the copy of the reference failed");
+    cr_expect_eq(bw_patch(&w, 10, r + 50, 100), BW_ENOMEM, "the copy of the source failed");
+    cr_expect_eq(bw_error(&w), BW_EOVERFLOW, "the first error stays");
+    cr_expect_eq(dc.calls, 0, "still a reference");
+    cr_assert_eq(bw_copy_out(&w, 0, got, sizeof got), BW_OK);
+    cr_expect(memcmp(got, r, sizeof r) == 0 && memcmp(got + sizeof r, "tail!", 5) == 0);
+    ta_fail_never(&e->ta);
+    cr_expect_eq(bw_patch(&w, 10, "XY", 2), BW_OK, "works once memory is back");
+    cr_expect_eq(dc.calls, 1);
+    cr_expect_eq(bw_error(&w), BW_EOVERFLOW);
+    bw_release(&w);
+    env_free(e);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_readout.c - reading out, in every mode (bufwriter.h, section 9): the
- * const read-outs, pullup and cstr, append_writer, and the edges of
- * release, copy_out, pullup and consume.
+ * const read-outs, pullup and cstr, append_writer, the hand-off to free()
+ * (bw_detach_malloc), and the edges of release, copy_out, pullup and
+ * consume.
  *
  * Every check runs in each mode the harness opens (harness.h): contiguous
  * (bw_init, and bw_init_buffer over a caller's first buffer), segmented,
@@ -16,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #ifndef _WIN32
+#  include <sys/resource.h> /* setrlimit: malloc failing in bw_detach_malloc */
 #  include <sys/uio.h> /* struct iovec (Windows: bufwriter.h has it) */
 #endif
 #include <unistd.h>
@@ -395,5 +397,315 @@ Test(readout, consuming_everything_returns_the_start_to_the_block_start)
         cr_assert_eq(bw_put_u8(&h.w, 'z'), BW_OK);
         cr_expect_eq(start[0], 'z');
         h_close(&h);
+    }
+}
+
+Test(readout, cstr_of_a_full_fixed_buffer_is_null_until_truncated)
+{
+    char buf[6];
+    bw_writer w;
+    cr_assert_eq(bw_init_fixed(&w, buf, 5), BW_OK);
+    cr_assert_eq(bw_puts(&w, "hello"), BW_OK);
+    cr_expect_null(bw_cstr(&w), "no room for the NUL");
+    cr_expect_eq(bw_error(&w), BW_OK, "the writer is not poisoned");
+    cr_expect_eq(bw_truncate(&w, 4), BW_OK);
+    cr_expect_str_eq(bw_cstr(&w), "hell");
+    cr_expect_eq(bw_putc(&w, '!'), BW_OK);
+    cr_expect_null(bw_cstr(&w));
+    cr_expect_eq(bw_error(&w), BW_OK);
+    cr_expect(memcmp(buf, "hell!", 5) == 0);
+    /* a byte to spare, as the example sizes it */
+    cr_assert_eq(bw_init_fixed(&w, buf, sizeof buf), BW_OK);
+    cr_assert_eq(bw_puts(&w, "hello"), BW_OK);
+    cr_expect_str_eq(bw_cstr(&w), "hello");
+}
+
+Test(readout, cstr_of_a_full_streaming_buffer_records_nothing_and_sends_nothing)
+{
+    env *e = env_new();
+    bw_writer w;
+    unsigned char b[CLIENT_SINK_BUF];
+    fill(b, sizeof b, 3);
+    mk(e, &w, M_SINK);
+    cr_assert_eq(bw_write(&w, b, sizeof b), BW_OK);
+    cr_assert_eq(bw_free_capacity(&w), 0);
+    cr_expect_null(bw_cstr(&w));
+    cr_expect_eq(bw_error(&w), BW_OK);
+    cr_expect_eq(e->sink.calls, 0, "bw_cstr never sends");
+    cr_expect_eq(bw_flush(&w), BW_OK);
+    cr_expect_eq(e->sink.out.len, sizeof b);
+    bw_release(&w);
+    env_free(e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* bw_detach_malloc: the held bytes handed to free()                        */
+/* ------------------------------------------------------------------------ */
+
+/* Write n pattern bytes in pieces, then detach to free(): the bytes, the
+ * NUL, an empty writer that can be used again. */
+static void detach_check(env *e, int m, size_t n)
+{
+    bw_writer w;
+    unsigned char *src = (unsigned char *)malloc(n + 1), *got;
+    unsigned char *all = (unsigned char *)malloc(n + 1);
+    size_t len = 12345, i, sent;
+    if (m == M_FIXED && n > FIXED_SIZE) {
+        free(src);
+        free(all);
+        return;
+    }
+    mk(e, &w, m);
+    fill(src, n, (unsigned)n);
+    for (i = 0; i < n; i += 100)
+        cr_assert_eq(bw_write(&w, src + i, n - i < 100 ? n - i : 100), BW_OK);
+    sent = e->sink.out.len;
+    got = (unsigned char *)bw_detach_malloc(&w, &len);
+    cr_assert(got != NULL, "%s %zu", mode_name[m], n);
+    cr_expect_eq(len, n - sent, "%s %zu: the held bytes", mode_name[m], n);
+    if (sent != 0) memcpy(all, e->sink.out.d, sent);
+    memcpy(all + sent, got, len);
+    cr_expect(memcmp(all, src, n) == 0, "%s %zu", mode_name[m], n);
+    cr_expect_eq(got[len], 0, "a NUL after them");
+    free(got);
+    cr_expect_eq(bw_len(&w), 0);
+    cr_expect_eq(bw_tell(&w), 0, "positions at 0");
+    cr_expect_eq(bw_error(&w), BW_OK);
+    cr_expect_eq(bw_puts(&w, "again"), BW_OK, "%s: usable after", mode_name[m]);
+    got = (unsigned char *)bw_detach_malloc(&w, NULL);
+    cr_assert(got != NULL);
+    cr_expect_str_eq((char *)got, "again");
+    free(got);
+    bw_release(&w);
+    e->sink.out.len = 0;
+    free(src);
+    free(all);
+}
+
+Test(detach_malloc, every_mode_every_size)
+{
+    size_t sizes[] = {0, 1, 63, 64, 65, 255, 256, 257, 4000, 4096, 5000, 70000};
+    int m;
+    size_t i;
+    for (m = 0; m < M_COUNT; m++) {
+        env *e = env_new();
+        for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) detach_check(e, m, sizes[i]);
+        env_free(e); /* the hook pool's blocks are copied, and all came back */
+    }
+}
+
+Test(detach_malloc, no_copy_from_a_malloc_pool)
+{
+    bw_pool *p;
+    bw_pool_options o;
+    bw_writer w;
+    const unsigned char *d;
+    char *s;
+    size_t len;
+    unsigned char b[3000];
+    uint64_t out0;
+    int m, checked_env = getenv("BW_CHECKED") != NULL && strcmp(getenv("BW_CHECKED"), "1") == 0;
+    fill(b, sizeof b, 4);
+    memset(&o, 0, sizeof o);
+    p = mkpool(&o); /* the default allocator */
+    out0 = outstanding(p);
+    for (m = 0; m < 3; m++) {
+        if (m == 0) cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        if (m == 1) cr_assert_eq(bw_init_chain(&w, p), BW_OK);
+        if (m == 2) cr_assert_eq(bw_init_sink(&w, p, 4096, test_sink, NULL), BW_OK);
+        cr_assert_eq(bw_write(&w, b, sizeof b), BW_OK);
+        cr_assert_eq(bw_consume(&w, 10), BW_OK); /* the bytes move down in the block */
+        d = bw_data(&w);
+        s = (char *)bw_detach_malloc(&w, &len);
+        cr_assert(s != NULL);
+        cr_expect_eq(len, sizeof b - 10);
+        cr_expect(memcmp(s, b + 10, len) == 0);
+        cr_expect_eq(s[len], 0);
+        if (!checked_env) /* BW_CHECKED=1 puts a canary after every block: a copy */
+            cr_expect_eq((const unsigned char *)s, d - 10, "mode %d: the block itself", m);
+        cr_expect_eq(outstanding(p), out0, "the pool no longer counts it");
+        free(s);
+        bw_release(&w);
+    }
+    /* exactly full: no room for the NUL, so a copy */
+    cr_assert_eq(bw_init(&w, p, 1024), BW_OK);
+    cr_assert_eq(bw_write(&w, b, bw_capacity(&w)), BW_OK);
+    d = bw_data(&w);
+    s = (char *)bw_detach_malloc(&w, &len);
+    cr_assert(s != NULL);
+    cr_expect_neq((const unsigned char *)s, d);
+    cr_expect_eq(len, 1024);
+    cr_expect(memcmp(s, b, len) == 0 && s[len] == 0);
+    free(s);
+    cr_expect_eq(outstanding(p), out0, "the block went back to the pool");
+    bw_pool_destroy(p);
+}
+
+Test(detach_malloc, copies_where_the_block_is_not_mallocs)
+{
+    bw_pool *p;
+    bw_pool_options o;
+    bw_writer w;
+    const unsigned char *d;
+    char *s;
+    unsigned char b[3000];
+    fill(b, sizeof b, 5);
+    memset(&o, 0, sizeof o);
+    o.flags = BW_POOL_CHECKED; /* a canary after every block */
+    p = mkpool(&o);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, b, sizeof b), BW_OK);
+    d = bw_data(&w);
+    s = (char *)bw_detach_malloc(&w, NULL);
+    cr_assert(s != NULL);
+    cr_expect_neq((const unsigned char *)s, d, "checked blocks are copied");
+    cr_expect(memcmp(s, b, sizeof b) == 0 && s[sizeof b] == 0);
+    free(s);
+    bw_pool_destroy(p); /* checked mode reports a block not given back */
+}
+
+Test(detach_malloc, segmented_blocks_and_references)
+{
+    env *e = env_new();
+    bw_writer w;
+    unsigned char a[5000], r[300], want[5300];
+    donec dc = {0, NULL, 0};
+    char *s;
+    size_t len;
+    fill(a, sizeof a, 6);
+    fill(r, sizeof r, 7);
+    mk(e, &w, M_CHAIN);
+    cr_assert_eq(bw_write(&w, a, 2000), BW_OK);
+    cr_assert_eq(bw_append_ref(&w, r, sizeof r, on_done, &dc), BW_OK);
+    cr_assert_eq(bw_write(&w, a + 2000, 3000), BW_OK);
+    memcpy(want, a, 2000);
+    memcpy(want + 2000, r, 300);
+    memcpy(want + 2300, a + 2000, 3000);
+    cr_expect_eq(dc.calls, 0);
+    s = (char *)bw_detach_malloc(&w, &len);
+    cr_assert(s != NULL);
+    cr_expect_eq(len, sizeof want);
+    cr_expect(memcmp(s, want, len) == 0 && s[len] == 0);
+    cr_expect_eq(dc.calls, 1, "the reference was copied out: done");
+    cr_expect(dc.data == r && dc.n == sizeof r);
+    free(s);
+    bw_release(&w);
+    env_free(e);
+}
+
+Test(detach_malloc, null_empty_and_recorded_error)
+{
+    env *e = env_new();
+    bw_writer w;
+    size_t len = 99;
+    char *s;
+    cr_expect_null(bw_detach_malloc(NULL, &len));
+    cr_expect_eq(len, 0);
+    mk(e, &w, M_CONTIG); /* no storage yet */
+    s = (char *)bw_detach_malloc(&w, &len);
+    cr_assert(s != NULL, "an empty string, still the caller's to free");
+    cr_expect_eq(len, 0);
+    cr_expect_eq(s[0], 0);
+    free(s);
+    cr_assert_eq(bw_puts(&w, "kept"), BW_OK);
+    cr_expect_eq(bw_puts(&w, NULL), BW_EINVAL);
+    s = (char *)bw_detach_malloc(&w, &len);
+    cr_assert(s != NULL, "works while an error is recorded");
+    cr_expect_str_eq(s, "kept");
+    cr_expect_eq(bw_error(&w), BW_OK, "and clears it");
+    free(s);
+    bw_release(&w);
+    env_free(e);
+}
+
+/* malloc itself failing: the address space is capped in this test's own
+ * process (not on Windows, which has no RLIMIT_AS, nor where a sanitizer,
+ * valgrind or qemu-user owns the address space: qemu's guest heap ignores
+ * the guest's RLIMIT_AS). */
+#if defined(__SANITIZE_ADDRESS__) || defined(BW_VALGRIND) || defined(BW_TEST_EMULATED) || \
+    defined(_WIN32)
+#  define NO_RLIMIT_TEST 1
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer)
+#    define NO_RLIMIT_TEST 1
+#  endif
+#endif
+
+Test(detach_malloc, malloc_failure_records_enomem_and_changes_nothing)
+{
+#ifndef NO_RLIMIT_TEST
+    bw_writer w;
+    struct rlimit old, cap;
+    const size_t n = (size_t)64 << 20;
+    unsigned char *chunk = (unsigned char *)malloc(1 << 20);
+    void *s;
+    unsigned long vm_pages = 0;
+    FILE *f;
+    size_t i;
+    int rc;
+    cr_assert(chunk != NULL);
+    fill(chunk, 1 << 20, 8);
+    cr_assert_eq(bw_init_chain(&w, NULL), BW_OK);
+    for (i = 0; i < n; i += 1 << 20) cr_assert_eq(bw_write(&w, chunk, 1 << 20), BW_OK);
+    f = fopen("/proc/self/statm", "r");
+    cr_assert(f != NULL);
+    cr_assert_eq(fscanf(f, "%lu", &vm_pages), 1);
+    fclose(f);
+    cr_assert_eq(getrlimit(RLIMIT_AS, &old), 0);
+    cap = old;
+    cap.rlim_cur = (rlim_t)vm_pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)16 << 20);
+    cr_assert_eq(setrlimit(RLIMIT_AS, &cap), 0);
+    s = bw_detach_malloc(&w, NULL);
+    rc = bw_error(&w);
+    setrlimit(RLIMIT_AS, &old);
+    cr_expect_null(s, "64 MiB does not fit 16 MiB of address space");
+    free(s);
+    cr_expect_eq(rc, BW_ENOMEM);
+    cr_expect_eq(bw_len(&w), n, "nothing changed");
+    for (i = 0; i < n; i += 1 << 20) {
+        unsigned char back[64];
+        cr_assert_eq(bw_copy_out(&w, i, back, sizeof back), BW_OK);
+        cr_assert(memcmp(back, chunk, sizeof back) == 0);
+    }
+    bw_release(&w);
+    free(chunk);
+#endif
+}
+
+/* Held bytes in one block (bw_data not NULL), even with an empty
+ * block after them, are already contiguous: bw_pullup returns bw_data with no
+ * allocation and no copy. */
+Test(readout, segmented_pullup_of_bytes_in_one_block_does_not_copy, .timeout = 60)
+{
+    int how;
+    for (how = 0; how < 2; how++) {
+        test_alloc ta;
+        bw_pool *p = fresh_pool(&ta, 4096, 0);
+        bw_writer w;
+        const unsigned char *d, *pu;
+        size_t avail;
+        long allocs;
+        cr_assert_eq(bw_init_chain(&w, p), BW_OK);
+        cr_assert_eq(bw_puts(&w, "0123456789"), BW_OK);
+        if (how == 0) { /* reserve starts a new, empty block */
+            cr_assert_eq(bw_reserve(&w, bw_free_capacity(&w) + 1), BW_OK);
+        } else {        /* so does a span larger than the tail's room */
+            cr_assert_not_null(bw_get_span(&w, bw_free_capacity(&w) + 1, &avail));
+            cr_assert_eq(bw_advance(&w, 0), BW_OK);
+        }
+        held_is(&w, (const unsigned char *)"0123456789", 10, "one block + an empty one");
+        d = bw_data(&w);
+        cr_assert_not_null(d, "all held bytes lie in one block");
+        allocs = atomic_load(&ta.allocs);
+        pu = bw_pullup(&w);
+        cr_assert_not_null(pu);
+        cr_expect(memcmp(pu, "0123456789", 10) == 0);
+        cr_expect(pu == d, "%s: bw_pullup copied bytes that were already contiguous "
+                  "(bw_data %p, pullup %p)", how ? "span" : "reserve", (const void *)d,
+                  (const void *)pu);
+        cr_expect_eq(atomic_load(&ta.allocs), allocs, "%s: bw_pullup allocated",
+                     how ? "span" : "reserve");
+        bw_release(&w);
+        ta_finish(&ta, p);
     }
 }

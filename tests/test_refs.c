@@ -2,8 +2,9 @@
 /* test_refs.c - by-reference pieces (bw_append_ref: linked, not copied, and
  * done called exactly once whichever way the bytes leave) and moves
  * between writers (bw_move: relinked between segmented writers of one pool,
- * copied otherwise); and an allocation failure injected at every backing
- * call of a workload of references, moves and a detach. */
+ * copied otherwise). Patching over references is in test_positions.c
+ * with the rest of bw_patch; the allocator failing at every backing call
+ * of a workload of references and moves is in test_failinj.c. */
 #define _GNU_SOURCE 1 /* pipe, sigaction, setrlimit under -std=c11 */
 #include "harness.h"
 
@@ -21,7 +22,7 @@
 /* bw_append_ref                                                            */
 /* ======================================================================== */
 
-Test(clients_ref, linked_not_copied_and_done_once_when_consumed)
+Test(ref, linked_not_copied_and_done_once_when_consumed)
 {
     env *e = env_new();
     bw_writer w;
@@ -53,7 +54,7 @@ Test(clients_ref, linked_not_copied_and_done_once_when_consumed)
     env_free(e);
 }
 
-Test(clients_ref, every_way_out_calls_done)
+Test(ref, every_way_out_calls_done)
 {
     static unsigned char r[3000];
     int way;
@@ -113,7 +114,7 @@ Test(clients_ref, every_way_out_calls_done)
     }
 }
 
-Test(clients_ref, truncate_keeps_part_of_a_reference)
+Test(ref, truncate_keeps_part_of_a_reference)
 {
     env *e = env_new();
     bw_writer w;
@@ -149,96 +150,7 @@ Test(clients_ref, truncate_keeps_part_of_a_reference)
     env_free(e);
 }
 
-Test(clients_ref, patch_copies_the_reference_and_never_writes_the_callers_memory)
-{
-    env *e = env_new();
-    bw_writer w;
-    unsigned char r[200], keep[200], got[210];
-    donec dc = {0, NULL, 0};
-    fill(r, sizeof r, 14);
-    memcpy(keep, r, sizeof r);
-    mk(e, &w, M_CHAIN);
-    cr_assert_eq(bw_puts(&w, "12345"), BW_OK);
-    cr_assert_eq(bw_append_ref(&w, r, sizeof r, on_done, &dc), BW_OK);
-    cr_assert_eq(bw_puts(&w, "67890"), BW_OK);
-    cr_expect_eq(bw_patch(&w, 3, "abcdef", 6), BW_OK, "across the block and the reference");
-    cr_expect(memcmp(r, keep, sizeof r) == 0, "the caller's bytes are untouched");
-    cr_expect_eq(dc.calls, 1, "the reference is now a copy");
-    cr_assert_eq(bw_copy_out(&w, 0, got, 210), BW_OK);
-    cr_expect(memcmp(got, "123abcdef", 9) == 0);
-    cr_expect(memcmp(got + 9, r + 4, 196) == 0 && memcmp(got + 205, "67890", 5) == 0);
-    /* a patch whose source is the referenced memory itself */
-    cr_assert_eq(bw_append_ref(&w, r, sizeof r, on_done, &dc), BW_OK);
-    cr_expect_eq(bw_patch(&w, 0, r, 5), BW_OK);
-    cr_expect_eq(dc.calls, 1, "not the patched range");
-    cr_expect_eq(bw_patch(&w, 300, r + 10, 20), BW_OK, "into the second, from itself");
-    cr_expect_eq(dc.calls, 2);
-    cr_assert_eq(bw_copy_out(&w, 290, got, 30), BW_OK);
-    cr_expect(memcmp(got, r + 80, 10) == 0 && memcmp(got + 10, r + 10, 20) == 0);
-    bw_release(&w);
-    cr_expect_eq(dc.calls, 2);
-    env_free(e);
-}
-
-/* done may reuse the memory at once: scribble over it. */
-static void done_scribble(void *ctx, const void *data, size_t n)
-{
-    on_done(ctx, data, n);
-    memset((void *)(uintptr_t)data, '#', n);
-}
-
-/* A writer holding one reference and nothing else has contiguous bytes
- * (bw_data is the reference), yet a patch from them must still copy the
- * source first: making the reference a block calls done, and the source
- * is gone after it. And a patch works while an error is recorded, with its
- * own outcome: when copying the reference fails it returns BW_ENOMEM (the
- * recorded code hid the failure), the first error stays, nothing changes. */
-Test(clients_ref, patch_into_a_lone_reference)
-{
-    env *e = env_new();
-    bw_writer w;
-    unsigned char r[300], keep[300], got[305];
-    donec dc = {0, NULL, 0};
-    size_t n;
-    for (n = 4; n <= 200; n += 196) { /* in the stack buffer, and over it */
-        fill(r, sizeof r, 17);
-        memcpy(keep, r, sizeof r);
-        dc.calls = 0;
-        mk(e, &w, M_CHAIN);
-        cr_assert_eq(bw_append_ref(&w, r, sizeof r, done_scribble, &dc), BW_OK);
-        cr_assert(bw_data(&w) == r, "the reference is all there is");
-        cr_expect_eq(bw_patch(&w, 90, r + 7, n), BW_OK);
-        cr_expect_eq(dc.calls, 1, "the reference became a block");
-        cr_assert_eq(bw_copy_out(&w, 0, got, sizeof r), BW_OK);
-        cr_expect(memcmp(got, keep, 90) == 0 && memcmp(got + 90 + n, keep + 90 + n, 210 - n) == 0);
-        cr_expect(memcmp(got + 90, keep + 7, n) == 0, "%zu patched bytes: the reference's", n);
-        bw_release(&w);
-    }
-    env_free(e);
-
-    e = env_new(); /* nothing cached: copying the reference must allocate */
-    fill(r, sizeof r, 16);
-    dc.calls = 0;
-    mk(e, &w, M_CHAIN);
-    cr_assert_eq(bw_append_ref(&w, r, sizeof r, on_done, &dc), BW_OK);
-    cr_assert_eq(bw_puts(&w, "tail!"), BW_OK);
-    cr_assert_eq(bw_reserve(&w, SIZE_MAX), BW_EOVERFLOW);
-    ta_fail_from_next(&e->ta);
-    cr_expect_eq(bw_patch(&w, 10, "XY", 2), BW_ENOMEM, "the copy of the reference failed");
-    cr_expect_eq(bw_patch(&w, 10, r + 50, 100), BW_ENOMEM, "the copy of the source failed");
-    cr_expect_eq(bw_error(&w), BW_EOVERFLOW, "the first error stays");
-    cr_expect_eq(dc.calls, 0, "still a reference");
-    cr_assert_eq(bw_copy_out(&w, 0, got, sizeof got), BW_OK);
-    cr_expect(memcmp(got, r, sizeof r) == 0 && memcmp(got + sizeof r, "tail!", 5) == 0);
-    ta_fail_never(&e->ta);
-    cr_expect_eq(bw_patch(&w, 10, "XY", 2), BW_OK, "works once memory is back");
-    cr_expect_eq(dc.calls, 1);
-    cr_expect_eq(bw_error(&w), BW_EOVERFLOW);
-    bw_release(&w);
-    env_free(e);
-}
-
-Test(clients_ref, other_modes_copy_and_call_done_at_once)
+Test(ref, other_modes_copy_and_call_done_at_once)
 {
     int m;
     for (m = 0; m < M_COUNT; m++) {
@@ -267,7 +179,7 @@ Test(clients_ref, other_modes_copy_and_call_done_at_once)
     }
 }
 
-Test(clients_ref, arguments_and_errors)
+Test(ref, arguments_and_errors)
 {
     env *e = env_new();
     bw_writer w;
@@ -296,7 +208,7 @@ Test(clients_ref, arguments_and_errors)
     env_free(e);
 }
 
-Test(clients_ref, memory_inside_the_writer_is_copied)
+Test(ref, memory_inside_the_writer_is_copied)
 {
     env *e = env_new();
     bw_writer w;
@@ -318,7 +230,7 @@ Test(clients_ref, memory_inside_the_writer_is_copied)
 
 /* A block made by a pullup, emptied by bw_clear, then closed behind a
  * reference: its held range must not come from whatever its link held. */
-Test(clients_ref, pulled_up_and_cleared_block_closes_with_its_own_range)
+Test(ref, pulled_up_and_cleared_block_closes_with_its_own_range)
 {
     test_alloc ta;
     bw_pool *p;
@@ -347,7 +259,7 @@ Test(clients_ref, pulled_up_and_cleared_block_closes_with_its_own_range)
     ta_finish(&ta, p);
 }
 
-Test(clients_ref, many_references_between_small_writes_stay_small)
+Test(ref, many_references_between_small_writes_stay_small)
 {
     env *e = env_new();
     bw_writer w;
@@ -382,7 +294,7 @@ Test(clients_ref, many_references_between_small_writes_stay_small)
 /* bw_move                                                                  */
 /* ======================================================================== */
 
-Test(clients_move, relinks_between_segmented_writers_of_one_pool)
+Test(move, relinks_between_segmented_writers_of_one_pool)
 {
     env *e = env_new();
     bw_writer dst, src;
@@ -437,7 +349,7 @@ Test(clients_move, relinks_between_segmented_writers_of_one_pool)
 /* 0.3 kept a partly consumed first block's start in its link, which the
  * relink then lost: after a truncate into that block, bw_len said 150 and
  * the read-outs gave 160 bytes, 10 of them consumed ones. */
-Test(clients_move, truncate_into_a_partly_consumed_block_after_a_relink)
+Test(move, truncate_into_a_partly_consumed_block_after_a_relink)
 {
     env *e = env_new();
     bw_writer dst, src;
@@ -472,7 +384,7 @@ Test(clients_move, truncate_into_a_partly_consumed_block_after_a_relink)
     env_free(e);
 }
 
-Test(clients_move, relink_shapes)
+Test(move, relink_shapes)
 {
     int shape;
     for (shape = 0; shape < 8; shape++) {
@@ -531,7 +443,7 @@ Test(clients_move, relink_shapes)
     }
 }
 
-Test(clients_move, copies_between_any_other_modes)
+Test(move, copies_between_any_other_modes)
 {
     int md, ms;
     for (md = 0; md < M_COUNT; md++) {
@@ -567,7 +479,7 @@ Test(clients_move, copies_between_any_other_modes)
     }
 }
 
-Test(clients_move, segmented_writers_of_two_pools_copy)
+Test(move, segmented_writers_of_two_pools_copy)
 {
     env *e = env_new(), *e2 = env_new();
     bw_writer dst, src;
@@ -590,7 +502,7 @@ Test(clients_move, segmented_writers_of_two_pools_copy)
     env_free(e2);
 }
 
-Test(clients_move, errors)
+Test(move, errors)
 {
     env *e = env_new();
     bw_writer dst, src, s2;
@@ -631,132 +543,4 @@ Test(clients_move, errors)
     cr_expect_eq(bw_len(&src), 11, "src keeps its bytes");
     bw_release(&src);
     env_free(e);
-}
-
-/* ======================================================================== */
-/* Allocation failure at every backing call, for the new calls together     */
-/* ======================================================================== */
-
-/* One run: two segmented writers and a contiguous one on one pool, with
- * writes, references, patches into them, moves (relinked and copied) and a
- * detach to free() at the end. Returns how many calls failed; the bytes
- * must match a model built from the calls that succeeded, and each done
- * must have run exactly once by the end. */
-static int ref_move_workload(env *e)
-{
-    static unsigned char refs[40][300];
-    unsigned char model[40000], *all;
-    size_t mlen = 0, n, i;
-    bw_writer a, b, c;
-    int failed = 0, rc, linked[40];
-    donec dc[40];
-    memset(dc, 0, sizeof dc);
-    memset(linked, 0, sizeof linked);
-    cr_assert_eq(bw_init_chain(&a, e->pool), BW_OK);
-    cr_assert_eq(bw_init_chain(&b, e->pool), BW_OK);
-    cr_assert_eq(bw_init(&c, e->pool, 0), BW_OK);
-    for (i = 0; i < 40; i++) {
-        unsigned char part[700];
-        size_t pn = 50 + (i * 97) % 600;
-        bw_writer *t = (i % 3 == 2) ? &b : &a;
-        fill(refs[i], 300, (unsigned)i);
-        fill(part, pn, (unsigned)i + 100);
-        if (bw_error(&a) != BW_OK) break;
-        rc = bw_write(t, part, pn);
-        if (rc != BW_OK) {
-            cr_assert_eq(rc, BW_ENOMEM);
-            failed++;
-            bw_clear_error(t);
-            continue;
-        }
-        if (t == &a) memcpy(model + mlen, part, pn), mlen += pn;
-        rc = bw_append_ref(t, refs[i], 300, on_done, &dc[i]);
-        if (rc != BW_OK) {
-            cr_assert_eq(rc, BW_ENOMEM);
-            cr_assert_eq(dc[i].calls, 0, "no done for a failed reference");
-            failed++;
-            bw_clear_error(t);
-            if (t == &b) {   /* keep b's model simple: drop what it holds */
-                bw_clear(&b);
-            }
-            continue;
-        }
-        linked[i] = 1;
-        if (t == &a) memcpy(model + mlen, refs[i], 300), mlen += 300;
-        if (t == &a && i % 4 == 0 && mlen > 20) {
-            rc = bw_patch(&a, mlen - 10, "PATCHED!!!", 10);
-            if (rc == BW_OK) memcpy(model + mlen - 10, "PATCHED!!!", 10);
-            else {
-                cr_assert_eq(rc, BW_ENOMEM);
-                failed++;
-                bw_clear_error(&a);
-            }
-        }
-        if (i % 3 == 2) { /* move b into a: relinked */
-            size_t bl = bw_len(&b);
-            static unsigned char tmp[40000];
-            cr_assert(bl <= sizeof tmp);
-            cr_assert_eq(bw_copy_out(&b, 0, tmp, bl), BW_OK);
-            rc = bw_move(&a, &b);
-            if (rc != BW_OK) { /* room for a's piece records */
-                cr_assert_eq(rc, BW_ENOMEM);
-                cr_assert_eq(bw_len(&b), bl, "a failed move leaves src as it was");
-                failed++;
-                bw_clear_error(&a);
-                continue;
-            }
-            memcpy(model + mlen, tmp, bl);
-            mlen += bl;
-        }
-    }
-    /* a copy: a into the contiguous c */
-    rc = bw_move(&c, &a);
-    if (rc == BW_OK) {
-        cr_assert_eq(bw_len(&a), 0);
-        all = (unsigned char *)bw_detach_malloc(&c, &n);
-        cr_assert(all != NULL);
-        cr_expect_eq(n, mlen);
-        cr_expect(memcmp(all, model, mlen) == 0, "the bytes after every failure");
-        cr_expect_eq(all[n], 0);
-        free(all);
-    } else {
-        cr_assert_eq(rc, BW_ENOMEM);
-        failed++;
-        cr_expect_eq(bw_len(&a), mlen, "a failed move leaves src as it was");
-        all = held_by_iovec(&a, &n);
-        cr_expect(memcmp(all, model, mlen) == 0);
-        free(all);
-    }
-    bw_release(&a);
-    bw_release(&b);
-    bw_release(&c);
-    for (i = 0; i < 40; i++)
-        cr_expect_eq(dc[i].calls, linked[i], "done %zu ran %d times", i, dc[i].calls);
-    return failed;
-}
-
-/* The workload with backing call nth failing: 1 when a call failed. */
-static int ref_move_failing(void *ctx, long nth, int sticky)
-{
-    env *e = env_new();
-    int failed;
-    (void)ctx;
-    atomic_store(&e->ta.fail_at, nth);
-    atomic_store(&e->ta.fail_sticky, sticky);
-    failed = ref_move_workload(e);
-    env_free(e); /* leaks nothing */
-    return failed > 0;
-}
-
-Test(clients_allocfail, references_moves_and_detach_at_every_call)
-{
-    env *e = env_new();
-    long calls, sticky;
-    cr_expect_eq(ref_move_workload(e), 0);
-    calls = atomic_load(&e->ta.calls);
-    env_free(e);
-    cr_assert(calls > 10, "the workload reaches the allocator (%ld calls)", calls);
-    for (sticky = 0; sticky < 2; sticky++)
-        cr_expect_eq(fail_each_call(ref_move_failing, NULL, (int)sticky, calls + 2), calls + 1,
-                     "every backing call, failing, reaches the caller");
 }

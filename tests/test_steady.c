@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_steady.c - the allocation-free steady state: learned starting size,
- * large retention, the caller's first buffer, back-patching. */
+ * large retention, the caller's first buffer, segmented jobs on retained
+ * blocks, pooled small messages. (Back-patching: test_positions.c.) */
 #include "harness.h"
 
 /* A fresh counting allocator ta and a pool over it with 0.1's mechanics,
@@ -288,77 +289,6 @@ Test(steady, inline_buffer_bad_input)
     bw_release(&w);
 }
 
-/* Back-patching ---------------------------------------------------------- */
-
-Test(steady, patch_every_width)
-{
-    bw_writer w = BW_WRITER_INIT;
-    static const unsigned char want[] = {
-        0xaa, 0x02, 0x01, 0x01, 0x02, 0x04, 0x03, 0x02, 0x01, 0x01, 0x02, 0x03, 0x04,
-        8, 7, 6, 5, 4, 3, 2, 1, 1, 2, 3, 4, 5, 6, 7, 8, 'e', 'n', 'd'};
-    size_t i;
-    for (i = 0; i < sizeof want - 3; i++) bw_put_u8(&w, 0);
-    bw_puts(&w, "end");
-    cr_expect_eq(bw_patch_u8(&w, 0, 0xaa), BW_OK);
-    cr_expect_eq(bw_patch_u16le(&w, 1, 0x0102), BW_OK);
-    cr_expect_eq(bw_patch_u16be(&w, 3, 0x0102), BW_OK);
-    cr_expect_eq(bw_patch_u32le(&w, 5, 0x01020304), BW_OK);
-    cr_expect_eq(bw_patch_u32be(&w, 9, 0x01020304), BW_OK);
-    cr_expect_eq(bw_patch_u64le(&w, 13, 0x0102030405060708ull), BW_OK);
-    cr_expect_eq(bw_patch_u64be(&w, 21, 0x0102030405060708ull), BW_OK);
-    cr_assert_eq(bw_len(&w), sizeof want);
-    cr_expect(memcmp(bw_data(&w), want, sizeof want) == 0);
-    bw_release(&w);
-}
-
-Test(steady, patch_length_prefix_after_growth)
-{
-    bw_writer w = BW_WRITER_INIT;
-    size_t at, i;
-    bw_puts(&w, "HDR");
-    at = bw_len(&w);
-    bw_put_u32le(&w, 0); /* placeholder */
-    for (i = 0; i < 100000; i++) bw_put_u8(&w, (uint8_t)i);
-    cr_assert_eq(bw_patch_u32le(&w, at, (uint32_t)(bw_len(&w) - at - 4)), BW_OK);
-    cr_expect_eq(bw_data(&w)[at], 100000 & 0xff);
-    cr_expect_eq(bw_data(&w)[at + 1], (100000 >> 8) & 0xff);
-    cr_expect_eq(bw_data(&w)[at + 2], 100000 >> 16);
-    cr_expect_eq(bw_data(&w)[at + 3], 0);
-    cr_expect(memcmp(bw_data(&w), "HDR", 3) == 0);
-    bw_release(&w);
-}
-
-Test(steady, patch_out_of_range_changes_nothing)
-{
-    size_t bad_offsets[] = {5, 6, 7, 100, SIZE_MAX, SIZE_MAX - 2};
-    size_t i;
-    for (i = 0; i < sizeof bad_offsets / sizeof bad_offsets[0]; i++) {
-        bw_writer w = BW_WRITER_INIT;
-        bw_puts(&w, "abcdefgh");
-        /* 4 bytes at offset 5 would run past the length (8). */
-        cr_expect_eq(bw_patch_u32le(&w, bad_offsets[i], 0xffffffffu), BW_EINVAL,
-                     "offset %zu", bad_offsets[i]);
-        cr_expect_eq(bw_error(&w), BW_EINVAL);
-        cr_expect_eq(bw_len(&w), 8);
-        cr_expect(memcmp(bw_data(&w), "abcdefgh", 8) == 0);
-        /* in range, it works while the error is recorded, which stays */
-        cr_expect_eq(bw_patch_u8(&w, 0, 'z'), BW_OK);
-        cr_expect_eq(bw_data(&w)[0], 'z');
-        cr_expect_eq(bw_error(&w), BW_EINVAL);
-        bw_release(&w);
-    }
-    {
-        bw_writer w = BW_WRITER_INIT;
-        bw_puts(&w, "abcd");
-        cr_expect_eq(bw_patch(&w, 4, "x", 0), BW_OK, "n = 0 at the end is fine");
-        cr_expect_eq(bw_patch(&w, 0, "wxyz", 4), BW_OK, "exactly up to the length");
-        cr_expect_eq(bw_patch(&w, 1, NULL, 1), BW_EINVAL);
-        cr_expect_eq(bw_patch(NULL, 0, "x", 1), BW_EINVAL);
-        cr_expect(memcmp(bw_data(&w), "wxyz", 4) == 0);
-        bw_release(&w);
-    }
-}
-
 /* One small message on p: a u32 length and 64 payload bytes in a fresh
  * contiguous writer, checked, then released. Returns the block it used. */
 static const unsigned char *small_message(bw_pool *p, unsigned seed)
@@ -456,4 +386,70 @@ Test(steady, pooled_small_messages_keep_each_pools_promises)
     bw_pool_destroy(zero);
     bw_pool_destroy(checked);
     ta_finish(&ta, other);
+}
+
+Test(steady, learned_size_wins_over_a_smaller_first_capacity)
+{
+    test_alloc ta;
+    bw_pool *p;
+    bw_pool_stats st;
+    bw_writer w;
+    unsigned char buf[64], b[10000];
+    int i;
+    fill(b, sizeof b, 50);
+    p = fresh_pool(&ta, 0, BW_POOL_LEARN_SIZE);
+    for (i = 0; i < 4; i++) {
+        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        cr_assert_eq(bw_write(&w, b, sizeof b), BW_OK);
+        bw_release(&w);
+    }
+    bw_pool_get_stats(p, &st);
+    cr_assert_eq(st.learned_size, 16384);
+    cr_assert_eq(bw_init(&w, p, 256), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 16384, "the larger of 256 and the learned size");
+    bw_release(&w);
+    cr_assert_eq(bw_init(&w, p, 40000), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 65536, "a larger first capacity wins");
+    bw_release(&w);
+    cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
+    cr_assert_eq(bw_write(&w, b, 100), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 16384, "out of the caller's buffer: the learned size");
+    bw_release(&w);
+    ta_finish(&ta, p);
+    /* without learning, as given */
+    p = fresh_pool(&ta, 0, 0);
+    cr_assert_eq(bw_init(&w, p, 256), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 256);
+    bw_release(&w);
+    cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
+    cr_assert_eq(bw_write(&w, b, 100), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 128);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+/* A stream of similar segmented jobs is served from
+ * the pool's retained blocks, with no backing allocation at steady state. */
+Test(steady, segmented_jobs_reuse_pooled_blocks_at_steady_state, .timeout = 60)
+{
+    test_alloc ta;
+    bw_pool *p = fresh_pool(&ta, 64u << 10, 0);
+    bw_pool_stats a, b;
+    bw_writer w;
+    unsigned char buf[8192];
+    int i, job;
+    cr_assert_eq(bw_init_chain(&w, p), BW_OK);
+    memset(buf, 1, sizeof buf);
+    for (i = 0; i < 64; i++) cr_assert_eq(bw_write(&w, buf, sizeof buf), BW_OK); /* 512 KiB */
+    bw_release(&w);
+    bw_pool_get_stats(p, &a);
+    for (job = 0; job < 5; job++) {
+        for (i = 0; i < 64; i++) cr_assert_eq(bw_write(&w, buf, sizeof buf), BW_OK);
+        cr_assert_eq(bw_len(&w), 64 * sizeof buf);
+        bw_release(&w);
+    }
+    bw_pool_get_stats(p, &b);
+    cr_expect_eq(b.backing_allocs, a.backing_allocs, "no backing allocation at steady state "
+                 "(%" PRIu64 " more)", b.backing_allocs - a.backing_allocs);
+    ta_finish(&ta, p);
 }

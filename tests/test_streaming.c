@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_streaming.c - streaming writers (bufwriter.h, section 6): when the
  * sink is called, short counts, EINTR and errors; file descriptors, EPIPE
- * and SIGPIPE, bw_write_fd in every mode (section 10); bw_fopen.
+ * and SIGPIPE, bw_write_fd in every mode (section 10); bw_fopen; the errno
+ * kept with BW_EIO (bw_errno); the buffer's size after a long item.
  *
  * Every check runs in each mode the harness opens (harness.h): contiguous
  * (bw_init, and bw_init_buffer over a caller's first buffer), segmented,
@@ -514,3 +515,164 @@ Test(streaming, fopen_seek_and_tell_fail_with_espipe)
     h_close(&h);
 }
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* bw_errno: the errno kept with BW_EIO                                     */
+/* ------------------------------------------------------------------------ */
+
+Test(saved_errno, kept_from_the_sink_until_cleared)
+{
+    env *e = env_new();
+    bw_writer w;
+    unsigned char b[1000];
+    fill(b, sizeof b, 1);
+    mk(e, &w, M_SINK);
+    cr_expect_eq(bw_errno(&w), 0);
+    sink_fail(&e->sink, SF_ERRNO, ENOSPC);
+    cr_expect_eq(bw_write(&w, b, sizeof b), BW_EIO);
+    errno = ENOENT; /* an unrelated call later */
+    cr_expect_eq(bw_flush(&w), BW_EIO);
+    cr_expect_eq(bw_errno(&w), ENOSPC, "the sink's errno, not %d", bw_errno(&w));
+    cr_expect_eq(bw_put_u8(&w, 1), BW_EIO);
+    cr_expect_eq(bw_errno(&w), ENOSPC, "a refused call keeps it");
+    bw_clear_error(&w);
+    cr_expect_eq(bw_errno(&w), 0, "cleared with the error");
+    sink_heal(&e->sink);
+    cr_expect_eq(bw_flush(&w), BW_OK);
+    cr_expect_eq(bw_errno(&w), 0);
+
+    sink_fail(&e->sink, SF_ZERO, 0);
+    cr_expect_eq(bw_write(&w, b, sizeof b), BW_EIO);
+    cr_expect_eq(bw_errno(&w), EIO, "a broken sink records EIO");
+    bw_clear(&w);
+    cr_expect_eq(bw_errno(&w), 0, "bw_clear forgets it");
+    sink_heal(&e->sink);
+    sink_fail(&e->sink, SF_ERRNO, EPIPE);
+    cr_expect_eq(bw_write(&w, b, sizeof b), BW_EIO);
+    cr_expect_eq(bw_errno(&w), EPIPE);
+    bw_release(&w);
+    cr_expect_eq(bw_errno(&w), 0, "bw_release forgets it");
+    env_free(e);
+}
+
+Test(saved_errno, kept_from_the_kernel_for_an_fd)
+{
+    int fds[2];
+    bw_writer w;
+    unsigned char b[4096];
+    struct sigaction ign, old;
+    memset(b, 'x', sizeof b);
+    cr_assert_eq(pipe(fds), 0);
+    close(fds[0]); /* the reader has gone */
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &old);
+    cr_assert_eq(bw_init_fd(&w, NULL, 1024, fds[1]), BW_OK);
+    cr_expect_eq(bw_write(&w, b, sizeof b), BW_EIO);
+    errno = 0;
+    cr_expect_eq(bw_errno(&w), EPIPE);
+    bw_release(&w);
+    close(fds[1]);
+    sigaction(SIGPIPE, &old, NULL);
+}
+
+Test(saved_errno, long_printf_to_a_failing_sink_keeps_the_sinks_errno)
+{
+    env *e = env_new();
+    bw_writer w;
+    mk(e, &w, M_SINK);
+    sink_fail(&e->sink, SF_ERRNO, EDQUOT);
+    cr_expect_eq(bw_printf(&w, "%05000d", 7), BW_EIO, "longer than the buffer: to the sink");
+    cr_expect_eq(bw_errno(&w), EDQUOT);
+    bw_release(&w);
+    env_free(e);
+}
+
+/* bw_write_fd records nothing, but keeps its errno with the writer like a
+ * recorded BW_EIO, so a message printed later still says why. */
+Test(saved_errno, kept_from_write_fd_until_the_next_call)
+{
+    bw_writer w = BW_WRITER_INIT;
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    cr_assert_eq(close(fds[0]), 0); /* no reader: EPIPE */
+    cr_assert_eq(bw_puts(&w, "gone"), BW_OK);
+    cr_expect_eq(bw_write_fd(&w, fds[1], NULL), BW_EIO);
+    errno = ENOENT; /* what a later call leaves in errno */
+    cr_expect_eq(bw_error(&w), BW_OK, "not recorded");
+    cr_expect_eq(bw_errno(&w), EPIPE, "kept: %s", strerror(bw_errno(&w)));
+    cr_expect_eq(bw_len(&w), 4, "still held");
+    cr_assert_eq(close(fds[1]), 0);
+    cr_assert_eq(pipe(fds), 0);
+    cr_expect_eq(bw_write_fd(&w, fds[1], NULL), BW_OK);
+    cr_expect_eq(bw_errno(&w), 0, "the next call replaces it");
+    close_pair(fds);
+    bw_release(&w);
+}
+
+Test(saved_errno, strerror_of_eio_points_at_bw_errno)
+{
+    cr_expect_str_eq(bw_strerror(BW_EIO), "I/O error (bw_errno says why)");
+}
+
+Test(saved_errno, zero_for_other_errors_and_null)
+{
+    unsigned char buf[4];
+    bw_writer w;
+    cr_expect_eq(bw_errno(NULL), 0);
+    cr_assert_eq(bw_init_fixed(&w, buf, sizeof buf), BW_OK);
+    errno = EIO;
+    cr_expect_eq(bw_write(&w, "12345", 5), BW_EFULL);
+    cr_expect_eq(bw_errno(&w), 0, "only BW_EIO has an errno");
+    cr_expect_eq(bw_puts(&w, NULL), BW_EFULL);
+    cr_expect_eq(bw_errno(&w), 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The buffer's size after a long item                                      */
+/* ------------------------------------------------------------------------ */
+
+Test(streaming, buffer_goes_back_to_its_size_after_a_long_item)
+{
+    env *e = env_new();
+    bw_writer w;
+    unsigned char *span;
+    unsigned char b[100];
+    size_t avail;
+    bw_pool_stats st;
+    fill(b, sizeof b, 51);
+    mk(e, &w, M_SINK);
+    cr_assert_eq(bw_write(&w, b, 10), BW_OK);
+    cr_expect_eq(bw_capacity(&w), CLIENT_SINK_BUF);
+    span = (unsigned char *)bw_get_span(&w, 100000, NULL);
+    cr_assert(span != NULL);
+    memset(span, 'L', 100000);
+    cr_assert_eq(bw_advance(&w, 100000), BW_OK);
+    cr_expect_geq(bw_capacity(&w), 100000, "a long item takes a larger block");
+    cr_assert_eq(bw_write(&w, b, 10), BW_OK); /* fits: nothing sent yet */
+    cr_assert_eq(bw_flush(&w), BW_OK);
+    cr_expect_eq(e->sink.out.len, 100020);
+    bw_pool_get_stats(e->pool, &st);
+    cr_expect_eq(st.outstanding_bytes, 0, "the larger block went back when its bytes were sent");
+    cr_assert_eq(bw_write(&w, b, 10), BW_OK);
+    cr_expect_eq(bw_capacity(&w), CLIENT_SINK_BUF, "the configured size again");
+    /* the same when the send comes from a write that does not fit */
+    span = (unsigned char *)bw_get_span(&w, 5000, &avail);
+    cr_assert(span != NULL);
+    cr_assert_eq(bw_advance(&w, avail), BW_OK);
+    cr_assert_eq(bw_write(&w, b, 100), BW_OK);
+    cr_expect_eq(bw_capacity(&w), CLIENT_SINK_BUF);
+    cr_expect_eq(e->sink.out.len, 100020 + 10 + avail);
+    cr_expect_eq(bw_len(&w), 100);
+    /* a write from the enlarged buffer's own bytes keeps it until copied */
+    span = (unsigned char *)bw_get_span(&w, 5000, &avail);
+    cr_assert(span != NULL);
+    memset(span, 'Q', avail);
+    cr_assert_eq(bw_advance(&w, avail), BW_OK);
+    cr_expect_eq(bw_write(&w, span + avail - 100, 100), BW_OK);
+    cr_assert_eq(bw_flush(&w), BW_OK);
+    cr_expect(e->sink.out.d[e->sink.out.len - 1] == 'Q' &&
+              e->sink.out.d[e->sink.out.len - 100] == 'Q');
+    bw_release(&w);
+    env_free(e);
+}

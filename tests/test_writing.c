@@ -2,8 +2,9 @@
 /* test_writing.c - what the writing calls produce, in every mode: every put,
  * write, puts and printf gives its exact bytes (byte tables, after any
  * prefix and across blocks); sources inside the writer's own bytes;
- * fixed writers' exact fit and BW_EFULL; zero-length calls; printf longer than INT_MAX; and the 0.1 defects (each
- * test fails on 0.1).
+ * fixed writers' exact fit and BW_EFULL, and that they never allocate;
+ * zero-length calls; printf longer than INT_MAX; bw_putc; and the 0.1
+ * defects (each test fails on 0.1).
  *
  * Every check runs in each mode the harness opens (harness.h): contiguous
  * (bw_init, and bw_init_buffer over a caller's first buffer), segmented,
@@ -591,4 +592,149 @@ Test(writing, span_bytes_not_advanced_are_not_output)
         expect_output(&h, "abcd", 4, "scribbled span");
         h_close(&h);
     }
+}
+
+/* ------------------------------------------------------------------------ */
+/* A fixed writer never allocates                                           */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t shared_rents(void)
+{
+    bw_pool_stats st;
+    bw_pool_get_stats(bw_pool_shared(), &st);
+    return st.rents;
+}
+
+/* What broke (0.2): a fixed writer rented from the shared pool for printf's
+ * second pass, for put_hex of its own bytes and for appending itself. */
+Test(writing, fixed_writer_allocates_nothing_for_printf_hex_and_self_append)
+{
+    unsigned char buf[2048];
+    char want[2048 * 2];
+    bw_writer w;
+    uint64_t before = shared_rents();
+    char *s = letters(700, 5);
+    int n;
+    size_t i;
+
+    /* printf whose output is exactly the free space, past the stack buffer
+     * of pass one */
+    cr_assert_eq(bw_init_fixed(&w, buf, 3 + 300), BW_OK);
+    cr_assert_eq(bw_write(&w, "abc", 3), BW_OK);
+    n = snprintf(want, sizeof want, "%0300d", 42);
+    cr_expect_eq(bw_printf(&w, "%0300d", 42), BW_OK, "300 bytes into 300 free");
+    cr_expect_eq(bw_len(&w), 303);
+    cr_expect(memcmp(bw_data(&w) + 3, want, (size_t)n) == 0);
+
+    /* put_hex of its own 400 held bytes, which must move down over 1,000
+     * consumed ones to make room */
+    cr_assert_eq(bw_init_fixed(&w, buf, sizeof buf), BW_OK);
+    cr_assert_eq(bw_write(&w, s, 700), BW_OK);
+    cr_assert_eq(bw_write(&w, s, 700), BW_OK);
+    cr_assert_eq(bw_consume(&w, 1000), BW_OK); /* 400 held at 1000..1400 */
+    cr_expect_eq(bw_put_hex(&w, bw_data(&w), 400), BW_OK);
+    cr_expect_eq(bw_len(&w), 1200);
+    for (i = 0; i < 400; i++) sprintf(want + 2 * i, "%02x", (unsigned char)s[300 + i]);
+    cr_expect(memcmp(bw_data(&w), s + 300, 400) == 0, "held bytes moved down intact");
+    cr_expect(memcmp(bw_data(&w) + 400, want, 800) == 0, "hex of the held bytes");
+
+    /* a second copy of 700 held bytes */
+    cr_assert_eq(bw_init_fixed(&w, buf, sizeof buf), BW_OK);
+    cr_assert_eq(bw_write(&w, s, 700), BW_OK);
+    cr_expect_eq(bw_append_writer(&w, &w), BW_OK);
+    cr_expect_eq(bw_len(&w), 1400);
+    cr_expect(memcmp(bw_data(&w), s, 700) == 0 && memcmp(bw_data(&w) + 700, s, 700) == 0);
+    cr_expect_eq(bw_append_writer(&w, &w), BW_EFULL, "2800 bytes do not fit 2048");
+    cr_expect_eq(bw_len(&w), 1400, "nothing of the failed call");
+
+    cr_expect_eq(shared_rents(), before, "a fixed writer rented %llu blocks",
+                 (unsigned long long)(shared_rents() - before));
+    free(s);
+}
+
+Test(writing, fixed_printf_of_every_length_never_allocates)
+{
+    static unsigned char buf[8192];
+    bw_pool_stats before, after;
+    bw_writer w;
+    char want[8192];
+    size_t lens[] = {0, 1, 255, 256, 257, 1023, 1024, 1025, 4000, 8190, 8191, 8192};
+    static char zeros[8193];
+    size_t i;
+    memset(zeros, '0', sizeof zeros - 1);
+    bw_pool_get_stats(bw_pool_shared(), &before);
+    for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        size_t fit;
+        for (fit = 0; fit < 2; fit++) {
+            size_t size = lens[i] + fit; /* exactly, and a byte to spare */
+            int rc;
+            if (size > sizeof buf) continue;
+            cr_assert_eq(bw_init_fixed(&w, buf, size), BW_OK);
+            rc = bw_printf(&w, "%.*s", (int)lens[i], zeros);
+            if (lens[i] == 0) {
+                cr_expect_eq(rc, BW_OK);
+                continue;
+            }
+            if (lens[i] >= 1024 && fit == 0) {
+                /* longer output is formatted in place: a byte more */
+                cr_expect_eq(rc, BW_EFULL, "%zu into %zu", lens[i], size);
+                cr_expect_eq(bw_len(&w), 0);
+                continue;
+            }
+            cr_expect_eq(rc, BW_OK, "%zu into %zu", lens[i], size);
+            memset(want, '0', lens[i]);
+            cr_expect_eq(bw_len(&w), lens[i]);
+            cr_expect(memcmp(buf, want, lens[i]) == 0);
+        }
+    }
+    cr_assert_eq(bw_init_fixed(&w, buf, 10), BW_OK);
+    cr_expect_eq(bw_printf(&w, "%s", "eleven byte"), BW_EFULL, "too long: nothing written");
+    cr_expect_eq(bw_len(&w), 0);
+    bw_pool_get_stats(bw_pool_shared(), &after);
+    cr_expect_eq(after.rents, before.rents, "a fixed writer rented %llu blocks",
+                 (unsigned long long)(after.rents - before.rents));
+}
+
+/* ------------------------------------------------------------------------ */
+/* bw_putc                                                                  */
+/* ------------------------------------------------------------------------ */
+
+Test(writing, putc_one_byte_in_every_mode)
+{
+    int m;
+    for (m = 0; m < M_COUNT; m++) {
+        env *e = env_new();
+        bw_writer w;
+        unsigned char got[2000], want[2000];
+        size_t n, i;
+        mk(e, &w, m);
+        for (i = 0; i < 1500; i++) {
+            int c = (int)(i * 7) - 600; /* negative, and past 255 */
+            want[i] = (unsigned char)c;
+            cr_assert_eq(bw_putc(&w, c), BW_OK, "%s", mode_name[m]);
+        }
+        n = produced(e, &w, got);
+        cr_expect_eq(n, 1500, "%s", mode_name[m]);
+        cr_expect(memcmp(got, want, n) == 0, "%s: (unsigned char)c", mode_name[m]);
+        bw_release(&w);
+        env_free(e);
+    }
+}
+
+Test(writing, putc_errors)
+{
+    unsigned char buf[2];
+    bw_writer w;
+    cr_expect_eq(bw_putc(NULL, 'a'), BW_EINVAL);
+    cr_assert_eq(bw_init_fixed(&w, buf, sizeof buf), BW_OK);
+    cr_expect_eq(bw_putc(&w, 'a'), BW_OK);
+    cr_expect_eq(bw_putc(&w, 'b'), BW_OK, "exactly full");
+    cr_expect_eq(bw_putc(&w, 'c'), BW_EFULL);
+    cr_expect_eq(bw_error(&w), BW_EFULL);
+    cr_expect_eq(bw_len(&w), 2);
+    cr_expect_eq(bw_truncate(&w, 1), BW_OK);
+    cr_expect_eq(bw_putc(&w, 'd'), BW_EFULL, "a recorded error refuses it");
+    bw_clear_error(&w);
+    cr_expect_eq(bw_putc(&w, 'd'), BW_OK);
+    cr_expect(memcmp(buf, "ad", 2) == 0);
 }
