@@ -37,24 +37,6 @@
  * 256 KiB; bench/BENCHMARKS.md, "The sweep", has what it costs. */
 #define BW__BOUND ((size_t)16)
 
-BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
-{
-    unsigned i;
-    if (len == 0) return;
-    if (p->learn) {
-        i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
-        atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
-    }
-    if (p->learn_growth && len > p->opt.jump_floor) {
-        uint64_t now = bw__now_ms();
-        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
-        /* The time first: a reader that sees the new length sees a time
-         * at least as new (or the slot's old one: then it ages early). */
-        atomic_store_explicit(&p->big[i % BW__RECENT].ms, now, memory_order_relaxed);
-        atomic_store_explicit(&p->big[i % BW__RECENT].len, len, memory_order_relaxed);
-    }
-}
-
 /* The second largest of k values (0 with fewer than two), at most
  * max_learned_size: the one place that cap is applied. */
 static size_t bw__second(const bw_pool *p, const size_t *v, unsigned k)
@@ -70,6 +52,53 @@ static size_t bw__second(const bw_pool *p, const size_t *v, unsigned k)
         }
     }
     return b < p->opt.max_learned_size ? b : p->opt.max_learned_size;
+}
+
+/* Compute the learned jump at `now` from the ring: the second largest of
+ * the lengths recorded within decay_ms, and when it next changes by ageing
+ * (when the older of the two largest ages out). Threads that race here
+ * store results from about the same ring; either is as good. */
+static size_t bw__jump_update(bw_pool *p, uint64_t now)
+{
+    size_t v[BW__RECENT], j;
+    uint64_t ms[BW__RECENT], age = p->opt.decay_ms, until = UINT64_MAX;
+    unsigned i, k = 0, a = 0, b = 0;
+    for (i = 0; i < BW__RECENT; i++) {
+        ms[k] = atomic_load_explicit(&p->big[i].ms, memory_order_relaxed);
+        v[k] = atomic_load_explicit(&p->big[i].len, memory_order_relaxed);
+        if (v[k] == 0 || (age != BW_DECAY_NEVER && now - ms[k] >= age && ms[k] <= now)) continue;
+        if (v[k] > v[a] || k == 0) {
+            b = a;
+            a = k;
+        } else if (k == 1 || v[k] > v[b]) {
+            b = k;
+        }
+        k++;
+    }
+    j = bw__second(p, v, k);
+    if (j != 0 && age != BW_DECAY_NEVER) until = (ms[a] < ms[b] ? ms[a] : ms[b]) + age;
+    atomic_store_explicit(&p->jump_until, until, memory_order_relaxed);
+    atomic_store_explicit(&p->jump, j, memory_order_relaxed);
+    return j;
+}
+
+BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
+{
+    unsigned i;
+    if (len == 0) return;
+    if (p->learn) {
+        i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
+        atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
+    }
+    if (p->learn_growth && len > p->opt.jump_floor) {
+        uint64_t now = bw__now_ms();
+        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
+        /* The time first: a reader that sees the new length sees a time
+         * at least as new (or the slot's old one: then it ages early). */
+        atomic_store_explicit(&p->big[i % BW__RECENT].ms, now, memory_order_relaxed);
+        atomic_store_explicit(&p->big[i % BW__RECENT].len, len, memory_order_relaxed);
+        bw__jump_update(p, now);
+    }
 }
 
 /* BW_POOL_LEARN_SIZE: the second largest of the last 16 lengths; 0 when
@@ -90,20 +119,13 @@ BW__INTERNAL size_t bw__learned(bw_pool *p)
  * floor recorded within decay_ms; 0 when off or fewer than two. */
 BW__INTERNAL size_t bw__learned_large(bw_pool *p)
 {
-    size_t v[BW__RECENT];
-    uint64_t now = 0, age = p->opt.decay_ms;
-    unsigned i, k = 0;
-    if (!p->learn_growth) return 0;
-    if (atomic_load_explicit(&p->big[0].len, memory_order_relaxed) == 0 &&
-        atomic_load_explicit(&p->big[1].len, memory_order_relaxed) == 0)
-        return 0; /* fewer than two recorded ever: no clock read */
-    if (age != BW_DECAY_NEVER) now = bw__now_ms();
-    for (i = 0; i < BW__RECENT; i++) {
-        uint64_t ms = atomic_load_explicit(&p->big[i].ms, memory_order_relaxed);
-        v[k] = atomic_load_explicit(&p->big[i].len, memory_order_relaxed);
-        k += v[k] != 0 && (age == BW_DECAY_NEVER || now - ms < age || ms > now);
-    }
-    return bw__second(p, v, k);
+    size_t j = atomic_load_explicit(&p->jump, memory_order_relaxed);
+    uint64_t now;
+    if (j == 0) return 0; /* nothing learned: no clock read */
+    if (atomic_load_explicit(&p->jump_until, memory_order_relaxed) == UINT64_MAX) return j;
+    now = bw__now_ms();
+    if (now < atomic_load_explicit(&p->jump_until, memory_order_relaxed)) return j;
+    return bw__jump_update(p, now);
 }
 
 /* The block on the way to `target` that a writer needing `need` bytes may

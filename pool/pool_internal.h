@@ -255,6 +255,11 @@ struct bw_pool {
         _Atomic uint64_t ms;
     } big[BW__RECENT];
     _Atomic unsigned big_next;
+    /* Their statistic as last computed, and when (ms) it next changes by
+     * ageing (UINT64_MAX: not by ageing), so a move reads two fields and,
+     * while something is learned, the clock. */
+    _Atomic size_t jump;
+    _Atomic uint64_t jump_until;
     bw__class cls[];           /* nclasses                                   */
 };
 
