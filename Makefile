@@ -236,7 +236,7 @@ R_mingw    = WINEPREFIX=$(abspath $(B))/wine WINEDEBUG=-all $(WINE) $<.exe
 # MinGW: the test files that need no POSIX beyond pipes (fork, signals,
 # sockets, fcntl, mmap, setrlimit: the others) and run under wine.
 TESTS_mingw  := $(addprefix tests/test_,$(addsuffix .c,allocfail cursor encoding errors failinj \
-                first_use growth jump positions printf promises readout recorded_error room segmented \
+                detach first_use growth jump positions printf promises readout recorded_error room segmented \
                 steady threads writing))
 TESTS_tsan   := tests/test_threads.c tests/test_pool.c tests/test_defaults.c tests/test_decay.c \
                 tests/test_pool_regressions.c tests/test_pool_defects.c
