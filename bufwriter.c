@@ -2092,13 +2092,15 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
     l = bw_len(w);
     cap = bw__block_size(w);
     if (cap != 0) {
-        /* One block of the pool's: handed over as it is when it is
-         * malloc's memory with room for the NUL (a segmented block's link
-         * after the bytes is room too). */
-        if (l < cap && bw__pool_hand_off(w->pool, w->data, cap)) {
+        /* One block of the pool's: handed over when it is malloc's memory
+         * with room for the NUL (a segmented block's link after the bytes
+         * is room too), shrunk to fit when it is much larger than them;
+         * the pool says when a copy is cheaper (pool_writer.h). */
+        if (l < cap && bw__pool_hand_off(w->pool, w->data, cap, l + 1)) {
             bw__move_down(w, NULL);
             b = w->data;
             b[l] = 0;
+            b = (unsigned char *)bw__pool_hand_off_fit(w->pool, b, cap, l + 1);
             w->data = NULL; /* handed out, as in bw_detach */
             w->cap = 0;
             bw__drop_storage(w);
@@ -2110,7 +2112,10 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
         bw__fail(w, BW_ENOMEM);
         return NULL;
     }
-    (void)bw_copy_out(w, 0, b, l);
+    /* One block holds them at data[start, len) (as bw__move_down has it):
+     * no walk. */
+    if (cap != 0 && l != 0) memcpy(b, w->data + bw__start(w), l);
+    else (void)bw_copy_out(w, 0, b, l);
     b[l] = 0;
     bw__drop_storage(w);
 done:

@@ -23,6 +23,14 @@
  *                                   bumped pointer, the floor) | cursor (a
  *                                   span, the bw_enc_* encoders,
  *                                   bw_advance_to) | put (the bw_put_*)
+ *   profile_driver handoff N KIND   N documents of 200 bytes (10 pieces of
+ *                                   20) in handoff_loop*, each given to the
+ *                                   caller as malloc'd memory and free()d:
+ *                                   KIND = pooled (bw_init on the shared
+ *                                   pool, bw_write, bw_detach_malloc) |
+ *                                   malloc (cJSON's print: malloc(256),
+ *                                   memcpy, realloc to 201 bytes). Exit 3
+ *                                   where bw_detach_malloc is missing.
  *   profile_driver version          the linked library's version
  * Count one with callgrind, only the measured loop:
  *   valgrind --tool=callgrind --toggle-collect='msg_loop*' profile_driver msg 1000000 64 pooled
@@ -48,6 +56,10 @@
 #ifdef BW__DEFINE_ENC
 #  define DRV_CURSOR 1
 #endif
+/* bw_detach_malloc came in 0.3; before it, handoff pooled exits 3. */
+#if BW_VERSION_MAJOR > 0 || BW_VERSION_MINOR >= 3
+#  define DRV_HANDOFF 1
+#endif
 
 /* The measured loops: external, not inlined, not cloned, so callgrind's
  * --toggle-collect=put_loop* counts exactly them. */
@@ -60,6 +72,8 @@ PUT_LOOP void put_loop(bw_writer *w, uint32_t n, uint32_t key);
 PUT_LOOP void put_loop_raw(unsigned char *p, uint32_t n, uint32_t key);
 PUT_LOOP unsigned long msg_loop_pooled(uint32_t n, size_t size, const unsigned char *src);
 PUT_LOOP unsigned long msg_loop_buffer(uint32_t n, size_t size, const unsigned char *src);
+PUT_LOOP unsigned long handoff_loop_pooled(uint32_t n);
+PUT_LOOP unsigned long handoff_loop_malloc(uint32_t n);
 PUT_LOOP void rec_loop_hand(unsigned char *p, uint32_t n, uint32_t key);
 PUT_LOOP void rec_loop_put(bw_writer *w, uint32_t n, uint32_t key);
 #ifdef DRV_CURSOR
@@ -113,6 +127,61 @@ unsigned long msg_loop_buffer(uint32_t n, size_t size, const unsigned char *src)
         bw_write(&w, src, size);
         sum += bw_data(&w)[bw_len(&w) - 1];
         bw_release(&w);
+    }
+    return sum;
+}
+
+/* A cJSON-like hand-off: a 200-byte document built from 10 pieces of 20
+ * bytes and handed to the caller, who reads it and free()s it. The malloc
+ * loop is what cJSON_PrintUnformatted does with the default hooks: a
+ * 256-byte buffer, the pieces copied in (cJSON's ensure() checks room
+ * before each), then realloc to the length + 1 for the NUL. */
+#define HANDOFF_PIECES 10
+static const char handoff_piece[] = "\"key\":\"value--\",0123";
+
+#ifdef DRV_HANDOFF
+unsigned long handoff_loop_pooled(uint32_t n)
+{
+    unsigned long sum = 0;
+    size_t piece = sizeof handoff_piece - 1;
+    for (uint32_t i = 0; i < n; i++) {
+        bw_writer w;
+        size_t len;
+        char *s;
+        bw_init(&w, NULL, 0);
+        for (int k = 0; k < HANDOFF_PIECES; k++) bw_write(&w, handoff_piece, piece);
+        s = (char *)bw_detach_malloc(&w, &len);
+        if (s == NULL) return 0;
+        sum += (unsigned char)s[len - 1];
+        free(s);
+    }
+    return sum;
+}
+#endif
+
+unsigned long handoff_loop_malloc(uint32_t n)
+{
+    unsigned long sum = 0;
+    size_t piece = sizeof handoff_piece - 1;
+    for (uint32_t i = 0; i < n; i++) {
+        size_t cap = 256, len = 0;
+        char *b = (char *)malloc(cap), *s;
+        if (b == NULL) return 0;
+        for (int k = 0; k < HANDOFF_PIECES; k++) {
+            if (len + piece + 1 > cap) { /* cJSON's ensure(): never taken here */
+                char *nb = (char *)realloc(b, cap * 2);
+                if (nb == NULL) break;
+                b = nb;
+                cap *= 2;
+            }
+            memcpy(b + len, handoff_piece, piece);
+            len += piece;
+        }
+        b[len] = 0;
+        s = (char *)realloc(b, len + 1);
+        if (s == NULL) s = b;
+        sum += (unsigned char)s[len - 1];
+        free(s);
     }
     return sum;
 }
@@ -314,8 +383,9 @@ int main(int argc, char **argv)
                         "       %s msg N SIZE pooled|buffer\n"
                         "       %s rec N hand|cursor|put\n"
                         "       %s refs N BODY linked|copied\n"
+                        "       %s handoff N pooled|malloc\n"
                         "       %s version\n", argv[0], argv[0], argv[0], argv[0], argv[0],
-                argv[0]);
+                argv[0], argv[0]);
         return 2;
     }
     long n = atol(argv[2]);
@@ -327,6 +397,21 @@ int main(int argc, char **argv)
         sink += strcmp(argv[4], "pooled") == 0 ? msg_loop_pooled((uint32_t)n, size, src)
                                               : msg_loop_buffer((uint32_t)n, size, src);
         return 0;
+    }
+    if (strcmp(argv[1], "handoff") == 0) {
+        if (strcmp(argv[3], "malloc") == 0) {
+            sink += handoff_loop_malloc((uint32_t)n);
+            return 0;
+        }
+#ifdef DRV_HANDOFF
+        if (strcmp(argv[3], "pooled") == 0) {
+            sink += handoff_loop_pooled((uint32_t)n);
+            return 0;
+        }
+        return 2;
+#else
+        return 3;
+#endif
     }
     if (strcmp(argv[1], "rec") == 0) return rec_main((uint32_t)n, argv[3], &sink);
     if (strcmp(argv[1], "refs") == 0 && argc > 4 && size <= sizeof bodies[0]) {

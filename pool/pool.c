@@ -593,16 +593,43 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
     return nb;
 }
 
-BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap)
+/* More than twice need and 64 bytes more: a 200-byte string in a 512-byte
+ * block is, a 250-byte one or a 40-byte one in a 128-byte block is not
+ * (malloc's own rounding and header are about that much). */
+#define BW__HAND_OFF_COPY_MAX ((size_t)16 << 10)
+
+static bool bw__much_larger(size_t cap, size_t need)
 {
-    /* A checked block carries a canary and is tracked: never handed off. */
-    if (p == NULL || b == NULL || p->checked || p->extra != 0 ||
-        !bw__alloc_is_malloc(&p->alloc, cap))
+    return cap > 64 && need < (cap - 64) / 2;
+}
+
+BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need)
+{
+    if (p == NULL || b == NULL) return false;
+    /* A block the thread cache keeps, much larger than the bytes, and at
+     * most 16 KiB of them: a copy into malloc(need) costs less than the
+     * block the next job would rent from malloc in its place (the cache's
+     * class emptied), and the caller's memory fits. More bytes are not
+     * copied: the block is shrunk in place (bw__pool_hand_off_fit). */
+    if (need <= BW__HAND_OFF_COPY_MAX && cap <= p->fast_rent_limit && bw__much_larger(cap, need))
         return false;
+    /* A checked block carries a canary and is tracked: never handed off. */
+    if (p->checked || p->extra != 0 || !bw__alloc_is_malloc(&p->alloc, cap)) return false;
     BW__POOL_ADD(p, returns, 1);
     BW__POOL_ADD(p, out_bytes, 0 - (uint64_t)cap);
     BW__POOL_ADD(p, backing_frees, 1);
     return true;
+}
+
+BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need)
+{
+    void *nb;
+    if (!bw__much_larger(cap, need) || p->alloc.realloc == NULL) return b;
+    /* The tail goes back to malloc now: zeroed first where the pool
+     * promises that no user's bytes reach the allocator. */
+    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) memset((unsigned char *)b + need, 0, cap - need);
+    nb = p->alloc.realloc(p->alloc.ctx, b, cap, need);
+    return nb != NULL ? nb : b; /* a failed realloc keeps the block */
 }
 
 /* Trim / stats ---------------------------------------------------------- */

@@ -148,8 +148,18 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
 }
 
 /* bw_detach_malloc: true when block b, rented from p with capacity cap, is
- * memory free() releases; it then leaves the pool's counts (a return and a
- * backing free) and is the caller's. False changes nothing. */
-BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap);
+ * to be handed over as memory free() releases; it then leaves the pool's
+ * counts (a return and a backing free) and is the caller's. False changes
+ * nothing: copy the bytes instead. That is when the block is not malloc's,
+ * and when it is a thread-cached class much larger than need, the bytes
+ * with their NUL, with need at most 16 KiB (the block then stays in the
+ * pool for the next job). */
+BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need);
+/* After bw__pool_hand_off, the need bytes at the start of b in place: the
+ * block the caller gets. One much larger than need (more than twice need,
+ * plus 64 bytes) is shrunk to need with the allocator's realloc hook (one
+ * of malloc's: the hand-off allowed no other); otherwise, or when that
+ * realloc fails, b itself. */
+BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need);
 
 #endif /* BW_POOL_WRITER_H */

@@ -25,7 +25,13 @@
  * caller's memory, scribbled over as soon as its done is called, so a read
  * after it shows; or the writer's own bytes), move (dst == src, streaming
  * src, a src with an error too), set_limit (0, near bw_tell, below it; the
- * model refuses with BW_ELIMIT every call that would pass it). After EVERY
+ * model refuses with BW_ELIMIT every call that would pass it), the decimal
+ * text of doubles and floats (bw_put_dec_f64/f32, and bw_enc_dec_f64/f32
+ * in the cursor: the put's bytes are the cursor form's, and the text reads
+ * back with strtod/strtof as exactly the value, laid out as bufwriter.h
+ * says), try_span (granted exactly when the free space covers it, and no
+ * effect otherwise) and set_first_buffer (a storage-less contiguous writer
+ * takes the caller's buffer; every other case is BW_EINVAL). After EVERY
  * operation:
  *   - the status returned, bw_error, bw_errno, bw_len, bw_tell;
  *   - the held bytes, through bw_copy_out of everything and through bw_iovec
@@ -62,7 +68,9 @@
 #include "bufwriter.h"
 
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +273,102 @@ static int vpf(bw_writer *w, const char *fmt, ...)
     rc = bw_vprintf(w, fmt, ap);
     va_end(ap);
     return rc;
+}
+
+/* ----------------------------------------------- floating-point text -- */
+/* A double from the input: its bits, or an edge (zeros, infinities, NaNs,
+ * the extremes, subnormals, where the layout changes form). */
+static double pick_double(in *s)
+{
+    static const double edge[] = {0.0, -0.0, 1.0, 0.1, 123.456, 1e16, 1e17, 9007199254740993.0,
+                                  0.0001, 0.00001, 1e-5, 5e-324, -5e-324, DBL_MIN, -DBL_MAX,
+                                  DBL_MAX, 2.2250738585072009e-308, 1e23, 0.3, 100000.0};
+    unsigned how = u8(s) % 8;
+    uint64_t bits = u64(s);
+    double d;
+    if (how == 0) return edge[bits % (sizeof edge / sizeof edge[0])];
+    if (how == 1) return bits & 1 ? -INFINITY : INFINITY;
+    if (how == 2) {
+        bits |= (uint64_t)0x7FF << 52; /* a NaN of any sign and payload (or an infinity) */
+        if ((bits & (((uint64_t)1 << 52) - 1)) == 0) bits |= 1;
+    }
+    if (how == 3) return (double)(int64_t)bits / (double)(1 + (bits >> 40 & 0xFFFF));
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* The decimal exponent of the first digit of the plain text t ("0.00123":
+ * -3, "123.4": 2), t without its sign; 0 for zero. */
+static int plain_exponent(const char *t)
+{
+    const char *dot = strchr(t, '.'), *p;
+    size_t intlen = dot != NULL ? (size_t)(dot - t) : strlen(t);
+    if (!(intlen == 1 && t[0] == '0')) return (int)intlen - 1;
+    if (dot == NULL) return 0;
+    for (p = dot + 1; *p == '0'; p++) {}
+    return *p == 0 ? 0 : -(int)(p - dot);
+}
+
+/* The text bw_enc_dec_f64 (f32: bw_enc_dec_f32 of (float)v) stores at out,
+ * checked against bufwriter.h: what strtod (strtof) reads back is exactly
+ * the value (and so is what snprintf's "%.17g" gives, read back), "inf",
+ * "-inf" and "nan", a "-" exactly for a negative sign, digits laid out as
+ * "%.17g" lays them out (plain for a first digit's exponent in -4..16,
+ * else d[.ddd]e+XX with at least two exponent digits), no trailing zeros
+ * or point, no more than BW_DEC_F64_MAX (BW_DEC_F32_MAX) bytes. Which
+ * digits are the shortest is tested against an oracle elsewhere
+ * (tests/test_float_text.c). Returns the length. */
+static size_t dec_float(unsigned char *out, double v, int is32)
+{
+    char t[40], ref[40], *end;
+    const char *m, *e;
+    float f = (float)v;
+    size_t n = (size_t)((is32 ? bw_enc_dec_f32(out, f) : bw_enc_dec_f64(out, v)) - out);
+    int neg, x;
+    CHECK(n >= 1 && n <= (is32 ? BW_DEC_F32_MAX : BW_DEC_F64_MAX));
+    memcpy(t, out, n);
+    t[n] = 0;
+    CHECK(strspn(t, "0123456789.e+-infa") == n);
+    if (is32 ? isnan(f) : isnan(v)) {
+        CHECK(strcmp(t, "nan") == 0);
+        return n;
+    }
+    neg = is32 ? signbit(f) != 0 : signbit(v) != 0;
+    CHECK((t[0] == '-') == neg);
+    m = t + neg;
+    if (is32 ? isinf(f) : isinf(v)) {
+        CHECK(strcmp(m, "inf") == 0);
+        return n;
+    }
+    if (is32) {
+        float g = strtof(t, &end);
+        CHECK(*end == 0 && memcmp(&g, &f, sizeof f) == 0);
+    } else {
+        double g = strtod(t, &end), r;
+        CHECK(*end == 0 && memcmp(&g, &v, sizeof v) == 0);
+        snprintf(ref, sizeof ref, "%.17g", v);
+        r = strtod(ref, NULL);
+        CHECK(memcmp(&r, &g, sizeof g) == 0);
+    }
+    CHECK(m[0] >= '0' && m[0] <= '9');
+    e = strchr(m, 'e');
+    if (e != NULL) { /* d[.ddd]e+XX: one digit before the point, not 0 */
+        CHECK(m[0] != '0' && (m[1] == 'e' || m[1] == '.'));
+        CHECK((e[1] == '+' || e[1] == '-') && strlen(e + 2) >= 2 && strspn(e + 2, "0123456789") ==
+              strlen(e + 2));
+        x = atoi(e + 1);
+        CHECK(x < -4 || x > 16);
+        CHECK(e[-1] != '0' && e[-1] != '.');
+    } else {
+        CHECK(strchr(m, '+') == NULL && strchr(m, '-') == NULL);
+        if (strcmp(m, "0") != 0) {
+            x = plain_exponent(m);
+            CHECK(x >= -4 && x <= 16);
+            CHECK(!(m[0] == '0' && m[1] != '.')); /* no leading zero but "0.": */
+        }
+        if (strchr(m, '.') != NULL) CHECK(t[n - 1] != '0' && t[n - 1] != '.');
+    }
+    return n;
 }
 
 /* --------------------------------------------------------- checking -- */
@@ -471,6 +575,7 @@ static void compare(slot *x)
     if (n == 1) CHECK(p == iv[0].iov_base);
     if (x->mode != CHAIN && bw_capacity(w) > 0) CHECK(p != NULL);
     CHECK(bw_error(w) == x->err); /* read-outs never record */
+    CHECK(bw_strerror(x->err) != NULL && bw_strerror(x->err)[0] != 0);
 }
 
 static void check_guards(void)
@@ -522,8 +627,10 @@ static void post(slot *x)
             CHECK(w->cap >= 2 * oc.cap0);
             /* out of the caller's buffer, the learned size if larger */
             size_t first = learn_size && x->isize && oc.blk0 == x->ibuf ? st.learned_size : 0;
-            if (!(learned_jump && oc.cap0 <= threshold && w->cap > threshold))
-                CHECK(w->cap <= MAX(class_of(MAX(2 * oc.cap0, oc.held0 + oc.req)), first));
+            /* the growth rule's size, or towards the learned jump within
+             * the bound: at most 16 x the bytes needed */
+            size_t bound = learned_jump ? 16 * (oc.held0 + oc.req) : 0;
+            CHECK(w->cap <= MAX(MAX(class_of(MAX(2 * oc.cap0, oc.held0 + oc.req)), first), bound));
         }
     }
     if (x->mode == CONTIG) {
@@ -666,14 +773,16 @@ enum {
     OP_WRITE, OP_ALIAS, OP_PUT, OP_VARINT, OP_DEC, OP_HEX, OP_PUTS, OP_PRINTF, OP_RESERVE,
     OP_SPAN, OP_PATCH, OP_TRUNCATE, OP_CONSUME, OP_CLEAR, OP_CLEAR_ERROR, OP_RELEASE, OP_DETACH,
     OP_PULLUP, OP_CSTR, OP_READ, OP_APPEND, OP_FLUSH, OP_ODD_WRITE, OP_REINIT, OP_SCRIPT,
-    OP_FILE, OP_CURSOR, OP_PUTC, OP_DETACH_MALLOC, OP_APPEND_REF, OP_MOVE, OP_LIMIT, NOPS
+    OP_FILE, OP_CURSOR, OP_PUTC, OP_DETACH_MALLOC, OP_APPEND_REF, OP_MOVE, OP_LIMIT,
+    OP_DEC_FLOAT, OP_TRY_SPAN, OP_FIRST_BUFFER, NOPS
 };
 
 static const char *const op_names[] = {
     "write", "write-alias", "put", "varint", "dec", "hex", "puts", "printf", "reserve",
     "span+advance", "patch", "truncate", "consume", "clear", "clear_error", "release", "detach",
     "pullup", "cstr", "read", "append_writer", "flush", "odd-write", "reinit", "script",
-    "fopen-write", "cursor", "putc", "detach_malloc", "append_ref", "move", "set_limit"};
+    "fopen-write", "cursor", "putc", "detach_malloc", "append_ref", "move", "set_limit",
+    "dec_float", "try_span", "set_first_buffer"};
 static const char *const mode_names[] = {"contig", "chain", "stream", "fixed"};
 
 /* bw_cstr when the rules say it succeeds (NULL held bytes are fine: the
@@ -1035,9 +1144,17 @@ static void op_writer(in *s, slot *x, unsigned op)
         room_left = MIN(avail, left);
         p = sp;
         for (i = 0; i < cnt; i++) {
-            unsigned kind = u8(s) % (NTYPES + 3);
+            unsigned kind = u8(s) % (NTYPES + 5);
             v = u64(s);
-            if (kind < NTYPES) {
+            if (kind >= NTYPES + 3) { /* decimal text: room for the longest first */
+                int is32 = kind == NTYPES + 4;
+                double d;
+                if (room_left < (is32 ? BW_DEC_F32_MAX : BW_DEC_F64_MAX)) break;
+                memcpy(&d, &v, sizeof d);
+                if (u8(s) & 1) d = pick_double(s);
+                en = dec_float(enc, d, is32);
+                q = is32 ? bw_enc_dec_f32(p, (float)d) : bw_enc_dec_f64(p, d);
+            } else if (kind < NTYPES) {
                 en = enc_typed(enc, kind, v);
                 if (en > room_left) break;
                 q = cursor_typed(p, kind, v);
@@ -1383,6 +1500,58 @@ static void op_writer(in *s, slot *x, unsigned op)
         CHECK(bw_error(w) == x->err && bw_tell(w) == tell);
         break;
     }
+    case OP_DEC_FLOAT: { /* the same bytes as the cursor form, checked there */
+        int is32 = (int)(u8(s) & 1);
+        double d = pick_double(s);
+        n = dec_float(expb, d, is32);
+        if (n > left) break;
+        oc.req = n; /* stored in place when the longest fits, else bw_write */
+        rc = is32 ? bw_put_dec_f32(w, (float)d) : bw_put_dec_f64(w, d);
+        wrote(x, rc, n, room(x, n));
+        break;
+    }
+    case OP_TRY_SPAN: { /* n free bytes now, or NULL and nothing at all */
+        unsigned char *sp;
+        size_t want;
+        unsigned seed;
+        oc.kind = KEEP;
+        oc.zero = 1; /* never allocates, sends or moves */
+        n = pick_size(s, x, MAX_OP, SIZE_MAX);
+        want = MAX(n, 1);
+        k = u16(s);
+        seed = u8(s);
+        sp = (unsigned char *)bw_try_span(w, n);
+        TRACE("    try_span %zu: %s (free %zu)\n", n, sp ? "granted" : "NULL", oc.free0);
+        CHECK(bw_error(w) == x->err && bw_tell(w) == oc.tell0 && bw_free_capacity(w) == oc.free0);
+        if (x->err != BW_OK || want > oc.free0) {
+            CHECK(sp == NULL);
+            break;
+        }
+        CHECK(sp != NULL);
+        if (x->mode != CHAIN) CHECK(sp == bw_data(w) + bw_len(w));
+        k = MIN(k % (n + 1), left);
+        fill(sp, k, seed);
+        memcpy(expb, sp, k);
+        wrote(x, bw_advance_to(w, sp + k), k, BW_OK);
+        break;
+    }
+    case OP_FIRST_BUFFER: { /* a storage-less contiguous writer takes ibuf */
+        unsigned how = u8(s) % 8;
+        void *buf = how == 0 ? NULL : x->ibuf;
+        int want;
+        oc.kind = RESET; /* its block may change to the buffer */
+        oc.zero = 1;
+        n = how == 1 ? 0 : 1 + u8(s) % sizeof x->ibuf;
+        want = buf == NULL || n == 0 || x->mode != CONTIG || w->data != NULL ? BW_EINVAL : BW_OK;
+        rc = bw_set_first_buffer(w, buf, n);
+        if (expect(x, rc, want)) {
+            x->isize = n;
+            CHECK(w->data == x->ibuf && bw_len(w) == 0);
+            CHECK(bw_free_capacity(w) == MIN(n, lim_room(x)));
+        }
+        CHECK(bw_tell(w) == oc.tell0);
+        break;
+    }
     case OP_SCRIPT: {
         int i;
         oc.kind = KEEP;
@@ -1408,7 +1577,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned cfg, cfg2, i;
     int steps = 0;
 
-    if (tracing < 0) tracing = getenv("FUZZ_TRACE") != NULL;
+    if (tracing < 0) {
+        tracing = getenv("FUZZ_TRACE") != NULL;
+        CHECK(strcmp(bw_version(), BW_VERSION_STRING) == 0);
+    }
     calls = live_blocks = 0;
     failed_now = big_now = 0;
     memset(&o, 0, sizeof o);
@@ -1434,6 +1606,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.allocator = &hook;
     fail_at = (long)u8(&s); /* 0: never */
     CHECK(bw_pool_create(&pool, &o) == BW_OK);
+    { /* the pool keeps what it was given, the defaults filled in */
+        bw_pool_options r;
+        bw_pool_get_options(pool, &r);
+        CHECK(r.max_pooled_size == threshold && r.min_block_size == minblk &&
+              r.flags == o.flags && r.max_learned_size != 0 && r.allocator != NULL &&
+              r.allocator->alloc == hook.alloc && r.allocator->realloc == hook.realloc);
+        CHECK(o.max_large_bytes == 0 || r.max_large_bytes == o.max_large_bytes);
+    }
 
     slots = (slot *)calloc(NW, sizeof *slots); /* all-zero writers are valid */
     CHECK(slots != NULL);
