@@ -6,7 +6,7 @@
  *   platform/platform.h, pool/track.h, pool/pool_internal.h,
  *   pool/pool_writer.h, writer_internal.h, bufwriter.c, fmt_float.c, io.c,
  *   platform/posix.c, platform/windows.c, pool/alloc.c, pool/check.c,
- *   pool/fork.c, pool/large.c, pool/learn.c, pool/pool.c, pool/tcache.c.
+ *   pool/fork.c, pool/growth.c, pool/large.c, pool/pool.c, pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
  * from a fresh generation (`make check-single`).
  *
@@ -436,10 +436,12 @@ BW_API const bw_allocator *bw_allocator_jemalloc(void);
  * fork).
  *
  * Retention works in two levels. Each thread keeps a small cache per pool of
- * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 32 KiB), used
- * without locks; behind them, each class has a shared, locked stack of at
- * most max_blocks_per_class blocks. max_retained_bytes bounds both levels
- * together. A thread's cache goes back to the pool when the thread exits;
+ * at most BW_THREAD_CACHE_SLOTS blocks per class (classes up to 1 MiB; those
+ * above 32 KiB at most 4 MiB in all), used without locks, given back by
+ * decay at the thread's next slow call or at its exit; behind them, each
+ * class has a shared, locked stack of at most max_blocks_per_class blocks.
+ * max_retained_bytes bounds both levels together. A thread's cache goes
+ * back to the pool when the thread exits;
  * the caches of threads still alive when a plugin that embeds bufwriter (the
  * single header, or libbufwriter.a) is unloaded with dlclose leak instead,
  * since the thread-exit hook is removed at unload so no thread runs unmapped
@@ -495,9 +497,11 @@ typedef struct bw_pool bw_pool;
                                         contiguous writer records its length;
                                         a writer's first block is then sized
                                         for the second largest of the last 16
-                                        lengths (about the 90th percentile), at
-                                        most max_learned_size, by the growth
-                                        rule */
+                                        lengths (none while fewer than two are
+                                        recorded), at most max_learned_size, by
+                                        the growth rule. The one size outside
+                                        bw_init's bound of 16 x the bytes: a
+                                        pool for one stream of similar jobs */
 #define BW_POOL_FILL            0x10u /* with checked mode: fill rented bytes
                                         with BW_FILL_RENTED and returned ones
                                         with BW_FILL_RETURNED, so a read of
@@ -539,10 +543,11 @@ typedef struct bw_pool_options {
      * from the backing allocator; a rent above the threshold is served from
      * a kept block of exactly that size. On unless BW_POOL_NO_LARGE_RETENTION
      * or BW_POOL_BYPASS. The defaults keep a 10 MiB job's 16 MiB block for
-     * each of four threads, or one 64 MiB segmented job's blocks past the
-     * threshold: .NET's ArrayPool.Shared keeps up to 32 arrays per size per
+     * each of four threads, or one 64 MiB job's blocks past the threshold
+     * (a contiguous one's 64 MiB and the 4 MiB it climbed through, bw_init's
+     * bound): .NET's ArrayPool.Shared keeps up to 32 arrays per size per
      * core; jemalloc keeps freed pages for 10 s (decay). */
-    size_t max_large_bytes;      /* bound on kept large bytes; 0 = 64 MiB     */
+    size_t max_large_bytes;      /* bound on kept large bytes; 0 = 80 MiB     */
     size_t max_large_blocks;     /* bound on kept large blocks; 0 = 8         */
     /* The learned sizes: BW_POOL_LEARN_SIZE's starting size, and the jump
      * of a writer that outgrows the jump floor, are at most this.          */
@@ -564,24 +569,26 @@ typedef struct bw_pool_options {
                                     write (0.1)                              */
     /* The learned jump (on unless BW_POOL_NO_LEARNED_GROWTH). Every
      * bw_release, bw_clear or bw_detach of a contiguous writer holding more
-     * than jump_floor bytes records its length; the pool keeps the last 16.
-     * A contiguous writer whose growth takes it from at most jump_floor to
-     * more (its first block included) moves to max(growth rule, the learned
-     * jump size): the growth rule's size for the second largest of those 16
-     * (so one outlier job never decides it alone), nothing until two are
-     * recorded, at most max_learned_size. A writer that never outgrows
-     * jump_floor is never affected; an initial capacity or a caller's buffer
-     * is kept as given (it may jump when it is outgrown); segmented,
-     * streaming and fixed writers neither record nor jump. Until two are
-     * recorded (a fresh pool), a move to past jump_floor (not a first
-     * block) of a writer whose capacity is at most the threshold goes to at
-     * least the growth rule's size for 16 x max(capacity, jump_floor), at
-     * most max_learned_size: a first 10 MiB job rents 16 KiB, 256 KiB,
-     * 4 MiB (then doubles, resized in place above the threshold) instead of
-     * every power of two. 16 KiB: a 256 KiB
-     * job in 8 KiB writes copies 24 KiB on its way (1.17x of a memcpy, where
-     * a 64 KiB floor costs 1.58x and 128 KiB 2.16x), and small messages (up
-     * to a few hundred bytes) stay far below it. */
+     * than jump_floor bytes records its length and the time; the learned
+     * jump size is the growth rule's size for the second largest of the
+     * last 16 recorded within decay_ms (so one outlier job never decides
+     * it alone, and a size no job has needed for decay_ms is forgotten),
+     * nothing while fewer than two, at most max_learned_size. A contiguous
+     * writer's move, and its first block when the first write is larger
+     * than min_first_block, go as far towards it as bw_init's bound
+     * allows: to it when it is at most 16 x the bytes the writer needs,
+     * else to it divided by 16 as often as it takes to fit, so that each
+     * later move can reach it in one step: a stream of 64 KiB jobs in
+     * 8 KiB writes rents one 64 KiB block a job, of 1 MiB jobs 64 KiB then
+     * 1 MiB (64 KiB copied); after 64 MiB jobs a 20 KiB job gets 256 KiB. Until two
+     * are recorded (a fresh pool), a move to past jump_floor of a writer at
+     * most at the threshold goes to 16 x max(capacity, jump_floor), at most
+     * max_learned_size: a first 10 MiB job rents 16 KiB, 256 KiB, 4 MiB
+     * (then doubles, resized in place above the threshold) instead of every
+     * power of two. Segmented, streaming and fixed writers neither record
+     * nor jump; an initial capacity or a caller's buffer is kept as given
+     * (it may move towards the jump when it is outgrown). 16 KiB: small
+     * messages (up to a few hundred bytes) stay far below it. */
     size_t jump_floor;           /* 0 = 16 KiB (the threshold when that is
                                     smaller)                                 */
     /* A segmented writer's (bw_init_chain) first block, and the least of
@@ -617,6 +624,13 @@ typedef struct bw_pool_stats {
  * of two, a smallest class below 16 or above the threshold; BW_ENOMEM when the
  * pool's own bookkeeping cannot be allocated. On failure *out is NULL. */
 BW_API int bw_pool_create(bw_pool **out, const bw_pool_options *opts);
+
+/* The options pool (NULL = the shared pool) was created with, as it uses
+ * them: every default filled in, min_first_block and chain_block_size as the
+ * sizes writers get, allocator pointing at the pool's copy of the hook
+ * (valid while the pool lives). Passing them to bw_pool_create makes a pool
+ * that behaves the same. A NULL out is a no-op. */
+BW_API void bw_pool_get_options(const bw_pool *pool, bw_pool_options *out);
 
 /* Free every block the pool holds (every thread's cache included) and the
  * pool. Blocks still rented stay the caller's (checked mode reports them).
@@ -695,12 +709,15 @@ typedef struct bw_writer bw_writer;
  * rented. BW_EOVERFLOW when that size cannot be represented; BW_ENOMEM.
  * Growth rule: a call that needs room moves to max(class(len + n), 2 x the
  * old capacity), where class() is the pool's power-of-two class at or below
- * its threshold and the next power of two above it; a move past the pool's
- * jump_floor (16 KiB) goes at least to the learned jump size (see
- * bw_pool_options); until the pool has learned one, a move of a writer past
- * jump_floor and at most at the threshold goes to at least 16 x its
- * capacity (16 KiB -> 256 KiB -> 4 MiB), so the first big job of a fresh
- * pool copies and faults in few blocks. */
+ * its threshold and the next power of two above it; a move may go further,
+ * towards the size the pool has learned its jobs past jump_floor (16 KiB)
+ * end at (the learned jump, see bw_pool_options), or in a fresh pool 16 x
+ * the capacity past jump_floor, so big jobs copy and fault in few blocks.
+ * The bound: a move never goes past 16 x the bytes the writer needs (len +
+ * n) further than the growth rule does, whatever other jobs, threads or
+ * pool flags did (BW_POOL_LEARN_SIZE's first block aside): a 20 KiB job
+ * holds at most 256 KiB after 64 MiB jobs, and a climb copies at most
+ * about 1/15 of the job. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a
@@ -1205,6 +1222,16 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
  * malloc elsewhere); else one copy
  * into malloc(bw_len + 1), and the writer's storage goes back to its pool
  * (references get their done call). Nothing held gives "" (still to free).
+ * The caller's memory fits: a block much larger than the bytes with their
+ * NUL (more than twice them, plus 64 bytes) is copied when they are at
+ * most 16 KiB and it is one the thread cache keeps, else shrunk to fit
+ * with the allocator's realloc (a realloc that fails leaves it whole).
+ * What a hand-off costs the pool: the block handed over leaves it (counted
+ * as a return and a backing free; no block is allocated in its place
+ * then), so a later rent of that size allocates one unless the pool keeps
+ * another; a copy costs it nothing, its block goes back to it. A 200-byte
+ * text in a 512-byte first block is copied: the next writer's first block
+ * is that one again.
  * The writer becomes empty as with bw_detach (no error, positions at 0,
  * mode, pool and a fixed writer's buffer kept). Works while an error is
  * recorded. NULL for a NULL w; NULL with BW_ENOMEM recorded, nothing
@@ -2598,7 +2625,7 @@ BW__INTERNAL FILE *bw__file_make(void *cookie);
     X(min_block_size, size_t, (size_t)16)                                \
     X(max_blocks_per_class, size_t, (size_t)32)                          \
     X(max_retained_bytes, size_t, (size_t)64 << 20)   /* 64 MiB */       \
-    X(max_large_bytes, size_t, (size_t)64 << 20)      /* 64 MiB */       \
+    X(max_large_bytes, size_t, (size_t)80 << 20)      /* 80 MiB */       \
     X(max_large_blocks, size_t, (size_t)8)                               \
     X(max_learned_size, size_t, (size_t)64 << 20)     /* 64 MiB */       \
     X(decay_ms, uint32_t, 10000u)  /* jemalloc's dirty decay */          \
@@ -2606,11 +2633,21 @@ BW__INTERNAL FILE *bw__file_make(void *cookie);
     X(jump_floor, size_t, BW__DEFAULT_JUMP_FLOOR)                         \
     X(chain_block_size, size_t, BW__DEFAULT_CHAIN_BLOCK)                  \
     X(allocator, const bw_allocator *, bw_allocator_libc())
-/* Thread caches serve classes up to this size (jemalloc's tcache_max is
- * 32 KiB too): bigger blocks are few and their copy costs far more than a
- * lock, and so an idle thread never sits on much memory that cannot decay
- * without its help (at most 4 x 64 KiB per pool). */
-#define BW__TCACHE_MAX ((size_t)32 << 10)
+/* Thread caches serve classes up to this size: the medium blocks (64 KiB
+ * .. 1 MiB, the default threshold) too, so a job from 64 KiB up rents and
+ * returns them without the shared level's lock, as mimalloc keeps
+ * per-thread pages for these sizes (through the shared level a rent plus a
+ * return of 64 KiB .. 1 MiB took 52-59 ns; mimalloc's malloc + free 12).
+ * What an idle thread holds there decays only with its help (its next slow
+ * path, or its exit), so the classes above BW__TCACHE_SMALL share a bound
+ * in bytes per thread and pool, BW__TCACHE_MEDIUM_BYTES: 4 MiB holds one
+ * block of each medium class (64 KiB .. 1 MiB: 1,984 KiB) twice over, what
+ * a thread running one job at a time and the job after it needs, and is
+ * one sixteenth of the default max_retained_bytes. */
+#define BW__TCACHE_MAX_SHIFT 20
+#define BW__TCACHE_MAX ((size_t)1 << BW__TCACHE_MAX_SHIFT)
+#define BW__TCACHE_SMALL ((size_t)32 << 10)
+#define BW__TCACHE_MEDIUM_BYTES ((size_t)4 << 20)
 #define BW__ALL_FLAGS (BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE | BW_POOL_CHECKED | \
                        BW_POOL_LEARN_SIZE | BW_POOL_FILL | BW_POOL_BYPASS |              \
                        BW_POOL_NO_LARGE_RETENTION | BW_POOL_NO_LEARNED_GROWTH)
@@ -2652,19 +2689,37 @@ static inline void bw__counters_fold(bw__counters *dst, const bw__sums *src)
 #undef BW__FIELD
 }
 
+/* One class of a thread cache: its stack and the counters that drive it,
+ * together, so a fast path reaches them all from one pointer.
+ *
+ * The stack is driven by two monotonic counters: push and pop. The number
+ * of blocks held is push - pop, the top slot is at that index, and the
+ * counters double as the statistics (a pop is a hit, a push a return), so
+ * each fast-path operation updates exactly one counter: a relaxed load and
+ * store, no lock prefix. resv is how many slots have retention budget
+ * reserved from the pool; a return takes the fast path only into a
+ * reserved slot. low is the fewest blocks held since the cache's last
+ * decay: the blocks below it are untouched since then. 64 bytes, a cache
+ * line: a class's index is a shift. */
+typedef struct bw__tc_class {
+    _Atomic uint64_t push, pop;
+    void *slots[BW_THREAD_CACHE_SLOTS];
+    unsigned char resv;
+    unsigned char low;     /* only the owner, or a caller that holds the
+                              owner quiescent, reads or writes resv and low */
+    unsigned char pad_[64 - 2 * 8 - BW_THREAD_CACHE_SLOTS * 8 - 2];
+} bw__tc_class;
+_Static_assert(sizeof(bw__tc_class) == 64, "a thread cache's class is a cache line");
+
 /* One thread's cache for one pool. Only its owner thread changes it (other
  * threads read it for stats, and empty it only when the owner is quiescent
- * (destroy) or gone (exit)).
- *
- * Each class's stack is driven by two monotonic counters: push and pop. The
- * number of blocks held is push - pop, the top slot is at that index, and
- * the counters double as the statistics (a pop is a hit, a push a return),
- * so each fast-path operation updates exactly one counter: a relaxed load
- * and store, no lock prefix. resv[ci] is how many slots of the class have
- * retention budget reserved from the pool; a return takes the fast path
- * only into a reserved slot. */
+ * (destroy) or gone (exit)). */
 typedef struct bw__tcache {
     _Atomic uint64_t pool_id;        /* the pool's id; 0 once the pool is gone */
+    bw__tc_class *first;             /* the class of first_size                */
+    size_t first_size;               /* the pool's first_block when its rent and
+                                        return take the fast path, else 0: a
+                                        small message's block, one compare    */
     bw_pool *pool;                   /* valid while pool_id != 0               */
     struct bw__tcache *thread_next;  /* the owner thread's list                */
     struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
@@ -2673,21 +2728,17 @@ typedef struct bw__tcache {
     uint64_t ops_seen, seen_ms;      /* push + pop count as seen at seen_ms: if
                                         unchanged decay_ms later, every block
                                         held is at least that old            */
-    unsigned char resv[BW__MAX_CLASSES];
-    _Atomic unsigned char low[BW__MAX_CLASSES]; /* fewest blocks held since
-                                        last_decay: the blocks below it are
-                                        untouched since then (decay)          */
-    struct {
-        _Atomic uint64_t push, pop;
-    } n[BW__MAX_CLASSES];
-    void *slots[];                   /* nclasses * BW_THREAD_CACHE_SLOTS       */
+    size_t medium;                   /* bytes of the reserved slots of classes
+                                        above BW__TCACHE_SMALL: at most
+                                        BW__TCACHE_MEDIUM_BYTES              */
+    bw__tc_class cls[];              /* tc_classes                             */
 } bw__tcache;
 
 /* Blocks held in class ci of tc. */
 static inline size_t bw__tc_held(bw__tcache *tc, unsigned ci)
 {
-    return (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) -
-                    atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+    return (size_t)(atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) -
+                    atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
 }
 
 /* The shared level of one class: a locked stack, grown on demand up to the
@@ -2707,13 +2758,15 @@ typedef struct bw__class {
 struct bw_pool {
     uint64_t id;               /* unique for the process lifetime            */
     bw_pool *all_prev, *all_next; /* every pool (bw__all_lock), for fork     */
-    size_t threshold;          /* max_pooled_size                            */
-    size_t min_size;           /* min_block_size                             */
-    unsigned min_shift;        /* log2(min_size)                             */
-    unsigned nclasses;         /* classes min_size .. threshold              */
-    size_t max_per_class;
-    size_t max_retained;
-    unsigned flags;
+    /* The options as resolved (bw__options_resolve): every default filled,
+     * min_first_block and chain_block_size rounded to the sizes writers
+     * get, allocator pointing at `alloc`. The pool reads its options here,
+     * by their public names; bw_pool_get_options hands out a copy. */
+    bw_pool_options opt;
+    bw_allocator alloc;        /* a copy of the hook (opt.allocator)         */
+    /* Derived from opt once (bw__pool_derive), for the paths that ask. */
+    unsigned min_shift;        /* log2(min_block_size)                       */
+    unsigned nclasses;         /* classes min_block_size .. max_pooled_size  */
     bool use_tcache;
     bool checked;
     bool bypass;               /* BW_POOL_BYPASS: every rent a real alloc    */
@@ -2721,15 +2774,11 @@ struct bw_pool {
     size_t fast_rent_limit;    /* largest thread-cached class; 0 when rent must
                                   skip the fast path (checked mode, no thread
                                   cache)                                      */
-    size_t fast_return_span;   /* that - min_size + 1; 0 when return must
-                                  skip it (also when zeroing)                 */
+    size_t fast_return_span;   /* that - min_block_size + 1; 0 when return
+                                  must skip it (also when zeroing)           */
     unsigned tc_classes;       /* classes a thread cache serves              */
-    uint32_t decay_ms;         /* BW_DECAY_NEVER: no decay                   */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
-    size_t min_first;          /* a writer's first block, at least           */
-    size_t chain_block;        /* a segmented writer's first block, and the
-                                  least of every later one                  */
     /* The writer's shortcuts (bufwriter.c), set once the fields they come
      * from are, so a small message reads one field for each question. */
     size_t first_block;        /* a contiguous writer's first block when it
@@ -2741,7 +2790,6 @@ struct bw_pool {
                                   the pool when above this: 0 with
                                   BW_POOL_LEARN_SIZE, jump_floor with the
                                   learned jump alone, SIZE_MAX with neither  */
-    bw_allocator alloc;        /* a copy of the hook                         */
     _Atomic size_t reserved;   /* shared-level bytes + every thread cache's
                                   reserved slots                              */
     _Atomic size_t shared_bytes; /* bytes in the shared level                */
@@ -2751,22 +2799,28 @@ struct bw_pool {
     bw__tcache *caches;        /* registry of thread caches (bw__reg_lock)   */
     _Atomic unsigned exiting;  /* threads freeing an unlinked cache's blocks */
     /* Large retention (large.c): kept blocks above the threshold. */
-    size_t max_large_bytes, max_large_blocks;
     bw__mutex large_lock;
     struct bw__large *large;   /* oldest first                               */
     bool keep_large;           /* large retention on                         */
     size_t nlarge;
     _Atomic size_t large_bytes;
-    /* Learned starting size (learn.c): the last lengths writers ended at. */
+    /* Learned starting size (growth.c): the last lengths writers ended at. */
     bool learn;
-    size_t max_learned;
     _Atomic size_t recent[BW__RECENT];
     _Atomic unsigned recent_next;
-    /* The learned jump: final lengths of writers that passed jump_floor. */
+    /* The learned jump: final lengths of writers that passed jump_floor,
+     * and when (ms), so they age (growth.c). */
     bool learn_growth;
-    size_t jump_floor;
-    _Atomic size_t big[BW__RECENT];
+    struct {
+        _Atomic size_t len;
+        _Atomic uint64_t ms;
+    } big[BW__RECENT];
     _Atomic unsigned big_next;
+    /* Their statistic as last computed, and when (ms) it next changes by
+     * ageing (UINT64_MAX: not by ageing), so a move reads two fields and,
+     * while something is learned, the clock. */
+    _Atomic size_t jump;
+    _Atomic uint64_t jump_until;
     bw__class cls[];           /* nclasses                                   */
 };
 
@@ -2797,7 +2851,7 @@ static inline unsigned bw__log2(size_t x)
  * request of 0 counts as 1. */
 static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
 {
-    size_t x = (min_size - (min_size != 0)) | (p->min_size - 1);
+    size_t x = (min_size - (min_size != 0)) | (p->opt.min_block_size - 1);
     return (unsigned)(64 - __builtin_clzll((unsigned long long)x)) - p->min_shift;
 }
 
@@ -2826,13 +2880,13 @@ BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size);
  * must fit at once: its classes run from the smallest class a pool may have
  * (BW__MIN_CLASS) to BW__TCACHE_MAX, each with BW_THREAD_CACHE_SLOTS blocks. */
 #define BW__MIN_CLASS ((size_t)16)
-#define BW__FREES_MAX 64
+#define BW__FREES_MAX 72
 typedef struct bw__frees {
     size_t n;
     struct { void *block; size_t size; } e[BW__FREES_MAX];
 } bw__frees;
-_Static_assert(BW__MIN_CLASS == (size_t)1 << 4 && BW__TCACHE_MAX == (size_t)1 << 15 &&
-                   (15 - 4 + 1) * BW_THREAD_CACHE_SLOTS <= BW__FREES_MAX,
+_Static_assert(BW__MIN_CLASS == (size_t)1 << 4 &&
+                   (BW__TCACHE_MAX_SHIFT - 4 + 1) * BW_THREAD_CACHE_SLOTS <= BW__FREES_MAX,
                "a thread cache's whole flush must fit in one bw__frees");
 BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 
@@ -2840,11 +2894,13 @@ BW__INTERNAL void bw__frees_flush(bw_pool *p, bw__frees *f);
 _Static_assert((BW__RECENT & (BW__RECENT - 1)) == 0 && BW__RECENT >= 2,
                "the learning rings: a power of two, so slot = counter % BW__RECENT "
                "stays in turn when the counter wraps; two at least for the jump");
-_Static_assert((15 - 4 + 1) <= BW__MAX_CLASSES &&
+_Static_assert((BW__TCACHE_MAX_SHIFT - 4 + 1) <= BW__MAX_CLASSES &&
                    (sizeof(size_t) * 8 - 1) - 4 + 1 <= BW__MAX_CLASSES,
                "a thread cache's per-class arrays cover every class a pool may have");
 _Static_assert(BW_THREAD_CACHE_SLOTS <= 255,
                "resv and low (unsigned char) count a class's slots");
+_Static_assert(BW__TCACHE_MEDIUM_BYTES >= BW_THREAD_CACHE_SLOTS * BW__TCACHE_MAX,
+               "every slot of the largest thread-cached class fits the medium bound");
 
 /* fork: the lock that guards the shared pool's creation. */
 BW__INTERNAL void bw__shared_lock_fork(bool lock);
@@ -2920,39 +2976,39 @@ static inline bool bw__rent_fast_ok(const bw_pool *p, size_t min_size, const siz
 _Static_assert((BW__DECAY_POPS & (BW__DECAY_POPS - 1)) == 0,
                "the fast path tests a pop count against BW__DECAY_POPS with a mask");
 
-/* The top block of tc's class ci, which holds n > 0 blocks and has popped
+/* The top block of class c, which holds n > 0 blocks and has popped
  * `pop`: taken, counted (a hit, and the bytes out) and the decay low-water
  * mark lowered. The one pop, for the fast path and the slow. */
-static inline void *bw__tc_take(bw__tcache *tc, unsigned ci, size_t n, uint64_t pop)
+static inline void *bw__tc_take(bw__tc_class *c, size_t n, uint64_t pop)
 {
-    void *b = tc->slots[ci * BW_THREAD_CACHE_SLOTS + n - 1];
-    atomic_store_explicit(&tc->n[ci].pop, pop + 1, memory_order_relaxed);
-    /* Decay's low-water mark: the blocks below it stay untouched. */
-    if (n - 1 < atomic_load_explicit(&tc->low[ci], memory_order_relaxed))
-        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - 1), memory_order_relaxed);
+    void *b = c->slots[n - 1];
+    atomic_store_explicit(&c->pop, pop + 1, memory_order_relaxed);
+    /* Decay's low-water mark: the blocks below it stay untouched. n is at
+     * most BW_THREAD_CACHE_SLOTS, so a byte compares it. */
+    if ((unsigned char)(n - 1) < c->low) c->low = (unsigned char)(n - 1);
     return b;
 }
 
-/* Put block on tc's class ci, which holds n blocks (fewer than its
- * reserved slots) and has pushed `push`: counted (a return, and the bytes
- * back). The one push, for the fast path and the slow. */
-static inline void bw__tc_put(bw__tcache *tc, unsigned ci, size_t n, uint64_t push, void *block)
+/* Put block on class c, which holds n blocks (fewer than its reserved
+ * slots) and has pushed `push`: counted (a return, and the bytes back).
+ * The one push, for the fast path and the slow. */
+static inline void bw__tc_put(bw__tc_class *c, size_t n, uint64_t push, void *block)
 {
-    tc->slots[ci * BW_THREAD_CACHE_SLOTS + n] = block;
-    atomic_store_explicit(&tc->n[ci].push, push + 1, memory_order_relaxed);
+    c->slots[n] = block;
+    atomic_store_explicit(&c->push, push + 1, memory_order_relaxed);
 }
 
-/* A block of tc's class ci (cap bytes), or NULL when that class is empty,
- * or when this pop is the class's BW__DECAY_POPS-th (the slow path pops
- * it). */
-static inline void *bw__tc_pop_class(bw__tcache *tc, unsigned ci, size_t cap, size_t *capacity)
+/* A block of class c (cap bytes), or NULL when that class is empty, or
+ * when this pop is the class's BW__DECAY_POPS-th (the slow path pops it). */
+static inline void *bw__tc_pop_class(bw__tc_class *c, size_t cap, size_t *capacity)
 {
-    uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
-    size_t n = (size_t)(atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) - pop);
+    uint64_t pop = atomic_load_explicit(&c->pop, memory_order_relaxed);
+    size_t n = (size_t)(atomic_load_explicit(&c->push, memory_order_relaxed) - pop);
     void *b;
     /* pop + 1 is the counter's next value, stored below: one test more. */
     if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
-    b = bw__tc_take(tc, ci, n, pop);
+    b = bw__tc_take(c, n, pop);
+    BW__ASSUME(b != NULL); /* a slot holds a block */
     BW__TRACK_UNDEFINED(b, cap);
     *capacity = cap;
     return b;
@@ -2962,7 +3018,7 @@ static inline void *bw__tc_pop_class(bw__tcache *tc, unsigned ci, size_t cap, si
 static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *capacity)
 {
     unsigned ci = bw__class_index(p, min_size);
-    return bw__tc_pop_class(tc, ci, p->min_size << ci, capacity);
+    return bw__tc_pop_class(&tc->cls[ci], p->opt.min_block_size << ci, capacity);
 }
 
 /* A power of two with capacity - min_size < span: min_size <= capacity <=
@@ -2972,19 +3028,24 @@ static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size
 static inline bool bw__return_fast_ok(const bw_pool *p, const void *block, size_t capacity)
 {
     return p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
-           capacity - p->min_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
+           capacity - p->opt.min_block_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
+}
+
+/* Keep block in class c; false when it holds all the slots it reserved. */
+static inline bool bw__tc_push_class(bw__tc_class *c, void *block, size_t capacity)
+{
+    uint64_t push = atomic_load_explicit(&c->push, memory_order_relaxed);
+    size_t n = (size_t)(push - atomic_load_explicit(&c->pop, memory_order_relaxed));
+    if (BW__UNLIKELY((unsigned char)n >= c->resv)) return false; /* n <= resv */
+    BW__TRACK_NOACCESS(block, capacity);
+    bw__tc_put(c, n, push, block);
+    return true;
 }
 
 /* Keep block in tc; false when its class holds all the slots it reserved. */
 static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t capacity)
 {
-    unsigned ci = bw__log2(capacity) - p->min_shift;
-    uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
-    size_t n = (size_t)(push - atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
-    if (BW__UNLIKELY(n >= tc->resv[ci])) return false;
-    BW__TRACK_NOACCESS(block, capacity);
-    bw__tc_put(tc, ci, n, push, block);
-    return true;
+    return bw__tc_push_class(&tc->cls[bw__log2(capacity) - p->min_shift], block, capacity);
 }
 
 
@@ -3002,14 +3063,13 @@ BW__INTERNAL void bw__report(const char *what, const void *block, size_t cap);
 /* p NULL: the report hook's lock; else p's table lock. */
 BW__INTERNAL void bw__check_fork_lock(bw_pool *p, bool lock);
 
-/* Large retention (large.c); o: the resolved options. */
-BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o);
+/* Large retention (large.c): its lock and table, once p->opt is set. */
+BW__INTERNAL bool bw__large_init(bw_pool *p);
 BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size);
 BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now);
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
-/* Learning (learn.c); o: the resolved options. */
-BW__INTERNAL void bw__learn_init(bw_pool *p, const bw_pool_options *o);
+/* Learning (growth.c). */
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL size_t bw__learned_large(bw_pool *p);
@@ -3055,7 +3115,7 @@ BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
 static inline size_t bw__grow_size(const bw_pool *p, size_t n)
 {
     if (n == 0 || n > BW__MAX_BLOCK / 2 + 1) return 0;
-    if (n <= p->threshold) return bw_pool_class_size(p, n);
+    if (n <= p->opt.max_pooled_size) return bw_pool_class_size(p, n);
     return bw__pow2_ceil(n);
 }
 
@@ -3076,27 +3136,27 @@ static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t c
 
 /* The size a contiguous writer moves to for n more bytes, holding `held`
  * in a block of cap (0: none yet; external: the caller's buffer): the
- * first block, the growth rule and the learned jump (learn.c). */
+ * first block, the growth rule and the learned jump (growth.c). */
 BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
                                       size_t n, size_t *out);
 /* A contiguous writer's first block for an initial capacity: the larger of
  * it and the learned size (BW_POOL_LEARN_SIZE), by the growth rule. */
 BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out);
-/* A segmented writer's next block past the threshold, want at most, when
- * its blocks above the threshold already hold `held` bytes in `count`
- * blocks (large.c). */
-BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
-                                       size_t want);
+/* A segmented writer's next block for need contiguous bytes after a block
+ * of prev (0: its first), when its blocks above the threshold hold `held`
+ * bytes in `count` blocks (growth.c). */
+BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t held,
+                                      size_t count, size_t need);
 
 /* The pool's threshold: rents at or below it come from its classes. */
-static inline size_t bw__pool_threshold(const bw_pool *p) { return p->threshold; }
+static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }
 
 /* A writer's first block is at least this (min_first_block's class). */
-static inline size_t bw__pool_min_first(const bw_pool *p) { return p->min_first; }
+static inline size_t bw__pool_min_first(const bw_pool *p) { return p->opt.min_first_block; }
 
 /* A segmented writer's first block, and the least of every later one
  * (chain_block_size's size by the growth rule). */
-static inline size_t bw__pool_chain_block(const bw_pool *p) { return p->chain_block; }
+static inline size_t bw__pool_chain_block(const bw_pool *p) { return p->opt.chain_block_size; }
 
 /* A contiguous writer's usual first block when it needs at most this many
  * bytes (rent it with bw__rent_first); 0 when learning decides instead. */
@@ -3110,29 +3170,50 @@ static inline bool bw__pool_learns(const bw_pool *p, size_t len)
     return len > p->learn_above;
 }
 
-/* A writer's final length, when bw__pool_learns says so (learn.c):
+/* A writer's final length, when bw__pool_learns says so (growth.c):
  * BW_POOL_LEARN_SIZE's samples, and the learned jump's when it passed the
  * jump floor. */
 BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
 
-/* A writer's usual first block (first_block bytes, class first_class)
- * from the calling thread's cache, or NULL: then bw_pool_rent. The class
- * is known, so this is the pool id's compare and the pop alone. */
-static inline void *bw__rent_first(bw_pool *p, size_t *capacity)
+/* A writer's usual first block (first_block bytes) from the calling
+ * thread's cache when its first write of n bytes fits it, or NULL: then
+ * the general way. The cache knows the class and whether the fast paths
+ * serve it (first_size, 0 when not), so this is the pool id's compare, one
+ * for the size, and the pop. */
+static inline void *bw__rent_first(bw_pool *p, size_t n, size_t *capacity)
 {
-    if (p->first_block - 1 < p->fast_rent_limit &&
-        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id)
-        return bw__tc_pop_class(bw__tl_last, p->first_class, p->first_block, capacity);
+    bw__tcache *tc = bw__tl_last;
+    if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
+        n - 1 < tc->first_size)
+        return bw__tc_pop_class(tc->first, tc->first_size, capacity);
     return NULL;
 }
 
-/* Keep block in the calling thread's cache; false when it cannot (then
- * bw_pool_return, which tries this first too). */
+/* Keep a writer's block in the calling thread's cache; false when it
+ * cannot (then bw_pool_return, which tries the general fast path too). A
+ * block of the first size goes to its class with no arithmetic. */
 static inline bool bw__return_fast(bw_pool *p, void *block, size_t capacity)
 {
-    return bw__return_fast_ok(p, block, capacity) &&
-           atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
-           bw__tc_push(p, bw__tl_last, block, capacity);
+    bw__tcache *tc = bw__tl_last;
+    if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) != p->id ||
+        BW__TRACK_IS_NOACCESS(block))
+        return false;
+    if (capacity == tc->first_size) return bw__tc_push_class(tc->first, block, capacity);
+    return bw__return_fast_ok(p, block, capacity) && bw__tc_push(p, tc, block, capacity);
+}
+
+/* Keep a writer's block of the first size in the calling thread's cache
+ * (no arithmetic: the cache knows the class); false for any other block,
+ * or when the class is full. Such a writer never teaches the pool: a first
+ * size is set only where no learned size applies to it, and then it is at
+ * most learn_above (bw_pool_create), so bw__pool_learns is false for every
+ * length it holds. */
+static inline bool bw__return_first(bw_pool *p, void *block, size_t capacity)
+{
+    bw__tcache *tc = bw__tl_last;
+    return atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
+           capacity == tc->first_size && !BW__TRACK_IS_NOACCESS(block) &&
+           bw__tc_push_class(tc->first, block, capacity);
 }
 
 /* The shared pool once created (pool.c), for a writer's inline first rent;
@@ -3152,13 +3233,23 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
  * them). */
 static inline bool bw__pool_can_regrow(const bw_pool *p)
 {
-    return p->alloc.realloc != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN) == 0;
+    return p->alloc.realloc != NULL && (p->opt.flags & BW_POOL_ZERO_ON_RETURN) == 0;
 }
 
 /* bw_detach_malloc: true when block b, rented from p with capacity cap, is
- * memory free() releases; it then leaves the pool's counts (a return and a
- * backing free) and is the caller's. False changes nothing. */
-BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap);
+ * to be handed over as memory free() releases; it then leaves the pool's
+ * counts (a return and a backing free) and is the caller's. False changes
+ * nothing: copy the bytes instead. That is when the block is not malloc's,
+ * and when it is a thread-cached class much larger than need, the bytes
+ * with their NUL, with need at most 16 KiB (the block then stays in the
+ * pool for the next job). */
+BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need);
+/* After bw__pool_hand_off, the need bytes at the start of b in place: the
+ * block the caller gets. One much larger than need (more than twice need,
+ * plus 64 bytes) is shrunk to need with the allocator's realloc hook (one
+ * of malloc's: the hand-off allowed no other); otherwise, or when that
+ * realloc fails, b itself. */
+BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need);
 
 #endif /* BW_POOL_WRITER_H */
 /*************** End file pool/pool_writer.h ********************************/
@@ -3758,28 +3849,28 @@ copy:
 
 /* A contiguous writer's first block (it has no storage, so holds nothing):
  * no bytes to move or copy, no old block to give back, just the rent, and
- * src written at the start. The first write of every small message comes
- * here, so it skips bw__room_contig's general case. No error is recorded
- * (the caller checked), so lim is the capacity. The usual first block (the
- * pool's first_block: min_first_block, no learning in play) needs no size
- * rule, and its rent is the thread cache's inline pop: 88 instructions
- * from bw_reserve to here and back with the block (callgrind), where the
- * general way (bw__contig_size, bw_pool_shared, bw_pool_rent) took 159. */
-static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
+ * src written at the start. The general way: a first block the size rule
+ * decides (learning, a bigger first write), a size limit, a shared pool
+ * not yet created, or the thread cache's class empty. */
+static BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *src)
 {
-    bw_pool *p = bw__pool_of(w);
+    bw_pool *p;
     size_t cap, got = 0;
-    unsigned char *b = NULL;
+    unsigned char *b;
     int rc;
+    /* bw_reserve comes here first, before its own checks. */
+    if (n == 0 && src == NULL) return BW_OK;
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
+    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n <= bw__pool_first_block(p)) {
         cap = bw__pool_first_block(p);
-        b = (unsigned char *)bw__rent_first(p, &got);
     } else {
         rc = bw__contig_size(w, p, n, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
-    if (b == NULL) b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    b = (unsigned char *)bw_pool_rent(p, cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
     w->cap = w->lim = got;
@@ -3792,6 +3883,56 @@ static BW__COLD int bw__contig_first(bw_writer *w, size_t n, const void *src)
     return BW_OK;
 }
 
+/* The first write of every small message comes here (bw_reserve, or
+ * bw__room after bw__first_write): the usual first block (the pool's
+ * first_block: min_first_block, no learning in play) needs no size rule,
+ * and its rent is the thread cache's inline pop. No error is recorded (the
+ * caller checked), so lim is the capacity. No stack frame and no call but
+ * the copy: the first put's way from bw_reserve to here and back with the
+ * block is about 45 instructions (callgrind), where the same calls with a
+ * frame took 97, and the general way (bw__contig_size, bw_pool_shared,
+ * bw_pool_rent) 159. Every other case is bw__contig_first_slow's, which
+ * also makes bw_reserve's checks. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline int bw__contig_first_in(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p = w->pool;
+    unsigned char *b;
+    size_t got;
+    if (p == NULL) p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
+    if (BW__LIKELY(p != NULL && !(w->flags & BW__LIMITED)) &&
+        (b = (unsigned char *)bw__rent_first(p, n, &got)) != NULL) {
+        /* pos is base already: a contiguous writer without storage holds
+         * nothing (init, release, detach and bw_take leave it so). */
+        w->pool = p;
+        w->lim = got;
+        w->data = b;
+        w->cap = got;
+        if (src != NULL) {
+            w->len = n; /* before the copy: a store through b may alias w */
+            memcpy(b, src, n);
+        }
+        return BW_OK;
+    }
+    return bw__contig_first_slow(w, n, src);
+}
+
+static int bw__contig_first(bw_writer *w, size_t n, const void *src)
+{
+    return bw__contig_first_in(w, n, src);
+}
+
+/* Whether a write of n bytes is a contiguous writer's first (no storage):
+ * the one test of the mode outside the table but the inits and bw_data,
+ * made before the table so a small message's first write is a compare
+ * away from its block. */
+static inline bool bw__first_write(const bw_writer *w, size_t n)
+{
+    return w->data == NULL && w->mode == BW__CONTIG && n <= BW__MAX_BLOCK;
+}
+
 /* printf's pass two: as bw__printf_grow, and also apart when the output
  * would fill the block growth moves to exactly. */
 static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list ap)
@@ -3799,10 +3940,8 @@ static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list
     bw_pool *p = bw__pool_of(w);
     size_t cap;
     int fills = 0;
-    if (p != NULL && bw__contig_size(w, p, need, &cap) == BW_OK) {
-        if (cap <= bw__pool_threshold(p)) cap = bw_pool_class_size(p, cap);
+    if (p != NULL && bw__contig_size(w, p, need, &cap) == BW_OK)
         fills = cap - (w->len - bw__start(w)) == need;
-    }
     return bw__printf_grow(w, need, fmt, ap, fills);
 }
 
@@ -4074,37 +4213,30 @@ static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
     return b;
 }
 
-/* The next block for `need` contiguous bytes: max(class of the need,
- * 2 x the current block, the pool's chain block size); past the
- * threshold as much as the pool's large retention can keep of the
- * writer's large blocks (bw__pool_seg_large), so a stream of similar jobs
- * gets its blocks back. One request, however large. */
+/* The next block for `need` contiguous bytes, by the pool's rule for
+ * segmented writers (bw__pool_seg_size), told what the writer holds above
+ * the threshold. One request, however large. */
 static bw__blk *bw__blk_next(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, want, held = 0, count = 0;
+    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, held = 0, count = 0;
     const bw__blk *b;
     if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
         bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
         return NULL;
     }
-    want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev;
-    if (want < bw__pool_chain_block(p)) want = bw__pool_chain_block(p);
-    if (want > bw__pool_threshold(p)) {
-        for (b = w->m.c.blocks; b != NULL; b = b->next) {
-            if (bw__blk_size(b) > bw__pool_threshold(p)) {
-                held += bw__blk_size(b);
-                count++;
-            }
-        }
-        if (prev > bw__pool_threshold(p)) {
-            held += prev;
+    /* Only a chain about to pass the threshold walks its blocks. */
+    for (b = prev > bw__pool_threshold(p) / 2 ? w->m.c.blocks : NULL; b != NULL; b = b->next) {
+        if (bw__blk_size(b) > bw__pool_threshold(p)) {
+            held += bw__blk_size(b);
             count++;
         }
-        want = bw__pool_seg_large(p, held, count, want);
     }
-    if (want < need + BW__SEG_HDR) want = need + BW__SEG_HDR;
-    return bw__blk_rent(w, want);
+    if (prev > bw__pool_threshold(p)) {
+        held += prev;
+        count++;
+    }
+    return bw__blk_rent(w, bw__pool_seg_size(p, prev, held, count, need + BW__SEG_HDR));
 }
 
 static void bw__blk_return(bw_writer *w, bw__blk *b)
@@ -4753,8 +4885,7 @@ BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
 {
     /* A small message's first write (bw__contig_first) is one compare
      * away: the mode's own test, before the table. */
-    if (w->data == NULL && w->mode == BW__CONTIG && n <= BW__MAX_BLOCK)
-        return bw__contig_first(w, n, src);
+    if (bw__first_write(w, n)) return bw__contig_first(w, n, src);
     if (n > BW__MAX_BLOCK && !(bw__ops(w)->traits & BW__NO_POOL))
         return bw__fail(w, BW_EOVERFLOW);
     return bw__ops(w)->room(w, n, src);
@@ -4870,11 +5001,21 @@ static BW__COLD void bw__release_rest(bw_writer *w)
     bw__reset(w);
 }
 
+/* bw_release's rest for a writer that grows by moving: the job's length
+ * teaches the pool, and the block goes back the general way. */
+static BW__COLD void bw__release_block(bw_pool *p, unsigned char *b, size_t cap, size_t len)
+{
+    if (p != NULL && bw__pool_learns(p, len)) bw__learn_record(p, len);
+    if (b != NULL && !bw__return_fast(p, b, cap)) (void)bw_pool_return(p, b, cap);
+}
+
 /* A writer that grows by moving (contiguous: every small message) has its
  * own way through: its one block and the first line are all it has, the
- * job's length teaches the pool only past bw__pool_learns (one compare), the
- * block goes back by the thread cache's inline push, and the fields it
- * uses are emptied, with no call. Other modes take bw__release_rest. */
+ * fields it uses are emptied, and a small message's block (the pool's
+ * first size, too small to teach the pool anything) goes back by the
+ * thread cache's inline push, with no call and no stack frame. Any other
+ * block, and a length that teaches the pool, take bw__release_block; other
+ * modes bw__release_rest. */
 void bw_release(bw_writer *w)
 {
     bw_pool *p;
@@ -4882,20 +5023,26 @@ void bw_release(bw_writer *w)
     size_t cap, len;
     if (w == NULL) return;
     p = w->pool;
-    if (!(bw__traits(w) & BW__GROWS)) {
+    /* The mode's own test (the contiguous mode alone grows by moving),
+     * before the table, as bw__first_write's. */
+    if (w->mode != BW__CONTIG) {
         bw__release_rest(w);
         return;
     }
-    /* Emptied first: stores through the block may alias w. */
     b = w->flags & BW__EXTERNAL ? NULL : w->data;
     cap = w->cap;
-    len = bw_len(w);
+    /* A block implies its pool (the rent set it). Given back before the
+     * fields are emptied, so the length is read only when it can teach. */
+    if (b != NULL && bw__return_first(p, b, cap)) {
+        b = NULL;
+        len = 0;
+    } else {
+        len = bw_len(w);
+    }
     w->data = NULL;
     w->cap = 0;
     bw__reset(w);
-    if (BW__UNLIKELY(p != NULL && bw__pool_learns(p, len))) bw__learn_record(p, len);
-    /* A block implies its pool (the rent set it). */
-    if (b != NULL && !bw__return_fast(p, b, cap)) (void)bw_pool_return(p, b, cap);
+    if (b != NULL || (p != NULL && bw__pool_learns(p, len))) bw__release_block(p, b, cap, len);
 }
 
 void bw_clear(bw_writer *w)
@@ -4960,6 +5107,9 @@ int bw_reserve(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
+    /* A small message's first put (the size limit and n's range are
+     * checked on its slow way). */
+    if (w->data == NULL && w->mode == BW__CONTIG) return bw__contig_first_in(w, n, NULL);
     if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) return BW_OK;
     return bw__room(w, n, NULL);
@@ -5399,13 +5549,15 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
     l = bw_len(w);
     cap = bw__block_size(w);
     if (cap != 0) {
-        /* One block of the pool's: handed over as it is when it is
-         * malloc's memory with room for the NUL (a segmented block's link
-         * after the bytes is room too). */
-        if (l < cap && bw__pool_hand_off(w->pool, w->data, cap)) {
+        /* One block of the pool's: handed over when it is malloc's memory
+         * with room for the NUL (a segmented block's link after the bytes
+         * is room too), shrunk to fit when it is much larger than them;
+         * the pool says when a copy is cheaper (pool_writer.h). */
+        if (l < cap && bw__pool_hand_off(w->pool, w->data, cap, l + 1)) {
             bw__move_down(w, NULL);
             b = w->data;
             b[l] = 0;
+            b = (unsigned char *)bw__pool_hand_off_fit(w->pool, b, cap, l + 1);
             w->data = NULL; /* handed out, as in bw_detach */
             w->cap = 0;
             bw__drop_storage(w);
@@ -5417,7 +5569,10 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
         bw__fail(w, BW_ENOMEM);
         return NULL;
     }
-    (void)bw_copy_out(w, 0, b, l);
+    /* One block holds them at data[start, len) (as bw__move_down has it):
+     * no walk. */
+    if (cap != 0 && l != 0) memcpy(b, w->data + bw__start(w), l);
+    else (void)bw_copy_out(w, 0, b, l);
     b[l] = 0;
     bw__drop_storage(w);
 done:
@@ -6335,6 +6490,13 @@ static int bw__os_file_end(void *cookie)
     return 0;
 }
 
+/* The stream cannot seek: a writer only appends. */
+static int bw__no_seek(void)
+{
+    errno = ESPIPE;
+    return -1;
+}
+
 #  if defined(__linux__) && !defined(__ANDROID__)
 /* glibc and musl: fopencookie. The seek position is off64_t in glibc's
  * table and off_t in musl's (64 bits in both); the prelude's _GNU_SOURCE
@@ -6361,11 +6523,7 @@ typedef off_t bw__cookie_off;
 
 static int bw__cookie_seek(void *cookie, bw__cookie_off *off, int whence)
 {
-    (void)cookie;
-    (void)off;
-    (void)whence;
-    errno = ESPIPE;
-    return -1;
+    return (void)cookie, (void)off, (void)whence, bw__no_seek();
 }
 
 FILE *bw__file_make(void *cookie)
@@ -6385,11 +6543,7 @@ static int bw__funopen_write(void *cookie, const char *buf, int n)
 
 static fpos_t bw__funopen_seek(void *cookie, fpos_t off, int whence)
 {
-    (void)cookie;
-    (void)off;
-    (void)whence;
-    errno = ESPIPE;
-    return -1;
+    return (void)cookie, (void)off, (void)whence, bw__no_seek();
 }
 
 FILE *bw__file_make(void *cookie)
@@ -6997,6 +7151,242 @@ BW__INTERNAL void bw__pool_unregister(bw_pool *p)
 }
 /*************** End file pool/fork.c ***************************************/
 
+/*************** Begin file pool/growth.c ***********************************/
+/* growth.c - the sizes writers get, in one place: a contiguous writer's
+ * first block and every move, a segmented writer's next block, and what
+ * the pool learns from finished jobs to choose them. The growth rule
+ * itself (a class at or below the threshold, a power of two above it; at
+ * least twice the old block) is bw__pool_grow in pool_writer.h, inline
+ * for the writer's fast paths.
+ *
+ * The bound. Past the jump floor (16 KiB), a contiguous writer never moves
+ * to a block larger than BW__BOUND (16) times the bytes it needs, whatever
+ * other jobs or threads did: a 20 KiB job after 64 MiB jobs holds at most
+ * 256 KiB, where 0.3 gave it the 64 MiB block. Within the bound a move goes
+ * as far towards the learned size as it can: to it when it is at most 16 x
+ * the need, else to the learned size divided by 16 as often as it takes to
+ * fit, so each later move can reach it in one step and the whole climb
+ * copies at most 1/15 of the job (a stream of 1 MiB jobs written 8 KiB at
+ * a time: 64 KiB, then 1 MiB).
+ *
+ * The learned jump (on unless BW_POOL_NO_LEARNED_GROWTH): contiguous
+ * writers that end past the jump floor record their length and when; the
+ * learned size is the second largest of the last 16 recorded within
+ * decay_ms (so one outlier never decides alone, and a size nobody has
+ * needed for decay_ms is forgotten, as retained memory is). Until two are
+ * recorded a move past the floor of a writer at or below the threshold
+ * climbs 16x (16 KiB, 256 KiB, 4 MiB), so a process's first big job copies
+ * and faults in few blocks; above the threshold blocks double, resized in
+ * place.
+ *
+ * Learned starting size (BW_POOL_LEARN_SIZE, opt-in, outside the bound:
+ * its stream chose it): writers record every length; a new writer starts
+ * at the second largest of the last 16, once two are recorded. */
+/* #include "pool_writer.h": amalgamated above */
+
+/* The bound factor. A climb by factor f copies at most 1/(f - 1) of the
+ * job; the block it holds is at most f x its bytes. 16 keeps the copy near
+ * a jump's (a 1 MiB job copies 64 KiB) and a 20 KiB job's block at
+ * 256 KiB; bench/BENCHMARKS.md, "The sweep", has what it costs. */
+#define BW__BOUND ((size_t)16)
+
+/* The second largest of k values (0 with fewer than two), at most
+ * max_learned_size: the one place that cap is applied. */
+static size_t bw__second(const bw_pool *p, const size_t *v, unsigned k)
+{
+    size_t a = 0, b = 0;
+    unsigned i;
+    for (i = 0; i < k; i++) {
+        if (v[i] > a) {
+            b = a;
+            a = v[i];
+        } else if (v[i] > b) {
+            b = v[i];
+        }
+    }
+    return b < p->opt.max_learned_size ? b : p->opt.max_learned_size;
+}
+
+/* Compute the learned jump at `now` from the ring: the second largest of
+ * the lengths recorded within decay_ms, and when it next changes by ageing
+ * (when the older of the two largest ages out). Threads that race here
+ * store results from about the same ring; either is as good. */
+static size_t bw__jump_update(bw_pool *p, uint64_t now)
+{
+    size_t v[BW__RECENT], j;
+    uint64_t ms[BW__RECENT], age = p->opt.decay_ms, until = UINT64_MAX;
+    unsigned i, k = 0, a = 0, b = 0;
+    for (i = 0; i < BW__RECENT; i++) {
+        ms[k] = atomic_load_explicit(&p->big[i].ms, memory_order_relaxed);
+        v[k] = atomic_load_explicit(&p->big[i].len, memory_order_relaxed);
+        if (v[k] == 0 || (age != BW_DECAY_NEVER && now - ms[k] >= age && ms[k] <= now)) continue;
+        if (v[k] > v[a] || k == 0) {
+            b = a;
+            a = k;
+        } else if (k == 1 || v[k] > v[b]) {
+            b = k;
+        }
+        k++;
+    }
+    j = bw__second(p, v, k);
+    if (j != 0 && age != BW_DECAY_NEVER) until = (ms[a] < ms[b] ? ms[a] : ms[b]) + age;
+    atomic_store_explicit(&p->jump_until, until, memory_order_relaxed);
+    atomic_store_explicit(&p->jump, j, memory_order_relaxed);
+    return j;
+}
+
+BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
+{
+    unsigned i;
+    if (len == 0) return;
+    if (p->learn) {
+        i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
+        atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
+    }
+    if (p->learn_growth && len > p->opt.jump_floor) {
+        uint64_t now = bw__now_ms();
+        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
+        /* The time first: a reader that sees the new length sees a time
+         * at least as new (or the slot's old one: then it ages early). */
+        atomic_store_explicit(&p->big[i % BW__RECENT].ms, now, memory_order_relaxed);
+        atomic_store_explicit(&p->big[i % BW__RECENT].len, len, memory_order_relaxed);
+        bw__jump_update(p, now);
+    }
+}
+
+/* BW_POOL_LEARN_SIZE: the second largest of the last 16 lengths; 0 when
+ * off or fewer than two are recorded. */
+BW__INTERNAL size_t bw__learned(bw_pool *p)
+{
+    size_t v[BW__RECENT];
+    unsigned i, k = 0;
+    if (!p->learn) return 0;
+    for (i = 0; i < BW__RECENT; i++) {
+        v[k] = atomic_load_explicit(&p->recent[i], memory_order_relaxed);
+        k += v[k] != 0;
+    }
+    return bw__second(p, v, k);
+}
+
+/* The learned jump: the second largest of the last 16 lengths past the
+ * floor recorded within decay_ms; 0 when off or fewer than two. */
+BW__INTERNAL size_t bw__learned_large(bw_pool *p)
+{
+    size_t j = atomic_load_explicit(&p->jump, memory_order_relaxed);
+    uint64_t now;
+    if (j == 0) return 0; /* nothing learned: no clock read */
+    if (atomic_load_explicit(&p->jump_until, memory_order_relaxed) == UINT64_MAX) return j;
+    now = bw__now_ms();
+    if (now < atomic_load_explicit(&p->jump_until, memory_order_relaxed)) return j;
+    return bw__jump_update(p, now);
+}
+
+/* The block on the way to `target` that a writer needing `need` bytes may
+ * move to: target when it is at most BW__BOUND x need, else target / 16^k
+ * for the least k that fits (both powers of two by the growth rule), so
+ * that every later move can reach target in one step. */
+static size_t bw__toward(const bw_pool *p, size_t target, size_t need)
+{
+    size_t t = bw__grow_size(p, target), bound;
+    if (t == 0) return 0;
+    bound = need <= BW__MAX_BLOCK / BW__BOUND ? need * BW__BOUND : BW__MAX_BLOCK;
+    while (t > bound) t /= BW__BOUND;
+    return t;
+}
+
+/* The size a contiguous writer moves to for n more bytes, the block size a
+ * rent of it gives (see the top of this file and bufwriter.h's bw_init):
+ * its first block (min_first_block, the learned starting size), else the
+ * growth rule; then, for a move or a first block for more than
+ * min_first_block (not a small message), as far towards the learned jump
+ * (or, for a move in a fresh pool, 16x past the floor) as the bound
+ * allows: a stream of 64 KiB jobs in 8 KiB writes then rents one block a
+ * job and copies nothing. */
+BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
+                                      size_t n, size_t *out)
+{
+    size_t want = n, size, need, target;
+    int rc;
+    if (cap == 0) {
+        size_t first = bw__learned(p);
+        if (first < p->opt.min_first_block) first = p->opt.min_first_block;
+        if (first > want) want = first;
+    }
+    if (cap == 0 && want <= p->opt.max_pooled_size) {
+        size = bw_pool_class_size(p, want);
+    } else {
+        rc = bw__pool_grow(p, held, want, cap, &size);
+        if (rc != BW_OK) return rc;
+    }
+    if (external && p->learn) {
+        /* Out of the caller's buffer: its first block of the pool's, so the
+         * learned size as for a writer that started with none. */
+        size_t first = bw__grow_size(p, bw__learned(p));
+        if (first > size) size = first;
+    }
+    need = held + n; /* bw__pool_grow checked the sum */
+    if (!p->learn_growth || (cap == 0 && need <= p->opt.min_first_block)) {
+        *out = size;
+        return BW_OK;
+    }
+    target = bw__learned_large(p);
+    if (target == 0 && cap != 0 && cap <= p->opt.max_pooled_size &&
+        size > p->opt.jump_floor) {
+        /* Fresh: 16x from the floor, up to the threshold. */
+        target = cap > p->opt.jump_floor ? cap : p->opt.jump_floor;
+        target = target <= p->opt.max_learned_size / BW__BOUND ? target * BW__BOUND
+                                                              : p->opt.max_learned_size;
+    }
+    if (target > size) {
+        target = bw__toward(p, target, need);
+        if (target > size) size = target;
+    }
+    *out = size;
+    return BW_OK;
+}
+
+BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
+{
+    size_t learned = bw__learned(p);
+    return bw__pool_grow(p, 0, learned > initial ? learned : initial, 0, out);
+}
+
+/* A segmented writer's next block for `need` contiguous bytes after a
+ * block of prev (0: its first): max(the growth rule's size for need,
+ * 2 x prev, chain_block_size). Blocks above the threshold are kept as
+ * large blocks when they come back, so a chain keeps doubling there while
+ * its large blocks (held bytes in count blocks) still fit the large
+ * retention bounds, then takes the largest power of two that fits: a
+ * 64 MiB chain is ten pooled blocks and six large ones that all come back
+ * to the next job (with 1 MiB blocks only 32 of its 64 were kept,
+ * max_blocks_per_class, and every job paid for 32 MiB of fresh pages).
+ * Past the bounds it doubles on, as a contiguous writer does: large blocks
+ * are huge-page mappings (alloc.c), so a 256 MiB job costs about a fresh
+ * mapping of its size, where threshold-sized blocks from malloc cost 4-5x
+ * that in page faults. Without large retention, threshold-sized blocks,
+ * which the classes keep for the next job. The caller adds its trailer to
+ * need and rounds the result by the growth rule. */
+BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t held,
+                                      size_t count, size_t need)
+{
+    size_t want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev, room;
+    const size_t max = p->opt.max_pooled_size;
+    if (want < p->opt.chain_block_size) want = p->opt.chain_block_size;
+    if (want > max) {
+        if (!p->keep_large) {
+            want = max;
+        } else if (count < p->opt.max_large_blocks && held < p->opt.max_large_bytes) {
+            room = p->opt.max_large_bytes - held;
+            if (want > room) {
+                room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
+                want = room > max ? room : max;
+            }
+        }
+    }
+    return want > need ? want : need;
+}
+/*************** End file pool/growth.c *************************************/
+
 /*************** Begin file pool/large.c ************************************/
 /* large.c - what a pool keeps of its writers' big jobs:
  *
@@ -7011,7 +7401,7 @@ BW__INTERNAL void bw__pool_unregister(bw_pool *p)
  *
  * Kept blocks decay: one unused for decay_ms goes back to the allocator.
  *
- * What the pool learns from its writers' jobs is in learn.c. */
+ * The sizes writers ask for, and what the pool learns, are in growth.c. */
 /* #include "pool_writer.h": amalgamated above */
 /* #include "track.h": amalgamated above */
 
@@ -7020,14 +7410,11 @@ BW__INTERNAL void bw__pool_unregister(bw_pool *p)
 
 #define BW__EVICT_MAX 8 /* evictions per keep; the rest on later calls */
 
-BW__INTERNAL bool bw__large_init(bw_pool *p, const bw_pool_options *o)
+BW__INTERNAL bool bw__large_init(bw_pool *p)
 {
-    p->max_large_bytes = o->max_large_bytes;
-    p->max_large_blocks = o->max_large_blocks;
-    p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
     if (!p->keep_large) return true;
     if (!bw__mutex_init(&p->large_lock)) return false;
-    p->large = (bw__large *)calloc(p->max_large_blocks, sizeof *p->large);
+    p->large = (bw__large *)calloc(p->opt.max_large_blocks, sizeof *p->large);
     if (p->large == NULL) {
         bw__mutex_destroy(&p->large_lock);
         return false;
@@ -7051,7 +7438,7 @@ BW__INTERNAL void *bw__large_take(bw_pool *p, size_t size)
         }
     }
     bw__mutex_unlock(&p->large_lock);
-    if (b != NULL && (p->flags & BW_POOL_ZERO_ON_RETURN)) BW__TRACK_DEFINED(b, size);
+    if (b != NULL && (p->opt.flags & BW_POOL_ZERO_ON_RETURN)) BW__TRACK_DEFINED(b, size);
     else if (b != NULL) BW__TRACK_UNDEFINED(b, size);
     return b;
 }
@@ -7060,23 +7447,24 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
 {
     bw__large evicted[BW__EVICT_MAX];
     size_t nev = 0, i;
-    if (!p->keep_large || size > p->max_large_bytes) return false;
+    if (!p->keep_large || size > p->opt.max_large_bytes) return false;
     BW__TRACK_NOACCESS(b, size); /* (zeroed by the caller under ZERO_ON_RETURN) */
     bw__mutex_lock(&p->large_lock);
     /* Make room: evict the oldest (at most a handful per call; the rest of
      * an oversized backlog goes on later calls). */
     while (p->nlarge > 0 &&
-           (p->nlarge == p->max_large_blocks ||
+           (p->nlarge == p->opt.max_large_blocks ||
             atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size >
-                p->max_large_bytes) &&
+                p->opt.max_large_bytes) &&
            nev < BW__EVICT_MAX) {
         evicted[nev++] = p->large[0];
         atomic_fetch_sub_explicit(&p->large_bytes, p->large[0].size, memory_order_relaxed);
         memmove(&p->large[0], &p->large[1], (p->nlarge - 1) * sizeof *p->large);
         p->nlarge--;
     }
-    if (p->nlarge < p->max_large_blocks &&
-        atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size <= p->max_large_bytes) {
+    if (p->nlarge < p->opt.max_large_blocks &&
+        atomic_load_explicit(&p->large_bytes, memory_order_relaxed) + size <=
+            p->opt.max_large_bytes) {
         p->large[p->nlarge].block = b;
         p->large[p->nlarge].size = size;
         p->large[p->nlarge].since = now;
@@ -7098,7 +7486,7 @@ BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now)
     for (;;) {
         bw__large e;
         bw__mutex_lock(&p->large_lock);
-        if (p->nlarge == 0 || now - p->large[0].since < p->decay_ms) {
+        if (p->nlarge == 0 || now - p->large[0].since < p->opt.decay_ms) {
             bw__mutex_unlock(&p->large_lock);
             break;
         }
@@ -7129,165 +7517,7 @@ BW__INTERNAL void bw__large_free_all(bw_pool *p)
         bw__backing_free(p, NULL, e.block, e.size);
     }
 }
-
-/* A segmented writer's next block past the threshold, want (2 x the
- * previous one) at most: blocks there are kept as large blocks when they
- * come back, so a chain keeps doubling while its blocks above the
- * threshold (held bytes in count blocks) still fit the large retention
- * bounds, then takes the largest power of two that fits. So a 64 MiB chain
- * is ten pooled blocks and six large ones that all come back to the next
- * job: with 1 MiB blocks only 32 of its 64 were kept (max_blocks_per_class)
- * and every job paid for 32 MiB of fresh pages. Past the bounds it doubles
- * on, as a contiguous writer does: large blocks are huge-page mappings
- * (alloc.c), so a 256 MiB job costs about a fresh mapping of its size,
- * where threshold-sized blocks from malloc cost 4-5x that in page faults.
- * Without large retention, threshold-sized blocks, which the classes keep
- * for the next job (0.1's steady chain). */
-BW__INTERNAL size_t bw__pool_seg_large(const bw_pool *p, size_t held, size_t count,
-                                       size_t want)
-{
-    size_t room;
-    if (!p->keep_large) return p->threshold;
-    if (count >= p->max_large_blocks || held >= p->max_large_bytes) return want;
-    room = p->max_large_bytes - held;
-    if (want <= room) return want;
-    room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
-    return room > p->threshold ? room : p->threshold;
-}
 /*************** End file pool/large.c **************************************/
-
-/*************** Begin file pool/learn.c ************************************/
-/* learn.c - what a pool learns from its writers' jobs, and the size a
- * contiguous writer moves to because of it.
- *
- * The learned jump (on by default): contiguous writers that passed the jump
- * floor (16 KiB) record the length they ended at; a writer whose growth
- * crosses the floor jumps straight to the size for the second largest of
- * the last 16, instead of stepping through every power of two (and copying
- * at each). The floor, not the threshold: a stream of 256 KiB .. 1 MiB jobs
- * climbed 512 B -> 1 MiB a doubling at a time and never taught the jump.
- * The second largest of 16, needing 2: one outlier job (the 256 MiB export
- * among 1 MiB responses) never decides the jump alone. Until then (a fresh
- * pool) a writer past the floor grows 16x per move up to the threshold
- * (BW__FRESH_GROWTH), so a process's first big job is not the slow one.
- *
- * Learned starting size (BW_POOL_LEARN_SIZE): writers record the length they
- * ended at; a new writer starts at about the 90th percentile of the last 16,
- * so similar jobs stop growing (and copying) altogether. */
-/* #include "pool_writer.h": amalgamated above */
-
-BW__INTERNAL void bw__learn_init(bw_pool *p, const bw_pool_options *o)
-{
-    p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
-    p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
-    p->jump_floor = o->jump_floor;
-    p->max_learned = o->max_learned_size;
-}
-
-BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
-{
-    unsigned i;
-    if (len == 0) return;
-    if (p->learn) {
-        i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
-        atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
-    }
-    if (p->learn_growth && len > p->jump_floor) {
-        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
-        atomic_store_explicit(&p->big[i % BW__RECENT], len, memory_order_relaxed);
-    }
-}
-
-/* The second largest of the recorded lengths in ring (k of them): about the
- * 90th percentile of 16, so one outlier job does not make every later writer
- * huge. With `need2`, nothing until there are two. At most max_learned. */
-static size_t bw__second_largest(bw_pool *p, _Atomic size_t *ring, bool need2)
-{
-    size_t v[BW__RECENT], r;
-    unsigned k = 0, i, j;
-    for (i = 0; i < BW__RECENT; i++) {
-        size_t x = atomic_load_explicit(&ring[i], memory_order_relaxed);
-        if (x == 0) continue;
-        /* insertion sort, largest first */
-        for (j = k++; j > 0 && v[j - 1] < x; j--) v[j] = v[j - 1];
-        v[j] = x;
-    }
-    if (k == 0 || (need2 && k < 2)) return 0;
-    r = v[need2 ? 1 : k / 10];
-    return r < p->max_learned ? r : p->max_learned;
-}
-
-/* BW_POOL_LEARN_SIZE: the (k/10 + 1)-th largest of k lengths; 0 when off. */
-BW__INTERNAL size_t bw__learned(bw_pool *p)
-{
-    return p->learn ? bw__second_largest(p, p->recent, false) : 0;
-}
-
-/* The learned jump: the second largest of the last 16 jobs that passed the
- * floor (needs 2). */
-BW__INTERNAL size_t bw__learned_large(bw_pool *p)
-{
-    return p->learn_growth ? bw__second_largest(p, p->big, true) : 0;
-}
-
-/* The size a contiguous writer moves to for n more bytes: a first block of
- * at least min_first_block (and the learned size with BW_POOL_LEARN_SIZE),
- * so a small message does not climb through the smallest classes (up to the
- * threshold the rent rounds it to its class, as the growth rule would);
- * then the growth rule for the held bytes and n. A move that crosses the
- * jump floor goes to the size recent jobs past the floor ended at (the
- * learned jump), not through every power of two on the way: a stream of
- * similar 256 KiB .. 64 MiB jobs then copies less than 2 x jump_floor
- * (32 KiB) per job. Until the pool has learned a jump, a move past the floor
- * and up to the threshold (not a first block) grows BW__FRESH_GROWTH times:
- * a process's first 10 MiB job went through 8 pooled classes, about 2 MiB
- * copied and faulted in 4 KiB pages (1.5x a fresh huge-page mapping written
- * once); now 16 KiB, 256 KiB, then large blocks (huge pages, resized in
- * place). */
-BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
-                                      size_t n, size_t *out)
-{
-    size_t want = n, size;
-    int rc;
-    if (cap == 0) {
-        size_t first = bw__learned(p);
-        if (first < p->min_first) first = p->min_first;
-        if (first > want) want = first;
-    }
-    if (cap == 0 && want <= p->threshold) {
-        size = want;
-    } else {
-        rc = bw__pool_grow(p, held, want, cap, &size);
-        if (rc != BW_OK) return rc;
-    }
-    if (external && p->learn) {
-        /* Out of the caller's buffer: its first block of the pool's, so the
-         * learned size as for a writer that started with none. */
-        size_t first = bw__grow_size(p, bw__learned(p));
-        if (first > size) size = first;
-    }
-    if (size > p->jump_floor && cap <= p->threshold && p->learn_growth) {
-        size_t learned = bw__learned_large(p), jump = 0, from;
-        if (learned != 0 && cap <= p->jump_floor) {
-            jump = bw__grow_size(p, learned);
-        } else if (learned == 0 && cap != 0) {
-            from = cap > p->jump_floor ? cap : p->jump_floor;
-            if (from <= SIZE_MAX / BW__FRESH_GROWTH)
-                jump = bw__grow_size(p, from * BW__FRESH_GROWTH);
-        }
-        if (jump > p->max_learned) jump = p->max_learned;
-        if (jump > size) size = jump;
-    }
-    *out = size;
-    return BW_OK;
-}
-
-BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
-{
-    size_t learned = bw__learned(p);
-    return bw__pool_grow(p, 0, learned > initial ? learned : initial, 0, out);
-}
-/*************** End file pool/learn.c **************************************/
 
 /*************** Begin file pool/pool.c *************************************/
 /* pool.c - the size-class pool: create/destroy, rent/return, the shared
@@ -7358,7 +7588,7 @@ BW__INTERNAL bool bw__budget_take(bw_pool *p, size_t n)
 {
     size_t cur = atomic_load_explicit(&p->reserved, memory_order_relaxed);
     do {
-        if (cur > p->max_retained || n > p->max_retained - cur) return false;
+        if (cur > p->opt.max_retained_bytes || n > p->opt.max_retained_bytes - cur) return false;
     } while (!atomic_compare_exchange_weak_explicit(&p->reserved, &cur, cur + n,
                                                     memory_order_relaxed,
                                                     memory_order_relaxed));
@@ -7380,7 +7610,7 @@ BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
     if (c->count > 0) b = c->stack[--c->count].block;
     bw__mutex_unlock(&c->lock);
     if (b != NULL) {
-        size_t cap = p->min_size << ci;
+        size_t cap = p->opt.min_block_size << ci;
         atomic_fetch_sub_explicit(&p->shared_bytes, cap, memory_order_relaxed);
         bw__budget_give(p, cap);
     }
@@ -7390,16 +7620,16 @@ BW__INTERNAL void *bw__shared_pop(bw_pool *p, unsigned ci)
 BW__INTERNAL bool bw__shared_push(bw_pool *p, unsigned ci, void *b, uint64_t now)
 {
     bw__class *c = &p->cls[ci];
-    size_t cap = p->min_size << ci;
+    size_t cap = p->opt.min_block_size << ci;
     bool kept = false;
     bw__mutex_lock(&c->lock);
-    if (c->count < p->max_per_class) {
+    if (c->count < p->opt.max_blocks_per_class) {
         if (c->count == c->alloc) {
             /* Grow the stack geometrically up to the bound; if even that
              * small allocation fails, the block is simply not retained. */
             size_t n = c->alloc ? c->alloc * 2 : 8;
             bw__kept *s;
-            if (n > p->max_per_class) n = p->max_per_class;
+            if (n > p->opt.max_blocks_per_class) n = p->opt.max_blocks_per_class;
             s = (bw__kept *)realloc(c->stack, n * sizeof *s);
             if (s != NULL) { c->stack = s; c->alloc = n; }
         }
@@ -7426,7 +7656,7 @@ static uint64_t bw__shared_release(bw_pool *p, uint64_t before)
     f.n = 0;
     for (ci = 0; ci < p->nclasses; ci++) {
         bw__class *c = &p->cls[ci];
-        size_t cap = p->min_size << ci, k;
+        size_t cap = p->opt.min_block_size << ci, k;
         do {
             bw__mutex_lock(&c->lock);
             for (k = 0; k < c->count && k < BW__FREES_MAX && c->stack[k].since < before; k++) {
@@ -7454,11 +7684,11 @@ BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now)
     if (tc != NULL) bw__tcache_decay(p, tc, now);
     /* One thread at a time sweeps, at most every decay_ms / 8. */
     if (now < due || !atomic_compare_exchange_strong_explicit(
-                         &p->next_decay, &due, now + p->decay_ms / 8 + 1,
+                         &p->next_decay, &due, now + p->opt.decay_ms / 8 + 1,
                          memory_order_relaxed, memory_order_relaxed))
         return;
-    if (now >= p->decay_ms) {
-        uint64_t bytes = bw__shared_release(p, now - p->decay_ms + 1);
+    if (now >= p->opt.decay_ms) {
+        uint64_t bytes = bw__shared_release(p, now - p->opt.decay_ms + 1);
         if (bytes) BW__POOL_ADD(p, decayed, bytes);
         /* Freed into malloc is not yet given back (glibc keeps it in its
          * heaps): worth a malloc_trim when it is at least a megabyte. At
@@ -7488,45 +7718,86 @@ static void bw__pool_free(bw_pool *p)
 }
 
 /* The one reader of bw_pool_options (BW__OPTIONS): *r is *o (NULL: all
- * zeros) with every zero option replaced by its default. */
-static void bw__options_resolve(bw_pool_options *r, const bw_pool_options *o)
+ * zeros) with every zero option replaced by its default. BW_EINVAL for
+ * options no pool can have. */
+static int bw__options_resolve(bw_pool_options *r, const bw_pool_options *o)
 {
     static const bw_pool_options zeros;
+    size_t max, min;
     *r = o != NULL ? *o : zeros;
 #define BW__RESOLVE(name, type, dflt) if (r->name == 0) r->name = (type)(dflt);
     BW__OPTIONS(BW__RESOLVE)
 #undef BW__RESOLVE
+    max = r->max_pooled_size;
+    min = r->min_block_size;
+    /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
+    if (!bw__is_pow2(max) || !bw__is_pow2(min) || min < BW__MIN_CLASS || min > max ||
+        max > (size_t)PTRDIFF_MAX / 2 + 1 || r->allocator->alloc == NULL ||
+        r->allocator->free == NULL || (r->flags & ~(unsigned)BW__ALL_FLAGS) != 0 ||
+        (o != NULL && o->min_first_block > max) || r->chain_block_size > BW__MAX_BLOCK / 2 + 1)
+        return BW_EINVAL;
+    if (r->min_first_block > max) r->min_first_block = max;
     /* A threshold below the default jump floor keeps the floor at the
      * threshold (where 0.2 jumped); a floor set by the caller stays. */
-    if ((o == NULL || o->jump_floor == 0) && r->jump_floor > r->max_pooled_size)
-        r->jump_floor = r->max_pooled_size;
+    if ((o == NULL || o->jump_floor == 0) && r->jump_floor > max) r->jump_floor = max;
+    return BW_OK;
+}
+
+/* Everything the pool derives from its options, decided once: the classes,
+ * the fast paths' limits, the sizes writers get, and the shortcuts a small
+ * message reads (bw__pool_first_block, bw__pool_learns). */
+static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
+{
+    bw_pool_options *o = &p->opt;
+    size_t top = o->max_pooled_size < BW__TCACHE_MAX ? o->max_pooled_size : BW__TCACHE_MAX;
+    p->alloc = *o->allocator;
+    o->allocator = &p->alloc;
+    p->min_shift = bw__log2(o->min_block_size);
+    p->nclasses = bw__log2(o->max_pooled_size) - p->min_shift + 1;
+    p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
+    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env("BW_CHECKED");
+#ifdef BW_DEBUG
+    p->checked = true;
+#endif
+    p->extra = p->checked ? BW__CANARY_SIZE : 0;
+    p->bypass = (o->flags & BW_POOL_BYPASS) != 0 || bw__check_env("BW_BYPASS");
+    /* Thread caches serve the classes up to BW__TCACHE_MAX; checked mode,
+     * no thread cache and zeroing take the slow paths. */
+    if (top < o->min_block_size) top = o->min_block_size;
+    p->tc_classes = bw__log2(top) - p->min_shift + 1;
+    p->fast_rent_limit =
+        (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
+            ? 0 : top;
+    p->fast_return_span = p->fast_rent_limit ? top - o->min_block_size + 1 : 0;
+    o->min_first_block = bw_pool_class_size(p, o->min_first_block);
+    /* The default is at least the first block of every writer. */
+    o->chain_block_size = bw__grow_size(p, o->chain_block_size);
+    if ((caller == NULL || caller->chain_block_size == 0) &&
+        o->chain_block_size < o->min_first_block)
+        o->chain_block_size = o->min_first_block;
+    p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
+    p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
+    p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
+    /* What bw__pool_contig_size and bw__job_done would decide for a small
+     * message. */
+    p->first_block = !p->learn && !(p->learn_growth && o->min_first_block > o->jump_floor)
+                         ? o->min_first_block : 0;
+    p->first_class = bw__class_index(p, o->min_first_block);
+    p->learn_above = p->learn ? 0 : p->learn_growth ? o->jump_floor : SIZE_MAX;
 }
 
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
 {
-    bw_pool_options ro;
-    const bw_pool_options *o = &ro;
-    size_t threshold, min_size;
-    const bw_allocator *a;
+    bw_pool_options o;
     bw_pool *p;
     unsigned n, ci;
+    int rc;
 
     if (out == NULL) return BW_EINVAL;
     *out = NULL;
-    bw__options_resolve(&ro, opts);
-    threshold = o->max_pooled_size;
-    min_size = o->min_block_size;
-    a = o->allocator;
-    /* Blocks never exceed PTRDIFF_MAX bytes, so neither may a class. */
-    if (!bw__is_pow2(threshold) || !bw__is_pow2(min_size) || min_size < BW__MIN_CLASS ||
-        min_size > threshold || threshold > (size_t)PTRDIFF_MAX / 2 + 1)
-        return BW_EINVAL;
-    if (a->alloc == NULL || a->free == NULL) return BW_EINVAL;
-    if ((o->flags & ~(unsigned)BW__ALL_FLAGS) != 0) return BW_EINVAL;
-    if (opts != NULL && opts->min_first_block > threshold) return BW_EINVAL;
-    if (o->chain_block_size > BW__MAX_BLOCK / 2 + 1) return BW_EINVAL;
-
-    n = bw__log2(threshold) - bw__log2(min_size) + 1;
+    rc = bw__options_resolve(&o, opts);
+    if (rc != BW_OK) return rc;
+    n = bw__log2(o.max_pooled_size) - bw__log2(o.min_block_size) + 1;
     p = (bw_pool *)calloc(1, sizeof *p + n * sizeof(bw__class));
     if (p == NULL) return BW_ENOMEM;
     for (ci = 0; ci < n; ci++) {
@@ -7537,55 +7808,26 @@ int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
         }
     }
     p->id = bw__next_pool_id();
-    p->threshold = threshold;
-    p->min_size = min_size;
-    p->min_shift = bw__log2(min_size);
-    p->nclasses = n;
-    p->max_per_class = o->max_blocks_per_class;
-    p->max_retained = o->max_retained_bytes;
-    p->flags = o->flags;
-    p->use_tcache = (o->flags & BW_POOL_NO_THREAD_CACHE) == 0;
-    p->checked = (o->flags & BW_POOL_CHECKED) != 0 || bw__check_env("BW_CHECKED");
-#ifdef BW_DEBUG
-    p->checked = true;
-#endif
-    p->extra = p->checked ? BW__CANARY_SIZE : 0;
-    p->bypass = (o->flags & BW_POOL_BYPASS) != 0 || bw__check_env("BW_BYPASS");
-    /* Thread caches serve the classes up to BW__TCACHE_MAX. */
-    {
-        size_t top = threshold < BW__TCACHE_MAX ? threshold : BW__TCACHE_MAX;
-        if (top < min_size) top = min_size;
-        p->tc_classes = bw__log2(top) - bw__log2(min_size) + 1;
-        /* Checked mode, no thread cache and zeroing need the slow paths. */
-        p->fast_rent_limit =
-            (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
-                ? 0 : top;
-        p->fast_return_span = p->fast_rent_limit ? top - min_size + 1 : 0;
-    }
-    p->decay_ms = o->decay_ms;
-    p->min_first = o->min_first_block;
-    if (p->min_first > threshold) p->min_first = threshold;
-    p->min_first = bw_pool_class_size(p, p->min_first);
-    /* The default is at least the first block of every writer. */
-    p->chain_block = bw__grow_size(p, o->chain_block_size);
-    if ((opts == NULL || opts->chain_block_size == 0) && p->chain_block < p->min_first)
-        p->chain_block = p->min_first;
-    p->alloc = *a;
-    bw__learn_init(p, o);
-    if (!bw__large_init(p, o) || (p->checked && !bw__check_init(p))) {
+    p->opt = o;
+    bw__pool_derive(p, opts);
+    if (!bw__large_init(p) || (p->checked && !bw__check_init(p))) {
         bw__pool_free(p);
         return BW_ENOMEM;
     }
-    /* What bw__pool_contig_size and bw__job_done would decide for a small
-     * message, decided once (learn, learn_growth and jump_floor are set by
-     * bw__learn_init). */
-    p->first_block = !p->learn && !(p->learn_growth && p->min_first > p->jump_floor)
-                         ? p->min_first : 0;
-    p->learn_above = p->learn ? 0 : p->learn_growth ? p->jump_floor : SIZE_MAX;
-    p->first_class = bw__class_index(p, p->min_first);
     bw__pool_register(p);
     *out = p;
     return BW_OK;
+}
+
+void bw_pool_get_options(const bw_pool *pool, bw_pool_options *out)
+{
+    if (out == NULL) return;
+    if (pool == NULL) pool = bw_pool_shared();
+    if (pool == NULL) {
+        (void)bw__options_resolve(out, NULL);
+        return;
+    }
+    *out = pool->opt;
 }
 
 static bw_pool *_Atomic bw__shared_pool;
@@ -7626,8 +7868,8 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 {
     if (pool == NULL || min_size > (size_t)PTRDIFF_MAX) return 0;
     if (pool->bypass) return min_size ? min_size : 1;
-    if (min_size > pool->threshold) return min_size;
-    return pool->min_size << bw__class_index(pool, min_size);
+    if (min_size > pool->opt.max_pooled_size) return min_size;
+    return pool->opt.min_block_size << bw__class_index(pool, min_size);
 }
 
 /* Rent / return --------------------------------------------------------- */
@@ -7652,7 +7894,7 @@ static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
     *now = 0;
-    if (p->decay_ms != BW_DECAY_NEVER) {
+    if (p->opt.decay_ms != BW_DECAY_NEVER) {
         *now = bw__now_ms();
         bw__decay(p, tc, *now);
     }
@@ -7688,12 +7930,13 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         if (b == NULL) return NULL;
         BW__COUNT(p, tc, misses, 1);
         fresh = true;
-    } else if (min_size <= p->threshold) {
+    } else if (min_size <= p->opt.max_pooled_size) {
         unsigned ci = bw__class_index(p, min_size);
         size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
-        cap = p->min_size << ci;
+        cap = p->opt.min_block_size << ci;
         if (n > 0) {
-            b = bw__tc_take(tc, ci, n, atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed));
+            b = bw__tc_take(&tc->cls[ci], n,
+                            atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
         } else if ((b = bw__shared_pop(p, ci)) != NULL) {
             BW__COUNT(p, tc, hits, 1);
             BW__COUNT(p, tc, out_bytes, cap);
@@ -7706,7 +7949,7 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
             goto rented;
         }
         /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
-        if (p->flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
+        if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
         else BW__TRACK_UNDEFINED(b, cap);
         goto rented;
     } else {
@@ -7726,10 +7969,10 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
     BW__COUNT(p, tc, out_bytes, cap);
 rented:
     /* Fresh memory holds whatever the allocator's last user left there. */
-    if (fresh && (p->flags & BW_POOL_ZERO_ON_RETURN)) bw__zero(b, cap);
+    if (fresh && (p->opt.flags & BW_POOL_ZERO_ON_RETURN)) bw__zero(b, cap);
     if (p->checked) {
         bw__check_rented(p, b, cap);
-        if (p->flags & BW_POOL_FILL) memset(b, BW_FILL_RENTED, cap);
+        if (p->opt.flags & BW_POOL_FILL) memset(b, BW_FILL_RENTED, cap);
     }
     *capacity = cap;
     return b;
@@ -7746,13 +7989,18 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 }
 
 /* Reserve budget for one more slot of class ci in tc. A cache never
- * reserves more than BW_THREAD_CACHE_SLOTS slots per class; the budget goes
- * back on trim, decay and at thread exit. */
+ * reserves more than BW_THREAD_CACHE_SLOTS slots per class, nor more than
+ * BW__TCACHE_MEDIUM_BYTES in the classes above BW__TCACHE_SMALL; the
+ * budget goes back on trim, decay and at thread exit (bw__tcache_unreserve). */
 static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
 {
-    if (tc->resv[ci] >= BW_THREAD_CACHE_SLOTS || !bw__budget_take(p, p->min_size << ci))
+    size_t cap = p->opt.min_block_size << ci;
+    bool medium = cap > BW__TCACHE_SMALL;
+    if (tc->cls[ci].resv >= BW_THREAD_CACHE_SLOTS ||
+        (medium && cap > BW__TCACHE_MEDIUM_BYTES - tc->medium) || !bw__budget_take(p, cap))
         return false;
-    tc->resv[ci]++;
+    tc->cls[ci].resv++;
+    if (medium) tc->medium += cap;
     return true;
 }
 
@@ -7779,8 +8027,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
                    block, capacity);
         return BW_EINVAL;
     }
-    pooled = capacity <= p->threshold && !p->bypass;
-    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->min_size)) ||
+    pooled = capacity <= p->opt.max_pooled_size && !p->bypass;
+    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->opt.min_block_size)) ||
         capacity > (size_t)PTRDIFF_MAX || capacity == 0) {
         if (p->checked)
             bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
@@ -7790,21 +8038,21 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     if (p->checked) {
         if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
             return BW_EINVAL;
-        if (p->flags & BW_POOL_FILL) memset(block, BW_FILL_RETURNED, capacity);
+        if (p->opt.flags & BW_POOL_FILL) memset(block, BW_FILL_RETURNED, capacity);
     }
     tc = bw__slow_enter(p, &now);
     /* Zeroed before it is kept or freed: one user's bytes never reach the
      * next renter, here or through the allocator. */
-    if (p->flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
+    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
 
     if (pooled) {
         ci = bw__class_index(p, capacity);
         BW__TRACK_NOACCESS(block, capacity);
         if (tc != NULL && ci < p->tc_classes) {
             size_t n = bw__tc_held(tc, ci);
-            if (n < tc->resv[ci] || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
-                bw__tc_put(tc, ci, n, atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed),
-                           block);
+            bw__tc_class *c = &tc->cls[ci];
+            if (n < c->resv || (n < BW_THREAD_CACHE_SLOTS && bw__tcache_reserve(p, tc, ci))) {
+                bw__tc_put(c, n, atomic_load_explicit(&c->push, memory_order_relaxed), block);
                 if (now != 0) bw__tcache_seen(p, tc, now);
                 return BW_OK;
             }
@@ -7866,16 +8114,43 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
     return nb;
 }
 
-BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap)
+/* More than twice need and 64 bytes more: a 200-byte string in a 512-byte
+ * block is, a 250-byte one or a 40-byte one in a 128-byte block is not
+ * (malloc's own rounding and header are about that much). */
+#define BW__HAND_OFF_COPY_MAX ((size_t)16 << 10)
+
+static bool bw__much_larger(size_t cap, size_t need)
 {
-    /* A checked block carries a canary and is tracked: never handed off. */
-    if (p == NULL || b == NULL || p->checked || p->extra != 0 ||
-        !bw__alloc_is_malloc(&p->alloc, cap))
+    return cap > 64 && need < (cap - 64) / 2;
+}
+
+BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need)
+{
+    if (p == NULL || b == NULL) return false;
+    /* A block the thread cache keeps, much larger than the bytes, and at
+     * most 16 KiB of them: a copy into malloc(need) costs less than the
+     * block the next job would rent from malloc in its place (the cache's
+     * class emptied), and the caller's memory fits. More bytes are not
+     * copied: the block is shrunk in place (bw__pool_hand_off_fit). */
+    if (need <= BW__HAND_OFF_COPY_MAX && cap <= p->fast_rent_limit && bw__much_larger(cap, need))
         return false;
+    /* A checked block carries a canary and is tracked: never handed off. */
+    if (p->checked || p->extra != 0 || !bw__alloc_is_malloc(&p->alloc, cap)) return false;
     BW__POOL_ADD(p, returns, 1);
     BW__POOL_ADD(p, out_bytes, 0 - (uint64_t)cap);
     BW__POOL_ADD(p, backing_frees, 1);
     return true;
+}
+
+BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need)
+{
+    void *nb;
+    if (!bw__much_larger(cap, need) || p->alloc.realloc == NULL) return b;
+    /* The tail goes back to malloc now: zeroed first where the pool
+     * promises that no user's bytes reach the allocator. */
+    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) memset((unsigned char *)b + need, 0, cap - need);
+    nb = p->alloc.realloc(p->alloc.ctx, b, cap, need);
+    return nb != NULL ? nb : b; /* a failed realloc keeps the block */
 }
 
 /* Trim / stats ---------------------------------------------------------- */
@@ -7909,7 +8184,6 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
                           out->large_retained_bytes;
     out->learned_size = bw__grow_size(pool, bw__learned(pool));
     out->learned_large_size = bw__grow_size(pool, bw__learned_large(pool));
-    if (out->learned_large_size > pool->max_learned) out->learned_large_size = pool->max_learned;
     out->outstanding_bytes = (size_t)s.out_bytes;
     out->decayed_bytes = s.decayed;
     out->large_hits = s.large_hits;
@@ -7993,13 +8267,26 @@ static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
     unsigned ci;
     bw__sums_add(s, &tc->ctr);
     for (ci = 0; ci < p->tc_classes; ci++) {
-        uint64_t push = atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed);
-        uint64_t pop = atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+        uint64_t push = atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed);
+        uint64_t pop = atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
         s->hits += pop;
         s->returns += push;
-        s->out_bytes += (pop - push) * (uint64_t)(p->min_size << ci);
-        if (held) *held += (size_t)(push - pop) * (p->min_size << ci);
+        s->out_bytes += (pop - push) * (uint64_t)(p->opt.min_block_size << ci);
+        if (held) *held += (size_t)(push - pop) * (p->opt.min_block_size << ci);
     }
+}
+
+/* Give back the budget of class ci's reserved slots beyond the first
+ * `keep`, and their share of the medium bound. */
+static void bw__tcache_unreserve(bw__tcache *tc, unsigned ci, size_t keep)
+{
+    bw_pool *p = tc->pool;
+    size_t cap = p->opt.min_block_size << ci, k;
+    if (tc->cls[ci].resv <= keep) return;
+    k = tc->cls[ci].resv - keep;
+    bw__budget_give(p, k * cap);
+    if (cap > BW__TCACHE_SMALL) tc->medium -= k * cap;
+    tc->cls[ci].resv = (unsigned char)keep;
 }
 
 /* Take the bottom k blocks of class ci out of tc (not a rent: the hit and
@@ -8008,29 +8295,25 @@ static void bw__tcache_totals(bw__tcache *tc, bw__sums *s, size_t *held)
 static void bw__tcache_take(bw__tcache *tc, unsigned ci, size_t k, bw__frees *f)
 {
     bw_pool *p = tc->pool;
-    size_t cap = p->min_size << ci, n = bw__tc_held(tc, ci), i;
-    void **slots = &tc->slots[ci * BW_THREAD_CACHE_SLOTS];
+    bw__tc_class *c = &tc->cls[ci];
+    size_t cap = p->opt.min_block_size << ci, n = bw__tc_held(tc, ci), i;
     for (i = 0; i < k; i++) {
-        f->e[f->n].block = slots[i];
+        f->e[f->n].block = c->slots[i];
         f->e[f->n].size = cap;
         f->n++;
     }
-    memmove(slots, slots + k, (n - k) * sizeof *slots);
-    atomic_store_explicit(&tc->n[ci].pop,
-                          atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed) + k,
+    memmove(c->slots, c->slots + k, (n - k) * sizeof *c->slots);
+    atomic_store_explicit(&c->pop, atomic_load_explicit(&c->pop, memory_order_relaxed) + k,
                           memory_order_relaxed);
     BW__TC_ADD(tc, hits, (uint64_t)0 - k);
     BW__TC_ADD(tc, out_bytes, (uint64_t)0 - k * cap);
-    if (tc->resv[ci] > n - k) {
-        bw__budget_give(p, (tc->resv[ci] - (n - k)) * cap);
-        tc->resv[ci] = (unsigned char)(n - k);
-    }
+    bw__tcache_unreserve(tc, ci, n - k);
 }
 
 BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
 {
     bw_pool *p = tc->pool;
-    uint64_t now = to_shared && p->decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
+    uint64_t now = to_shared && p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     unsigned ci;
     for (ci = 0; ci < p->tc_classes; ci++) {
         size_t n = bw__tc_held(tc, ci), first = f->n, i;
@@ -8041,8 +8324,7 @@ BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
                 if (!bw__shared_push(p, ci, f->e[i].block, now)) f->e[kept++] = f->e[i];
             f->n = kept;
         }
-        bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
-        tc->resv[ci] = 0;
+        bw__tcache_unreserve(tc, ci, 0);
     }
 }
 
@@ -8051,8 +8333,8 @@ static uint64_t bw__tc_ops(bw_pool *p, bw__tcache *tc)
     uint64_t ops = 0;
     unsigned ci;
     for (ci = 0; ci < p->tc_classes; ci++)
-        ops += atomic_load_explicit(&tc->n[ci].push, memory_order_relaxed) +
-               atomic_load_explicit(&tc->n[ci].pop, memory_order_relaxed);
+        ops += atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) +
+               atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
     return ops;
 }
 
@@ -8077,19 +8359,19 @@ static uint64_t bw__tcache_decay_into(bw_pool *p, bw__tcache *tc, uint64_t now, 
     if (ops != tc->ops_seen) {
         tc->ops_seen = ops;
         tc->seen_ms = now;
-    } else if (now - tc->seen_ms >= p->decay_ms) {
+    } else if (now - tc->seen_ms >= p->opt.decay_ms) {
         all = true;
     }
-    if (!all && now - tc->last_decay < p->decay_ms) return 0;
+    if (!all && now - tc->last_decay < p->opt.decay_ms) return 0;
     for (ci = 0; ci < p->tc_classes; ci++) {
         size_t n = bw__tc_held(tc, ci);
-        size_t k = all ? n : atomic_load_explicit(&tc->low[ci], memory_order_relaxed);
+        size_t k = all ? n : tc->cls[ci].low;
         if (k > n) k = n;
         if (k != 0) {
             bw__tcache_take(tc, ci, k, f);
-            bytes += (uint64_t)k * (p->min_size << ci);
+            bytes += (uint64_t)k * (p->opt.min_block_size << ci);
         }
-        atomic_store_explicit(&tc->low[ci], (unsigned char)(n - k), memory_order_relaxed);
+        tc->cls[ci].low = (unsigned char)(n - k);
     }
     tc->last_decay = now;
     tc->ops_seen = bw__tc_ops(p, tc);
@@ -8137,7 +8419,8 @@ static void bw__thread_exit(void *head)
             memset(&s, 0, sizeof s);
             /* What has been idle long enough goes back now, not to the
              * shared level with a fresh age. */
-            if (p->decay_ms != BW_DECAY_NEVER) (void)bw__tcache_decay_into(p, tc, bw__now_ms(), &f);
+            if (p->opt.decay_ms != BW_DECAY_NEVER)
+                (void)bw__tcache_decay_into(p, tc, bw__now_ms(), &f);
             bw__tcache_flush(tc, true, &f);
             bw__tcache_totals(tc, &s, NULL);
             bw__counters_fold(&p->ctr, &s);
@@ -8253,8 +8536,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
      * then this thread uses the shared level only. */
     if (!atomic_load_explicit(&bw__exit_key_ok, memory_order_acquire)) return NULL;
     if ((bw__tl_used + 1) * 4 > (bw__tl_mask + 1) * 3 && !bw__map_rebuild()) return NULL;
-    tc = (bw__tcache *)calloc(1, sizeof *tc +
-                              (size_t)p->tc_classes * BW_THREAD_CACHE_SLOTS * sizeof(void *));
+    tc = (bw__tcache *)calloc(1, sizeof *tc + (size_t)p->tc_classes * sizeof(bw__tc_class));
     if (tc == NULL) return NULL;
     tc->thread_next = bw__tl_head;
     if (!bw__thread_exit_set(tc)) {
@@ -8262,7 +8544,13 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
         return NULL;
     }
     tc->pool = p;
-    tc->last_decay = p->decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
+    /* A small message's block: the pool's first block, when the fast paths
+     * serve its class (bw__rent_first, bw__return_fast). */
+    if (p->first_block - 1 < p->fast_rent_limit) {
+        tc->first_size = p->first_block;
+        tc->first = &tc->cls[p->first_class];
+    }
+    tc->last_decay = p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     tc->seen_ms = tc->last_decay;
     atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);
     bw__tl_head = tc;
@@ -8348,8 +8636,7 @@ BW__INTERNAL void bw__tcache_fork_child(bw_pool *p)
         memset(&s, 0, sizeof s);
         bw__tcache_totals(tc, &s, NULL);
         bw__counters_fold(&p->ctr, &s);
-        for (ci = 0; ci < p->tc_classes; ci++)
-            bw__budget_give(p, (size_t)tc->resv[ci] * (p->min_size << ci));
+        for (ci = 0; ci < p->tc_classes; ci++) bw__tcache_unreserve(tc, ci, 0);
         bw__reg_unlink(tc);
     }
     atomic_store_explicit(&p->exiting, 0, memory_order_relaxed);
