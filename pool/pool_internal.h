@@ -146,7 +146,7 @@ typedef struct bw__tc_class {
     unsigned char resv;
     unsigned char low;     /* only the owner, or a caller that holds the
                               owner quiescent, reads or writes resv and low */
-    unsigned char pad_[64 - 2 * 8 - BW_THREAD_CACHE_SLOTS * 8 - 2];
+    unsigned char pad_[64 - 2 * 8 - BW_THREAD_CACHE_SLOTS * sizeof(void *) - 2];
 } bw__tc_class;
 _Static_assert(sizeof(bw__tc_class) == 64, "a thread cache's class is a cache line");
 
