@@ -242,10 +242,10 @@ int main(int argc, char **argv)
         bw_pool_stats st;
         unsigned ci;
         for (ci = 0; ci < pool->nclasses; ci++)
-            if (pool->cls[ci].count > pool->max_per_class) fail("a class holds more than its cap");
+            if (pool->cls[ci].count > pool->opt.max_blocks_per_class) fail("a class holds more than its cap");
         checks++;
         bw_pool_get_stats(pool, &st);
-        if (st.retained_bytes > pool->max_retained) fail("retained bytes above the bound");
+        if (st.retained_bytes > pool->opt.max_retained_bytes) fail("retained bytes above the bound");
         if (st.outstanding_bytes != 0) fail("bytes still outstanding");
         if (st.rents != st.returns) fail("rents and returns differ");
         checks += 3;
