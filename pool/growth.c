@@ -37,21 +37,28 @@
  * 256 KiB; bench/BENCHMARKS.md, "The sweep", has what it costs. */
 #define BW__BOUND ((size_t)16)
 
-/* The second largest of k values (0 with fewer than two), at most
- * max_learned_size: the one place that cap is applied. */
-static size_t bw__second(const bw_pool *p, const size_t *v, unsigned k)
+/* The indexes of the largest (*a) and second largest (*b) of k >= 2
+ * values: one pass, shared by both learned statistics. */
+static void bw__top2(const size_t *v, unsigned k, unsigned *a, unsigned *b)
 {
-    size_t a = 0, b = 0;
     unsigned i;
-    for (i = 0; i < k; i++) {
-        if (v[i] > a) {
-            b = a;
-            a = v[i];
-        } else if (v[i] > b) {
-            b = v[i];
+    *a = v[1] > v[0];
+    *b = !*a;
+    for (i = 2; i < k; i++) {
+        if (v[i] > v[*a]) {
+            *b = *a;
+            *a = i;
+        } else if (v[i] > v[*b]) {
+            *b = i;
         }
     }
-    return b < p->opt.max_learned_size ? b : p->opt.max_learned_size;
+}
+
+/* A learned size, at most max_learned_size: the one place that cap is
+ * applied. */
+static size_t bw__capped(const bw_pool *p, size_t x)
+{
+    return x < p->opt.max_learned_size ? x : p->opt.max_learned_size;
 }
 
 /* Compute the learned jump at `now` from the ring: the second largest of
@@ -60,23 +67,19 @@ static size_t bw__second(const bw_pool *p, const size_t *v, unsigned k)
  * store results from about the same ring; either is as good. */
 static size_t bw__jump_update(bw_pool *p, uint64_t now)
 {
-    size_t v[BW__RECENT], j;
+    size_t v[BW__RECENT], j = 0;
     uint64_t ms[BW__RECENT], age = p->opt.decay_ms, until = UINT64_MAX;
-    unsigned i, k = 0, a = 0, b = 0;
+    unsigned i, k = 0, a, b;
     for (i = 0; i < BW__RECENT; i++) {
         ms[k] = atomic_load_explicit(&p->big[i].ms, memory_order_relaxed);
         v[k] = atomic_load_explicit(&p->big[i].len, memory_order_relaxed);
-        if (v[k] == 0 || (age != BW_DECAY_NEVER && now - ms[k] >= age && ms[k] <= now)) continue;
-        if (v[k] > v[a] || k == 0) {
-            b = a;
-            a = k;
-        } else if (k == 1 || v[k] > v[b]) {
-            b = k;
-        }
-        k++;
+        k += v[k] != 0 && (age == BW_DECAY_NEVER || now - ms[k] < age || ms[k] > now);
     }
-    j = bw__second(p, v, k);
-    if (j != 0 && age != BW_DECAY_NEVER) until = (ms[a] < ms[b] ? ms[a] : ms[b]) + age;
+    if (k >= 2) {
+        bw__top2(v, k, &a, &b);
+        j = bw__capped(p, v[b]);
+        if (age != BW_DECAY_NEVER) until = (ms[a] < ms[b] ? ms[a] : ms[b]) + age;
+    }
     atomic_store_explicit(&p->jump_until, until, memory_order_relaxed);
     atomic_store_explicit(&p->jump, j, memory_order_relaxed);
     return j;
@@ -106,13 +109,15 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
 BW__INTERNAL size_t bw__learned(bw_pool *p)
 {
     size_t v[BW__RECENT];
-    unsigned i, k = 0;
+    unsigned i, k = 0, a, b;
     if (!p->learn) return 0;
     for (i = 0; i < BW__RECENT; i++) {
         v[k] = atomic_load_explicit(&p->recent[i], memory_order_relaxed);
         k += v[k] != 0;
     }
-    return bw__second(p, v, k);
+    if (k < 2) return 0;
+    bw__top2(v, k, &a, &b);
+    return bw__capped(p, v[b]);
 }
 
 /* The learned jump: the second largest of the last 16 lengths past the
