@@ -860,40 +860,42 @@ Test(detach_fit, repeated_hand_offs_rent_nothing_new)
     bw_pool_destroy(p);
 }
 
+/* n bytes (pattern seed) in a 512-byte block of p, handed off: a copy
+ * (`copied`) or the block itself. */
+static void expect_detached(bw_pool *p, size_t n, unsigned seed, int copied)
+{
+    bw_writer w;
+    const unsigned char *d = build(&w, p, 0, n, seed);
+    unsigned char *s;
+    size_t len;
+    cr_assert_eq(bw_capacity(&w), 512);
+    s = (unsigned char *)bw_detach_malloc(&w, &len);
+    cr_assert(s != NULL);
+    cr_expect_eq(len, n);
+    expect_bytes(s, n, seed);
+    if (copied) {
+        cr_expect_neq(s, d, "%zu bytes: copied", n);
+    } else {
+        cr_expect_eq(s, d, "%zu bytes: the block itself", n);
+#ifdef __GLIBC__
+        cr_expect_geq(malloc_usable_size(s), 512);
+#endif
+    }
+    free(s);
+    bw_release(&w);
+}
+
 /* The rule's edge in a 512-byte block: 222 bytes and their NUL (223) are
  * less than (512 - 64) / 2 = 224, copied; 223 are not, the block itself. */
 Test(detach_fit, the_rule_twice_the_bytes_plus_64)
 {
     bw_pool_options o;
     bw_pool *p;
-    bw_writer w;
-    const unsigned char *d;
-    unsigned char *s;
-    size_t len;
     if (!plain_env()) return;
     memset(&o, 0, sizeof o);
     p = mkpool(&o);
-    d = build(&w, p, 0, 222, 2);
-    cr_assert_eq(bw_capacity(&w), 512);
-    s = (unsigned char *)bw_detach_malloc(&w, &len);
-    cr_assert(s != NULL);
-    cr_expect_eq(len, 222);
-    expect_bytes(s, 222, 2);
-    cr_expect_neq(s, d, "222 bytes: copied");
-    free(s);
-    bw_release(&w);
-    d = build(&w, p, 0, 223, 3);
-    cr_assert_eq(bw_capacity(&w), 512);
-    s = (unsigned char *)bw_detach_malloc(&w, &len);
-    cr_assert(s != NULL);
-    cr_expect_eq(len, 223);
-    expect_bytes(s, 223, 3);
-    cr_expect_eq(s, d, "223 bytes: the block itself");
-#ifdef __GLIBC__
-    cr_expect_geq(malloc_usable_size(s), 512);
-#endif
-    free(s);
-    bw_release(&w);
+    expect_detached(p, 222, 2, 1);
+    expect_detached(p, 223, 3, 0);
     bw_pool_destroy(p);
 }
 
