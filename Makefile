@@ -89,7 +89,7 @@ JEMALLOC ?= 0
 # checked against it by the packaging test.
 VERSION  := $(shell sed -n 's/^\#define BW_VERSION_STRING "\(.*\)"/\1/p' bufwriter.h)
 # The soname's version: the major number, and before 1.0 major.minor too
-# (every 0.x release may break the ABI: 0.3 is libbufwriter.so.0.3).
+# (every 0.x release may break the ABI: 0.4 is libbufwriter.so.0.4).
 VMAJOR   := $(word 1,$(subst ., ,$(VERSION)))
 VMINOR   := $(word 2,$(subst ., ,$(VERSION)))
 SOMAJOR  := $(if $(filter 0,$(VMAJOR)),$(VMAJOR).$(VMINOR),$(VMAJOR))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* bufwriter.h - one buffer writer for every destination, over a pooled,
- * power-of-two size-class allocator. Version 0.3.
+ * power-of-two size-class allocator. Version 0.4.
  *
  * A bw_writer appends bytes: raw, typed (fixed-width integers and floats in
  * either byte order, varints, decimal, hex), formatted (printf), or written
@@ -143,12 +143,12 @@
 #include <string.h>
 
 /* The version of this header. BW_VERSION_NUMBER is major * 10000 +
- * minor * 100 + patch (0.3.0 is 300), for #if checks:
- *   #if BW_VERSION_NUMBER >= 300 */
+ * minor * 100 + patch (0.4.0 is 400), for #if checks:
+ *   #if BW_VERSION_NUMBER >= 400 */
 #define BW_VERSION_MAJOR 0
-#define BW_VERSION_MINOR 3
+#define BW_VERSION_MINOR 4
 #define BW_VERSION_PATCH 0
-#define BW_VERSION_STRING "0.3.0"
+#define BW_VERSION_STRING "0.4.0"
 #define BW_VERSION_NUMBER \
     (BW_VERSION_MAJOR * 10000 + BW_VERSION_MINOR * 100 + BW_VERSION_PATCH)
 
@@ -260,7 +260,7 @@ struct iovec;
  * give "unknown bufwriter status". The string is static. */
 BW_API const char *bw_strerror(int status);
 
-/* Version of the library actually linked ("0.3.0"), which may be newer than
+/* Version of the library actually linked ("0.4.0"), which may be newer than
  * the header's BW_VERSION_STRING. */
 BW_API const char *bw_version(void);
 
