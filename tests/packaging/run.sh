@@ -33,7 +33,8 @@
 #      project's installed program runs, bufwriter static by default, or
 #      with BUILD_SHARED_LIBS its .so installed beside it), CMake
 #      FetchContent from a local path (static only), a Meson subproject
-#      (dependency('bufwriter') and bufwriter_dep), CMake's own install
+#      (dependency('bufwriter') and bufwriter_dep; static, nothing of it
+#      installed with the program) and Meson at the top level, CMake's own install
 #      found with find_package; all three builds report the header's
 #      version and make the same soname.
 #   4. The Makefile's flags: `make CFLAGS=-DBW_DEBUG` (CPPFLAGS from the
@@ -524,7 +525,7 @@ cmake_fetch() { # FetchContent_Declare(bufwriter SOURCE_DIR <source tree>), stat
     "$work/cm-fetch/main_fetch"
 }
 
-meson_subproject() { # subprojects/bufwriter -> the source tree
+meson_subproject() { # subprojects/bufwriter -> the source tree; then bufwriter's own build
     mkdir -p "$work/meson-src/subprojects" &&
     cp "$here/meson/meson.build" "$here/cmake/main.c" "$work/meson-src/" &&
     ln -sfn "$root" "$work/meson-src/subprojects/bufwriter" &&
@@ -535,9 +536,24 @@ meson_subproject() { # subprojects/bufwriter -> the source tree
         cat "$work/meson.build.log"; return 1
     fi
     grep "bufwriter version $version" "$work/meson.configure" &&
-    "$work/meson-build/main_meson" && "$work/meson-build/main_meson_var" &&
-    # Meson's pkgconfig module wrote a .pc of the same version
-    v=$(PKG_CONFIG_SYSROOT_DIR= PKG_CONFIG_LIBDIR="$work/meson-build/meson-private" \
+    "$work/meson-build/main_meson" && "$work/meson-build/main_meson_var" || return 1
+    # A subproject goes into the program: no libbufwriter.so needed, and
+    # the program's install holds nothing of bufwriter's.
+    if readelf -d "$work/meson-build/main_meson" | grep -q 'NEEDED.*libbufwriter'; then
+        echo "as a subproject, main_meson needs libbufwriter.so"; return 1
+    fi
+    DESTDIR="$work/meson-stage" meson install -C "$work/meson-build" >"$work/meson.install.log" 2>&1 || {
+        cat "$work/meson.install.log"; return 1; }
+    if [ -n "$(find "$work/meson-stage" -name '*bufwriter*' 2>/dev/null)" ]; then
+        echo "the consumer's install holds:"; find "$work/meson-stage" -name '*bufwriter*'; return 1
+    fi
+    # At the top level: both libraries, and Meson's pkgconfig module
+    # writes a .pc of the same version.
+    if ! meson setup "$work/meson-top" "$root" >"$work/meson-top.configure" 2>&1 ||
+       ! ninja -C "$work/meson-top" -j 2 >"$work/meson-top.log" 2>&1; then
+        cat "$work/meson-top.configure" "$work/meson-top.log"; return 1
+    fi
+    v=$(PKG_CONFIG_SYSROOT_DIR= PKG_CONFIG_LIBDIR="$work/meson-top/meson-private" \
         pkg-config --modversion bufwriter) &&
     { [ "$v" = "$version" ] || { echo "meson's bufwriter.pc says $v"; return 1; }; }
 }
@@ -568,7 +584,7 @@ same_version() { # header macros = Makefile = CMake = Meson; one soname
     echo "header $hversion, make $mk, cmake $cm, meson $ms" &&
     [ "$mk" = "$version" ] && [ "$cm" = "$version" ] && [ "$ms" = "$version" ] || return 1
     for so in "$build/libbufwriter.so" "$work/cm-sub/bufwriter/libbufwriter.so" \
-              "$work/meson-build/subprojects/bufwriter/libbufwriter.so"; do
+              "$work/meson-top/libbufwriter.so"; do
         readelf -d "$so" | grep "SONAME.*\[libbufwriter.so.$major\]" || { echo "$so: soname?"; return 1; }
         real=$(readlink -f "$so")
         [ "${real##*/}" = "libbufwriter.so.$version" ] || { echo "$so is $real"; return 1; }
@@ -699,7 +715,7 @@ if have pkg-config; then
                 cmake_install_find_package
         fi
         if have meson && have ninja; then
-            check "Meson subproject: dependency('bufwriter') and bufwriter_dep build, run; its .pc" \
+            check "Meson subproject: dependency('bufwriter'), bufwriter_dep; static, installs nothing; top level's .pc" \
                 meson_subproject
         else
             failed=$((failed + 1))
