@@ -677,9 +677,11 @@ BW_API int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd);
  *
  *   char line[64];
  *   bw_writer w;
- *   bw_init_fixed(&w, line, sizeof line - 1); // a byte kept for bw_cstr's NUL
+ *   bw_init_fixed(&w, line, sizeof line);
  *   bw_puts(&w, "id=");  bw_put_dec_u64(&w, id);
- *   if (bw_error(&w) == BW_EFULL) ...     // did not fit: nothing partial */
+ *   if (bw_error(&w) == BW_EFULL) ...     // did not fit: nothing partial
+ *   const char *s = bw_cstr(&w);          // "id=..." in line; NULL when the
+ *                                         // text took all 64 bytes (no NUL) */
 BW_API int bw_init_fixed(bw_writer *w, void *buf, size_t size);
 
 /* Give every block back to the pool (streaming: held bytes are dropped, not
@@ -1042,10 +1044,13 @@ BW__INLINE size_t bw_free_capacity(const bw_writer *w);
 BW_API const unsigned char *bw_pullup(bw_writer *w);
 
 /* bw_pullup, then a NUL after the held bytes (not counted in bw_len), growing
- * when needed (never sending): a C string of everything held. A full fixed
- * or streaming buffer (no byte left for the NUL) gives NULL and records
- * nothing: the writer stays usable (size a fixed buffer one byte larger than
- * the text it must hold). A writer with no storage gives a static "". */
+ * when needed (never sending): a C string of everything held. NULL while an
+ * error is recorded (check bw_error first: a text cut short by BW_EFULL or
+ * BW_ELIMIT is never shown as if whole), for a NULL w, and, with BW_ENOMEM
+ * recorded, when growing fails. A full fixed or streaming buffer (no byte
+ * left for the NUL) gives NULL and records nothing: the writer stays usable
+ * (size a fixed buffer one byte larger than the text it must hold). A writer
+ * with no storage gives a static "". */
 BW_API const char *bw_cstr(bw_writer *w);
 
 /* Fill iov[0..max) with the held bytes in order (no empty entries) and return

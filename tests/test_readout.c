@@ -420,6 +420,29 @@ Test(readout, cstr_of_a_full_fixed_buffer_is_null_until_truncated)
     cr_expect_str_eq(bw_cstr(&w), "hello");
 }
 
+/* bw_init_fixed's example in bufwriter.h, as written there: a 64-byte line
+ * takes a text of up to 63 bytes as a C string, and a 64-byte text whole
+ * (bw_cstr NULL, nothing recorded); a 65th byte is BW_EFULL and bw_cstr
+ * stays NULL while it is recorded. (0.4's example passed sizeof line - 1,
+ * which gave NULL for a 63-byte text.) */
+Test(readout, the_manuals_fixed_line_holds_63_bytes_as_a_string)
+{
+    char line[64], text[65];
+    bw_writer w;
+    memset(text, 'x', sizeof text);
+    cr_assert_eq(bw_init_fixed(&w, line, sizeof line), BW_OK);
+    cr_assert_eq(bw_puts(&w, "id="), BW_OK);
+    cr_assert_eq(bw_write(&w, text, 60), BW_OK);
+    cr_assert_str_eq(bw_cstr(&w), "id=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    cr_expect_eq(strlen(line), 63);
+    cr_assert_eq(bw_putc(&w, 'x'), BW_OK, "a 64-byte text fits the line");
+    cr_expect_null(bw_cstr(&w), "but leaves no byte for the NUL");
+    cr_expect_eq(bw_error(&w), BW_OK);
+    cr_expect_eq(bw_putc(&w, 'x'), BW_EFULL);
+    cr_expect_null(bw_cstr(&w), "NULL while BW_EFULL is recorded");
+    cr_expect_eq(bw_len(&w), 64);
+}
+
 Test(readout, cstr_of_a_full_streaming_buffer_records_nothing_and_sends_nothing)
 {
     env *e = env_new();
