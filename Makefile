@@ -5,7 +5,7 @@
 #   make                  libbufwriter.a, libbufwriter.so (gcc; make CC=clang)
 #   make deps             install the Debian packages tests and benchmark need
 #                         (as root; elsewhere it names them)
-#   make test             make deps, then every test flavour (normal, ASan+UBSan,
+#   make test             the tests' packages, then every test flavour (normal, ASan+UBSan,
 #                         TSan, valgrind, clang, -O0 gcc/clang, -m32, the single
 #                         header, musl, aarch64 and s390x under qemu-user, Windows
 #                         x86-64 with MinGW-w64 under wine), the
@@ -17,7 +17,10 @@
 #   make test-normal      just the Criterion suite, with what the machine has
 #   make fuzz             differential fuzzing for FUZZ_TIME seconds (600)
 #   make stress           the full thread stress (and 10,000 short-lived threads)
-#   make bench            make deps, then the benchmark (bench-full: all of it)
+#   make bench            the benchmark's packages (as root), then the benchmark,
+#                         into bench/build/results/ (bench-full: all of it)
+#   make bench-record     make bench, then its table and plot copied into the
+#                         committed record, bench/results/
 #   make check-style      the library's sources: spaces, no trailing blanks, 100 columns
 #   make install          the headers, the libraries, bufwriter.pc, the CMake
 #                         package (from cmake/*.in) and LICENSE under DESTDIR + PREFIX
@@ -141,7 +144,7 @@ TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_HDRS := $(wildcard tests/*.h)
 
 .PHONY: all test test-strict float-table check-float-table test-float-full check-copies test-seeded test-fuzz test-dlclose fuzz stress test-stress-tsan \
-        check-style bench bench-full deps install uninstall clean \
+        check-style bench bench-full bench-record deps test-deps install uninstall clean \
         $(addprefix test-,$(TEST_FLAVOURS))
 
 all: $(B)/libbufwriter.a $(B)/$(SO_DEV)
@@ -157,8 +160,8 @@ $(B)/%.o: %.c $(HDRS) Makefile $(B)/flags
 
 $(B)/flags: FORCE
 	@mkdir -p $(B)
-	@echo '$(CC) $(CFLAGS_LIB) | $(LDFLAGS)' > $@.tmp
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+	@t=$@.$$$$.tmp; echo '$(CC) $(CFLAGS_LIB) | $(LDFLAGS)' > $$t; \
+	  if cmp -s $$t $@; then rm -f $$t; else mv $$t $@; fi
 
 $(B)/libbufwriter.a: $(OBJS)
 	rm -f $@
@@ -223,8 +226,13 @@ R_valgrind = valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indi
 R_clang    = $< $(CRITERION_ARGS)
 R_gcc-O0   = $< $(CRITERION_ARGS)
 R_clang-O0 = $< $(CRITERION_ARGS)
-R_m32      = $<; rc=$$?; [ $$rc != 126 ] || { rc=0; \
+R_m32      = $(B)/t-m32; rc=$$?; [ $$rc != 126 ] || { rc=0; \
              echo "m32: built; this kernel cannot run 32-bit programs, so not run"; }; exit $$rc
+# -m32 needs gcc-multilib, which scripts/deps.sh leaves out where it would
+# remove a cross compiler: then the flavour is not built, and says so.
+G_m32      = if ! echo 'int main(void) { return 0; }' | $(CC) -m32 -x c - -o /dev/null 2>/dev/null; \
+             then echo "m32: not built: $(CC) -m32 cannot link (no gcc-multilib)"; exit 0; fi; \
+             $(MAKE) --no-print-directory $(B)/t-m32 || exit 1;
 R_single   = $< $(CRITERION_ARGS)
 R_musl     = $<
 R_aarch64  = qemu-aarch64 -L /usr/aarch64-linux-gnu $<
@@ -260,26 +268,48 @@ $(B)/t-$(1): $(SRCS) $(HDRS) $(SINGLE) $(TEST_SRCS) $(TEST_HDRS) $(TEST_HARNESS)
 	  $(call flavour_inc,$(1)) $(wordlist 3,99,$(T_$(1))) -o $$@ $(call flavour_lib,$(1)) \
 	  $(call flavour_tests,$(1)) $(TEST_HARNESS) $(if $(call flavour_mini,$(1)),tests/mini_main.c,-lcriterion) -lm \
 	  $(if $(call flavour_cxx,$(1)),$(B)/test_cpp-$(1).o -lstdc++)
-test-$(1): $(B)/t-$(1)
-	$$(R_$(1))
+test-$(1): $(if $(G_$(1)),,$(B)/t-$(1))
+	$$(G_$(1)) $$(R_$(1))
 endef
 $(foreach f,$(TEST_FLAVOURS),$(eval $(call FLAVOUR,$(f))))
 
-# make test: the set-up (as root), then every flavour and every other check,
-# in order, each part's output shown and kept in $(B)/test-logs/PART.log; it
-# stops at the first part that fails. It ends with one line per part and the
-# total as a plain "N passed, N failed" line (scripts/test_summary.sh).
+# make test: the set-up (as root: the tests' packages only), the library
+# (all), then every other part, TEST_JOBS at a time (the machine's cores),
+# longest first. Each part runs in its own make, its output kept in
+# $(B)/test-logs/PART.log and its exit status in PART.rc; a part that fails
+# does not stop the others: its log's tail is shown when it ends. It closes
+# with one line per part and the total as a plain "N passed, N failed" line
+# (scripts/test_summary.sh), and fails if any part failed.
 # make test-normal alone runs what this machine has, with no set-up.
 TEST_PARTS := all test-strict $(addprefix test-,$(TEST_FLAVOURS)) test-stress-tsan test-seeded \
               test-fuzz test-dlclose check-single check-reference check-float-table check-spdx check-copies \
               check-style test-packaging
-test: deps
-	@rm -rf $(B)/test-logs && mkdir -p $(B)/test-logs
-	@for t in $(TEST_PARTS); do \
-	  { $(MAKE) --no-print-directory WERROR=-Werror $$t 2>&1; echo $$? > $(B)/test-logs/$$t.rc; } | \
-	    tee $(B)/test-logs/$$t.log; \
-	  [ "$$(cat $(B)/test-logs/$$t.rc)" = 0 ] || break; \
-	done; sh scripts/test_summary.sh $(B)/test-logs $(TEST_PARTS)
+# The order the parts start in: the longest first (measured on 2 cores), so
+# that the short ones fill in around them.
+TEST_LONGEST := test-valgrind test-aarch64 test-s390x test-asan test-mingw test-packaging test-tsan \
+                test-fuzz test-seeded
+TEST_ORDER   := $(TEST_LONGEST) $(filter-out all $(TEST_LONGEST),$(TEST_PARTS))
+TEST_JOBS    ?= $(or $(shell nproc 2>/dev/null),2)
+TEST_LOGS    := $(B)/test-logs
+test: test-deps
+	@rm -rf $(TEST_LOGS) && mkdir -p $(TEST_LOGS)
+	@echo "== make test: $(words $(TEST_PARTS)) parts, $(TEST_JOBS) at a time; logs in $(TEST_LOGS)/"
+	@$(MAKE) --no-print-directory $(TEST_LOGS)/all.rc
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) $(TEST_ORDER:%=$(TEST_LOGS)/%.rc)
+	@sh scripts/test_summary.sh $(TEST_LOGS) $(TEST_PARTS)
+
+# One part: its own make, its output to its log; always succeeds, so that
+# every part runs (the .rc file says how it went).
+$(TEST_LOGS)/%.rc:
+	@s=$$(date +%s); $(MAKE) --no-print-directory WERROR=-Werror $* > $(TEST_LOGS)/$*.log 2>&1; \
+	  rc=$$?; t=$$(( $$(date +%s) - s )); echo $$t > $(TEST_LOGS)/$*.time; \
+	  if [ $$rc = 0 ]; then echo "== $*: ok ($$t s)"; \
+	  else msg=$$(echo "== $*: FAILED, exit $$rc ($$t s); the end of $(TEST_LOGS)/$*.log:"; \
+	    tail -n 25 $(TEST_LOGS)/$*.log | cut -c1-160 | sed 's/^/   | /'); printf '%s\n' "$$msg"; fi; \
+	  echo $$rc > $@
+
+test-deps:
+	@sh scripts/deps.sh test
 
 # fmt_float.c's powers of ten are generated by a script and checked in: the
 # check fails when the table is not what the script makes.
@@ -387,14 +417,23 @@ fuzz: $(B)/fuzz_ops
 	  -print_final_stats=1 $(B)/fuzz-corpus tests/fuzz/corpus
 
 # ---------------------------------------------------------------- bench --
-bench: deps
+# The benchmark installs only its own packages, and writes bench/build/results/;
+# bench-record also updates the committed record (bench/results/).
+bench:
+	@sh scripts/deps.sh bench
 	$(MAKE) -C bench run
 
-bench-full: deps
+bench-full:
+	@sh scripts/deps.sh bench
 	$(MAKE) -C bench run-full
 
+bench-record:
+	@sh scripts/deps.sh bench
+	$(MAKE) -C bench record
+
 # The Debian packages the tests and the benchmark need: installed as root,
-# else one message naming them.
+# else one message naming them (make test installs the tests', make bench
+# the benchmark's).
 deps:
 	@sh scripts/deps.sh all
 

@@ -10,8 +10,9 @@
 # packaging, seeded, dlclose and mini_criterion runners), or Criterion's
 # "Synthesis" line (crashes count as failures), else 1 passed or 1 failed by
 # its exit status. A part that exited non-zero counts at least one failure.
-# Parts that did not run (make test stops at the first failure) are listed
-# as such and not counted. Exits 1 if anything failed or did not run.
+# A part's wall time is LOGDIR/PART.time (seconds), when there. Parts that
+# did not run (no PART.rc: make test was interrupted) are listed as such
+# and not counted. Exits 1 if anything failed or did not run.
 set -u
 dir=$1
 shift
@@ -22,7 +23,7 @@ echo "== make test: summary"
 for part in "$@"; do
     log=$dir/$part.log
     if [ ! -f "$dir/$part.rc" ]; then
-        echo "$part: not run (make test stops at the first part that fails)"
+        echo "$part: not run"
         not_run=$((not_run + 1))
         continue
     fi
@@ -44,7 +45,11 @@ for part in "$@"; do
     if [ "$rc" = 0 ] && grep -q '^m32: built; this kernel cannot run 32-bit programs' "$log"; then
         note=" (built; not run: no 32-bit support in this kernel)"
         p=0
+    elif [ "$rc" = 0 ] && grep -q '^m32: not built' "$log"; then
+        note=" (not built: no gcc-multilib)"
+        p=0
     fi
+    [ -f "$dir/$part.time" ] && note="$note ($(cat "$dir/$part.time") s)"
     echo "$part: $p passed, $f failed$note"
     total_p=$((total_p + p))
     total_f=$((total_f + f))
