@@ -3,7 +3,7 @@
 # Needs a finished run-full (same binaries). Library paths are the Debian 12 x86-64 ones.
 # Focused reruns (9-11 interleaved repetitions) of rows whose full-run figure sat near a target.
 cd "$(dirname "$0")"
-R=results/full
+R=build/results/full
 JE=/lib/x86_64-linux-gnu/libjemalloc.so.2
 MI=/lib/x86_64-linux-gnu/libmimalloc.so.2
 C="--benchmark_repetitions=9 --benchmark_enable_random_interleaving=true --benchmark_display_aggregates_only=true --benchmark_out_format=json"

@@ -11,13 +11,16 @@ mode=${1:-default}
 REPS=${REPS:-5}
 PYTHON=${PYTHON:-python3}
 cd "$(dirname "$0")"
-# The default run writes results/, the full run results/full/ (so that a
-# quick run never overwrites the record of the last full one).
+# A run writes build/results/ (the full run build/results/full/, so that a
+# quick run never overwrites the last full one's output): regenerated, never
+# committed. `make record` copies the default run's summary.csv and plot into
+# results/, the committed record.
 SCEN_ARGS=${SCEN_ARGS:-}
-R=results
-[ "$mode" = full ] && R=results/full
+OUT=${BENCH_OUT:-build/results}
+R=$OUT
+[ "$mode" = full ] && R=$OUT/full
 mkdir -p "$R"
-rm -f results/*.tmp "$R"/*.tmp
+rm -f "$R"/*.tmp
 FILES=""
 
 find_lib() { # find_lib libjemalloc.so.2
@@ -38,7 +41,7 @@ run() {
   label=$1 pre=$2 bin=$3 filter=$4 name=$5
   shift 5
   out="$R/$name.json"
-  tmp="results/$name.json.tmp" # results/*.tmp is git-ignored (results/full/ is not)
+  tmp="$R/$name.json.tmp" # complete files only: an interrupted run leaves a .tmp
   printf '  %-9s %-28s ' "$label" "$name"
   start=$(date +%s)
   if [ -n "$pre" ]; then
