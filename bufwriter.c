@@ -757,8 +757,8 @@ static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
 }
 
 /* The next block for `need` contiguous bytes, by the pool's rule for
- * segmented writers (bw__pool_seg_size), told what the writer holds above
- * the threshold. One request, however large. */
+ * segmented writers (bw__pool_seg_size), told what the writer holds, and
+ * what it holds above the threshold. One request, however large. */
 static bw__blk *bw__blk_next(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
@@ -779,7 +779,8 @@ static bw__blk *bw__blk_next(bw_writer *w, size_t need)
         held += prev;
         count++;
     }
-    return bw__blk_rent(w, bw__pool_seg_size(p, prev, held, count, need + BW__SEG_HDR));
+    return bw__blk_rent(w, bw__pool_seg_size(p, prev, bw_len(w), held, count,
+                                             need + BW__SEG_HDR));
 }
 
 static void bw__blk_return(bw_writer *w, bw__blk *b)

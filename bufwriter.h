@@ -466,8 +466,8 @@ typedef struct bw_pool_options {
     /* A segmented writer's (bw_init_chain) first block, and the least of
      * every later one, rounded up by the growth rule (a class at or below
      * the threshold, a power of two above it): msgpack's vrefbuffer chunk
-     * size. Later blocks double from there (see bw_init_chain). Above
-     * PTRDIFF_MAX / 2: EINVAL. */
+     * size. Later blocks double from there, as far as the bytes held
+     * justify (see bw_init_chain). Above PTRDIFF_MAX / 2: EINVAL. */
     size_t chain_block_size;     /* 0 = 4 KiB, or min_first_block when that
                                     is larger                               */
 } bw_pool_options;
@@ -618,7 +618,10 @@ BW_API int bw_set_first_buffer(bw_writer *w, void *buf, size_t size);
  * memory linked by bw_append_ref, so a reference or a bw_move costs a piece
  * record, not a block (the records: an array rented from the pool when the
  * bytes first span two pieces). New blocks are max(class of the need,
- * 2 x the previous block), from the pool's chain_block_size (4 KiB).
+ * the pool's chain_block_size (4 KiB), min(2 x the previous block, class
+ * of the bytes held with the need)): a writer that keeps its bytes
+ * doubles its blocks, one that consumes as it goes (a queue) gets blocks
+ * of about what it holds, however long it runs.
  * Past the pool's threshold they keep doubling while the writer's blocks
  * above the threshold fit the pool's large retention bounds
  * (max_large_bytes, max_large_blocks; then the largest power of two that
