@@ -1246,7 +1246,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
             struct bw__piece *pc; /* closed pieces, [first, count) held     */
             size_t pc_cap;        /* the array's size in bytes, 0: none     */
             uint32_t first, count;
-            struct bw__blk *blocks; /* owned blocks but the current one     */
+            struct bw__blk *blocks; /* owned blocks but the current one, a
+                                       tree by address                      */
         } c;
         struct {         /* streaming                                         */
             bw_sink_fn sink; /* the sink (NULL for an fd)                     */
