@@ -1204,41 +1204,97 @@ static int bw__chain_link(bw_writer *w, const void *data, size_t n, bw_done_fn d
     return BW_OK;
 }
 
+/* A moved piece in a block of src's is copied rather than relinked when
+ * that block is more than this many times its bytes, the bound a writer
+ * keeps to (no block larger than 16 x its bytes, pool/growth.c): a 16-byte
+ * header written in a writer of its own would otherwise bring its 4 KiB
+ * block, and 8,000 of them 32 MiB for 128 KB. The copy is at most 1/16 of
+ * a block that goes back to the pool at once, and needs no memory. */
+#define BW__MOVE_COPY ((size_t)16)
+
+/* Whether take copies src's piece pc into dst's current block: it lies in
+ * a block of src's more than BW__MOVE_COPY times its bytes, and fits. */
+static int bw__take_copies(const bw_writer *dst, const bw__piece *pc)
+{
+    return pc->blk != NULL && dst->data != NULL && dst->cap - dst->len >= pc->n &&
+           bw__blk_size(pc->blk) / BW__MOVE_COPY > pc->n;
+}
+
 /* Take (bw_move) between segmented writers of one pool: src's pieces
- * follow dst's, as closed pieces (their positions moved), and its blocks
- * join dst's tree; dst's next write goes on in its own current block.
- * Nothing is copied but the piece records, nothing rented but room for
- * them. 1 done, 0 to have the bytes copied, or the recorded error. */
+ * follow dst's in order, as closed pieces (their positions moved) whose
+ * blocks join dst's tree, but for a small piece of src's own, whose bytes
+ * go on dst's open piece (bw__take_copies), as a write would put them;
+ * and src's current block becomes dst's when it has more free room, so
+ * that the small pieces of later moves have somewhere to go (a writer
+ * that only moves and links has no block of its own). Nothing is rented
+ * but room for the records: one per src piece, and one for closing dst's
+ * open piece before each piece relinked after bytes copied (at most one
+ * more than src's pieces in all). 1 done, 0 to have the bytes copied, or
+ * the recorded error. */
 static int bw__chain_take(bw_writer *dst, bw_writer *src)
 {
-    uint64_t delta;
-    size_t i;
-    bw__blk *b;
+    size_t i, open = 0;
+    bw__piece last = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
+    bw__blk *b, *cur = src->data != NULL ? bw__cur(src) : NULL;
+    int adopt;
     if (!(bw__traits(src) & BW__LINKS) || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
     if (bw__pc_reserve(dst, src->m.c.count - src->m.c.first + 2) != BW_OK) return dst->err;
-    bw__close_open(dst);
-    delta = bw_tell(dst) - src->base;
-    for (i = src->m.c.first; i < src->m.c.count; i++) {
-        bw__piece *pc = &dst->m.c.pc[dst->m.c.count++];
-        *pc = src->m.c.pc[i];
-        pc->end += delta;
+    if (cur != NULL) open = bw__open(src);
+    for (i = src->m.c.first; i <= src->m.c.count; i++) {
+        const bw__piece *from = &last;
+        bw__piece *pc;
+        if (i < src->m.c.count) {
+            from = &src->m.c.pc[i];
+            if (bw__take_copies(dst, from)) {
+                memcpy(dst->data + dst->len, from->p, from->n);
+                dst->len += from->n;
+                from->blk->pieces--; /* a block left with none goes back below */
+                continue;
+            }
+        } else { /* src's open piece, when it holds bytes */
+            if (cur == NULL || open == src->len) break;
+            last.p = src->data + open;
+            last.n = src->len - open;
+            last.blk = cur; /* not counted in cur's pieces (yet) */
+            if (bw__take_copies(dst, &last)) {
+                memcpy(dst->data + dst->len, last.p, last.n);
+                dst->len += last.n;
+                break;
+            }
+            /* dst takes src's current block when it has more room. */
+            adopt = dst->data == NULL || src->cap - src->len > dst->cap - dst->len;
+            bw__close_open(dst);
+            if (adopt) {
+                if (dst->data != NULL) {
+                    if (bw__cur(dst)->pieces != 0) bw__blk_link(dst, bw__cur(dst));
+                    else bw__blk_return(dst, bw__cur(dst));
+                }
+                dst->pos = bw_tell(dst) + last.n - src->len;
+                dst->data = src->data;
+                dst->cap = src->cap;
+                dst->len = src->len;
+                cur = NULL; /* dst's now */
+                break;
+            }
+            cur->pieces++;
+        }
+        bw__close_open(dst);
+        pc = &dst->m.c.pc[dst->m.c.count++];
+        *pc = *from;
+        pc->end = bw_tell(dst) + pc->n;
+        dst->pos += pc->n; /* the open piece starts after it, in the same block */
     }
-    if (src->data != NULL && bw__open(src) != src->len) { /* src's open piece */
-        bw__piece *pc = &dst->m.c.pc[dst->m.c.count++];
-        pc->p = src->data + bw__open(src);
-        pc->n = src->len - bw__open(src);
-        pc->end = bw_tell(src) + delta;
-        pc->blk = bw__cur(src);
-        pc->blk->pieces++;
-    }
-    while ((b = bw__blk_pop(&src->m.c.blocks)) != NULL) bw__blk_link(dst, b);
-    if (src->data != NULL) {
-        b = bw__cur(src);
+    /* src's blocks that still hold pieces are dst's now; the others go
+     * back. */
+    while ((b = bw__blk_pop(&src->m.c.blocks)) != NULL) {
         if (b->pieces != 0) bw__blk_link(dst, b);
         else bw__blk_return(src, b);
     }
+    if (cur != NULL) {
+        if (cur->pieces != 0) bw__blk_link(dst, cur);
+        else bw__blk_return(src, cur);
+    }
     dst->pool = bw__pool_of(src);
-    dst->pos += bw_len(src);
     dst->flags &= (unsigned char)~BW__CSTR;
     bw__set_lim(dst);
     src->m.c.first = src->m.c.count = 0;

@@ -96,8 +96,9 @@
  *   (consume, detach, release). Segmented: blocks never move, so pointers to
  *   held bytes stay valid until those bytes are consumed or truncated, or
  *   until pullup, cstr, detach, clear or release (bw_move between two
- *   segmented writers hands src's blocks, unmoved, to dst; a patch into
- *   bytes linked by bw_append_ref copies them first). Streaming: until
+ *   segmented writers hands src's blocks, unmoved, to dst, but copies a
+ *   piece far smaller than its block; a patch into bytes linked by
+ *   bw_append_ref copies them first). Streaming: until
  *   the next call that can send. Positions (bw_tell) stay valid; pointers
  *   do not.
  *   Bytes written into a span and not yet committed with bw_advance (or
@@ -1143,16 +1144,20 @@ BW_API int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn do
 /* Append src's held bytes to dst and empty src, as bw_consume of all of
  * them would (src's positions go on; it stays usable). Between two
  * segmented writers of one pool src's pieces are relinked after dst's,
- * references included: no byte is copied, whatever the length, pointers
- * into those bytes stay valid, and dst's next write goes on in its own
- * current block; the only memory taken is room for src's piece records in
- * dst's (BW_ENOMEM, recorded in dst, nothing moved). Any other pair of
- * modes (a contiguous src into a segmented dst included): a copy, as
- * bw_append_writer (a streaming dst may send), and src is emptied only when
- * it succeeded. BW_EINVAL (recorded in dst) for NULL src, src == dst, or a
- * streaming src (its bytes are on their way to its sink). dst's recorded
- * error refuses the call; src's is returned without being recorded in dst,
- * and nothing moves.
+ * references included: whatever the length, no byte is copied and
+ * pointers into those bytes stay valid, but for a piece in a block of
+ * src's more than 16 times its size (a small header), which is copied
+ * into dst's current block when it fits there, so that its block goes
+ * back rather than being held for a few bytes. dst's next write goes on
+ * in its current block, or in src's last one when that has more free
+ * room (dst takes it). The only memory taken is room for src's piece
+ * records in dst's (BW_ENOMEM, recorded in dst, nothing moved). Any other
+ * pair of modes (a contiguous src into a segmented dst included): a copy,
+ * as bw_append_writer (a streaming dst may send), and src is emptied only
+ * when it succeeded. BW_EINVAL (recorded in dst) for NULL src, src ==
+ * dst, or a streaming src (its bytes are on their way to its sink). dst's
+ * recorded error refuses the call; src's is returned without being
+ * recorded in dst, and nothing moves.
  *
  *   bw_put_u32be(&hdr, (uint32_t)bw_len(&body));   // length known now
  *   bw_move(&hdr, &body);                           // header, then body
