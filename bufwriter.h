@@ -96,8 +96,9 @@
  *   (consume, detach, release). Segmented: blocks never move, so pointers to
  *   held bytes stay valid until those bytes are consumed or truncated, or
  *   until pullup, cstr, detach, clear or release (bw_move between two
- *   segmented writers hands src's blocks, unmoved, to dst; a patch into
- *   bytes linked by bw_append_ref copies them first). Streaming: until
+ *   segmented writers hands src's blocks, unmoved, to dst, but copies a
+ *   piece far smaller than its block; a patch into bytes linked by
+ *   bw_append_ref copies them first). Streaming: until
  *   the next call that can send. Positions (bw_tell) stay valid; pointers
  *   do not.
  *   Bytes written into a span and not yet committed with bw_advance (or
@@ -466,8 +467,8 @@ typedef struct bw_pool_options {
     /* A segmented writer's (bw_init_chain) first block, and the least of
      * every later one, rounded up by the growth rule (a class at or below
      * the threshold, a power of two above it): msgpack's vrefbuffer chunk
-     * size. Later blocks double from there (see bw_init_chain). Above
-     * PTRDIFF_MAX / 2: EINVAL. */
+     * size. Later blocks double from there, as far as the bytes held
+     * justify (see bw_init_chain). Above PTRDIFF_MAX / 2: EINVAL. */
     size_t chain_block_size;     /* 0 = 4 KiB, or min_first_block when that
                                     is larger                               */
 } bw_pool_options;
@@ -618,7 +619,10 @@ BW_API int bw_set_first_buffer(bw_writer *w, void *buf, size_t size);
  * memory linked by bw_append_ref, so a reference or a bw_move costs a piece
  * record, not a block (the records: an array rented from the pool when the
  * bytes first span two pieces). New blocks are max(class of the need,
- * 2 x the previous block), from the pool's chain_block_size (4 KiB).
+ * the pool's chain_block_size (4 KiB), min(2 x the previous block, class
+ * of the bytes held with the need)): a writer that keeps its bytes
+ * doubles its blocks, one that consumes as it goes (a queue) gets blocks
+ * of about what it holds, however long it runs.
  * Past the pool's threshold they keep doubling while the writer's blocks
  * above the threshold fit the pool's large retention bounds
  * (max_large_bytes, max_large_blocks; then the largest power of two that
@@ -1145,16 +1149,20 @@ BW_API int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn do
 /* Append src's held bytes to dst and empty src, as bw_consume of all of
  * them would (src's positions go on; it stays usable). Between two
  * segmented writers of one pool src's pieces are relinked after dst's,
- * references included: no byte is copied, whatever the length, pointers
- * into those bytes stay valid, and dst's next write goes on in its own
- * current block; the only memory taken is room for src's piece records in
- * dst's (BW_ENOMEM, recorded in dst, nothing moved). Any other pair of
- * modes (a contiguous src into a segmented dst included): a copy, as
- * bw_append_writer (a streaming dst may send), and src is emptied only when
- * it succeeded. BW_EINVAL (recorded in dst) for NULL src, src == dst, or a
- * streaming src (its bytes are on their way to its sink). dst's recorded
- * error refuses the call; src's is returned without being recorded in dst,
- * and nothing moves.
+ * references included: whatever the length, no byte is copied and
+ * pointers into those bytes stay valid, but for a piece in a block of
+ * src's more than 16 times its size (a small header), which is copied
+ * into dst's current block when it fits there, so that its block goes
+ * back rather than being held for a few bytes. dst's next write goes on
+ * in its current block, or in src's last one when that has more free
+ * room (dst takes it). The only memory taken is room for src's piece
+ * records in dst's (BW_ENOMEM, recorded in dst, nothing moved). Any other
+ * pair of modes (a contiguous src into a segmented dst included): a copy,
+ * as bw_append_writer (a streaming dst may send), and src is emptied only
+ * when it succeeded. BW_EINVAL (recorded in dst) for NULL src, src ==
+ * dst, or a streaming src (its bytes are on their way to its sink). dst's
+ * recorded error refuses the call; src's is returned without being
+ * recorded in dst, and nothing moves.
  *
  *   bw_put_u32be(&hdr, (uint32_t)bw_len(&body));   // length known now
  *   bw_move(&hdr, &body);                           // header, then body
@@ -1248,7 +1256,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
             struct bw__piece *pc; /* closed pieces, [first, count) held     */
             size_t pc_cap;        /* the array's size in bytes, 0: none     */
             uint32_t first, count;
-            struct bw__blk *blocks; /* owned blocks but the current one     */
+            struct bw__blk *blocks; /* owned blocks but the current one, a
+                                       tree by address                      */
         } c;
         struct {         /* streaming                                         */
             bw_sink_fn sink; /* the sink (NULL for an fd)                     */

@@ -47,11 +47,15 @@ typedef struct bw__piece bw__piece;
 
 /* An owned block's trailer, in its last BW__SEG_HDR bytes (a trailer, so a
  * detached block starts with the bytes). The current block (data) is not
- * in the writer's list; every block in the list holds at least one closed
- * piece, and goes back the moment it holds none. */
+ * in the writer's tree; every block in the tree holds at least one closed
+ * piece, and goes back the moment it holds none. The tree is a treap by
+ * address (bufwriter.c, bw__blk_link), so that bw_append_ref's check for
+ * the writer's own memory is O(log blocks) however many moves brought
+ * them. */
 struct bw__blk {
     unsigned char *data;        /* the block                                */
-    bw__blk *prev, *next;       /* the writer's list (m.c.blocks)           */
+    bw__blk *left, *right;      /* the writer's tree (m.c.blocks): lower and
+                                   higher addresses                         */
     size_t pieces;              /* closed pieces that lie in it             */
 };
 #define BW__SEG_HDR ((size_t)32)

@@ -204,8 +204,14 @@ BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
 }
 
 /* A segmented writer's next block for `need` contiguous bytes after a
- * block of prev (0: its first): max(the growth rule's size for need,
- * 2 x prev, chain_block_size). Blocks above the threshold are kept as
+ * block of prev (0: its first), the writer holding len bytes:
+ * max(the growth rule's size for need, chain_block_size, min(2 x prev,
+ * the growth rule's size for len + need)). Doubling only as far as the
+ * held bytes justify: a growing writer holds what its blocks did, so its
+ * blocks double (O(log n) of them), while a writer that consumes as it
+ * goes (a queue, a socket's backlog) stays at the size of what it holds;
+ * 0.4 doubled on whatever was held, and a queue of at most 1,100 bytes
+ * ended with a 32 MiB block. Blocks above the threshold are kept as
  * large blocks when they come back, so a chain keeps doubling there while
  * its large blocks (held bytes in count blocks) still fit the large
  * retention bounds, then takes the largest power of two that fits: a
@@ -218,11 +224,13 @@ BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
  * that in page faults. Without large retention, threshold-sized blocks,
  * which the classes keep for the next job. The caller adds its trailer to
  * need and rounds the result by the growth rule. */
-BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t held,
+BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
                                       size_t count, size_t need)
 {
-    size_t want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev, room;
+    size_t want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev, room, fit;
     const size_t max = p->opt.max_pooled_size;
+    fit = bw__grow_size(p, len < BW__MAX_BLOCK - need ? len + need : BW__MAX_BLOCK);
+    if (fit != 0 && want > fit) want = fit;
     if (want < p->opt.chain_block_size) want = p->opt.chain_block_size;
     if (want > max) {
         if (!p->keep_large) {

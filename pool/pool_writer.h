@@ -54,9 +54,9 @@ BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool 
  * it and the learned size (BW_POOL_LEARN_SIZE), by the growth rule. */
 BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out);
 /* A segmented writer's next block for need contiguous bytes after a block
- * of prev (0: its first), when its blocks above the threshold hold `held`
- * bytes in `count` blocks (growth.c). */
-BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t held,
+ * of prev (0: its first), when it holds len bytes and its blocks above the
+ * threshold hold `held` bytes in `count` blocks (growth.c). */
+BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
                                       size_t count, size_t need);
 
 /* The pool's threshold: rents at or below it come from its classes. */

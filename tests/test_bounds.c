@@ -2,7 +2,8 @@
 #define _DEFAULT_SOURCE 1 /* nanosleep */
 /* test_bounds.c - how much a contiguous writer may hold, whatever other
  * jobs taught the pool: past the jump floor never more than 16 x the bytes
- * it needs (bw_init's growth rule), under every pool flag; the learned
+ * it needs (bw_init's growth rule), under every pool flag; a segmented
+ * writer used as a queue, within 16 x the most it held; the learned
  * jump ages out after decay_ms; BW_POOL_LEARN_SIZE's statistic (the second
  * largest of the last 16 lengths) at every sample count. */
 #include "harness.h"
@@ -126,6 +127,48 @@ Test(bounds, sixteen_threads_of_20_kib_on_a_zeroing_pool_hold_at_most_16_mib)
     for (i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
     pthread_barrier_destroy(&g_all_hold);
     bw_pool_destroy(g_pool);
+}
+
+/* A segmented writer used as a queue: 1,000 bytes written, all but 100
+ * consumed, again and again, so it never holds more than 1,100 bytes. 0.4
+ * made every new block twice the last whatever the writer held: after
+ * 100,000 rounds it held a 32 MiB block and the pool 64 MiB. A new block
+ * is now sized from the bytes held, so the blocks the writer holds (and
+ * its piece records) stay within 16 x the most it held; a writer that
+ * grows still doubles, so 10 MiB take few blocks. */
+Test(bounds, a_segmented_queue_holds_blocks_within_16_x_its_bytes)
+{
+    test_alloc ta;
+    bw_pool_options o = fresh_opts(&ta);
+    bw_pool *p = mkpool(&o);
+    bw_writer w;
+    size_t most = 0, top = 0, k;
+    uint64_t out, sum = 0;
+    unsigned char got[1100];
+    fill_chunk(13);
+    cr_assert_eq(bw_init_chain(&w, p), BW_OK);
+    for (k = 0; k < 20000; k++) {
+        cr_assert_eq(bw_write(&w, chunk + k % 1000, 1000), BW_OK);
+        if (bw_len(&w) > most) most = bw_len(&w);
+        out = outstanding(p);
+        if (out > top) top = (size_t)out;
+        cr_assert_eq(bw_copy_out(&w, bw_len(&w) - 1000, got, 1000), BW_OK);
+        cr_assert(memcmp(got, chunk + k % 1000, 1000) == 0, "round %zu", k);
+        sum += bw_len(&w) - 100;
+        cr_assert_eq(bw_consume(&w, bw_len(&w) - 100), BW_OK);
+    }
+    cr_expect_eq(most, 1100);
+    cr_expect_leq(top, 16 * most, "%zu bytes of pool memory for at most %zu held", top, most);
+    cr_expect_eq(bw_tell(&w), sum + 100);
+    bw_release(&w);
+    /* Growing: 10 MiB in 8 KiB writes, every block full but the last. */
+    cr_assert_eq(bw_init_chain(&w, p), BW_OK);
+    for (k = 0; k < 1280; k++) cr_assert_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
+    cr_expect_leq(bw_iovec(&w, NULL, 0), 16, "%zu blocks for 10 MiB", bw_iovec(&w, NULL, 0));
+    cr_expect_leq(outstanding(p), 20 * MiB, "%llu bytes for 10 MiB",
+                  (unsigned long long)outstanding(p));
+    bw_release(&w);
+    ta_finish(&ta, p);
 }
 
 Test(bounds, the_learned_jump_ages_out_after_decay_ms)

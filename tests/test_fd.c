@@ -425,6 +425,66 @@ Test(fd, write_fd_nonblocking_every_mode_continues_where_it_stopped, .timeout = 
     free(exp);
 }
 
+/* The stream byte at position t, for write_fd_segmented_backlog. */
+static unsigned char backlog_byte(uint64_t t) { return (unsigned char)(t * 7 + t / 251); }
+
+/* A segmented writer sent to a slow peer with bw_write_fd: 1,000 bytes a
+ * round, the socket takes what fits, the peer reads about as much, so the
+ * writer holds a backlog of a few KiB and sends from it in part. 0.4 made every new block twice
+ * the last whatever the writer held (a backlog of 7,464 bytes ended in a
+ * 16 MiB block); the pool memory it holds now stays within 16 x the most
+ * it held, and the peer gets every byte in order. */
+Test(fd, write_fd_segmented_backlog_holds_blocks_within_16_x_its_bytes, .timeout = 60)
+{
+    test_alloc ta;
+    bw_pool_options o = fresh_opts(&ta);
+    bw_pool *p = mkpool(&o);
+    bw_writer w;
+    int sv[2], sndbuf = 4096;
+    unsigned char buf[2000];
+    size_t most = 0, top = 0, k, i;
+    uint64_t sent = 0, got = 0, out;
+    long bad = 0;
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    set_nonblock(sv[0]);
+    set_nonblock(sv[1]);
+    cr_assert_eq(bw_init_chain(&w, p), BW_OK);
+    for (k = 0; k < 20000 || bw_len(&w) != 0; k++) {
+        ssize_t r;
+        int rc;
+        if (k < 20000) {
+            for (i = 0; i < 1000; i++) buf[i] = backlog_byte(sent + i);
+            cr_assert_eq(bw_write(&w, buf, 1000), BW_OK);
+            sent += 1000;
+        }
+        if (bw_len(&w) > most) most = bw_len(&w);
+        out = outstanding(p);
+        if (out > top) top = (size_t)out;
+        rc = bw_write_fd(&w, sv[0], NULL);
+        cr_assert(rc == BW_OK || (rc == BW_EIO && bw_errno(&w) == EAGAIN), "rc %d", rc);
+        /* The peer reads a little less than a round's worth until the
+         * writer holds a backlog of a few KiB, then a little more. */
+        r = read(sv[1], buf, bw_len(&w) > 6000 || k >= 20000 ? 1100 : 900);
+        for (i = 0; r > 0 && i < (size_t)r; i++) bad += buf[i] != backlog_byte(got + i);
+        if (r > 0) got += (uint64_t)r;
+        cr_assert_lt(k, 100000);
+    }
+    for (;;) {
+        ssize_t r = read(sv[1], buf, sizeof buf);
+        if (r <= 0) break;
+        for (i = 0; i < (size_t)r; i++) bad += buf[i] != backlog_byte(got + i);
+        got += (uint64_t)r;
+    }
+    cr_expect_eq(got, sent, "the peer got %llu bytes of %llu", (unsigned long long)got,
+                 (unsigned long long)sent);
+    cr_expect_eq(bad, 0, "%ld bytes differ", bad);
+    cr_expect_leq(top, 16 * most, "%zu bytes of pool memory for at most %zu held", top, most);
+    close_pair(sv);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
 Test(fd, write_fd_with_recorded_error_sends_nothing, .timeout = 60)
 {
     int mode;
