@@ -224,8 +224,9 @@ or define _GNU_SOURCE before that file's first #include (or build it with -D_GNU
  *   (consume, detach, release). Segmented: blocks never move, so pointers to
  *   held bytes stay valid until those bytes are consumed or truncated, or
  *   until pullup, cstr, detach, clear or release (bw_move between two
- *   segmented writers hands src's blocks, unmoved, to dst; a patch into
- *   bytes linked by bw_append_ref copies them first). Streaming: until
+ *   segmented writers hands src's blocks, unmoved, to dst, but copies a
+ *   piece far smaller than its block; a patch into bytes linked by
+ *   bw_append_ref copies them first). Streaming: until
  *   the next call that can send. Positions (bw_tell) stay valid; pointers
  *   do not.
  *   Bytes written into a span and not yet committed with bw_advance (or
@@ -594,8 +595,8 @@ typedef struct bw_pool_options {
     /* A segmented writer's (bw_init_chain) first block, and the least of
      * every later one, rounded up by the growth rule (a class at or below
      * the threshold, a power of two above it): msgpack's vrefbuffer chunk
-     * size. Later blocks double from there (see bw_init_chain). Above
-     * PTRDIFF_MAX / 2: EINVAL. */
+     * size. Later blocks double from there, as far as the bytes held
+     * justify (see bw_init_chain). Above PTRDIFF_MAX / 2: EINVAL. */
     size_t chain_block_size;     /* 0 = 4 KiB, or min_first_block when that
                                     is larger                               */
 } bw_pool_options;
@@ -746,7 +747,10 @@ BW_API int bw_set_first_buffer(bw_writer *w, void *buf, size_t size);
  * memory linked by bw_append_ref, so a reference or a bw_move costs a piece
  * record, not a block (the records: an array rented from the pool when the
  * bytes first span two pieces). New blocks are max(class of the need,
- * 2 x the previous block), from the pool's chain_block_size (4 KiB).
+ * the pool's chain_block_size (4 KiB), min(2 x the previous block, class
+ * of the bytes held with the need)): a writer that keeps its bytes
+ * doubles its blocks, one that consumes as it goes (a queue) gets blocks
+ * of about what it holds, however long it runs.
  * Past the pool's threshold they keep doubling while the writer's blocks
  * above the threshold fit the pool's large retention bounds
  * (max_large_bytes, max_large_blocks; then the largest power of two that
@@ -1273,16 +1277,20 @@ BW_API int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn do
 /* Append src's held bytes to dst and empty src, as bw_consume of all of
  * them would (src's positions go on; it stays usable). Between two
  * segmented writers of one pool src's pieces are relinked after dst's,
- * references included: no byte is copied, whatever the length, pointers
- * into those bytes stay valid, and dst's next write goes on in its own
- * current block; the only memory taken is room for src's piece records in
- * dst's (BW_ENOMEM, recorded in dst, nothing moved). Any other pair of
- * modes (a contiguous src into a segmented dst included): a copy, as
- * bw_append_writer (a streaming dst may send), and src is emptied only when
- * it succeeded. BW_EINVAL (recorded in dst) for NULL src, src == dst, or a
- * streaming src (its bytes are on their way to its sink). dst's recorded
- * error refuses the call; src's is returned without being recorded in dst,
- * and nothing moves.
+ * references included: whatever the length, no byte is copied and
+ * pointers into those bytes stay valid, but for a piece in a block of
+ * src's more than 16 times its size (a small header), which is copied
+ * into dst's current block when it fits there, so that its block goes
+ * back rather than being held for a few bytes. dst's next write goes on
+ * in its current block, or in src's last one when that has more free
+ * room (dst takes it). The only memory taken is room for src's piece
+ * records in dst's (BW_ENOMEM, recorded in dst, nothing moved). Any other
+ * pair of modes (a contiguous src into a segmented dst included): a copy,
+ * as bw_append_writer (a streaming dst may send), and src is emptied only
+ * when it succeeded. BW_EINVAL (recorded in dst) for NULL src, src ==
+ * dst, or a streaming src (its bytes are on their way to its sink). dst's
+ * recorded error refuses the call; src's is returned without being
+ * recorded in dst, and nothing moves.
  *
  *   bw_put_u32be(&hdr, (uint32_t)bw_len(&body));   // length known now
  *   bw_move(&hdr, &body);                           // header, then body
@@ -1376,7 +1384,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
             struct bw__piece *pc; /* closed pieces, [first, count) held     */
             size_t pc_cap;        /* the array's size in bytes, 0: none     */
             uint32_t first, count;
-            struct bw__blk *blocks; /* owned blocks but the current one     */
+            struct bw__blk *blocks; /* owned blocks but the current one, a
+                                       tree by address                      */
         } c;
         struct {         /* streaming                                         */
             bw_sink_fn sink; /* the sink (NULL for an fd)                     */
@@ -3148,9 +3157,9 @@ BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool 
  * it and the learned size (BW_POOL_LEARN_SIZE), by the growth rule. */
 BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out);
 /* A segmented writer's next block for need contiguous bytes after a block
- * of prev (0: its first), when its blocks above the threshold hold `held`
- * bytes in `count` blocks (growth.c). */
-BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t held,
+ * of prev (0: its first), when it holds len bytes and its blocks above the
+ * threshold hold `held` bytes in `count` blocks (growth.c). */
+BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
                                       size_t count, size_t need);
 
 /* The pool's threshold: rents at or below it come from its classes. */
@@ -3308,11 +3317,15 @@ typedef struct bw__piece bw__piece;
 
 /* An owned block's trailer, in its last BW__SEG_HDR bytes (a trailer, so a
  * detached block starts with the bytes). The current block (data) is not
- * in the writer's list; every block in the list holds at least one closed
- * piece, and goes back the moment it holds none. */
+ * in the writer's tree; every block in the tree holds at least one closed
+ * piece, and goes back the moment it holds none. The tree is a treap by
+ * address (bufwriter.c, bw__blk_link), so that bw_append_ref's check for
+ * the writer's own memory is O(log blocks) however many moves brought
+ * them. */
 struct bw__blk {
     unsigned char *data;        /* the block                                */
-    bw__blk *prev, *next;       /* the writer's list (m.c.blocks)           */
+    bw__blk *left, *right;      /* the writer's tree (m.c.blocks): lower and
+                                   higher addresses                         */
     size_t pieces;              /* closed pieces that lie in it             */
 };
 #define BW__SEG_HDR ((size_t)32)
@@ -4108,22 +4121,89 @@ static size_t bw__open(const bw_writer *w)
     return (size_t)(at - w->pos);
 }
 
+/* The owned blocks but the current one are a treap keyed by address
+ * (m.c.blocks its root), a block's priority a hash of its address: found,
+ * added and removed in O(log blocks) expected, whatever order they come
+ * in. 0.4 kept a list, and bw_append_ref's overlap check walked it: after
+ * n moves that each brought a block, n links cost O(n^2). The links live
+ * in the trailer, so the tree costs no memory. */
+static uintptr_t bw__key(const bw__blk *b) { return (uintptr_t)b->data; }
+static uint64_t bw__prio(const bw__blk *b)
+{
+    uint64_t x = (uint64_t)bw__key(b); /* murmur3's finalizer: distinct keys differ */
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    return x ^ (x >> 33);
+}
+
+/* Split tree t into the blocks below key k (*l) and the rest (*r). */
+static void bw__blk_split(bw__blk *t, uintptr_t k, bw__blk **l, bw__blk **r)
+{
+    while (t != NULL) {
+        if (bw__key(t) < k) {
+            *l = t;
+            l = &t->right;
+            t = t->right;
+        } else {
+            *r = t;
+            r = &t->left;
+            t = t->left;
+        }
+    }
+    *l = *r = NULL;
+}
+
+/* Add b: down to where its priority belongs, the subtree there split
+ * around it. */
 static void bw__blk_link(bw_writer *w, bw__blk *b)
 {
-    b->prev = NULL;
-    b->next = w->m.c.blocks;
-    if (b->next != NULL) b->next->prev = b;
-    w->m.c.blocks = b;
+    bw__blk **at = &w->m.c.blocks;
+    uint64_t pr = bw__prio(b);
+    while (*at != NULL && bw__prio(*at) > pr)
+        at = bw__key(b) < bw__key(*at) ? &(*at)->left : &(*at)->right;
+    bw__blk_split(*at, bw__key(b), &b->left, &b->right);
+    *at = b;
 }
 
+/* Remove b (in the tree): its two subtrees merged in its place. */
 static void bw__blk_unlink(bw_writer *w, bw__blk *b)
 {
-    if (b->prev != NULL) b->prev->next = b->next;
-    else w->m.c.blocks = b->next;
-    if (b->next != NULL) b->next->prev = b->prev;
+    bw__blk **at = &w->m.c.blocks, *l = b->left, *r = b->right;
+    while (*at != b) at = bw__key(b) < bw__key(*at) ? &(*at)->left : &(*at)->right;
+    while (l != NULL && r != NULL) { /* every key in l is below every key in r */
+        if (bw__prio(l) > bw__prio(r)) {
+            *at = l;
+            at = &l->right;
+            l = l->right;
+        } else {
+            *at = r;
+            at = &r->left;
+            r = r->left;
+        }
+    }
+    *at = l != NULL ? l : r;
 }
 
-/* A piece leaves: a reference's done is called; a block of the list that
+/* Take the highest block out of tree *t, or NULL: for emptying a whole
+ * tree in O(blocks) (rotations, no stack; the priorities no longer hold,
+ * so nothing but more pops may follow). Highest first, as the list gave
+ * the newest first: given back lowest first, the blocks of a job of 1,000
+ * moved headers that the pool cannot keep cost 716 page faults a job under
+ * glibc (bench Z/link_after_move: 45x slower). */
+static bw__blk *bw__blk_pop(bw__blk **t)
+{
+    bw__blk *b = *t, *r;
+    if (b == NULL) return NULL;
+    while ((r = b->right) != NULL) {
+        b->right = r->left;
+        r->left = b;
+        b = r;
+    }
+    *t = b->left;
+    return b;
+}
+
+/* A piece leaves: a reference's done is called; a block of the tree that
  * holds no piece any more goes back (the current block stays). */
 static void bw__piece_drop(bw_writer *w, bw__piece *pc)
 {
@@ -4213,35 +4293,44 @@ static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
     }
     b = (bw__blk *)(void *)(d + got - BW__SEG_HDR);
     b->data = d;
-    b->prev = b->next = NULL;
+    b->left = b->right = NULL;
     b->pieces = 0;
     return b;
 }
 
+/* The blocks of tree t larger than `above`: their bytes added to *held,
+ * their number to *count (recursion as deep as the tree). */
+static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *count)
+{
+    for (; t != NULL; t = t->right) {
+        bw__blk_large(t->left, above, held, count);
+        if (bw__blk_size(t) > above) {
+            *held += bw__blk_size(t);
+            (*count)++;
+        }
+    }
+}
+
 /* The next block for `need` contiguous bytes, by the pool's rule for
- * segmented writers (bw__pool_seg_size), told what the writer holds above
- * the threshold. One request, however large. */
+ * segmented writers (bw__pool_seg_size), told what the writer holds, and
+ * what it holds above the threshold. One request, however large. */
 static bw__blk *bw__blk_next(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
     size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, held = 0, count = 0;
-    const bw__blk *b;
     if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
         bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
         return NULL;
     }
     /* Only a chain about to pass the threshold walks its blocks. */
-    for (b = prev > bw__pool_threshold(p) / 2 ? w->m.c.blocks : NULL; b != NULL; b = b->next) {
-        if (bw__blk_size(b) > bw__pool_threshold(p)) {
-            held += bw__blk_size(b);
-            count++;
-        }
-    }
+    if (prev > bw__pool_threshold(p) / 2)
+        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &held, &count);
     if (prev > bw__pool_threshold(p)) {
         held += prev;
         count++;
     }
-    return bw__blk_rent(w, bw__pool_seg_size(p, prev, held, count, need + BW__SEG_HDR));
+    return bw__blk_rent(w, bw__pool_seg_size(p, prev, bw_len(w), held, count,
+                                             need + BW__SEG_HDR));
 }
 
 static void bw__blk_return(bw_writer *w, bw__blk *b)
@@ -4250,7 +4339,7 @@ static void bw__blk_return(bw_writer *w, bw__blk *b)
 }
 
 /* b becomes the current block (room for closing the open piece reserved).
- * The old one joins the list when it holds pieces; else it is returned
+ * The old one joins the tree when it holds pieces; else it is returned
  * for the caller to give back (bw_cstr's "" may still be read in it). */
 static bw__blk *bw__blk_switch(bw_writer *w, bw__blk *b)
 {
@@ -4399,10 +4488,7 @@ static void bw__chain_drop_storage(bw_writer *w)
         const bw__piece *pc = &w->m.c.pc[i];
         if (pc->blk == NULL && pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
     }
-    while ((b = w->m.c.blocks) != NULL) {
-        w->m.c.blocks = b->next;
-        bw__blk_return(w, b);
-    }
+    while ((b = bw__blk_pop(&w->m.c.blocks)) != NULL) bw__blk_return(w, b);
     w->m.c.first = w->m.c.count = 0;
     if (w->data != NULL) bw__blk_return(w, bw__cur(w));
     if (w->m.c.pc != NULL) (void)bw_pool_return(w->pool, w->m.c.pc, w->m.c.pc_cap);
@@ -4446,16 +4532,24 @@ static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
     return b->data;
 }
 
-/* Overlaps: the writer's own blocks (references are the caller's). */
+/* Overlaps: the writer's own blocks (references are the caller's), in
+ * O(log blocks): blocks do not overlap, so of those in the tree only the
+ * last that starts below the end of [p, p + n) can reach into it. */
 static int bw__chain_overlaps(const bw_writer *w, const void *p, size_t n)
 {
     uintptr_t a = (uintptr_t)p, e = a + n;
-    const bw__blk *b;
+    const bw__blk *b = w->m.c.blocks, *below = NULL;
     if (n == 0) return 0;
     if (bw__in_block(w, p, n)) return 1;
-    for (b = w->m.c.blocks; b != NULL; b = b->next)
-        if (e > (uintptr_t)b->data && a < (uintptr_t)b->data + bw__blk_size(b)) return 1;
-    return 0;
+    while (b != NULL) {
+        if (bw__key(b) < e) {
+            below = b;
+            b = b->right;
+        } else {
+            b = b->left;
+        }
+    }
+    return below != NULL && a < (uintptr_t)below + BW__SEG_HDR; /* the trailer ends it */
 }
 
 /* Block size: the current block's, its trailer included, when it holds
@@ -4585,44 +4679,97 @@ static int bw__chain_link(bw_writer *w, const void *data, size_t n, bw_done_fn d
     return BW_OK;
 }
 
+/* A moved piece in a block of src's is copied rather than relinked when
+ * that block is more than this many times its bytes, the bound a writer
+ * keeps to (no block larger than 16 x its bytes, pool/growth.c): a 16-byte
+ * header written in a writer of its own would otherwise bring its 4 KiB
+ * block, and 8,000 of them 32 MiB for 128 KB. The copy is at most 1/16 of
+ * a block that goes back to the pool at once, and needs no memory. */
+#define BW__MOVE_COPY ((size_t)16)
+
+/* Whether take copies src's piece pc into dst's current block: it lies in
+ * a block of src's more than BW__MOVE_COPY times its bytes, and fits. */
+static int bw__take_copies(const bw_writer *dst, const bw__piece *pc)
+{
+    return pc->blk != NULL && dst->data != NULL && dst->cap - dst->len >= pc->n &&
+           bw__blk_size(pc->blk) / BW__MOVE_COPY > pc->n;
+}
+
 /* Take (bw_move) between segmented writers of one pool: src's pieces
- * follow dst's, as closed pieces (their positions moved), and its blocks
- * join dst's list; dst's next write goes on in its own current block.
- * Nothing is copied but the piece records, nothing rented but room for
- * them. 1 done, 0 to have the bytes copied, or the recorded error. */
+ * follow dst's in order, as closed pieces (their positions moved) whose
+ * blocks join dst's tree, but for a small piece of src's own, whose bytes
+ * go on dst's open piece (bw__take_copies), as a write would put them;
+ * and src's current block becomes dst's when it has more free room, so
+ * that the small pieces of later moves have somewhere to go (a writer
+ * that only moves and links has no block of its own). Nothing is rented
+ * but room for the records: one per src piece, and one for closing dst's
+ * open piece before each piece relinked after bytes copied (at most one
+ * more than src's pieces in all). 1 done, 0 to have the bytes copied, or
+ * the recorded error. */
 static int bw__chain_take(bw_writer *dst, bw_writer *src)
 {
-    uint64_t delta;
-    size_t i;
-    bw__blk *b;
+    size_t i, open = 0;
+    bw__piece last = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
+    bw__blk *b, *cur = src->data != NULL ? bw__cur(src) : NULL;
+    int adopt;
     if (!(bw__traits(src) & BW__LINKS) || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
     if (bw__pc_reserve(dst, src->m.c.count - src->m.c.first + 2) != BW_OK) return dst->err;
-    bw__close_open(dst);
-    delta = bw_tell(dst) - src->base;
-    for (i = src->m.c.first; i < src->m.c.count; i++) {
-        bw__piece *pc = &dst->m.c.pc[dst->m.c.count++];
-        *pc = src->m.c.pc[i];
-        pc->end += delta;
+    if (cur != NULL) open = bw__open(src);
+    for (i = src->m.c.first; i <= src->m.c.count; i++) {
+        const bw__piece *from = &last;
+        bw__piece *pc;
+        if (i < src->m.c.count) {
+            from = &src->m.c.pc[i];
+            if (bw__take_copies(dst, from)) {
+                memcpy(dst->data + dst->len, from->p, from->n);
+                dst->len += from->n;
+                from->blk->pieces--; /* a block left with none goes back below */
+                continue;
+            }
+        } else { /* src's open piece, when it holds bytes */
+            if (cur == NULL || open == src->len) break;
+            last.p = src->data + open;
+            last.n = src->len - open;
+            last.blk = cur; /* not counted in cur's pieces (yet) */
+            if (bw__take_copies(dst, &last)) {
+                memcpy(dst->data + dst->len, last.p, last.n);
+                dst->len += last.n;
+                break;
+            }
+            /* dst takes src's current block when it has more room. */
+            adopt = dst->data == NULL || src->cap - src->len > dst->cap - dst->len;
+            bw__close_open(dst);
+            if (adopt) {
+                if (dst->data != NULL) {
+                    if (bw__cur(dst)->pieces != 0) bw__blk_link(dst, bw__cur(dst));
+                    else bw__blk_return(dst, bw__cur(dst));
+                }
+                dst->pos = bw_tell(dst) + last.n - src->len;
+                dst->data = src->data;
+                dst->cap = src->cap;
+                dst->len = src->len;
+                cur = NULL; /* dst's now */
+                break;
+            }
+            cur->pieces++;
+        }
+        bw__close_open(dst);
+        pc = &dst->m.c.pc[dst->m.c.count++];
+        *pc = *from;
+        pc->end = bw_tell(dst) + pc->n;
+        dst->pos += pc->n; /* the open piece starts after it, in the same block */
     }
-    if (src->data != NULL && bw__open(src) != src->len) { /* src's open piece */
-        bw__piece *pc = &dst->m.c.pc[dst->m.c.count++];
-        pc->p = src->data + bw__open(src);
-        pc->n = src->len - bw__open(src);
-        pc->end = bw_tell(src) + delta;
-        pc->blk = bw__cur(src);
-        pc->blk->pieces++;
-    }
-    while ((b = src->m.c.blocks) != NULL) {
-        bw__blk_unlink(src, b);
-        bw__blk_link(dst, b);
-    }
-    if (src->data != NULL) {
-        b = bw__cur(src);
+    /* src's blocks that still hold pieces are dst's now; the others go
+     * back. */
+    while ((b = bw__blk_pop(&src->m.c.blocks)) != NULL) {
         if (b->pieces != 0) bw__blk_link(dst, b);
         else bw__blk_return(src, b);
     }
+    if (cur != NULL) {
+        if (cur->pieces != 0) bw__blk_link(dst, cur);
+        else bw__blk_return(src, cur);
+    }
     dst->pool = bw__pool_of(src);
-    dst->pos += bw_len(src);
     dst->flags &= (unsigned char)~BW__CSTR;
     bw__set_lim(dst);
     src->m.c.first = src->m.c.count = 0;
@@ -7362,8 +7509,14 @@ BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
 }
 
 /* A segmented writer's next block for `need` contiguous bytes after a
- * block of prev (0: its first): max(the growth rule's size for need,
- * 2 x prev, chain_block_size). Blocks above the threshold are kept as
+ * block of prev (0: its first), the writer holding len bytes:
+ * max(the growth rule's size for need, chain_block_size, min(2 x prev,
+ * the growth rule's size for len + need)). Doubling only as far as the
+ * held bytes justify: a growing writer holds what its blocks did, so its
+ * blocks double (O(log n) of them), while a writer that consumes as it
+ * goes (a queue, a socket's backlog) stays at the size of what it holds;
+ * 0.4 doubled on whatever was held, and a queue of at most 1,100 bytes
+ * ended with a 32 MiB block. Blocks above the threshold are kept as
  * large blocks when they come back, so a chain keeps doubling there while
  * its large blocks (held bytes in count blocks) still fit the large
  * retention bounds, then takes the largest power of two that fits: a
@@ -7376,11 +7529,13 @@ BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
  * that in page faults. Without large retention, threshold-sized blocks,
  * which the classes keep for the next job. The caller adds its trailer to
  * need and rounds the result by the growth rule. */
-BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t held,
+BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
                                       size_t count, size_t need)
 {
-    size_t want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev, room;
+    size_t want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev, room, fit;
     const size_t max = p->opt.max_pooled_size;
+    fit = bw__grow_size(p, len < BW__MAX_BLOCK - need ? len + need : BW__MAX_BLOCK);
+    if (fit != 0 && want > fit) want = fit;
     if (want < p->opt.chain_block_size) want = p->opt.chain_block_size;
     if (want > max) {
         if (!p->keep_large) {
