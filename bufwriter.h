@@ -427,7 +427,10 @@ typedef struct bw_pool_options {
     /* Decay: a retained block (pooled or large) that no rent has used for
      * decay_ms goes back to the allocator, at the first slow-path rent or
      * return after that: one the thread's cache does not serve, or one in
-     * 1024 rents of each class that it does serve. No background thread: a
+     * 1024 rents of each class that it does serve. The calls the cache
+     * serves read no clock: a block of a class that such a call rented or
+     * returned counts as used at the thread's next slow call (other
+     * classes are not affected). No background thread: a
      * fully idle process keeps up to the bounds until it calls again.     */
     uint32_t decay_ms;           /* 0 = 10000 (10 s, jemalloc's dirty decay);
                                     BW_DECAY_NEVER keeps everything          */
