@@ -120,7 +120,11 @@
  *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
  *                   match: it removes a declaration. With it, the single
  *                   header's implementation needs only POSIX from glibc and
- *                   musl, not _GNU_SOURCE.
+ *                   musl, not _GNU_SOURCE: a file that asks for a POSIX
+ *                   level alone (_POSIX_C_SOURCE, _XOPEN_SOURCE) may include
+ *                   libc headers before it. On Linux its blocks of 2 MiB and
+ *                   up are then mapped without the huge-page hint and grow
+ *                   by a copy (the C library hides those calls then).
  *   BW_HAVE_STRUCT_IOVEC  Windows only: the program has its own struct iovec
  *                   (void *iov_base; size_t iov_len;), so this header does
  *                   not define one. Local.
