@@ -121,7 +121,11 @@
  *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
  *                   match: it removes a declaration. With it, the single
  *                   header's implementation needs only POSIX from glibc and
- *                   musl, not _GNU_SOURCE.
+ *                   musl, not _GNU_SOURCE: a file that asks for a POSIX
+ *                   level alone (_POSIX_C_SOURCE, _XOPEN_SOURCE) may include
+ *                   libc headers before it. On Linux its blocks of 2 MiB and
+ *                   up are then mapped without the huge-page hint and grow
+ *                   by a copy (the C library hides those calls then).
  *   BW_HAVE_STRUCT_IOVEC  Windows only: the program has its own struct iovec
  *                   (void *iov_base; size_t iov_len;), so this header does
  *                   not define one. Local.
@@ -428,7 +432,10 @@ typedef struct bw_pool_options {
     /* Decay: a retained block (pooled or large) that no rent has used for
      * decay_ms goes back to the allocator, at the first slow-path rent or
      * return after that: one the thread's cache does not serve, or one in
-     * 1024 rents of each class that it does serve. No background thread: a
+     * 1024 rents of each class that it does serve. The calls the cache
+     * serves read no clock: a block of a class that such a call rented or
+     * returned counts as used at the thread's next slow call (other
+     * classes are not affected). No background thread: a
      * fully idle process keeps up to the bounds until it calls again.     */
     uint32_t decay_ms;           /* 0 = 10000 (10 s, jemalloc's dirty decay);
                                     BW_DECAY_NEVER keeps everything          */

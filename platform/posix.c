@@ -73,13 +73,37 @@ uint64_t bw__now_ms(void)
 #  define BW__HUGE_ALIGN ((size_t)2 << 20)
 #  define BW__PAGE_ROUND(n) (((n) + 4095) & ~(size_t)4095)
 
+/* Zeroed private pages. MAP_ANONYMOUS is not in POSIX 2008: glibc hides it
+ * (and MADV_HUGEPAGE, mremap) from a program that asked for a POSIX level
+ * alone before its first header, where the single header's prelude comes
+ * too late to ask for more (BW_NO_FILE_ADAPTER needs only POSIX). Then a
+ * private mapping of /dev/zero, the way before MAP_ANONYMOUS: Linux makes
+ * it the same anonymous memory. */
+static unsigned char *bw__map_zeros(size_t len)
+{
+#  ifdef MAP_ANONYMOUS
+    return (unsigned char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                                 -1, 0);
+#  else
+#    ifdef O_CLOEXEC
+    int fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+#    else
+    int fd = open("/dev/zero", O_RDWR);
+#    endif
+    void *m;
+    if (fd < 0) return (unsigned char *)MAP_FAILED;
+    m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    (void)close(fd);
+    return (unsigned char *)m;
+#  endif
+}
+
 void *bw__map(size_t size)
 {
     size_t len = BW__PAGE_ROUND(size), head, tail;
     unsigned char *raw, *a;
     if (len < size || len > SIZE_MAX - BW__HUGE_ALIGN) return NULL;
-    raw = (unsigned char *)mmap(NULL, len + BW__HUGE_ALIGN, PROT_READ | PROT_WRITE,
-                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    raw = bw__map_zeros(len + BW__HUGE_ALIGN);
     if (raw == (unsigned char *)MAP_FAILED) return NULL;
     a = (unsigned char *)(((uintptr_t)raw + BW__HUGE_ALIGN - 1) & ~(uintptr_t)(BW__HUGE_ALIGN - 1));
     head = (size_t)(a - raw);

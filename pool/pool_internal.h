@@ -150,6 +150,17 @@ typedef struct bw__tc_class {
 } bw__tc_class;
 _Static_assert(sizeof(bw__tc_class) == 64, "a thread cache's class is a cache line");
 
+/* What a slow call last saw of one class of a thread cache: its push + pop
+ * count, and the time it first saw that count. The fast paths read no
+ * clock, so a block they moved counts as moved at the thread's next slow
+ * call; a count unchanged since `ms` means no block of the class has moved
+ * since then. Per class, not per cache: the small messages a thread keeps
+ * serving from its cache must not make the big block it left idle look
+ * young. Kept apart from bw__tc_class, whose line the fast paths use. */
+typedef struct bw__tc_seen {
+    uint64_t ops, ms;
+} bw__tc_seen;
+
 /* One thread's cache for one pool. Only its owner thread changes it (other
  * threads read it for stats, and empty it only when the owner is quiescent
  * (destroy) or gone (exit)). */
@@ -164,9 +175,7 @@ typedef struct bw__tcache {
     struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
     bw__counters ctr;                /* slow-path events                       */
     uint64_t last_decay;             /* when this cache last decayed (ms)      */
-    uint64_t ops_seen, seen_ms;      /* push + pop count as seen at seen_ms: if
-                                        unchanged decay_ms later, every block
-                                        held is at least that old            */
+    struct bw__tc_seen *seen;        /* per class, after cls: decay's ages     */
     size_t medium;                   /* bytes of the reserved slots of classes
                                         above BW__TCACHE_SMALL: at most
                                         BW__TCACHE_MEDIUM_BYTES              */
@@ -369,7 +378,7 @@ BW__INTERNAL bw__tcache *bw__tcache_find(bw_pool *p);
  * lock or owns tc. */
 BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f);
 BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now);
-/* Note the cache's operation count after a slow path changed it. */
+/* Note what a slow path changed in the cache's classes: moved now. */
 BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
 /* Sum every live thread cache's counters into s and the bytes its slots

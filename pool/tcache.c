@@ -111,6 +111,8 @@ static void bw__tcache_take(bw__tcache *tc, unsigned ci, size_t k, bw__frees *f)
         f->n++;
     }
     memmove(c->slots, c->slots + k, (n - k) * sizeof *c->slots);
+    /* The low-water mark counts untouched blocks from the bottom. */
+    c->low = (unsigned char)(c->low > k ? c->low - k : 0);
     atomic_store_explicit(&c->pop, atomic_load_explicit(&c->pop, memory_order_relaxed) + k,
                           memory_order_relaxed);
     BW__TC_ADD(tc, hits, (uint64_t)0 - k);
@@ -136,54 +138,56 @@ BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
     }
 }
 
-static uint64_t bw__tc_ops(bw_pool *p, bw__tcache *tc)
+static uint64_t bw__tc_ops(bw__tcache *tc, unsigned ci)
 {
-    uint64_t ops = 0;
-    unsigned ci;
-    for (ci = 0; ci < p->tc_classes; ci++)
-        ops += atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) +
-               atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
-    return ops;
+    return atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) +
+           atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
 }
 
 BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now)
 {
-    uint64_t ops = bw__tc_ops(p, tc);
-    if (ops != tc->ops_seen) {
-        tc->ops_seen = ops;
-        tc->seen_ms = now;
+    unsigned ci;
+    for (ci = 0; ci < p->tc_classes; ci++) {
+        uint64_t ops = bw__tc_ops(tc, ci);
+        if (ops != tc->seen[ci].ops) {
+            tc->seen[ci].ops = ops;
+            tc->seen[ci].ms = now;
+        }
     }
 }
 
 /* Decay of a thread's own cache, gathered into f. Two ways to know a block
- * is old enough: the cache untouched since an observation decay_ms ago
- * (then every block goes), or the blocks below the low-water mark, untouched
- * since the last decay, decay_ms or more ago. */
+ * is old enough: its class untouched since a slow call saw it decay_ms ago
+ * (then all its blocks go), or the blocks below the class's low-water mark,
+ * untouched since the last decay, decay_ms or more ago. Each class is
+ * judged by its own count: a thread whose small messages keep one class
+ * busy on the fast path still gives back, at its next slow call, the big
+ * block another class has held untouched for decay_ms. */
 static uint64_t bw__tcache_decay_into(bw_pool *p, bw__tcache *tc, uint64_t now, bw__frees *f)
 {
-    uint64_t bytes = 0, ops = bw__tc_ops(p, tc);
+    uint64_t bytes = 0;
+    bool pass = now - tc->last_decay >= p->opt.decay_ms;
     unsigned ci;
-    bool all = false;
-    if (ops != tc->ops_seen) {
-        tc->ops_seen = ops;
-        tc->seen_ms = now;
-    } else if (now - tc->seen_ms >= p->opt.decay_ms) {
-        all = true;
-    }
-    if (!all && now - tc->last_decay < p->opt.decay_ms) return 0;
     for (ci = 0; ci < p->tc_classes; ci++) {
-        size_t n = bw__tc_held(tc, ci);
-        size_t k = all ? n : tc->cls[ci].low;
-        if (k > n) k = n;
+        bw__tc_seen *seen = &tc->seen[ci];
+        uint64_t ops = bw__tc_ops(tc, ci);
+        size_t n = bw__tc_held(tc, ci), k = 0;
+        if (ops != seen->ops) {
+            seen->ops = ops;
+            seen->ms = now;
+        } else if (now - seen->ms >= p->opt.decay_ms) {
+            k = n;
+        }
+        if (pass && k < tc->cls[ci].low) k = tc->cls[ci].low < n ? tc->cls[ci].low : n;
         if (k != 0) {
             bw__tcache_take(tc, ci, k, f);
             bytes += (uint64_t)k * (p->opt.min_block_size << ci);
+            /* Taken is not used: what is left keeps its age. */
+            seen->ops = bw__tc_ops(tc, ci);
         }
-        tc->cls[ci].low = (unsigned char)(n - k);
+        if (pass) tc->cls[ci].low = (unsigned char)(n - k);
     }
-    tc->last_decay = now;
-    tc->ops_seen = bw__tc_ops(p, tc);
-    tc->seen_ms = now;
+    if (pass) tc->last_decay = now;
     if (bytes) BW__TC_ADD(tc, decayed, bytes);
     return bytes;
 }
@@ -344,8 +348,10 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
      * then this thread uses the shared level only. */
     if (!atomic_load_explicit(&bw__exit_key_ok, memory_order_acquire)) return NULL;
     if ((bw__tl_used + 1) * 4 > (bw__tl_mask + 1) * 3 && !bw__map_rebuild()) return NULL;
-    tc = (bw__tcache *)calloc(1, sizeof *tc + (size_t)p->tc_classes * sizeof(bw__tc_class));
+    tc = (bw__tcache *)calloc(1, sizeof *tc + (size_t)p->tc_classes *
+                                              (sizeof(bw__tc_class) + sizeof(bw__tc_seen)));
     if (tc == NULL) return NULL;
+    tc->seen = (bw__tc_seen *)(void *)&tc->cls[p->tc_classes];
     tc->thread_next = bw__tl_head;
     if (!bw__thread_exit_set(tc)) {
         free(tc);
@@ -359,7 +365,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
         tc->first = &tc->cls[p->first_class];
     }
     tc->last_decay = p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
-    tc->seen_ms = tc->last_decay;
+    for (i = 0; i < p->tc_classes; i++) tc->seen[i].ms = tc->last_decay;
     atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);
     bw__tl_head = tc;
     for (i = bw__id_hash(p->id, bw__tl_mask); bw__tl_map[i] != NULL; i = (i + 1) & bw__tl_mask) {}

@@ -141,6 +141,53 @@ Test(decay, thread_cache_block_decays_at_its_threads_first_slow_rent_after_decay
     ta_finish(&ta, p);
 }
 
+/* Issue 34: a 256 KiB block idle in the thread cache for 4 x decay_ms was
+ * not given back at the thread's next slow call while the thread kept
+ * serving small messages from its cache: the cache judged the age of all
+ * its blocks by one count of its operations, so each small rent made the
+ * idle block look young, and it went back only at a slow call decay_ms
+ * after the first. Each class is judged by its own count now. The check
+ * needs no tight timing: the block is idle at least 4 x decay_ms when the
+ * slow call comes, and it must be given back then. */
+Test(decay, idle_block_decays_at_next_slow_call_while_small_messages_use_the_cache)
+{
+    test_alloc ta;
+    bw_pool_options o = fresh_opts(&ta);
+    bw_pool *p;
+    bw_pool_stats s;
+    void *big, *small, *probe;
+    size_t bigcap, scap, pcap;
+    uint64_t t0;
+    int i;
+    o.max_pooled_size = 1 * MiB; /* 256 KiB is a thread-cached class */
+    o.flags = BW_POOL_NO_LARGE_RETENTION;
+    o.decay_ms = DECAY;
+    p = mkpool(&o);
+    big = rent_ok(p, 256 * KiB, &bigcap);
+    for (i = 0; i < 2; i++) { /* the small class's slot: later calls are fast */
+        small = rent_ok(p, 64, &scap);
+        cr_expect_eq(bw_pool_return(p, small, scap), BW_OK);
+    }
+    cr_expect_eq(bw_pool_return(p, big, bigcap), BW_OK); /* into this thread's cache */
+    t0 = mono_ms();
+    cr_expect_eq(stats_of(p).retained_bytes, 256 * KiB + 64);
+    /* Small messages every few ms, served by the cache alone. */
+    while (mono_ms() < t0 + 4 * DECAY) {
+        small = rent_ok(p, 64, &scap);
+        cr_expect_eq(bw_pool_return(p, small, scap), BW_OK);
+        sleep_ms(5);
+    }
+    cr_expect_eq(stats_of(p).decayed_bytes, 0, "decayed without a slow call");
+    /* The thread's next slow call: the big block goes back. */
+    probe = rent_ok(p, 2 * MiB, &pcap);
+    s = stats_of(p);
+    cr_expect_eq(s.decayed_bytes, 256 * KiB, "idle %llu ms, not given back at the next slow call",
+                 (unsigned long long)(mono_ms() - t0));
+    cr_expect_eq(s.retained_bytes, 64);
+    cr_expect_eq(bw_pool_return(p, probe, pcap), BW_OK);
+    ta_finish(&ta, p);
+}
+
 Test(decay, thread_cache_block_is_never_given_back_younger_than_decay_ms)
 {
     test_alloc ta;

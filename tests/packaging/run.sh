@@ -9,7 +9,9 @@
 #      examples and a self-checking consumer build from it alone and run;
 #      two translation units link without duplicate symbols; private
 #      functions stay out of the symbol table; a C89 and a C99 includer
-#      build and run; <stdio.h> before a late _GNU_SOURCE still gives the
+#      build and run; so do a POSIX 2008 and an XSI 7 includer whose own
+#      headers come first, with BW_NO_FILE_ADAPTER (gcc, clang, musl-gcc);
+#      <stdio.h> before a late _GNU_SOURCE still gives the
 #      FILE* adapter; _GNU_SOURCE before <stdio.h> (glibc's own fopencookie
 #      declarations) builds under -Werror, the single header and the
 #      library's sources (LIB_SRCS, with the library's LIB_WARN set) alike.
@@ -207,6 +209,12 @@ gnu_source_first() { # CC: _GNU_SOURCE before <stdio.h>, then the implementation
     $1 -std=c11 $WARN -D_GNU_SOURCE -O2 -I"$single" -c "$here/impl.c" -o "$work/scratch.o"
 }
 
+posix_includer() { # CC LEVEL: a POSIX level, <stdio.h>, BW_NO_FILE_ADAPTER's implementation; runs
+    $1 -std=c11 $WARN $2 -O2 -I"$single" "$here/posix_includer.c" -pthread \
+        -o "$work/posix-includer-$1" &&
+    "$work/posix-includer-$1"
+}
+
 library_gnu_source() { # CC: each library source with -D_GNU_SOURCE -Werror
     for f in $LIB_SRCS; do
         $1 $LIB_WARN -Werror -D_GNU_SOURCE -fsyntax-only "$root/$f" || return 1
@@ -343,6 +351,10 @@ for cc in gcc clang; do
         gnu_source_first $cc
     check "the library's sources with -D_GNU_SOURCE ($cc, its strict set, -Werror)" \
         library_gnu_source $cc
+    check "_POSIX_C_SOURCE 200809L, <stdio.h>, BW_NO_FILE_ADAPTER's implementation ($cc): runs" \
+        posix_includer $cc ""
+    check "_XOPEN_SOURCE 700, <stdio.h>, BW_NO_FILE_ADAPTER's implementation ($cc): runs" \
+        posix_includer $cc -DBW_TEST_XOPEN
 done
 
 # The implementation alone, first in its file, with the other C libraries
@@ -351,6 +363,11 @@ for cc in musl-gcc x86_64-w64-mingw32-gcc-posix; do
     if ! have $cc; then echo "note: $cc not found, its check is skipped"; continue; fi
     check "implementation first in its own file ($cc -std=c11 -Werror=implicit-function-declaration)" \
         impl_first_strict $cc
+    [ $cc = musl-gcc ] || continue
+    check "_POSIX_C_SOURCE 200809L, <stdio.h>, BW_NO_FILE_ADAPTER's implementation ($cc): runs" \
+        posix_includer $cc ""
+    check "_XOPEN_SOURCE 700, <stdio.h>, BW_NO_FILE_ADAPTER's implementation ($cc): runs" \
+        posix_includer $cc -DBW_TEST_XOPEN
 done
 
 for cxx in g++ clang++; do
