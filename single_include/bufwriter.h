@@ -61,7 +61,11 @@
  *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
  *                   match: it removes a declaration. With it, the single
  *                   header's implementation needs only POSIX from glibc and
- *                   musl, not _GNU_SOURCE.
+ *                   musl, not _GNU_SOURCE: a file that asks for a POSIX
+ *                   level alone (_POSIX_C_SOURCE, _XOPEN_SOURCE) may include
+ *                   libc headers before it. On Linux its blocks of 2 MiB and
+ *                   up are then mapped without the huge-page hint and grow
+ *                   by a copy (the C library hides those calls then).
  *   BW_HAVE_STRUCT_IOVEC  Windows only: the program has its own struct iovec
  *                   (void *iov_base; size_t iov_len;), so this header does
  *                   not define one. Local.
@@ -249,7 +253,11 @@ or define _GNU_SOURCE before that file's first #include (or build it with -D_GNU
  *   BW_NO_FILE_ADAPTER  leave out bw_fopen (no fopencookie / funopen). Must
  *                   match: it removes a declaration. With it, the single
  *                   header's implementation needs only POSIX from glibc and
- *                   musl, not _GNU_SOURCE.
+ *                   musl, not _GNU_SOURCE: a file that asks for a POSIX
+ *                   level alone (_POSIX_C_SOURCE, _XOPEN_SOURCE) may include
+ *                   libc headers before it. On Linux its blocks of 2 MiB and
+ *                   up are then mapped without the huge-page hint and grow
+ *                   by a copy (the C library hides those calls then).
  *   BW_HAVE_STRUCT_IOVEC  Windows only: the program has its own struct iovec
  *                   (void *iov_base; size_t iov_len;), so this header does
  *                   not define one. Local.
@@ -556,7 +564,10 @@ typedef struct bw_pool_options {
     /* Decay: a retained block (pooled or large) that no rent has used for
      * decay_ms goes back to the allocator, at the first slow-path rent or
      * return after that: one the thread's cache does not serve, or one in
-     * 1024 rents of each class that it does serve. No background thread: a
+     * 1024 rents of each class that it does serve. The calls the cache
+     * serves read no clock: a block of a class that such a call rented or
+     * returned counts as used at the thread's next slow call (other
+     * classes are not affected). No background thread: a
      * fully idle process keeps up to the bounds until it calls again.     */
     uint32_t decay_ms;           /* 0 = 10000 (10 s, jemalloc's dirty decay);
                                     BW_DECAY_NEVER keeps everything          */
@@ -2725,6 +2736,17 @@ typedef struct bw__tc_class {
 } bw__tc_class;
 _Static_assert(sizeof(bw__tc_class) == 64, "a thread cache's class is a cache line");
 
+/* What a slow call last saw of one class of a thread cache: its push + pop
+ * count, and the time it first saw that count. The fast paths read no
+ * clock, so a block they moved counts as moved at the thread's next slow
+ * call; a count unchanged since `ms` means no block of the class has moved
+ * since then. Per class, not per cache: the small messages a thread keeps
+ * serving from its cache must not make the big block it left idle look
+ * young. Kept apart from bw__tc_class, whose line the fast paths use. */
+typedef struct bw__tc_seen {
+    uint64_t ops, ms;
+} bw__tc_seen;
+
 /* One thread's cache for one pool. Only its owner thread changes it (other
  * threads read it for stats, and empty it only when the owner is quiescent
  * (destroy) or gone (exit)). */
@@ -2739,9 +2761,7 @@ typedef struct bw__tcache {
     struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
     bw__counters ctr;                /* slow-path events                       */
     uint64_t last_decay;             /* when this cache last decayed (ms)      */
-    uint64_t ops_seen, seen_ms;      /* push + pop count as seen at seen_ms: if
-                                        unchanged decay_ms later, every block
-                                        held is at least that old            */
+    struct bw__tc_seen *seen;        /* per class, after cls: decay's ages     */
     size_t medium;                   /* bytes of the reserved slots of classes
                                         above BW__TCACHE_SMALL: at most
                                         BW__TCACHE_MEDIUM_BYTES              */
@@ -2944,7 +2964,7 @@ BW__INTERNAL bw__tcache *bw__tcache_find(bw_pool *p);
  * lock or owns tc. */
 BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f);
 BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now);
-/* Note the cache's operation count after a slow path changed it. */
+/* Note what a slow path changed in the cache's classes: moved now. */
 BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
 /* Sum every live thread cache's counters into s and the bytes its slots
@@ -6420,13 +6440,37 @@ uint64_t bw__now_ms(void)
 #  define BW__HUGE_ALIGN ((size_t)2 << 20)
 #  define BW__PAGE_ROUND(n) (((n) + 4095) & ~(size_t)4095)
 
+/* Zeroed private pages. MAP_ANONYMOUS is not in POSIX 2008: glibc hides it
+ * (and MADV_HUGEPAGE, mremap) from a program that asked for a POSIX level
+ * alone before its first header, where the single header's prelude comes
+ * too late to ask for more (BW_NO_FILE_ADAPTER needs only POSIX). Then a
+ * private mapping of /dev/zero, the way before MAP_ANONYMOUS: Linux makes
+ * it the same anonymous memory. */
+static unsigned char *bw__map_zeros(size_t len)
+{
+#  ifdef MAP_ANONYMOUS
+    return (unsigned char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                                 -1, 0);
+#  else
+#    ifdef O_CLOEXEC
+    int fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+#    else
+    int fd = open("/dev/zero", O_RDWR);
+#    endif
+    void *m;
+    if (fd < 0) return (unsigned char *)MAP_FAILED;
+    m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    (void)close(fd);
+    return (unsigned char *)m;
+#  endif
+}
+
 void *bw__map(size_t size)
 {
     size_t len = BW__PAGE_ROUND(size), head, tail;
     unsigned char *raw, *a;
     if (len < size || len > SIZE_MAX - BW__HUGE_ALIGN) return NULL;
-    raw = (unsigned char *)mmap(NULL, len + BW__HUGE_ALIGN, PROT_READ | PROT_WRITE,
-                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    raw = bw__map_zeros(len + BW__HUGE_ALIGN);
     if (raw == (unsigned char *)MAP_FAILED) return NULL;
     a = (unsigned char *)(((uintptr_t)raw + BW__HUGE_ALIGN - 1) & ~(uintptr_t)(BW__HUGE_ALIGN - 1));
     head = (size_t)(a - raw);
@@ -8468,6 +8512,8 @@ static void bw__tcache_take(bw__tcache *tc, unsigned ci, size_t k, bw__frees *f)
         f->n++;
     }
     memmove(c->slots, c->slots + k, (n - k) * sizeof *c->slots);
+    /* The low-water mark counts untouched blocks from the bottom. */
+    c->low = (unsigned char)(c->low > k ? c->low - k : 0);
     atomic_store_explicit(&c->pop, atomic_load_explicit(&c->pop, memory_order_relaxed) + k,
                           memory_order_relaxed);
     BW__TC_ADD(tc, hits, (uint64_t)0 - k);
@@ -8493,54 +8539,56 @@ BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
     }
 }
 
-static uint64_t bw__tc_ops(bw_pool *p, bw__tcache *tc)
+static uint64_t bw__tc_ops(bw__tcache *tc, unsigned ci)
 {
-    uint64_t ops = 0;
-    unsigned ci;
-    for (ci = 0; ci < p->tc_classes; ci++)
-        ops += atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) +
-               atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
-    return ops;
+    return atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) +
+           atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
 }
 
 BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now)
 {
-    uint64_t ops = bw__tc_ops(p, tc);
-    if (ops != tc->ops_seen) {
-        tc->ops_seen = ops;
-        tc->seen_ms = now;
+    unsigned ci;
+    for (ci = 0; ci < p->tc_classes; ci++) {
+        uint64_t ops = bw__tc_ops(tc, ci);
+        if (ops != tc->seen[ci].ops) {
+            tc->seen[ci].ops = ops;
+            tc->seen[ci].ms = now;
+        }
     }
 }
 
 /* Decay of a thread's own cache, gathered into f. Two ways to know a block
- * is old enough: the cache untouched since an observation decay_ms ago
- * (then every block goes), or the blocks below the low-water mark, untouched
- * since the last decay, decay_ms or more ago. */
+ * is old enough: its class untouched since a slow call saw it decay_ms ago
+ * (then all its blocks go), or the blocks below the class's low-water mark,
+ * untouched since the last decay, decay_ms or more ago. Each class is
+ * judged by its own count: a thread whose small messages keep one class
+ * busy on the fast path still gives back, at its next slow call, the big
+ * block another class has held untouched for decay_ms. */
 static uint64_t bw__tcache_decay_into(bw_pool *p, bw__tcache *tc, uint64_t now, bw__frees *f)
 {
-    uint64_t bytes = 0, ops = bw__tc_ops(p, tc);
+    uint64_t bytes = 0;
+    bool pass = now - tc->last_decay >= p->opt.decay_ms;
     unsigned ci;
-    bool all = false;
-    if (ops != tc->ops_seen) {
-        tc->ops_seen = ops;
-        tc->seen_ms = now;
-    } else if (now - tc->seen_ms >= p->opt.decay_ms) {
-        all = true;
-    }
-    if (!all && now - tc->last_decay < p->opt.decay_ms) return 0;
     for (ci = 0; ci < p->tc_classes; ci++) {
-        size_t n = bw__tc_held(tc, ci);
-        size_t k = all ? n : tc->cls[ci].low;
-        if (k > n) k = n;
+        bw__tc_seen *seen = &tc->seen[ci];
+        uint64_t ops = bw__tc_ops(tc, ci);
+        size_t n = bw__tc_held(tc, ci), k = 0;
+        if (ops != seen->ops) {
+            seen->ops = ops;
+            seen->ms = now;
+        } else if (now - seen->ms >= p->opt.decay_ms) {
+            k = n;
+        }
+        if (pass && k < tc->cls[ci].low) k = tc->cls[ci].low < n ? tc->cls[ci].low : n;
         if (k != 0) {
             bw__tcache_take(tc, ci, k, f);
             bytes += (uint64_t)k * (p->opt.min_block_size << ci);
+            /* Taken is not used: what is left keeps its age. */
+            seen->ops = bw__tc_ops(tc, ci);
         }
-        tc->cls[ci].low = (unsigned char)(n - k);
+        if (pass) tc->cls[ci].low = (unsigned char)(n - k);
     }
-    tc->last_decay = now;
-    tc->ops_seen = bw__tc_ops(p, tc);
-    tc->seen_ms = now;
+    if (pass) tc->last_decay = now;
     if (bytes) BW__TC_ADD(tc, decayed, bytes);
     return bytes;
 }
@@ -8701,8 +8749,10 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
      * then this thread uses the shared level only. */
     if (!atomic_load_explicit(&bw__exit_key_ok, memory_order_acquire)) return NULL;
     if ((bw__tl_used + 1) * 4 > (bw__tl_mask + 1) * 3 && !bw__map_rebuild()) return NULL;
-    tc = (bw__tcache *)calloc(1, sizeof *tc + (size_t)p->tc_classes * sizeof(bw__tc_class));
+    tc = (bw__tcache *)calloc(1, sizeof *tc + (size_t)p->tc_classes *
+                                              (sizeof(bw__tc_class) + sizeof(bw__tc_seen)));
     if (tc == NULL) return NULL;
+    tc->seen = (bw__tc_seen *)(void *)&tc->cls[p->tc_classes];
     tc->thread_next = bw__tl_head;
     if (!bw__thread_exit_set(tc)) {
         free(tc);
@@ -8716,7 +8766,7 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
         tc->first = &tc->cls[p->first_class];
     }
     tc->last_decay = p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
-    tc->seen_ms = tc->last_decay;
+    for (i = 0; i < p->tc_classes; i++) tc->seen[i].ms = tc->last_decay;
     atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);
     bw__tl_head = tc;
     for (i = bw__id_hash(p->id, bw__tl_mask); bw__tl_map[i] != NULL; i = (i + 1) & bw__tl_mask) {}
