@@ -432,11 +432,13 @@ typedef struct bw_pool_options {
     /* Decay: a retained block (pooled or large) that no rent has used for
      * decay_ms goes back to the allocator, at the first slow-path rent or
      * return after that: one the thread's cache does not serve, or one in
-     * 1024 rents of each class that it does serve. The calls the cache
-     * serves read no clock: a block of a class that such a call rented or
-     * returned counts as used at the thread's next slow call (other
-     * classes are not affected). No background thread: a
-     * fully idle process keeps up to the bounds until it calls again.     */
+     * 1024 rents of each class that it does serve. Returns of blocks
+     * above 32 KiB are slow calls (they read the clock), so such a block
+     * ages from its return; the rents and the small returns the cache
+     * serves read no clock, and a class they touched counts as used at the
+     * thread's next slow call (other classes are not affected). No
+     * background thread: a fully idle process keeps up to the bounds until
+     * it calls again.                                                      */
     uint32_t decay_ms;           /* 0 = 10000 (10 s, jemalloc's dirty decay);
                                     BW_DECAY_NEVER keeps everything          */
     /* A writer's first block is at least this (rounded up to a class), so a

@@ -247,7 +247,16 @@ static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
     p->fast_rent_limit =
         (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
             ? 0 : top;
-    p->fast_return_span = p->fast_rent_limit ? top - o->min_block_size + 1 : 0;
+    /* Returns of the medium classes (above BW__TCACHE_SMALL) take the slow
+     * path, which reads the clock: decay can then age a big block from its
+     * return, which a fast return could not tell it (a 256 KiB block
+     * returned on the fast path, then idle 4 x decay_ms, went back only at
+     * a slow call decay_ms after the next one). A clock read is nothing
+     * beside the job that filled such a block; small returns stay fast. */
+    p->fast_return_span = p->fast_rent_limit
+                              ? (top < BW__TCACHE_SMALL ? top : BW__TCACHE_SMALL) -
+                                    o->min_block_size + 1
+                              : 0;
     o->min_first_block = bw_pool_class_size(p, o->min_first_block);
     /* The default is at least the first block of every writer. */
     o->chain_block_size = bw__grow_size(p, o->chain_block_size);

@@ -222,8 +222,10 @@ struct bw_pool {
     size_t fast_rent_limit;    /* largest thread-cached class; 0 when rent must
                                   skip the fast path (checked mode, no thread
                                   cache)                                      */
-    size_t fast_return_span;   /* that - min_block_size + 1; 0 when return
-                                  must skip it (also when zeroing)           */
+    size_t fast_return_span;   /* the largest small class (at most
+                                  BW__TCACHE_SMALL) - min_block_size + 1: a
+                                  medium return reads the clock; 0 when
+                                  return must skip it (also when zeroing)    */
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */

@@ -564,11 +564,13 @@ typedef struct bw_pool_options {
     /* Decay: a retained block (pooled or large) that no rent has used for
      * decay_ms goes back to the allocator, at the first slow-path rent or
      * return after that: one the thread's cache does not serve, or one in
-     * 1024 rents of each class that it does serve. The calls the cache
-     * serves read no clock: a block of a class that such a call rented or
-     * returned counts as used at the thread's next slow call (other
-     * classes are not affected). No background thread: a
-     * fully idle process keeps up to the bounds until it calls again.     */
+     * 1024 rents of each class that it does serve. Returns of blocks
+     * above 32 KiB are slow calls (they read the clock), so such a block
+     * ages from its return; the rents and the small returns the cache
+     * serves read no clock, and a class they touched counts as used at the
+     * thread's next slow call (other classes are not affected). No
+     * background thread: a fully idle process keeps up to the bounds until
+     * it calls again.                                                      */
     uint32_t decay_ms;           /* 0 = 10000 (10 s, jemalloc's dirty decay);
                                     BW_DECAY_NEVER keeps everything          */
     /* A writer's first block is at least this (rounded up to a class), so a
@@ -2808,8 +2810,10 @@ struct bw_pool {
     size_t fast_rent_limit;    /* largest thread-cached class; 0 when rent must
                                   skip the fast path (checked mode, no thread
                                   cache)                                      */
-    size_t fast_return_span;   /* that - min_block_size + 1; 0 when return
-                                  must skip it (also when zeroing)           */
+    size_t fast_return_span;   /* the largest small class (at most
+                                  BW__TCACHE_SMALL) - min_block_size + 1: a
+                                  medium return reads the clock; 0 when
+                                  return must skip it (also when zeroing)    */
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
@@ -7977,7 +7981,16 @@ static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
     p->fast_rent_limit =
         (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
             ? 0 : top;
-    p->fast_return_span = p->fast_rent_limit ? top - o->min_block_size + 1 : 0;
+    /* Returns of the medium classes (above BW__TCACHE_SMALL) take the slow
+     * path, which reads the clock: decay can then age a big block from its
+     * return, which a fast return could not tell it (a 256 KiB block
+     * returned on the fast path, then idle 4 x decay_ms, went back only at
+     * a slow call decay_ms after the next one). A clock read is nothing
+     * beside the job that filled such a block; small returns stay fast. */
+    p->fast_return_span = p->fast_rent_limit
+                              ? (top < BW__TCACHE_SMALL ? top : BW__TCACHE_SMALL) -
+                                    o->min_block_size + 1
+                              : 0;
     o->min_first_block = bw_pool_class_size(p, o->min_first_block);
     /* The default is at least the first block of every writer. */
     o->chain_block_size = bw__grow_size(p, o->chain_block_size);

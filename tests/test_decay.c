@@ -188,6 +188,41 @@ Test(decay, idle_block_decays_at_next_slow_call_while_small_messages_use_the_cac
     ta_finish(&ta, p);
 }
 
+/* Issue 34, the same with the big block's own return on the fast path: it
+ * was rented and returned twice (the second time served by the cache, no
+ * clock read), then left idle 4 x decay_ms. The return of a block above
+ * the small classes goes through the slow path, which reads the clock, so
+ * its age starts there and the thread's next slow call gives it back. */
+Test(decay, a_big_block_returned_twice_decays_at_the_next_slow_call)
+{
+    test_alloc ta;
+    bw_pool_options o = fresh_opts(&ta);
+    bw_pool *p;
+    bw_pool_stats s;
+    void *big, *probe;
+    size_t bigcap, pcap;
+    uint64_t t0;
+    int i;
+    o.max_pooled_size = 1 * MiB; /* 256 KiB is a thread-cached class */
+    o.flags = BW_POOL_NO_LARGE_RETENTION;
+    o.decay_ms = DECAY;
+    p = mkpool(&o);
+    for (i = 0; i < 2; i++) {
+        big = rent_ok(p, 256 * KiB, &bigcap);
+        cr_expect_eq(bw_pool_return(p, big, bigcap), BW_OK);
+    }
+    t0 = mono_ms();
+    cr_expect_eq(stats_of(p).retained_bytes, 256 * KiB);
+    sleep_until(t0 + 4 * DECAY);
+    probe = rent_ok(p, 2 * MiB, &pcap); /* the thread's next slow call */
+    s = stats_of(p);
+    cr_expect_eq(s.decayed_bytes, 256 * KiB, "idle %llu ms, not given back at the next slow call",
+                 (unsigned long long)(mono_ms() - t0));
+    cr_expect_eq(s.retained_bytes, 0);
+    cr_expect_eq(bw_pool_return(p, probe, pcap), BW_OK);
+    ta_finish(&ta, p);
+}
+
 Test(decay, thread_cache_block_is_never_given_back_younger_than_decay_ms)
 {
     test_alloc ta;
