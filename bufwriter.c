@@ -321,16 +321,18 @@ static int bw__at_once(const bw_writer *w, size_t n) { return (void)w, (void)n, 
  * window never narrows while the writer holds the block, so the block goes
  * back with cap as the end of what was written (bw__pool_return_written),
  * and a 20 KiB job in a 64 MiB block zeroes at most 40 KiB, not 64 MiB.
- * The window starts at what was asked for (at least BW__ZERO_STEP) and at
- * least doubles when the cold path widens it, so it costs a cold path per
- * doubling, as growth does, and is at most twice the furthest byte asked
- * for. */
+ * The window starts at the growth rule's size for what was asked for (at
+ * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
+ * so it costs a cold path per doubling, as growth does, and is at most
+ * twice the furthest byte asked for. */
 #define BW__ZERO_STEP ((size_t)4096)
 
-static size_t bw__contig_window(size_t block, size_t want)
+static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
 {
-    if (want < BW__ZERO_STEP) want = BW__ZERO_STEP;
-    return want < block ? want : block;
+    /* By the growth rule (0: past what it can represent, the block), so
+     * capacities stay the sizes the rule gives. */
+    want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
+    return want != 0 && want < block ? want : block;
 }
 
 /* A newly rented block of got bytes for a writer that asked for want: its
@@ -338,7 +340,7 @@ static size_t bw__contig_window(size_t block, size_t want)
 static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
 {
     w->m.g.block = got;
-    w->cap = bw__pool_zeroes(p) ? bw__contig_window(got, want) : got;
+    w->cap = bw__pool_zeroes(p) ? bw__contig_window(p, got, want) : got;
 }
 
 /* Widen a zeroing pool's window in place for n more bytes; false when the
@@ -351,7 +353,7 @@ static bool bw__contig_widen(bw_writer *w, size_t n)
         return false;
     want = w->len + n; /* at most the block: no overflow */
     if (want < 2 * w->cap) want = 2 * w->cap;
-    w->cap = bw__contig_window(w->m.g.block, want);
+    w->cap = bw__contig_window(w->pool, w->m.g.block, want);
     bw__set_lim(w);
     return true;
 }
