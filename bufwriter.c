@@ -264,8 +264,10 @@ static int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned cha
 /* Reset: give the one block back (not the caller's first buffer). */
 static void bw__block_drop_storage(bw_writer *w)
 {
+    /* Nothing past cap was ever handed out (a contiguous writer's window
+     * on a zeroing pool: bw__contig_widen). */
     if (w->data != NULL && !(w->flags & BW__EXTERNAL))
-        (void)bw_pool_return(w->pool, w->data, w->cap);
+        (void)bw__pool_return_written(w->pool, w->data, bw__block_size(w), w->cap);
     w->data = NULL;
     w->cap = 0;
 }
@@ -312,6 +314,56 @@ static int bw__at_once(const bw_writer *w, size_t n) { return (void)w, (void)n, 
 
 /* ---- contiguous ---- */
 
+/* On a zeroing pool (BW_POOL_ZERO_ON_RETURN) a contiguous writer's cap is a
+ * window of its block (m.g.block bytes): every byte the caller may write
+ * lies below cap (the inline puts and spans stop at lim <= cap, and
+ * bw_free_capacity, bw_reserve and bw_advance count to cap), and the
+ * window never narrows while the writer holds the block, so the block goes
+ * back with cap as the end of what was written (bw__pool_return_written),
+ * and a 20 KiB job in a 64 MiB block zeroes at most 40 KiB, not 64 MiB.
+ * The window starts at the growth rule's size for what was asked for (at
+ * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
+ * so it costs a cold path per doubling, as growth does, and is at most
+ * twice the furthest byte asked for. */
+#define BW__ZERO_STEP ((size_t)4096)
+
+static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
+{
+    /* By the growth rule (0: past what it can represent, the block), so
+     * capacities stay the sizes the rule gives. */
+    want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
+    return want != 0 && want < block ? want : block;
+}
+
+/* A newly rented block of got bytes for a writer that asked for want: its
+ * window on a zeroing pool, the whole block otherwise. */
+static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
+{
+    w->m.g.block = got;
+    w->cap = bw__pool_zeroes(p) ? bw__contig_window(p, got, want) : got;
+}
+
+/* Widen a zeroing pool's window in place for n more bytes; false when the
+ * block itself has no room for them (or there is no window). */
+static bool bw__contig_widen(bw_writer *w, size_t n)
+{
+    size_t want;
+    if ((w->flags & BW__EXTERNAL) || !bw__pool_zeroes(w->pool) || w->cap == w->m.g.block ||
+        w->m.g.block - w->len < n)
+        return false;
+    want = w->len + n; /* at most the block: no overflow */
+    if (want < 2 * w->cap) want = 2 * w->cap;
+    w->cap = bw__contig_window(w->pool, w->m.g.block, want);
+    bw__set_lim(w);
+    return true;
+}
+
+/* The block's capacity (bw_detach's, and what goes back to the pool). */
+static size_t bw__contig_block_cap(const bw_writer *w)
+{
+    return bw__pool_zeroes(w->pool) ? w->m.g.block : w->cap;
+}
+
 /* The size a contiguous writer moves to for n more bytes (the pool's
  * rule: first block, growth, learned jump). */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
@@ -338,11 +390,13 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
         *old = w->data;
-        *old_cap = w->cap;
+        *old_cap = bw__contig_block_cap(w);
     }
+    /* The window as the growth rule would grow: held + n, at least twice
+     * the old capacity (no overflow: bw__contig_size checked both). */
+    bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
     w->flags &= (unsigned char)~BW__EXTERNAL;
     w->data = nb;
-    w->cap = got;
     w->pos = w->base;
     w->len = held;
     bw__set_lim(w);
@@ -359,12 +413,12 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
 static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
 {
     void *old = NULL;
-    size_t old_cap = 0;
+    size_t old_cap = 0, old_win = w->cap;
     int rc;
 
     if (w->data != NULL) {
         bw__move_down(w, &src);
-        if (w->cap - w->len >= n) goto copy;
+        if (w->cap - w->len >= n || bw__contig_widen(w, n)) goto copy;
         if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
             size_t cap;
@@ -386,8 +440,16 @@ copy:
         memmove(w->data + w->len, src, n);
         w->len += n;
     }
-    if (old != NULL) (void)bw_pool_return(w->pool, old, old_cap);
+    if (old != NULL) (void)bw__pool_return_written(w->pool, old, old_cap, old_win);
     return BW_OK;
+}
+
+/* Room kept (bw__room_keep): a zeroing pool's window widens in place,
+ * which moves no held byte; else a move. */
+static int bw__contig_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    if (w->data != NULL && bw__contig_widen(w, n)) return BW_OK;
+    return bw__contig_move(w, n, old, old_cap);
 }
 
 /* A contiguous writer's first block (it has no storage, so holds nothing):
@@ -416,7 +478,8 @@ static BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *sr
     b = (unsigned char *)bw_pool_rent(p, cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
-    w->cap = w->lim = got;
+    bw__contig_take(w, p, got, n);
+    w->lim = w->cap;
     w->pos = w->base;
     if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w);
     if (src != NULL) {
@@ -504,14 +567,15 @@ static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
     b = bw_pool_rent(p, cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = (unsigned char *)b;
-    w->cap = w->lim = got;
+    bw__contig_take(w, p, got, initial_capacity);
+    w->lim = w->cap;
     return BW_OK;
 }
 
 static const bw__mode_ops bw__contig_ops = {
-    bw__room_contig, bw__contig_move, bw__keeps_bytes, bw__block_drop_storage,
+    bw__room_contig, bw__contig_keep, bw__keeps_bytes, bw__block_drop_storage,
     bw__block_contiguous, bw__block_piece, bw__block_pieces, bw__block_drop_front,
-    bw__block_cut, bw__in_block, bw__block_patch, bw__block_cap, bw__printf_contig,
+    bw__block_cut, bw__in_block, bw__block_patch, bw__contig_block_cap, bw__printf_contig,
     bw__link_copy, bw__no_take, bw__at_once, BW__GROWS};
 
 int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
@@ -1679,11 +1743,14 @@ static BW__COLD void bw__release_rest(bw_writer *w)
 }
 
 /* bw_release's rest for a writer that grows by moving: the job's length
- * teaches the pool, and the block goes back the general way. */
-static BW__COLD void bw__release_block(bw_pool *p, unsigned char *b, size_t cap, size_t len)
+ * teaches the pool, and the block (of block bytes, nothing written at or
+ * past cap) goes back the general way. */
+static BW__COLD void bw__release_block(bw_pool *p, unsigned char *b, size_t block, size_t cap,
+                                       size_t len)
 {
     if (p != NULL && bw__pool_learns(p, len)) bw__learn_record(p, len);
-    if (b != NULL && !bw__return_fast(p, b, cap)) (void)bw_pool_return(p, b, cap);
+    if (b != NULL && !bw__return_fast(p, b, block))
+        (void)bw__pool_return_written(p, b, block, cap);
 }
 
 /* A writer that grows by moving (contiguous: every small message) has its
@@ -1697,7 +1764,7 @@ void bw_release(bw_writer *w)
 {
     bw_pool *p;
     unsigned char *b;
-    size_t cap, len;
+    size_t cap, len, block = 0;
     if (w == NULL) return;
     p = w->pool;
     /* The mode's own test (the contiguous mode alone grows by moving),
@@ -1715,11 +1782,13 @@ void bw_release(bw_writer *w)
         len = 0;
     } else {
         len = bw_len(w);
+        if (b != NULL) block = bw__contig_block_cap(w);
     }
     w->data = NULL;
     w->cap = 0;
     bw__reset(w);
-    if (b != NULL || (p != NULL && bw__pool_learns(p, len))) bw__release_block(p, b, cap, len);
+    if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
+        bw__release_block(p, b, block, cap, len);
 }
 
 void bw_clear(bw_writer *w)
@@ -2234,7 +2303,10 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
             bw__move_down(w, NULL);
             b = w->data;
             b[l] = 0;
-            b = (unsigned char *)bw__pool_hand_off_fit(w->pool, b, cap, l + 1);
+            /* Nothing past w->cap written: a contiguous writer's window,
+             * else the block's end. */
+            b = (unsigned char *)bw__pool_hand_off_fit(
+                w->pool, b, cap, l + 1, bw__traits(w) & BW__GROWS ? w->cap : cap);
             w->data = NULL; /* handed out, as in bw_detach */
             w->cap = 0;
             bw__drop_storage(w);

@@ -355,7 +355,15 @@ typedef struct bw_pool bw_pool;
                                         too, and growth never hands a block
                                         to the allocator's realloc): one
                                         user's bytes never reach the next
-                                        renter */
+                                        renter. A writer's block is zeroed
+                                        only as far as it let anything be
+                                        written (a contiguous writer's
+                                        capacity is then a window of its
+                                        block, at least 4 KiB, that at least
+                                        doubles when it grows, so a 20 KiB
+                                        job in a 64 MiB block zeroes at most
+                                        40 KiB); bw_pool_return zeroes the
+                                        whole block, bw_detach's too */
 #define BW_POOL_NO_THREAD_CACHE 0x2u /* no per-thread caches: every rent and
                                         return goes to the shared level */
 #define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
@@ -1260,7 +1268,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
                             BW__LIMITED: a size limit is set (and more in
                             writer_internal.h)                                */
     int err;             /* sticky status, BW_OK if none                      */
-    union {              /* by mode; contiguous and fixed use none of it      */
+    union {              /* by mode; fixed uses none of it                    */
         struct {         /* segmented (bufwriter.c, "segmented")          */
             struct bw__piece *pc; /* closed pieces, [first, count) held     */
             size_t pc_cap;        /* the array's size in bytes, 0: none     */
@@ -1274,6 +1282,11 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
             size_t size; /* buffer size to rent                               */
             int fd;      /* streaming to an fd: the fd                        */
         } s;
+        struct {         /* contiguous, on a BW_POOL_ZERO_ON_RETURN pool:
+                            cap is a window of the block, widened on the
+                            cold path, so that only it is zeroed on return */
+            size_t block; /* the pooled block's capacity                     */
+        } g;
     } m;
     int syserr;          /* errno recorded with err (BW_EIO), else 0; read
                             only while an error is recorded or a failed

@@ -22,9 +22,16 @@
 //                      10,000 pools' and caches' memory does not stay in L1/L2
 // The pools are created and warmed (each has this thread's cache and a block
 // of the class) before timing, destroyed after.
+//
+// D/zero_20KiB_in_64MiB_block: a BW_POOL_ZERO_ON_RETURN pool that learned
+// to start writers at 64 MiB (two 63 MiB jobs, BW_POOL_LEARN_SIZE, taught
+// again untimed every 12 ops) and keeps that block; each op is a 20 KiB
+// job (1 KiB writes) in it and its release, which zeroes what the job may
+// have written (issue 35: it zeroed the whole 64 MiB).
 #include "bench_common.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace bwbench {
@@ -116,6 +123,46 @@ void bm_pools(benchmark::State &st, size_t npools, size_t nused)
     for (bw_pool *p : pools) bw_pool_destroy(p);
 }
 
+void bm_zero_small_job(benchmark::State &st)
+{
+    static unsigned char chunk[1024];
+    const size_t job = 63 * MiB;
+    bw_pool_options o = {};
+    bw_pool *p = nullptr;
+    bw_writer w = BW_WRITER_INIT;
+    o.flags = BW_POOL_ZERO_ON_RETURN | BW_POOL_LEARN_SIZE | BW_POOL_NO_LEARNED_GROWTH;
+    if (bw_pool_create(&p, &o) != BW_OK) {
+        st.SkipWithError("pool");
+        return;
+    }
+    auto teach = [&] {
+        for (int i = 0; i < 2; i++) {
+            bw_init(&w, p, 0);
+            bw_reserve(&w, job);
+            bw_advance(&w, job);
+            bw_release(&w);
+        }
+    };
+    std::memset(chunk, 'z', sizeof chunk);
+    teach();
+    int jobs = 0;
+    for (auto _ : st) {
+        /* Every 20 KiB job is recorded too: two 63 MiB ones again (not
+         * timed) before they leave the last 16 lengths. */
+        if (++jobs == 12) {
+            st.PauseTiming();
+            teach();
+            jobs = 0;
+            st.ResumeTiming();
+        }
+        bw_init(&w, p, 0);
+        for (int i = 0; i < 20; i++) bw_write(&w, chunk, sizeof chunk);
+        benchmark::DoNotOptimize(bw_data(&w));
+        bw_release(&w);
+    }
+    bw_pool_destroy(p);
+}
+
 void reg(const char *name, void (*fn)(benchmark::State &), int threads)
 {
     benchmark::internal::Benchmark *b = benchmark::RegisterBenchmark(name, fn);
@@ -130,6 +177,8 @@ void register_rent_return(const Options &o)
 {
     reg("D/malloc_free", bm_malloc, 1);
     reg("D/pool_rent_return", bm_pool, 1);
+    benchmark::RegisterBenchmark("D/zero_20KiB_in_64MiB_block", bm_zero_small_job)
+        ->Unit(benchmark::kMicrosecond)->MinTime(0.2);
     if (o.full) {
         reg("D/malloc_free", bm_malloc, 2);
         reg("D/pool_rent_return", bm_pool, 2);

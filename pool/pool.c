@@ -492,7 +492,12 @@ static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
     return true;
 }
 
-static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity)
+/* written: how far from the block's start its user may have written since
+ * it was handed out (capacity when the pool cannot know). Under
+ * BW_POOL_ZERO_ON_RETURN every block is handed out all zeros, so zeroing
+ * [0, written) makes it all zeros again. */
+static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity,
+                                        size_t written)
 {
     bw__tcache *tc;
     uint64_t now;
@@ -526,12 +531,18 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     if (p->checked) {
         if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
             return BW_EINVAL;
-        if (p->opt.flags & BW_POOL_FILL) memset(block, BW_FILL_RETURNED, capacity);
+        if (p->opt.flags & BW_POOL_FILL) {
+            memset(block, BW_FILL_RETURNED, capacity);
+            written = capacity;
+        }
     }
     tc = bw__slow_enter(p, &now);
     /* Zeroed before it is kept or freed: one user's bytes never reach the
-     * next renter, here or through the allocator. */
-    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
+     * next renter, here or through the allocator. Only what was written:
+     * the rest is still the zeros it was handed out with (a 20 KiB job in
+     * a 64 MiB block costs a 20 KiB memset, not 64 MiB). */
+    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN)
+        bw__zero(block, written < capacity ? written : capacity);
 
     if (pooled) {
         ci = bw__class_index(p, capacity);
@@ -563,7 +574,14 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
                    atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
                    bw__tc_push(p, bw__tl_last, block, capacity)))
         return BW_OK;
-    return bw__return_slow(p, block, capacity);
+    return bw__return_slow(p, block, capacity, capacity);
+}
+
+BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
+                                         size_t written)
+{
+    if (!bw__pool_zeroes(p)) return bw_pool_return(p, block, capacity);
+    return bw__return_slow(p, block, capacity, written);
 }
 
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
@@ -630,13 +648,17 @@ BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need
     return true;
 }
 
-BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need)
+BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need,
+                                         size_t written)
 {
     void *nb;
     if (!bw__much_larger(cap, need) || p->alloc.realloc == NULL) return b;
     /* The tail goes back to malloc now: zeroed first where the pool
-     * promises that no user's bytes reach the allocator. */
-    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) memset((unsigned char *)b + need, 0, cap - need);
+     * promises that no user's bytes reach the allocator (past written it
+     * still holds the zeros it was rented with). */
+    if (written > cap) written = cap;
+    if ((p->opt.flags & BW_POOL_ZERO_ON_RETURN) && written > need)
+        memset((unsigned char *)b + need, 0, written - need);
     nb = p->alloc.realloc(p->alloc.ctx, b, cap, need);
     return nb != NULL ? nb : b; /* a failed realloc keeps the block */
 }

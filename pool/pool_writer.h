@@ -127,6 +127,23 @@ static inline bool bw__return_first(bw_pool *p, void *block, size_t capacity)
            bw__tc_push_class(tc->first, block, capacity);
 }
 
+/* Whether the pool zeroes what comes back (BW_POOL_ZERO_ON_RETURN): then
+ * a contiguous writer lets its caller write only into a window of its
+ * block, widened on the cold path, and returns the block with the
+ * window's end (bw__pool_return_written), so that only what may have been
+ * written is zeroed. */
+static inline bool bw__pool_zeroes(const bw_pool *p)
+{
+    return (p->opt.flags & BW_POOL_ZERO_ON_RETURN) != 0;
+}
+
+/* bw_pool_return for a block whose user wrote nothing at or past
+ * `written` since it was rented: a zeroing pool zeroes [0, written) only
+ * (the rest still holds the zeros the block was handed out with). The
+ * public bw_pool_return cannot know, so it zeroes the whole block. */
+BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
+                                         size_t written);
+
 /* The shared pool once created (pool.c), for a writer's inline first rent;
  * NULL before: then bw_pool_shared() creates it. */
 extern bw_pool *_Atomic bw__shared_pool;
@@ -159,7 +176,9 @@ BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need
  * block the caller gets. One much larger than need (more than twice need,
  * plus 64 bytes) is shrunk to need with the allocator's realloc hook (one
  * of malloc's: the hand-off allowed no other); otherwise, or when that
- * realloc fails, b itself. */
-BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need);
+ * realloc fails, b itself. Nothing was written at or past `written` (a
+ * zeroing pool zeroes the tail up to there only). */
+BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need,
+                                         size_t written);
 
 #endif /* BW_POOL_WRITER_H */

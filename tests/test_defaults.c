@@ -747,3 +747,150 @@ Test(defaults, defect_zero_on_return_block_above_threshold_rented_again_reads_as
     }
     ta_finish(&ta, p);
 }
+
+/* Every block a zeroing pool holds reads as zeros: rent every class until
+ * the pool has to allocate, checking each block. *seen: whether `b` was
+ * among them (the writer's block came back and was rented again). */
+static void expect_pool_holds_zeros(bw_pool *p, const void *b, int *seen, const char *what)
+{
+    size_t c, cap;
+    for (c = 16; c <= MiB; c *= 2) {
+        void *got[64];
+        size_t n = 0, allocs = stats_of(p).backing_allocs, i;
+        while (n < 64) {
+            got[n] = rent_ok(p, c, &cap);
+            if (got[n] == b) *seen = 1;
+            cr_expect(all_bytes(got[n], cap, 0), "%s: a kept block of %zu is not zeros", what,
+                      cap);
+            n++;
+            if (stats_of(p).backing_allocs != allocs) break;
+        }
+        for (i = 0; i < n; i++) cr_expect_eq(bw_pool_return(p, got[i], cap), BW_OK);
+    }
+}
+
+/* The writer's share of the zeroing: a block goes back zeroed only as far
+ * as its writer let the caller write, so every byte that may have been
+ * written must be within that. Each mode on a zeroing pool writes past the
+ * jump floor (a contiguous writer then holds a block 16 x its bytes, of
+ * which it zeroes a window), then writes into spans it never commits
+ * (bw_get_span's whole room, bw_try_span's, bw_reserve's), truncates back
+ * over written bytes, patches and consumes; after the release, every block
+ * the pool keeps, the writer's own included, reads as zeros. */
+Test(defaults, zero_on_return_writer_blocks_read_as_zeros_after_every_write)
+{
+    static unsigned char big[20 * KiB];
+    int mode;
+    memset(big, 'A', sizeof big);
+    for (mode = M_CONTIG; mode < M_FIXED; mode++) {
+        harness h;
+        unsigned char *sp;
+        const unsigned char *b;
+        size_t avail = 0;
+        int seen = 0;
+        h_open_ex(&h, mode, mode == M_SINK ? 64 * KiB : default_param(mode), 0,
+                  BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE);
+        cr_assert_eq(bw_write(&h.w, big, sizeof big), BW_OK, "%s", mode_name[mode]);
+        b = bw_data(&h.w);
+        /* A span filled to its end, 10 bytes of it committed. */
+        sp = (unsigned char *)bw_get_span(&h.w, 100, &avail);
+        cr_assert_not_null(sp);
+        memset(sp, 0xEE, avail);
+        cr_assert_eq(bw_advance(&h.w, 10), BW_OK);
+        /* Truncated back over written bytes, then a try-span never
+         * committed. */
+        cr_assert_eq(bw_truncate(&h.w, bw_tell(&h.w) - 5000), BW_OK);
+        sp = (unsigned char *)bw_try_span(&h.w, 9);
+        cr_assert_not_null(sp);
+        memset(sp, 0xEE, 9);
+        cr_assert_eq(bw_patch(&h.w, bw_tell(&h.w) - 20, "xx", 2), BW_OK);
+        cr_assert_eq(bw_consume(&h.w, 100), BW_OK);
+        /* Room reserved, then a span over all of it, none committed. */
+        cr_assert_eq(bw_reserve(&h.w, 30 * KiB), BW_OK);
+        sp = (unsigned char *)bw_get_span(&h.w, 1, &avail);
+        cr_assert_not_null(sp);
+        memset(sp, 0xEE, avail);
+        bw_release(&h.w);
+        expect_pool_holds_zeros(h.p, b, &seen, mode_name[mode]);
+        if (mode != M_CHAIN) /* (its first block holds the pieces' records) */
+            cr_expect(seen, "%s: the writer's block was not rented again", mode_name[mode]);
+        h_close(&h);
+    }
+}
+
+/* A test allocator over mmap, so that which pages of a block were touched
+ * shows (mincore): the last block it gave is *last. */
+static void *mmap_alloc(void *ctx, size_t size)
+{
+    void *b = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED) return NULL;
+    *(void **)ctx = b;
+    return b;
+}
+
+static void mmap_free(void *ctx, void *b, size_t size)
+{
+    (void)ctx;
+    cr_expect_eq(munmap(b, size), 0);
+}
+
+/* Pages of [b, b + n) in memory. */
+static size_t resident_pages(void *b, size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), i, count = 0;
+    unsigned char *v = (unsigned char *)malloc(n / page);
+    cr_assert_not_null(v);
+    cr_assert_eq(mincore(b, n, v), 0);
+    for (i = 0; i < n / page; i++) count += v[i] & 1;
+    free(v);
+    return count;
+}
+
+/* What broke (0.4 before issue 35): a zeroing pool zeroed a block's whole
+ * capacity when a writer gave it back, so a 20 KiB job that started in a
+ * kept 64 MiB block (the learned starting size of a stream of 63 MiB jobs)
+ * cost a 64 MiB memset at every release. The block's pages are dropped
+ * (they read as zeros again, as the pool keeps them) before the 20 KiB
+ * job: after it, only the start of the block has been touched. */
+Test(defaults, zero_on_return_small_job_in_large_block_zeroes_what_it_wrote)
+{
+    static unsigned char chunk[KiB];
+    const size_t job = 63 * MiB, big = 64 * MiB;
+    bw_allocator hook = { mmap_alloc, NULL, mmap_free, NULL };
+    bw_pool_options o;
+    bw_pool *p;
+    bw_writer w = BW_WRITER_INIT;
+    void *last = NULL, *block;
+    size_t i, cap;
+    hook.ctx = &last;
+    memset(&o, 0, sizeof o);
+    o.flags = BW_POOL_ZERO_ON_RETURN | BW_POOL_LEARN_SIZE | BW_POOL_NO_LEARNED_GROWTH;
+    o.allocator = &hook;
+    cr_assert_eq(bw_pool_create(&p, &o), BW_OK);
+    /* Two 63 MiB jobs: the pool learns to start writers at 64 MiB. */
+    for (i = 0; i < 2; i++) {
+        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        cr_assert_eq(bw_reserve(&w, job), BW_OK);
+        cr_assert_eq(bw_advance(&w, job), BW_OK);
+        bw_release(&w);
+    }
+    cr_assert_eq(stats_of(p).large_retained_bytes, big);
+    block = last;
+    cr_assert_eq(madvise(block, big, MADV_DONTNEED), 0);
+    cr_assert_eq(resident_pages(block, big), 0);
+    /* The 20 KiB job, in that block. */
+    memset(chunk, 'z', sizeof chunk);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    for (i = 0; i < 20; i++) cr_assert_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
+    cr_assert_eq(bw_data(&w), block, "the job is not in the kept block");
+    bw_release(&w);
+    /* Written (and zeroed): at most the first 64 KiB; a huge page may
+     * bring in 2 MiB, nothing past 4 MiB. */
+    cr_expect_eq(resident_pages((unsigned char *)block + 4 * MiB, big - 4 * MiB), 0,
+                 "the release touched the block past what the job wrote");
+    /* And it reads as zeros, as the pool promises. */
+    cr_assert_eq(rent_ok(p, big, &cap), block);
+    cr_expect(all_bytes(block, cap, 0));
+    cr_expect_eq(bw_pool_return(p, block, cap), BW_OK);
+    bw_pool_destroy(p);
+}
