@@ -487,7 +487,15 @@ typedef struct bw_pool bw_pool;
                                         too, and growth never hands a block
                                         to the allocator's realloc): one
                                         user's bytes never reach the next
-                                        renter */
+                                        renter. A writer's block is zeroed
+                                        only as far as it let anything be
+                                        written (a contiguous writer's
+                                        capacity is then a window of its
+                                        block, at least 4 KiB, that at least
+                                        doubles when it grows, so a 20 KiB
+                                        job in a 64 MiB block zeroes at most
+                                        40 KiB); bw_pool_return zeroes the
+                                        whole block, bw_detach's too */
 #define BW_POOL_NO_THREAD_CACHE 0x2u /* no per-thread caches: every rent and
                                         return goes to the shared level */
 #define BW_POOL_CHECKED         0x4u /* checked mode: a double return, a
@@ -1392,7 +1400,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
                             BW__LIMITED: a size limit is set (and more in
                             writer_internal.h)                                */
     int err;             /* sticky status, BW_OK if none                      */
-    union {              /* by mode; contiguous and fixed use none of it      */
+    union {              /* by mode; fixed uses none of it                    */
         struct {         /* segmented (bufwriter.c, "segmented")          */
             struct bw__piece *pc; /* closed pieces, [first, count) held     */
             size_t pc_cap;        /* the array's size in bytes, 0: none     */
@@ -1406,6 +1414,11 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
             size_t size; /* buffer size to rent                               */
             int fd;      /* streaming to an fd: the fd                        */
         } s;
+        struct {         /* contiguous, on a BW_POOL_ZERO_ON_RETURN pool:
+                            cap is a window of the block, widened on the
+                            cold path, so that only it is zeroed on return */
+            size_t block; /* the pooled block's capacity                     */
+        } g;
     } m;
     int syserr;          /* errno recorded with err (BW_EIO), else 0; read
                             only while an error is recorded or a failed
@@ -3254,6 +3267,23 @@ static inline bool bw__return_first(bw_pool *p, void *block, size_t capacity)
            bw__tc_push_class(tc->first, block, capacity);
 }
 
+/* Whether the pool zeroes what comes back (BW_POOL_ZERO_ON_RETURN): then
+ * a contiguous writer lets its caller write only into a window of its
+ * block, widened on the cold path, and returns the block with the
+ * window's end (bw__pool_return_written), so that only what may have been
+ * written is zeroed. */
+static inline bool bw__pool_zeroes(const bw_pool *p)
+{
+    return (p->opt.flags & BW_POOL_ZERO_ON_RETURN) != 0;
+}
+
+/* bw_pool_return for a block whose user wrote nothing at or past
+ * `written` since it was rented: a zeroing pool zeroes [0, written) only
+ * (the rest still holds the zeros the block was handed out with). The
+ * public bw_pool_return cannot know, so it zeroes the whole block. */
+BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
+                                         size_t written);
+
 /* The shared pool once created (pool.c), for a writer's inline first rent;
  * NULL before: then bw_pool_shared() creates it. */
 static bw_pool *_Atomic bw__shared_pool;
@@ -3286,8 +3316,10 @@ BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need
  * block the caller gets. One much larger than need (more than twice need,
  * plus 64 bytes) is shrunk to need with the allocator's realloc hook (one
  * of malloc's: the hand-off allowed no other); otherwise, or when that
- * realloc fails, b itself. */
-BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need);
+ * realloc fails, b itself. Nothing was written at or past `written` (a
+ * zeroing pool zeroes the tail up to there only). */
+BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need,
+                                         size_t written);
 
 #endif /* BW_POOL_WRITER_H */
 /*************** End file pool/pool_writer.h ********************************/
@@ -3763,8 +3795,10 @@ static int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned cha
 /* Reset: give the one block back (not the caller's first buffer). */
 static void bw__block_drop_storage(bw_writer *w)
 {
+    /* Nothing past cap was ever handed out (a contiguous writer's window
+     * on a zeroing pool: bw__contig_widen). */
     if (w->data != NULL && !(w->flags & BW__EXTERNAL))
-        (void)bw_pool_return(w->pool, w->data, w->cap);
+        (void)bw__pool_return_written(w->pool, w->data, bw__block_size(w), w->cap);
     w->data = NULL;
     w->cap = 0;
 }
@@ -3811,6 +3845,56 @@ static int bw__at_once(const bw_writer *w, size_t n) { return (void)w, (void)n, 
 
 /* ---- contiguous ---- */
 
+/* On a zeroing pool (BW_POOL_ZERO_ON_RETURN) a contiguous writer's cap is a
+ * window of its block (m.g.block bytes): every byte the caller may write
+ * lies below cap (the inline puts and spans stop at lim <= cap, and
+ * bw_free_capacity, bw_reserve and bw_advance count to cap), and the
+ * window never narrows while the writer holds the block, so the block goes
+ * back with cap as the end of what was written (bw__pool_return_written),
+ * and a 20 KiB job in a 64 MiB block zeroes at most 40 KiB, not 64 MiB.
+ * The window starts at the growth rule's size for what was asked for (at
+ * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
+ * so it costs a cold path per doubling, as growth does, and is at most
+ * twice the furthest byte asked for. */
+#define BW__ZERO_STEP ((size_t)4096)
+
+static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
+{
+    /* By the growth rule (0: past what it can represent, the block), so
+     * capacities stay the sizes the rule gives. */
+    want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
+    return want != 0 && want < block ? want : block;
+}
+
+/* A newly rented block of got bytes for a writer that asked for want: its
+ * window on a zeroing pool, the whole block otherwise. */
+static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
+{
+    w->m.g.block = got;
+    w->cap = bw__pool_zeroes(p) ? bw__contig_window(p, got, want) : got;
+}
+
+/* Widen a zeroing pool's window in place for n more bytes; false when the
+ * block itself has no room for them (or there is no window). */
+static bool bw__contig_widen(bw_writer *w, size_t n)
+{
+    size_t want;
+    if ((w->flags & BW__EXTERNAL) || !bw__pool_zeroes(w->pool) || w->cap == w->m.g.block ||
+        w->m.g.block - w->len < n)
+        return false;
+    want = w->len + n; /* at most the block: no overflow */
+    if (want < 2 * w->cap) want = 2 * w->cap;
+    w->cap = bw__contig_window(w->pool, w->m.g.block, want);
+    bw__set_lim(w);
+    return true;
+}
+
+/* The block's capacity (bw_detach's, and what goes back to the pool). */
+static size_t bw__contig_block_cap(const bw_writer *w)
+{
+    return bw__pool_zeroes(w->pool) ? w->m.g.block : w->cap;
+}
+
 /* The size a contiguous writer moves to for n more bytes (the pool's
  * rule: first block, growth, learned jump). */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
@@ -3837,11 +3921,13 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
         *old = w->data;
-        *old_cap = w->cap;
+        *old_cap = bw__contig_block_cap(w);
     }
+    /* The window as the growth rule would grow: held + n, at least twice
+     * the old capacity (no overflow: bw__contig_size checked both). */
+    bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
     w->flags &= (unsigned char)~BW__EXTERNAL;
     w->data = nb;
-    w->cap = got;
     w->pos = w->base;
     w->len = held;
     bw__set_lim(w);
@@ -3858,12 +3944,12 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
 static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
 {
     void *old = NULL;
-    size_t old_cap = 0;
+    size_t old_cap = 0, old_win = w->cap;
     int rc;
 
     if (w->data != NULL) {
         bw__move_down(w, &src);
-        if (w->cap - w->len >= n) goto copy;
+        if (w->cap - w->len >= n || bw__contig_widen(w, n)) goto copy;
         if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
             size_t cap;
@@ -3885,8 +3971,16 @@ copy:
         memmove(w->data + w->len, src, n);
         w->len += n;
     }
-    if (old != NULL) (void)bw_pool_return(w->pool, old, old_cap);
+    if (old != NULL) (void)bw__pool_return_written(w->pool, old, old_cap, old_win);
     return BW_OK;
+}
+
+/* Room kept (bw__room_keep): a zeroing pool's window widens in place,
+ * which moves no held byte; else a move. */
+static int bw__contig_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    if (w->data != NULL && bw__contig_widen(w, n)) return BW_OK;
+    return bw__contig_move(w, n, old, old_cap);
 }
 
 /* A contiguous writer's first block (it has no storage, so holds nothing):
@@ -3915,7 +4009,8 @@ static BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *sr
     b = (unsigned char *)bw_pool_rent(p, cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
-    w->cap = w->lim = got;
+    bw__contig_take(w, p, got, n);
+    w->lim = w->cap;
     w->pos = w->base;
     if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w);
     if (src != NULL) {
@@ -4003,14 +4098,15 @@ static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
     b = bw_pool_rent(p, cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = (unsigned char *)b;
-    w->cap = w->lim = got;
+    bw__contig_take(w, p, got, initial_capacity);
+    w->lim = w->cap;
     return BW_OK;
 }
 
 static const bw__mode_ops bw__contig_ops = {
-    bw__room_contig, bw__contig_move, bw__keeps_bytes, bw__block_drop_storage,
+    bw__room_contig, bw__contig_keep, bw__keeps_bytes, bw__block_drop_storage,
     bw__block_contiguous, bw__block_piece, bw__block_pieces, bw__block_drop_front,
-    bw__block_cut, bw__in_block, bw__block_patch, bw__block_cap, bw__printf_contig,
+    bw__block_cut, bw__in_block, bw__block_patch, bw__contig_block_cap, bw__printf_contig,
     bw__link_copy, bw__no_take, bw__at_once, BW__GROWS};
 
 int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
@@ -5178,11 +5274,14 @@ static BW__COLD void bw__release_rest(bw_writer *w)
 }
 
 /* bw_release's rest for a writer that grows by moving: the job's length
- * teaches the pool, and the block goes back the general way. */
-static BW__COLD void bw__release_block(bw_pool *p, unsigned char *b, size_t cap, size_t len)
+ * teaches the pool, and the block (of block bytes, nothing written at or
+ * past cap) goes back the general way. */
+static BW__COLD void bw__release_block(bw_pool *p, unsigned char *b, size_t block, size_t cap,
+                                       size_t len)
 {
     if (p != NULL && bw__pool_learns(p, len)) bw__learn_record(p, len);
-    if (b != NULL && !bw__return_fast(p, b, cap)) (void)bw_pool_return(p, b, cap);
+    if (b != NULL && !bw__return_fast(p, b, block))
+        (void)bw__pool_return_written(p, b, block, cap);
 }
 
 /* A writer that grows by moving (contiguous: every small message) has its
@@ -5196,7 +5295,7 @@ void bw_release(bw_writer *w)
 {
     bw_pool *p;
     unsigned char *b;
-    size_t cap, len;
+    size_t cap, len, block = 0;
     if (w == NULL) return;
     p = w->pool;
     /* The mode's own test (the contiguous mode alone grows by moving),
@@ -5214,11 +5313,13 @@ void bw_release(bw_writer *w)
         len = 0;
     } else {
         len = bw_len(w);
+        if (b != NULL) block = bw__contig_block_cap(w);
     }
     w->data = NULL;
     w->cap = 0;
     bw__reset(w);
-    if (b != NULL || (p != NULL && bw__pool_learns(p, len))) bw__release_block(p, b, cap, len);
+    if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
+        bw__release_block(p, b, block, cap, len);
 }
 
 void bw_clear(bw_writer *w)
@@ -5733,7 +5834,10 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
             bw__move_down(w, NULL);
             b = w->data;
             b[l] = 0;
-            b = (unsigned char *)bw__pool_hand_off_fit(w->pool, b, cap, l + 1);
+            /* Nothing past w->cap written: a contiguous writer's window,
+             * else the block's end. */
+            b = (unsigned char *)bw__pool_hand_off_fit(
+                w->pool, b, cap, l + 1, bw__traits(w) & BW__GROWS ? w->cap : cap);
             w->data = NULL; /* handed out, as in bw_detach */
             w->cap = 0;
             bw__drop_storage(w);
@@ -8226,7 +8330,12 @@ static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
     return true;
 }
 
-static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity)
+/* written: how far from the block's start its user may have written since
+ * it was handed out (capacity when the pool cannot know). Under
+ * BW_POOL_ZERO_ON_RETURN every block is handed out all zeros, so zeroing
+ * [0, written) makes it all zeros again. */
+static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity,
+                                        size_t written)
 {
     bw__tcache *tc;
     uint64_t now;
@@ -8260,12 +8369,18 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     if (p->checked) {
         if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
             return BW_EINVAL;
-        if (p->opt.flags & BW_POOL_FILL) memset(block, BW_FILL_RETURNED, capacity);
+        if (p->opt.flags & BW_POOL_FILL) {
+            memset(block, BW_FILL_RETURNED, capacity);
+            written = capacity;
+        }
     }
     tc = bw__slow_enter(p, &now);
     /* Zeroed before it is kept or freed: one user's bytes never reach the
-     * next renter, here or through the allocator. */
-    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) bw__zero(block, capacity);
+     * next renter, here or through the allocator. Only what was written:
+     * the rest is still the zeros it was handed out with (a 20 KiB job in
+     * a 64 MiB block costs a 20 KiB memset, not 64 MiB). */
+    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN)
+        bw__zero(block, written < capacity ? written : capacity);
 
     if (pooled) {
         ci = bw__class_index(p, capacity);
@@ -8297,7 +8412,14 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
                    atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
                    bw__tc_push(p, bw__tl_last, block, capacity)))
         return BW_OK;
-    return bw__return_slow(p, block, capacity);
+    return bw__return_slow(p, block, capacity, capacity);
+}
+
+BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
+                                         size_t written)
+{
+    if (!bw__pool_zeroes(p)) return bw_pool_return(p, block, capacity);
+    return bw__return_slow(p, block, capacity, written);
 }
 
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
@@ -8364,13 +8486,17 @@ BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need
     return true;
 }
 
-BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need)
+BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t need,
+                                         size_t written)
 {
     void *nb;
     if (!bw__much_larger(cap, need) || p->alloc.realloc == NULL) return b;
     /* The tail goes back to malloc now: zeroed first where the pool
-     * promises that no user's bytes reach the allocator. */
-    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) memset((unsigned char *)b + need, 0, cap - need);
+     * promises that no user's bytes reach the allocator (past written it
+     * still holds the zeros it was rented with). */
+    if (written > cap) written = cap;
+    if ((p->opt.flags & BW_POOL_ZERO_ON_RETURN) && written > need)
+        memset((unsigned char *)b + need, 0, written - need);
     nb = p->alloc.realloc(p->alloc.ctx, b, cap, need);
     return nb != NULL ? nb : b; /* a failed realloc keeps the block */
 }
