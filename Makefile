@@ -279,7 +279,7 @@ test-m32:
 	  $(MAKE) --no-print-directory $(B)/t-m32 && { $(R_m32); }
 
 # make test: the set-up (as root: the tests' packages only), the library
-# (all), then every other part, TEST_JOBS at a time (the machine's cores),
+# (all), then every other part, TEST_JOBS at a time (the cores + 1),
 # longest first. Each part runs in its own make, its output kept in
 # $(B)/test-logs/PART.log and its exit status in PART.rc; a part that fails
 # does not stop the others: its log's tail is shown when it ends. It closes
@@ -291,10 +291,12 @@ TEST_PARTS := all test-strict $(addprefix test-,$(TEST_FLAVOURS)) test-stress-ts
               check-style test-packaging
 # The order the parts start in: the longest first (measured on 2 cores), so
 # that the short ones fill in around them.
-TEST_LONGEST := test-valgrind test-aarch64 test-s390x test-asan test-mingw test-packaging test-tsan \
-                test-fuzz test-seeded
+TEST_LONGEST := test-packaging test-asan test-valgrind test-tsan test-aarch64 test-s390x test-musl \
+                test-mingw test-single test-normal
 TEST_ORDER   := $(TEST_LONGEST) $(filter-out all $(TEST_LONGEST),$(TEST_PARTS))
-TEST_JOBS    ?= $(or $(shell nproc 2>/dev/null),2)
+# One more than the cores: parts that sleep (decay tests), wait on wine or
+# link leave a core idle otherwise.
+TEST_JOBS    ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
 TEST_LOGS    := $(B)/test-logs
 test: test-deps
 	@rm -rf $(TEST_LOGS) && mkdir -p $(TEST_LOGS)

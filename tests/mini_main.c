@@ -4,6 +4,8 @@
  * with --run SUITE::NAME), then "N passed, N failed". */
 #include "mini_criterion.h"
 
+#include <time.h>
+
 struct mc_test *mc_tests;
 struct mc_suite *mc_suites;
 int mc_failed_here;
@@ -55,6 +57,7 @@ int main(int argc, char **argv)
 #endif
     for (t = mc_tests; t != NULL; t = t->next) {
         int ok;
+        time_t start = time(NULL);
 #ifdef _WIN32
         char id[256];
         intptr_t rc;
@@ -79,7 +82,13 @@ int main(int argc, char **argv)
         else
             ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 #endif
-        printf("[%s] %s::%s\n", ok ? "PASS" : "FAIL", t->suite, t->name);
+        /* The wall time of a test that took a second or more: what to look
+         * at when a flavour is slow (Criterion's --verbose gives it too). */
+        if (time(NULL) - start >= 1)
+            printf("[%s] %s::%s (%ld s)\n", ok ? "PASS" : "FAIL", t->suite, t->name,
+                   (long)(time(NULL) - start));
+        else
+            printf("[%s] %s::%s\n", ok ? "PASS" : "FAIL", t->suite, t->name);
         if (ok) passed++;
         else failed++;
     }

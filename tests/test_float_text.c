@@ -22,6 +22,11 @@
 #ifndef FLOAT_TEXT_COUNT
 #  if defined(BW_VALGRIND)
 #    define FLOAT_TEXT_COUNT 20000
+#  elif defined(BW_TEST_EMULATED) || !defined(__OPTIMIZE__)
+     /* qemu: 34 s for the two at 1M; -O0 a few times normal's 5 s. The
+      * full million runs in the optimised flavours, every float in
+      * make test-float-full. */
+#    define FLOAT_TEXT_COUNT 100000
 #  elif defined(__SANITIZE_ADDRESS__)
 #    define FLOAT_TEXT_COUNT 250000
 #  else
