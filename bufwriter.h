@@ -440,9 +440,10 @@ typedef struct bw_pool_options {
     /* Decay: a retained block (pooled or large) that no rent has used for
      * decay_ms goes back to the allocator, at the first slow-path rent or
      * return after that: one the thread's cache does not serve, or one in
-     * 1024 rents of each class that it does serve. Returns of blocks
-     * above 32 KiB are slow calls (they read the clock), so such a block
-     * ages from its return; the rents and the small returns the cache
+     * 1024 rents of each class that it does serve. A return of a block
+     * above 32 KiB reads the clock, so such a block ages from its return
+     * (and is given back at the first slow call decay_ms after it); the
+     * rents and the small returns the cache
      * serves read no clock, and a class they touched counts as used at the
      * thread's next slow call (other classes are not affected). No
      * background thread: a fully idle process keeps up to the bounds until

@@ -223,9 +223,13 @@ struct bw_pool {
                                   skip the fast path (checked mode, no thread
                                   cache)                                      */
     size_t fast_return_span;   /* the largest small class (at most
-                                  BW__TCACHE_SMALL) - min_block_size + 1: a
-                                  medium return reads the clock; 0 when
-                                  return must skip it (also when zeroing)    */
+                                  BW__TCACHE_SMALL) - min_block_size + 1;
+                                  0 when return must skip it (also when
+                                  zeroing)                                   */
+    size_t medium_return_span; /* the largest thread-cached class -
+                                  min_block_size + 1: a return the cache
+                                  takes with a clock read (bw__return_slow);
+                                  0 with fast_return_span                    */
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
@@ -382,6 +386,9 @@ BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
 BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now);
 /* Note what a slow path changed in the cache's classes: moved now. */
 BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now);
+/* A block just pushed into class ci of the thread's own cache: the class
+ * as seen now, with a clock read (no decay pass). */
+BW__INTERNAL void bw__tcache_pushed(bw_pool *p, bw__tcache *tc, unsigned ci);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
 /* Sum every live thread cache's counters into s and the bytes its slots
  * hold into *held, under the registry lock (exact when no thread is in the

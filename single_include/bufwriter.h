@@ -572,9 +572,10 @@ typedef struct bw_pool_options {
     /* Decay: a retained block (pooled or large) that no rent has used for
      * decay_ms goes back to the allocator, at the first slow-path rent or
      * return after that: one the thread's cache does not serve, or one in
-     * 1024 rents of each class that it does serve. Returns of blocks
-     * above 32 KiB are slow calls (they read the clock), so such a block
-     * ages from its return; the rents and the small returns the cache
+     * 1024 rents of each class that it does serve. A return of a block
+     * above 32 KiB reads the clock, so such a block ages from its return
+     * (and is given back at the first slow call decay_ms after it); the
+     * rents and the small returns the cache
      * serves read no clock, and a class they touched counts as used at the
      * thread's next slow call (other classes are not affected). No
      * background thread: a fully idle process keeps up to the bounds until
@@ -2824,9 +2825,13 @@ struct bw_pool {
                                   skip the fast path (checked mode, no thread
                                   cache)                                      */
     size_t fast_return_span;   /* the largest small class (at most
-                                  BW__TCACHE_SMALL) - min_block_size + 1: a
-                                  medium return reads the clock; 0 when
-                                  return must skip it (also when zeroing)    */
+                                  BW__TCACHE_SMALL) - min_block_size + 1;
+                                  0 when return must skip it (also when
+                                  zeroing)                                   */
+    size_t medium_return_span; /* the largest thread-cached class -
+                                  min_block_size + 1: a return the cache
+                                  takes with a clock read (bw__return_slow);
+                                  0 with fast_return_span                    */
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
@@ -2983,6 +2988,9 @@ BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
 BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now);
 /* Note what a slow path changed in the cache's classes: moved now. */
 BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now);
+/* A block just pushed into class ci of the thread's own cache: the class
+ * as seen now, with a clock read (no decay pass). */
+BW__INTERNAL void bw__tcache_pushed(bw_pool *p, bw__tcache *tc, unsigned ci);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
 /* Sum every live thread cache's counters into s and the bytes its slots
  * hold into *held, under the registry lock (exact when no thread is in the
@@ -8085,12 +8093,14 @@ static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
     p->fast_rent_limit =
         (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
             ? 0 : top;
-    /* Returns of the medium classes (above BW__TCACHE_SMALL) take the slow
-     * path, which reads the clock: decay can then age a big block from its
-     * return, which a fast return could not tell it (a 256 KiB block
-     * returned on the fast path, then idle 4 x decay_ms, went back only at
-     * a slow call decay_ms after the next one). A clock read is nothing
-     * beside the job that filled such a block; small returns stay fast. */
+    /* Returns of the medium classes (above BW__TCACHE_SMALL) leave the
+     * inline path for bw__return_slow's first test, which pushes them as
+     * the inline path does and reads the coarse clock (3.5 ns): decay then
+     * ages a big block from its return, which a clock-free return could
+     * not tell it (a 256 KiB block returned on the fast path, then idle
+     * 4 x decay_ms, went back only at a slow call decay_ms after the next
+     * one). Small returns stay inline and clock-free. */
+    p->medium_return_span = p->fast_rent_limit ? top - o->min_block_size + 1 : 0;
     p->fast_return_span = p->fast_rent_limit
                               ? (top < BW__TCACHE_SMALL ? top : BW__TCACHE_SMALL) -
                                     o->min_block_size + 1
@@ -8342,6 +8352,16 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     bool pooled;
     unsigned ci = 0;
 
+    /* A medium block into this thread's cache: the inline path's push,
+     * then its class seen now (see medium_return_span). */
+    if (p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
+        capacity - p->opt.min_block_size < p->medium_return_span &&
+        !BW__TRACK_IS_NOACCESS(block) &&
+        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
+        bw__tc_push(p, bw__tl_last, block, capacity)) {
+        bw__tcache_pushed(p, bw__tl_last, bw__log2(capacity) - p->min_shift);
+        return BW_OK;
+    }
     /* A pool switch: as in bw__rent_slow. */
     if (bw__return_fast_ok(p, block, capacity) &&
         atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) != p->id &&
@@ -8694,6 +8714,13 @@ BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now)
             tc->seen[ci].ms = now;
         }
     }
+}
+
+BW__INTERNAL void bw__tcache_pushed(bw_pool *p, bw__tcache *tc, unsigned ci)
+{
+    if (p->opt.decay_ms == BW_DECAY_NEVER) return;
+    tc->seen[ci].ops = bw__tc_ops(tc, ci);
+    tc->seen[ci].ms = bw__now_ms();
 }
 
 /* Decay of a thread's own cache, gathered into f. Two ways to know a block
