@@ -575,11 +575,10 @@ typedef struct bw_pool_options {
      * 1024 rents of each class that it does serve. A return of a block
      * above 32 KiB reads the clock, so such a block ages from its return
      * (and is given back at the first slow call decay_ms after it); the
-     * rents and the small returns the cache
-     * serves read no clock, and a class they touched counts as used at the
-     * thread's next slow call (other classes are not affected). No
-     * background thread: a fully idle process keeps up to the bounds until
-     * it calls again.                                                      */
+     * rents and the small returns the cache serves read no clock, and a
+     * class they touched counts as used at the thread's next slow call
+     * (other classes are not affected). No background thread: a fully
+     * idle process keeps up to the bounds until it calls again.            */
     uint32_t decay_ms;           /* 0 = 10000 (10 s, jemalloc's dirty decay);
                                     BW_DECAY_NEVER keeps everything          */
     /* A writer's first block is at least this (rounded up to a class), so a
