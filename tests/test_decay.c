@@ -37,6 +37,31 @@ static bw_pool *decay_pool(test_alloc *ta, unsigned flags, uint32_t decay_ms)
     return mkpool(&o);
 }
 
+/* A decay pool whose thread caches hold 256 KiB blocks (a medium class:
+ * max_pooled_size 1 MiB), no large retention. */
+static bw_pool *medium_decay_pool(test_alloc *ta)
+{
+    bw_pool_options o = fresh_opts(ta);
+    o.max_pooled_size = 1 * MiB;
+    o.flags = BW_POOL_NO_LARGE_RETENTION;
+    o.decay_ms = DECAY;
+    return mkpool(&o);
+}
+
+/* The thread's next slow call (a 2 MiB rent, which no cache serves) gives
+ * back the 256 KiB block idle since t0, and p retains `left` bytes then. */
+static void expect_big_block_given_back_now(bw_pool *p, uint64_t t0, uint64_t left)
+{
+    bw_pool_stats s;
+    size_t pcap;
+    void *probe = rent_ok(p, 2 * MiB, &pcap);
+    s = stats_of(p);
+    cr_expect_eq(s.decayed_bytes, 256 * KiB, "idle %llu ms, not given back at the next slow call",
+                 (unsigned long long)(mono_ms() - t0));
+    cr_expect_eq(s.retained_bytes, left);
+    cr_expect_eq(bw_pool_return(p, probe, pcap), BW_OK);
+}
+
 /* Checked only while less than half of decay_ms has really passed between
  * t0 and t1: nothing was given back yet, p still retains `kept` bytes. */
 static void expect_kept_while_young(bw_pool *p, uint64_t t0, uint64_t t1, uint64_t kept)
@@ -152,17 +177,11 @@ Test(decay, thread_cache_block_decays_at_its_threads_first_slow_rent_after_decay
 Test(decay, idle_block_decays_at_next_slow_call_while_small_messages_use_the_cache)
 {
     test_alloc ta;
-    bw_pool_options o = fresh_opts(&ta);
-    bw_pool *p;
-    bw_pool_stats s;
-    void *big, *small, *probe;
-    size_t bigcap, scap, pcap;
+    bw_pool *p = medium_decay_pool(&ta);
+    void *big, *small;
+    size_t bigcap, scap;
     uint64_t t0;
     int i;
-    o.max_pooled_size = 1 * MiB; /* 256 KiB is a thread-cached class */
-    o.flags = BW_POOL_NO_LARGE_RETENTION;
-    o.decay_ms = DECAY;
-    p = mkpool(&o);
     big = rent_ok(p, 256 * KiB, &bigcap);
     for (i = 0; i < 2; i++) { /* the small class's slot: later calls are fast */
         small = rent_ok(p, 64, &scap);
@@ -178,35 +197,23 @@ Test(decay, idle_block_decays_at_next_slow_call_while_small_messages_use_the_cac
         sleep_ms(5);
     }
     cr_expect_eq(stats_of(p).decayed_bytes, 0, "decayed without a slow call");
-    /* The thread's next slow call: the big block goes back. */
-    probe = rent_ok(p, 2 * MiB, &pcap);
-    s = stats_of(p);
-    cr_expect_eq(s.decayed_bytes, 256 * KiB, "idle %llu ms, not given back at the next slow call",
-                 (unsigned long long)(mono_ms() - t0));
-    cr_expect_eq(s.retained_bytes, 64);
-    cr_expect_eq(bw_pool_return(p, probe, pcap), BW_OK);
+    expect_big_block_given_back_now(p, t0, 64);
     ta_finish(&ta, p);
 }
 
 /* Issue 34, the same with the big block's own return on the fast path: it
- * was rented and returned twice (the second time served by the cache, no
- * clock read), then left idle 4 x decay_ms. The return of a block above
- * the small classes goes through the slow path, which reads the clock, so
- * its age starts there and the thread's next slow call gives it back. */
+ * was rented and returned twice (the second time served by the cache),
+ * then left idle 4 x decay_ms. A return above the small classes reads the
+ * clock, so its age starts there and the thread's next slow call gives it
+ * back. */
 Test(decay, a_big_block_returned_twice_decays_at_the_next_slow_call)
 {
     test_alloc ta;
-    bw_pool_options o = fresh_opts(&ta);
-    bw_pool *p;
-    bw_pool_stats s;
-    void *big, *probe;
-    size_t bigcap, pcap;
+    bw_pool *p = medium_decay_pool(&ta);
+    void *big;
+    size_t bigcap;
     uint64_t t0;
     int i;
-    o.max_pooled_size = 1 * MiB; /* 256 KiB is a thread-cached class */
-    o.flags = BW_POOL_NO_LARGE_RETENTION;
-    o.decay_ms = DECAY;
-    p = mkpool(&o);
     for (i = 0; i < 2; i++) {
         big = rent_ok(p, 256 * KiB, &bigcap);
         cr_expect_eq(bw_pool_return(p, big, bigcap), BW_OK);
@@ -214,12 +221,7 @@ Test(decay, a_big_block_returned_twice_decays_at_the_next_slow_call)
     t0 = mono_ms();
     cr_expect_eq(stats_of(p).retained_bytes, 256 * KiB);
     sleep_until(t0 + 4 * DECAY);
-    probe = rent_ok(p, 2 * MiB, &pcap); /* the thread's next slow call */
-    s = stats_of(p);
-    cr_expect_eq(s.decayed_bytes, 256 * KiB, "idle %llu ms, not given back at the next slow call",
-                 (unsigned long long)(mono_ms() - t0));
-    cr_expect_eq(s.retained_bytes, 0);
-    cr_expect_eq(bw_pool_return(p, probe, pcap), BW_OK);
+    expect_big_block_given_back_now(p, t0, 0);
     ta_finish(&ta, p);
 }
 
