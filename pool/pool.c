@@ -508,9 +508,7 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
 
     /* A medium block into this thread's cache: the inline path's push,
      * then its class seen now (see medium_return_span). */
-    if (p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
-        capacity - p->opt.min_block_size < p->medium_return_span &&
-        !BW__TRACK_IS_NOACCESS(block) &&
+    if (bw__return_in_span(p, block, capacity, true) &&
         atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
         bw__tc_push(p, bw__tl_last, block, capacity)) {
         bw__tcache_pushed(p, bw__tl_last, bw__log2(capacity) - p->min_shift);

@@ -3079,14 +3079,24 @@ static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size
     return bw__tc_pop_class(&tc->cls[ci], p->opt.min_block_size << ci, capacity);
 }
 
-/* A power of two with capacity - min_size < span: min_size <= capacity <=
- * the largest thread-cached class in one compare (unsigned wrap); a span of
- * 0 sends every return of a checked, zeroing or cache-less pool to the slow
- * path. */
-static inline bool bw__return_fast_ok(const bw_pool *p, const void *block, size_t capacity)
+/* A power of two with capacity - min_size < the span (medium false:
+ * fast_return_span, the inline path; true: medium_return_span,
+ * bw__return_slow's first test): min_size <= capacity <= the largest class
+ * of the span in one compare (unsigned wrap); a span of 0 sends every
+ * return of a checked, zeroing or cache-less pool to the slow path. The
+ * span is read after the NULL test, as a memory operand of the compare. */
+static inline bool bw__return_in_span(const bw_pool *p, const void *block, size_t capacity,
+                                      bool medium)
 {
     return p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
-           capacity - p->opt.min_block_size < p->fast_return_span && !BW__TRACK_IS_NOACCESS(block);
+           capacity - p->opt.min_block_size <
+               (medium ? p->medium_return_span : p->fast_return_span) &&
+           !BW__TRACK_IS_NOACCESS(block);
+}
+
+static inline bool bw__return_fast_ok(const bw_pool *p, const void *block, size_t capacity)
+{
+    return bw__return_in_span(p, block, capacity, false);
 }
 
 /* Keep block in class c; false when it holds all the slots it reserved. */
@@ -8353,9 +8363,7 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
 
     /* A medium block into this thread's cache: the inline path's push,
      * then its class seen now (see medium_return_span). */
-    if (p != NULL && block != NULL && (capacity & (capacity - 1)) == 0 &&
-        capacity - p->opt.min_block_size < p->medium_return_span &&
-        !BW__TRACK_IS_NOACCESS(block) &&
+    if (bw__return_in_span(p, block, capacity, true) &&
         atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
         bw__tc_push(p, bw__tl_last, block, capacity)) {
         bw__tcache_pushed(p, bw__tl_last, bw__log2(capacity) - p->min_shift);
