@@ -197,17 +197,6 @@ static inline void bw__job_done(bw_writer *w)
 }
 
 
-/* Empty, no error, positions at 0; keeps the mode and its parameters. */
-/* The storage is given back (bw__drop_storage) or handed out first. */
-static void bw__reset(bw_writer *w)
-{
-    w->len = 0;
-    w->pos = w->base = 0;
-    w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR | BW__FD_ERRNO);
-    w->lim = w->cap; /* no error now */
-    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
-}
 
 /* bw_release of the modes that do not grow by moving (segmented, streaming,
  * fixed): none of them teaches the pool, so bw__job_done is not needed. */
@@ -217,53 +206,18 @@ static BW__COLD void bw__release_rest(bw_writer *w)
     bw__reset(w);
 }
 
-/* bw_release's rest for a writer that grows by moving: the job's length
- * teaches the pool, and the block (of block bytes, nothing written at or
- * past cap) goes back the general way. */
-static BW__COLD void bw__release_block(bw_pool *p, unsigned char *b, size_t block, size_t cap,
-                                       size_t len)
-{
-    if (p != NULL && bw__pool_learns(p, len)) bw__learn_record(p, len);
-    if (b != NULL && !bw__return_fast(p, b, block))
-        (void)bw__pool_return_written(p, b, block, cap);
-}
 
-/* A writer that grows by moving (contiguous: every small message) has its
- * own way through: its one block and the first line are all it has, the
- * fields it uses are emptied, and a small message's block (the pool's
- * first size, too small to teach the pool anything) goes back by the
- * thread cache's inline push, with no call and no stack frame. Any other
- * block, and a length that teaches the pool, take bw__release_block; other
- * modes bw__release_rest. */
+/* A contiguous writer's release (bw__contig_release, writer_internal.h) is
+ * the one inline fast path: no table, no call for a small message; other
+ * modes give their storage back through the table (bw__release_rest). */
 void bw_release(bw_writer *w)
 {
-    bw_pool *p;
-    unsigned char *b;
-    size_t cap, len, block = 0;
     if (w == NULL) return;
-    p = w->pool;
-    /* The mode's own test (the contiguous mode alone grows by moving),
-     * before the table, as bw__first_write's. */
     if (!bw__is_contig(w)) {
         bw__release_rest(w);
         return;
     }
-    b = w->flags & BW__EXTERNAL ? NULL : w->data;
-    cap = w->cap;
-    /* A block implies its pool (the rent set it). Given back before the
-     * fields are emptied, so the length is read only when it can teach. */
-    if (b != NULL && bw__return_first(p, b, cap)) {
-        b = NULL;
-        len = 0;
-    } else {
-        len = bw_len(w);
-        if (b != NULL) block = bw__contig_block_cap(w);
-    }
-    w->data = NULL;
-    w->cap = 0;
-    bw__reset(w);
-    if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
-        bw__release_block(p, b, block, cap, len);
+    bw__contig_release(w);
 }
 
 void bw_clear(bw_writer *w)
@@ -729,27 +683,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     }
     if (w->data != NULL || bw_len(w) != 0) {
         l = bw_len(w);
-        if (w->flags & BW__EXTERNAL) {
-            /* The caller's buffer cannot go to the pool: hand out a pooled
-             * copy, sized by the growth rule (none when nothing is held). */
-            bw_pool *p = bw__pool_of(w);
-            size_t want;
-            if (l != 0) {
-                if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
-                    (b = bw_pool_rent(p, want, &c)) == NULL) {
-                    bw__fail(w, BW_ENOMEM);
-                    return NULL;
-                }
-                memcpy(b, w->data + bw__start(w), l);
-            }
-        } else {
-            /* Works while an error is recorded: bw__contiguous does not
-             * check it (a failure then keeps the first error). */
-            if (bw__contiguous(w, 0) == NULL) return NULL;
-            bw__move_down(w, NULL);
-            b = w->data;
-            c = bw__block_size(w);
-        }
+        if (!bw__ops(w)->hand_out(w, &b, &c)) return NULL;
     }
     bw__job_done(w);
     w->data = NULL; /* handed out: what else the mode holds goes back */

@@ -143,6 +143,19 @@ BW__INTERNAL int bw__block_patch(bw_writer *w, uint64_t pos, const void *src, si
 }
 BW__INTERNAL size_t bw__block_cap(const bw_writer *w) { return w->cap; }
 
+/* Hand out (bw_detach): made contiguous in one block of the writer's own
+ * (a segmented writer's pieces copied into one), moved to its start. */
+BW__INTERNAL int bw__block_hand_out(bw_writer *w, void **block, size_t *cap)
+{
+    /* Works while an error is recorded: bw__contiguous does not check it
+     * (a failure then keeps the first error). */
+    if (bw__contiguous(w, 0) == NULL) return 0;
+    bw__move_down(w, NULL);
+    *block = w->data;
+    *cap = bw__block_size(w);
+    return 1;
+}
+
 /* And what modes without the matching ability name in their tables. */
 BW__INTERNAL int bw__keeps_bytes(bw_writer *w) { return (void)w, BW_OK; }
 BW__INTERNAL int bw__no_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)

@@ -177,6 +177,33 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
     return BW_OK;
 }
 
+/* bw_release's rest (writer_internal.h, bw__contig_release). */
+BW__INTERNAL BW__COLD void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
+                                                    size_t cap, size_t len)
+{
+    if (p != NULL && bw__pool_learns(p, len)) bw__learn_record(p, len);
+    if (b != NULL && !bw__return_fast(p, b, block))
+        (void)bw__pool_return_written(p, b, block, cap);
+}
+
+/* Hand out (bw_detach): the caller's first buffer cannot go to the pool,
+ * so a pooled copy, sized by the growth rule (none when nothing is held);
+ * else the block itself. */
+static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
+{
+    size_t want, l = bw_len(w);
+    bw_pool *p;
+    if (!(w->flags & BW__EXTERNAL)) return bw__block_hand_out(w, block, cap);
+    if (l == 0) return 1;
+    p = bw__pool_of(w);
+    if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
+        (*block = bw_pool_rent(p, want, cap)) == NULL) {
+        bw__fail(w, BW_ENOMEM);
+        return 0;
+    }
+    memcpy(*block, w->data + bw__start(w), l);
+    return 1;
+}
 
 /* printf's pass two: as bw__printf_grow, and also apart when the output
  * would fill the block growth moves to exactly. */
@@ -228,6 +255,7 @@ const bw__mode_ops bw__contig_ops = {
     .link = bw__link_copy,
     .take = bw__no_take,
     .room_at_once = bw__at_once,
+    .hand_out = bw__contig_hand_out,
     .traits = BW__GROWS,
     .name = "contiguous",
 };

@@ -55,6 +55,13 @@ static int bw__printf_fixed(bw_writer *w, size_t need, const char *fmt, va_list 
 /* The caller's buffer stays; no block is the pool's. */
 static void bw__fixed_keep_buffer(bw_writer *w) { (void)w; }
 static size_t bw__fixed_no_block(const bw_writer *w) { return (void)w, 0; }
+/* Nothing to hand out: bw_detach refuses a writer without a pool
+ * (BW__NO_POOL) before it asks; this says so again. */
+static int bw__fixed_no_hand_out(bw_writer *w, void **block, size_t *cap)
+{
+    (void)block, (void)cap;
+    return (void)bw__fail(w, BW_EINVAL), 0;
+}
 
 const bw__mode_ops bw__fixed_ops = {
     .room = bw__room_fixed,
@@ -73,6 +80,7 @@ const bw__mode_ops bw__fixed_ops = {
     .link = bw__link_copy,
     .take = bw__no_take,
     .room_at_once = bw__at_once,
+    .hand_out = bw__fixed_no_hand_out,
     .traits = BW__NO_POOL | BW__BOUNDED,
     .name = "fixed",
 };

@@ -713,6 +713,7 @@ const bw__mode_ops bw__seg_ops = {
     .link = bw__seg_link,
     .take = bw__seg_take,
     .room_at_once = bw__at_once,
+    .hand_out = bw__block_hand_out,
     .traits = BW__LINKS,
     .name = "segmented",
 };

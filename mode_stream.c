@@ -214,6 +214,7 @@ const bw__mode_ops bw__stream_ops = {
     .link = bw__link_copy,
     .take = bw__no_take,
     .room_at_once = bw__stream_at_once,
+    .hand_out = bw__block_hand_out,
     .traits = BW__SENDS | BW__BOUNDED,
     .name = "streaming",
 };

@@ -125,6 +125,11 @@ typedef struct bw__cursor {
  *   failure (recorded in dst).
  * - room at once: whether one room can take n bytes without sending part
  *   of them (streaming: no more than its buffer).
+ * - hand out: the held bytes, as one block of the pool's starting with
+ *   them, for bw_detach: *block and its capacity *cap (left NULL and 0
+ *   when there is nothing to hand out); 0 on a failure (recorded, or the
+ *   first error kept). Works while an error is recorded; the caller
+ *   empties the writer after.
  * - traits: what the calls common to every mode need to know (BW__GROWS
  *   and the others below). */
 typedef struct bw__mode_ops {
@@ -144,6 +149,7 @@ typedef struct bw__mode_ops {
     int (*link)(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
     int (*take)(bw_writer *dst, bw_writer *src);
     int (*room_at_once)(const bw_writer *w, size_t n);
+    int (*hand_out)(bw_writer *w, void **block, size_t *cap);
     unsigned traits;
     const char *name; /* the mode's name in the manual ("contiguous") */
 } bw__mode_ops;
@@ -231,6 +237,7 @@ BW__INTERNAL int bw__keeps_bytes(bw_writer *w);
 BW__INTERNAL int bw__no_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap);
 BW__INTERNAL int bw__no_take(bw_writer *dst, bw_writer *src);
 BW__INTERNAL int bw__at_once(const bw_writer *w, size_t n);
+BW__INTERNAL int bw__block_hand_out(bw_writer *w, void **block, size_t *cap);
 BW__INTERNAL int bw__link_copy(bw_writer *w, const void *data, size_t n, bw_done_fn done,
                                void *ctx);
 BW__INTERNAL int bw__printf_apart(bw_writer *w, size_t need, const char *fmt, va_list ap);
@@ -240,6 +247,11 @@ BW__INTERNAL int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_
 /* A contiguous writer's first block the general way (mode_contig.c); its
  * inline way is bw__contig_first_in below. */
 BW__INTERNAL int bw__contig_first_slow(bw_writer *w, size_t n, const void *src);
+/* A contiguous writer's release the general way (mode_contig.c): the job's
+ * length teaches the pool, and the block (block bytes, nothing written at
+ * or past cap) goes back; its inline way is bw__contig_release below. */
+BW__INTERNAL void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
+                                           size_t cap, size_t len);
 
 /* ---- state helpers every file of the writer uses (bufwriter.c) ---- */
 
@@ -294,6 +306,18 @@ static inline int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
     w->flags = 0; /* no limit (BW__LIMITED), no bw_write_fd errno */
     w->err = BW_OK;
     return BW_OK;
+}
+
+/* Empty, no error, positions at 0; keeps the mode and its parameters. */
+/* The storage is given back (bw__drop_storage) or handed out first. */
+static inline void bw__reset(bw_writer *w)
+{
+    w->len = 0;
+    w->pos = w->base = 0;
+    w->err = BW_OK;
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR | BW__FD_ERRNO);
+    w->lim = w->cap; /* no error now */
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
 }
 
 /* True when [p, p + n) overlaps the writer's current block (for the modes
@@ -363,6 +387,36 @@ static inline int bw__contig_first_in(bw_writer *w, size_t n, const void *src)
 static inline bool bw__first_write(const bw_writer *w, size_t n)
 {
     return w->data == NULL && bw__is_contig(w) && n <= BW__MAX_BLOCK;
+}
+
+/* A writer that grows by moving (contiguous: every small message) has its
+ * own way through bw_release: its one block and the first line are all it
+ * has, the fields it uses are emptied, and a small message's block (the
+ * pool's first size, too small to teach the pool anything) goes back by
+ * the thread cache's inline push, with no call and no stack frame. Any
+ * other block, and a length that teaches the pool, take
+ * bw__contig_release_block (mode_contig.c). */
+static inline void bw__contig_release(bw_writer *w)
+{
+    bw_pool *p = w->pool;
+    unsigned char *b;
+    size_t cap, len, block = 0;
+    b = w->flags & BW__EXTERNAL ? NULL : w->data;
+    cap = w->cap;
+    /* A block implies its pool (the rent set it). Given back before the
+     * fields are emptied, so the length is read only when it can teach. */
+    if (b != NULL && bw__return_first(p, b, cap)) {
+        b = NULL;
+        len = 0;
+    } else {
+        len = bw_len(w);
+        if (b != NULL) block = bw__contig_block_cap(w);
+    }
+    w->data = NULL;
+    w->cap = 0;
+    bw__reset(w);
+    if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
+        bw__contig_release_block(p, b, block, cap, len);
 }
 
 #endif /* BW_WRITER_INTERNAL_H */
