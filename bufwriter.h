@@ -1248,7 +1248,7 @@ BW_API FILE *bw_fopen(bw_writer *w);
  * writer's init and release touch, so a small message uses one cache line
  * of it; what only a segmented or streaming writer needs comes after, in a
  * union by mode, set by that mode's init alone. */
-struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
+struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) */
     unsigned char *data; /* where the next byte goes is data + len: the block
                             (contiguous), the last block (segmented), the
                             buffer (streaming) or buf (fixed); NULL until
@@ -1262,14 +1262,14 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     uint64_t pos;        /* position of data[0]                               */
     uint64_t base;       /* position of the first held byte                   */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
-    unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
+    unsigned char mode;  /* BW__CONTIG (0), BW__SEG, BW__STREAM, BW__FIXED  */
     unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
                             BW__FD: streaming to fd rather than to a sink;
                             BW__LIMITED: a size limit is set (and more in
                             writer_internal.h)                                */
     int err;             /* sticky status, BW_OK if none                      */
     union {              /* by mode; fixed uses none of it                    */
-        struct {         /* segmented (bufwriter.c, "segmented")          */
+        struct {         /* segmented (mode_seg.c)                        */
             struct bw__piece *pc; /* closed pieces, [first, count) held     */
             size_t pc_cap;        /* the array's size in bytes, 0: none     */
             uint32_t first, count;
@@ -1303,7 +1303,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
 
 /* Modes (bw_writer.mode). The all-zero writer is contiguous. */
 #define BW__CONTIG 0
-#define BW__CHAIN  1
+#define BW__SEG    1
 #define BW__STREAM 2
 #define BW__FIXED  3
 #define BW__NMODES 4 /* a new mode: its constant, this count, its table */
@@ -1547,7 +1547,7 @@ BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)
 BW_API const unsigned char *bw__data_slow(const bw_writer *w);
 BW__INLINE const unsigned char *bw_data(const bw_writer *w)
 {
-    if (BW__LIKELY(w && w->data && w->mode != BW__CHAIN))
+    if (BW__LIKELY(w && w->data && w->mode != BW__SEG))
         return w->data + BW__CAST(size_t, w->base - w->pos);
     return bw__data_slow(w);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* writer_internal.h - what bufwriter.c and io.c share about a writer's
- * modes and storage. Nothing here is part of the public API. */
+/* writer_internal.h - what the writer's files (bufwriter.c, the mode_*.c
+ * files, io.c) share about a writer's modes and storage. Nothing here is
+ * part of the public API. */
 #ifndef BW_WRITER_INTERNAL_H
 #define BW_WRITER_INTERNAL_H
 
@@ -8,7 +9,7 @@
 #include "platform/platform.h"
 #include "pool/pool_writer.h"
 
-/* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED and
+/* Modes (bw_writer.mode): BW__CONTIG, BW__SEG, BW__STREAM, BW__FIXED and
  * their count BW__NMODES, in bufwriter.h (section 11), where bw_data's
  * inline fast path needs them. */
 
@@ -49,7 +50,7 @@ typedef struct bw__piece bw__piece;
  * detached block starts with the bytes). The current block (data) is not
  * in the writer's tree; every block in the tree holds at least one closed
  * piece, and goes back the moment it holds none. The tree is a treap by
- * address (bufwriter.c, bw__blk_link), so that bw_append_ref's check for
+ * address (mode_seg.c, bw__blk_link), so that bw_append_ref's check for
  * the writer's own memory is O(log blocks) however many moves brought
  * them. */
 struct bw__blk {
@@ -84,9 +85,9 @@ typedef struct bw__cursor {
 } bw__cursor;
 
 /* A mode's operations: the one fixed set of what differs between modes.
- * Each mode fills one table (bw__mode_ops) in its section of bufwriter.c,
- * in this order, every entry given (a mode that has nothing to do for one
- * names a shared do-nothing function); the mode table there maps
+ * Each mode fills one table (bw__mode_ops) in its file (mode_contig.c and
+ * the rest), by name, every entry given (a mode that has nothing to do for
+ * one names a shared do-nothing function); the mode table in bufwriter.c maps
  * w->mode to it, and the bw__ functions below call through it. A failure
  * is recorded.
  * - room: room for n contiguous bytes at data + len; with src also append
@@ -124,6 +125,11 @@ typedef struct bw__cursor {
  *   failure (recorded in dst).
  * - room at once: whether one room can take n bytes without sending part
  *   of them (streaming: no more than its buffer).
+ * - hand out: the held bytes, as one block of the pool's starting with
+ *   them, for bw_detach: *block and its capacity *cap (left NULL and 0
+ *   when there is nothing to hand out); 0 on a failure (recorded, or the
+ *   first error kept). Works while an error is recorded; the caller
+ *   empties the writer after.
  * - traits: what the calls common to every mode need to know (BW__GROWS
  *   and the others below). */
 typedef struct bw__mode_ops {
@@ -143,7 +149,9 @@ typedef struct bw__mode_ops {
     int (*link)(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
     int (*take)(bw_writer *dst, bw_writer *src);
     int (*room_at_once)(const bw_writer *w, size_t n);
+    int (*hand_out)(bw_writer *w, void **block, size_t *cap);
     unsigned traits;
+    const char *name; /* the mode's name in the manual ("contiguous") */
 } bw__mode_ops;
 
 /* The operations through the mode table (bufwriter.c), with what every
@@ -154,7 +162,6 @@ typedef struct bw__mode_ops {
 BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src);
 BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap);
 BW__INTERNAL int bw__room_at_once(const bw_writer *w, size_t n);
-BW__INTERNAL int bw__send(bw_writer *w);
 BW__INTERNAL void bw__drop_storage(bw_writer *w);
 BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra);
 BW__INTERNAL int bw__walk(const bw_writer *w, bw__cursor *c, const unsigned char **p,
@@ -163,11 +170,7 @@ BW__INTERNAL size_t bw__pieces(const bw_writer *w);
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos);
 BW__INTERNAL int bw__overlaps(const bw_writer *w, const void *p, size_t n);
-BW__INTERNAL int bw__patch_at(bw_writer *w, uint64_t pos, const void *src, size_t n);
 BW__INTERNAL size_t bw__block_size(const bw_writer *w);
-BW__INTERNAL int bw__printf_rest(bw_writer *w, size_t need, const char *fmt, va_list ap);
-BW__INTERNAL int bw__link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
-BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src);
 
 /* The traits: what the calls common to every mode ask of it, beyond the
  * operations (bw__traits: the table's). */
@@ -199,5 +202,221 @@ BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n);
 #ifdef BW_HAVE_FILE_ADAPTER
 BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap);
 #endif
+
+/* The room functions stay out of line (the fast paths' callers stay
+ * small), but not `cold`: gcc compiles a cold function for size and turns
+ * its memcpy into rep movsb, a byte loop on CPUs without ERMS, and these
+ * copy every held byte when a writer grows (make check-copies). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__COLD __attribute__((noinline))
+#else
+#  define BW__COLD
+#endif
+
+/* The mode tables, one in each mode's file (mode_contig.c and the rest),
+ * gathered by bufwriter.c's bw__modes. */
+extern const bw__mode_ops bw__contig_ops;
+extern const bw__mode_ops bw__seg_ops;
+extern const bw__mode_ops bw__stream_ops;
+extern const bw__mode_ops bw__fixed_ops;
+
+/* What the one-block modes (contiguous, streaming, fixed) share in their
+ * tables, and what modes without an ability name there (mode_block.c). */
+BW__INTERNAL void bw__move_down(bw_writer *w, const void **src);
+BW__INTERNAL int bw__block_put(bw_writer *w, const void *src, size_t n);
+BW__INTERNAL int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p,
+                                 size_t *n);
+BW__INTERNAL void bw__block_drop_storage(bw_writer *w);
+BW__INTERNAL void bw__block_cut(bw_writer *w, uint64_t pos);
+BW__INTERNAL unsigned char *bw__block_contiguous(bw_writer *w, size_t extra);
+BW__INTERNAL size_t bw__block_pieces(const bw_writer *w);
+BW__INTERNAL void bw__block_drop_front(bw_writer *w, size_t n);
+BW__INTERNAL int bw__block_patch(bw_writer *w, uint64_t pos, const void *src, size_t n);
+BW__INTERNAL size_t bw__block_cap(const bw_writer *w);
+BW__INTERNAL int bw__keeps_bytes(bw_writer *w);
+BW__INTERNAL int bw__no_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap);
+BW__INTERNAL int bw__no_take(bw_writer *dst, bw_writer *src);
+BW__INTERNAL int bw__at_once(const bw_writer *w, size_t n);
+BW__INTERNAL int bw__block_hand_out(bw_writer *w, void **block, size_t *cap);
+BW__INTERNAL int bw__link_copy(bw_writer *w, const void *data, size_t n, bw_done_fn done,
+                               void *ctx);
+BW__INTERNAL int bw__printf_apart(bw_writer *w, size_t need, const char *fmt, va_list ap);
+BW__INTERNAL int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_list ap,
+                                 int apart);
+
+/* A contiguous writer's first block the general way (mode_contig.c); its
+ * inline way is bw__contig_first_in below. */
+BW__INTERNAL int bw__contig_first_slow(bw_writer *w, size_t n, const void *src);
+/* A contiguous writer's release the general way (mode_contig.c): the job's
+ * length teaches the pool, and the block (block bytes, nothing written at
+ * or past cap) goes back; its inline way is bw__contig_release below. */
+BW__INTERNAL void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
+                                           size_t cap, size_t len);
+
+/* ---- state helpers every file of the writer uses (bufwriter.c) ---- */
+
+/* The fast-path limit: the block's end (or the size limit's), or len while
+ * an error is recorded, so that every inline put misses and reaches the
+ * cold path's check. Every change of pos, len or cap ends here. */
+BW__INTERNAL void bw__set_lim(bw_writer *w);
+/* Append src[0, n) to a writer whose checks were made (not NULL, no error
+ * recorded, src not NULL unless n is 0): the write the entry points and the
+ * modes share, so that none calls another entry point for it. */
+BW__INTERNAL int bw__put(bw_writer *w, const void *src, size_t n);
+/* The one stable copy of a source (bufwriter.c, which says how): n bytes
+ * that stay valid while the writer moves, links or sends. */
+BW__INTERNAL const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
+                                         size_t nbuf, void **tmp, size_t *tmp_cap);
+
+/* A size limit's clamp of lim: no further than the offset in data where
+ * the limit falls (len when the limit is below bw_tell), so a write that
+ * would pass it misses the inline fast path and meets bw__over. */
+static inline void bw__clamp_lim(bw_writer *w)
+{
+    uint64_t tell = w->pos + w->len;
+    if (w->limit <= tell) w->lim = w->len;
+    else if (w->limit - w->pos < w->lim) w->lim = (size_t)(w->limit - w->pos);
+}
+
+
+static inline bw_pool *bw__pool_of(bw_writer *w)
+{
+    if (w->pool == NULL) { /* the shared pool: a load once it exists */
+        bw_pool *p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
+        w->pool = p != NULL ? p : bw_pool_shared();
+    }
+    return w->pool;
+}
+
+/* What every init starts with (each mode's file has its inits). Every
+ * field of the first line set one by one, not memset: gcc turns a memset
+ * of the struct into rep stos, whose start-up costs more than the rest of
+ * a small message's bw_init. The mode's part (w->m) is set by the
+ * segmented and streaming inits alone: contiguous and fixed writers never
+ * read it. A new field of bw_writer must be set here too (the valgrind run
+ * reports one that is not). */
+static inline int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
+{
+    if (w == NULL) return BW_EINVAL;
+    w->data = NULL;
+    w->len = w->lim = w->cap = 0;
+    w->pos = w->base = 0;
+    w->pool = pool;
+    w->mode = mode;
+    w->flags = 0; /* no limit (BW__LIMITED), no bw_write_fd errno */
+    w->err = BW_OK;
+    return BW_OK;
+}
+
+/* Empty, no error, positions at 0; keeps the mode and its parameters. */
+/* The storage is given back (bw__drop_storage) or handed out first. */
+static inline void bw__reset(bw_writer *w)
+{
+    w->len = 0;
+    w->pos = w->base = 0;
+    w->err = BW_OK;
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR | BW__FD_ERRNO);
+    w->lim = w->cap; /* no error now */
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
+}
+
+/* True when [p, p + n) overlaps the writer's current block (for the modes
+ * with one block, all of its storage; bw__overlaps for any mode). */
+static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, b = a + n;
+    if (w->data == NULL || n == 0) return 0;
+    return b > (uintptr_t)w->data && a < (uintptr_t)w->data + w->cap;
+}
+
+
+/* ---- the contiguous mode's inline first block (mode_contig.c) ---- */
+
+/* The one place outside the mode table that reads the mode (but the inits
+ * and bw_data's inline fast path, bufwriter.h): a small message's first
+ * write (bw__first_write, bw_reserve) and its release (bw_release) are a
+ * compare away from their block, with no load of the table and no call. */
+static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
+
+/* The block's capacity (bw_detach's, and what goes back to the pool). */
+static inline size_t bw__contig_block_cap(const bw_writer *w)
+{
+    return bw__pool_zeroes(w->pool) ? w->m.g.block : w->cap;
+}
+
+/* The first write of every small message comes here (bw_reserve, or
+ * bw__room after bw__first_write): the usual first block (the pool's
+ * first_block: min_first_block, no learning in play) needs no size rule,
+ * and its rent is the thread cache's inline pop. No error is recorded (the
+ * caller checked), so lim is the capacity. No stack frame and no call but
+ * the copy: the first put's way from bw_reserve to here and back with the
+ * block is about 45 instructions (callgrind), where the same calls with a
+ * frame took 97, and the general way (bw__contig_size, bw_pool_shared,
+ * bw_pool_rent) 159. Every other case is bw__contig_first_slow's, which
+ * also makes bw_reserve's checks. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline int bw__contig_first_in(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p = w->pool;
+    unsigned char *b;
+    size_t got;
+    if (p == NULL) p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
+    if (BW__LIKELY(p != NULL && !(w->flags & BW__LIMITED)) &&
+        (b = (unsigned char *)bw__rent_first(p, n, &got)) != NULL) {
+        /* pos is base already: a contiguous writer without storage holds
+         * nothing (init, release, detach and bw_take leave it so). */
+        w->pool = p;
+        w->lim = got;
+        w->data = b;
+        w->cap = got;
+        if (src != NULL) {
+            w->len = n; /* before the copy: a store through b may alias w */
+            memcpy(b, src, n);
+        }
+        return BW_OK;
+    }
+    return bw__contig_first_slow(w, n, src);
+}
+
+/* Whether a write of n bytes is a contiguous writer's first (no storage):
+ * the one test of the mode outside the table but the inits and bw_data,
+ * made before the table so a small message's first write is a compare
+ * away from its block. */
+static inline bool bw__first_write(const bw_writer *w, size_t n)
+{
+    return w->data == NULL && bw__is_contig(w) && n <= BW__MAX_BLOCK;
+}
+
+/* A writer that grows by moving (contiguous: every small message) has its
+ * own way through bw_release: its one block and the first line are all it
+ * has, the fields it uses are emptied, and a small message's block (the
+ * pool's first size, too small to teach the pool anything) goes back by
+ * the thread cache's inline push, with no call and no stack frame. Any
+ * other block, and a length that teaches the pool, take
+ * bw__contig_release_block (mode_contig.c). */
+static inline void bw__contig_release(bw_writer *w)
+{
+    bw_pool *p = w->pool;
+    unsigned char *b;
+    size_t cap, len, block = 0;
+    b = w->flags & BW__EXTERNAL ? NULL : w->data;
+    cap = w->cap;
+    /* A block implies its pool (the rent set it). Given back before the
+     * fields are emptied, so the length is read only when it can teach. */
+    if (b != NULL && bw__return_first(p, b, cap)) {
+        b = NULL;
+        len = 0;
+    } else {
+        len = bw_len(w);
+        if (b != NULL) block = bw__contig_block_cap(w);
+    }
+    w->data = NULL;
+    w->cap = 0;
+    bw__reset(w);
+    if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
+        bw__contig_release_block(p, b, block, cap, len);
+}
 
 #endif /* BW_WRITER_INTERNAL_H */

@@ -4,7 +4,7 @@
 # its CC, B, SRCS, HDRS, VERSION, CSTD, WARN_STRICT).
 #
 #   make single          regenerate single_include/bufwriter.h from bufwriter.h,
-#                        pool/ and bufwriter.c (scripts/amalgamate.py)
+#                        pool/ and the writer's sources (scripts/amalgamate.py)
 #   make check-single    fail if the checked-in single header differs from a
 #                        fresh generation (CI)
 #   make reference       regenerate docs/reference.md, the API reference, from

@@ -128,8 +128,10 @@ def emit_file(path, text, known, extern_data, made_static):
             continue
         stripped = line.rstrip()
         for name in extern_data:
-            # A file-scope definition of that data: no storage class yet.
-            if (stripped.endswith(";") and not line[:1].isspace()
+            # A file-scope definition of that data: no storage class yet
+            # (on one line, or opening a braced initializer: a mode table).
+            if ((stripped.endswith(";") or stripped.endswith("= {"))
+                    and not line[:1].isspace()
                     and re.search(r"\b%s\b" % name, line)
                     and not re.match(r"\s*(static|extern|typedef)\b", line)
                     and "(" not in line.split(name)[0]):
