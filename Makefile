@@ -34,6 +34,8 @@
 #   make dist             bufwriter-VERSION.tar.gz from git archive HEAD, then
 #                         unpacked, built and tested (test-normal) in a temp folder
 #   make examples         build examples/ from the single header and the library
+#   make test-formats     the Arrow and pickle examples read back by Apache Arrow's
+#                         reader (npm: apache-arrow) and Python's pickle (mk/formats.mk)
 #   make version          print the version (from bufwriter.h)
 #   make uninstall / clean
 #
@@ -288,7 +290,7 @@ test-m32:
 # make test-normal alone runs what this machine has, with no set-up.
 TEST_PARTS := all test-strict $(addprefix test-,$(TEST_FLAVOURS)) test-stress-tsan test-seeded \
               test-fuzz test-dlclose check-single check-reference check-float-table check-spdx check-copies \
-              check-style test-packaging
+              check-style test-packaging test-formats
 # The order the parts start in: the longest first (measured on 2 cores), so
 # that the short ones fill in around them.
 TEST_LONGEST := test-packaging test-asan test-valgrind test-tsan test-aarch64 test-s390x test-musl \
@@ -512,5 +514,7 @@ $(B)/bufwriter.pc $(B)/bufwriterConfig.cmake $(B)/bufwriterConfigVersion.cmake: 
 clean:
 	rm -rf build bench/build
 
-# The single header, the examples, the packaging tests.
+# The single header, the examples, the packaging tests; the format
+# examples against their readers.
 include mk/packaging.mk
+include mk/formats.mk

@@ -767,3 +767,35 @@ int bw_move(bw_writer *dst, bw_writer *src)
     return rc;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Padding                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Zeros up to the next multiple of align (Arrow's 8-byte buffers, a page
+ * for what is mapped). Up to 64 bytes is one write. A longer pad makes its
+ * room first, so that no write after it can fail (a fixed writer short of
+ * room takes none of it, a streaming one sends before, never in the middle);
+ * a segmented writer is not asked to, since bw_reserve would skip the rest
+ * of its block: there a failed link (BW_ENOMEM, nothing sent) is undone. */
+int bw_pad(bw_writer *w, size_t align)
+{
+    static const unsigned char zeros[64];
+    uint64_t start;
+    size_t pad, n;
+    int rc = BW_OK;
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (align == 0 || (align & (align - 1)) != 0 || align > BW_PAD_MAX)
+        return bw__fail(w, BW_EINVAL);
+    start = bw_tell(w);
+    pad = (size_t)((0 - start) & (uint64_t)(align - 1));
+    if (pad <= sizeof zeros) return bw_write(w, zeros, pad);
+    if (BW__UNLIKELY(bw__over(w, pad))) return bw__fail(w, BW_ELIMIT);
+    if (!(bw__traits(w) & BW__LINKS)) rc = bw_reserve(w, pad);
+    for (; rc == BW_OK && pad > 0; pad -= n) {
+        n = pad < sizeof zeros ? pad : sizeof zeros;
+        rc = bw_write(w, zeros, n);
+    }
+    if (rc != BW_OK && start >= w->base) (void)bw_truncate(w, start);
+    return rc;
+}

@@ -882,6 +882,20 @@ BW_API int bw_put_dec_f32(bw_writer *w, float v);
  * BW_EINVAL; 2n not representable is BW_EOVERFLOW. */
 BW_API int bw_put_hex(bw_writer *w, const void *src, size_t n);
 
+/* Zero bytes up to the next multiple of align, counted in positions:
+ * afterwards bw_tell(w) % align == 0 (0..align-1 bytes; none when it
+ * already is). What a binary format's alignment rule needs (Arrow's
+ * buffers start at multiples of 8, a file meant to be mapped pads to a
+ * page): the position is bw_tell, so a writer that consumed or sent bytes
+ * still pads the whole output. align is a power of two, 1 to BW_PAD_MAX
+ * (a page), else BW_EINVAL (recorded). The other errors are bw_write's for
+ * that many bytes (BW_ELIMIT, BW_EFULL, BW_ENOMEM, BW_EIO), recorded, with
+ * nothing of the pad written (but where bw_write itself may send a prefix:
+ * a streaming buffer of fewer than 64 bytes). A segmented writer pads in
+ * its current block's free space, then a new block, like any write. */
+#define BW_PAD_MAX 4096
+BW_API int bw_pad(bw_writer *w, size_t align);
+
 /* Make sure at least n bytes are free (bw_free_capacity(w) >= n) without
  * another cold path. n = 0 is BW_OK without allocating. A streaming writer
  * asked for more than its buffer sends what it holds and takes a block big

@@ -383,6 +383,8 @@ class writer {
     // define putc as a macro.
     int (putc)(int c) noexcept { return bw_putc(&w_, c); }
     int put_hex(const void *src, size_t n) noexcept { return bw_put_hex(&w_, src, n); }
+    // bw_pad: zeros up to the next multiple of align (a power of two <= BW_PAD_MAX).
+    int pad(size_t align) noexcept { return bw_pad(&w_, align); }
     int put_uvarint(uint64_t v) noexcept { return bw_put_uvarint(&w_, v); }
     int put_svarint(int64_t v) noexcept { return bw_put_svarint(&w_, v); }
     int reserve(size_t n) noexcept { return bw_reserve(&w_, n); }

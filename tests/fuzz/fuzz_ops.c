@@ -774,7 +774,7 @@ enum {
     OP_SPAN, OP_PATCH, OP_TRUNCATE, OP_CONSUME, OP_CLEAR, OP_CLEAR_ERROR, OP_RELEASE, OP_DETACH,
     OP_PULLUP, OP_CSTR, OP_READ, OP_APPEND, OP_FLUSH, OP_ODD_WRITE, OP_REINIT, OP_SCRIPT,
     OP_FILE, OP_CURSOR, OP_PUTC, OP_DETACH_MALLOC, OP_APPEND_REF, OP_MOVE, OP_LIMIT,
-    OP_DEC_FLOAT, OP_TRY_SPAN, OP_FIRST_BUFFER, NOPS
+    OP_DEC_FLOAT, OP_TRY_SPAN, OP_FIRST_BUFFER, OP_PAD, NOPS
 };
 
 static const char *const op_names[] = {
@@ -782,7 +782,7 @@ static const char *const op_names[] = {
     "span+advance", "patch", "truncate", "consume", "clear", "clear_error", "release", "detach",
     "pullup", "cstr", "read", "append_writer", "flush", "odd-write", "reinit", "script",
     "fopen-write", "cursor", "putc", "detach_malloc", "append_ref", "move", "set_limit",
-    "dec_float", "try_span", "set_first_buffer"};
+    "dec_float", "try_span", "set_first_buffer", "pad"};
 static const char *const mode_names[] = {"contig", "chain", "stream", "fixed"};
 
 /* bw_cstr when the rules say it succeeds (NULL held bytes are fine: the
@@ -1550,6 +1550,23 @@ static void op_writer(in *s, slot *x, unsigned op)
             CHECK(bw_free_capacity(w) == MIN(n, lim_room(x)));
         }
         CHECK(bw_tell(w) == oc.tell0);
+        break;
+    }
+    case OP_PAD: { /* zeros to a power of two up to BW_PAD_MAX, or a bad one */
+        unsigned sh = u8(s) % 16;
+        size_t align = sh <= 12 ? (size_t)1 << sh : sh == 13 ? 0 : sh == 14 ? 24 : BW_PAD_MAX * 2;
+        if (sh > 12) {
+            oc.kind = KEEP;
+            oc.zero = 1;
+            none(x, bw_pad(w, align), BW_EINVAL);
+            break;
+        }
+        n = (size_t)((0 - oc.tell0) & (uint64_t)(align - 1));
+        if (n > left) break;
+        memset(expb, 0, n);
+        oc.req = n;
+        oc.zero = n == 0;
+        wrote(x, bw_pad(w, align), n, room(x, n));
         break;
     }
     case OP_SCRIPT: {
