@@ -5,6 +5,7 @@
  *   platform/prelude.h, bufwriter.h, fmt_float_table.h,
  *   platform/platform.h, pool/track.h, pool/pool_internal.h,
  *   pool/pool_writer.h, writer_internal.h, bufwriter.c, fmt_float.c, io.c,
+ *   mode_block.c, mode_contig.c, mode_fixed.c, mode_seg.c, mode_stream.c,
  *   platform/posix.c, platform/windows.c, pool/alloc.c, pool/check.c,
  *   pool/fork.c, pool/growth.c, pool/large.c, pool/pool.c, pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
@@ -1014,6 +1015,20 @@ BW_API int bw_put_dec_f32(bw_writer *w, float v);
  * BW_EINVAL; 2n not representable is BW_EOVERFLOW. */
 BW_API int bw_put_hex(bw_writer *w, const void *src, size_t n);
 
+/* Zero bytes up to the next multiple of align, counted in positions:
+ * afterwards bw_tell(w) % align == 0 (0..align-1 bytes; none when it
+ * already is). What a binary format's alignment rule needs (Arrow's
+ * buffers start at multiples of 8, a file meant to be mapped pads to a
+ * page): the position is bw_tell, so a writer that consumed or sent bytes
+ * still pads the whole output. align is a power of two, 1 to BW_PAD_MAX
+ * (a page), else BW_EINVAL (recorded). The other errors are bw_write's for
+ * that many bytes (BW_ELIMIT, BW_EFULL, BW_ENOMEM, BW_EIO), recorded, with
+ * nothing of the pad written (but where bw_write itself may send a prefix:
+ * a streaming buffer of fewer than 64 bytes). A segmented writer pads in
+ * its current block's free space, then a new block, like any write. */
+#define BW_PAD_MAX 4096
+BW_API int bw_pad(bw_writer *w, size_t align);
+
 /* Make sure at least n bytes are free (bw_free_capacity(w) >= n) without
  * another cold path. n = 0 is BW_OK without allocating. A streaming writer
  * asked for more than its buffer sends what it holds and takes a block big
@@ -1380,7 +1395,7 @@ BW_API FILE *bw_fopen(bw_writer *w);
  * writer's init and release touch, so a small message uses one cache line
  * of it; what only a segmented or streaming writer needs comes after, in a
  * union by mode, set by that mode's init alone. */
-struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
+struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) */
     unsigned char *data; /* where the next byte goes is data + len: the block
                             (contiguous), the last block (segmented), the
                             buffer (streaming) or buf (fixed); NULL until
@@ -1394,14 +1409,14 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
     uint64_t pos;        /* position of data[0]                               */
     uint64_t base;       /* position of the first held byte                   */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
-    unsigned char mode;  /* BW__CONTIG (0), BW__CHAIN, BW__STREAM, BW__FIXED  */
+    unsigned char mode;  /* BW__CONTIG (0), BW__SEG, BW__STREAM, BW__FIXED  */
     unsigned char flags; /* BW__EXTERNAL: data is a caller's first buffer;
                             BW__FD: streaming to fd rather than to a sink;
                             BW__LIMITED: a size limit is set (and more in
                             writer_internal.h)                                */
     int err;             /* sticky status, BW_OK if none                      */
     union {              /* by mode; fixed uses none of it                    */
-        struct {         /* segmented (bufwriter.c, "segmented")          */
+        struct {         /* segmented (mode_seg.c)                        */
             struct bw__piece *pc; /* closed pieces, [first, count) held     */
             size_t pc_cap;        /* the array's size in bytes, 0: none     */
             uint32_t first, count;
@@ -1435,7 +1450,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (bufwriter.c) */
 
 /* Modes (bw_writer.mode). The all-zero writer is contiguous. */
 #define BW__CONTIG 0
-#define BW__CHAIN  1
+#define BW__SEG    1
 #define BW__STREAM 2
 #define BW__FIXED  3
 #define BW__NMODES 4 /* a new mode: its constant, this count, its table */
@@ -1679,7 +1694,7 @@ BW__INLINE int bw_write(bw_writer *w, const void *src, size_t n)
 BW_API const unsigned char *bw__data_slow(const bw_writer *w);
 BW__INLINE const unsigned char *bw_data(const bw_writer *w)
 {
-    if (BW__LIKELY(w && w->data && w->mode != BW__CHAIN))
+    if (BW__LIKELY(w && w->data && w->mode != BW__SEG))
         return w->data + BW__CAST(size_t, w->base - w->pos);
     return bw__data_slow(w);
 }
@@ -3342,8 +3357,9 @@ BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t
 /*************** End file pool/pool_writer.h ********************************/
 
 /*************** Begin file writer_internal.h *******************************/
-/* writer_internal.h - what bufwriter.c and io.c share about a writer's
- * modes and storage. Nothing here is part of the public API. */
+/* writer_internal.h - what the writer's files (bufwriter.c, the mode_*.c
+ * files, io.c) share about a writer's modes and storage. Nothing here is
+ * part of the public API. */
 #ifndef BW_WRITER_INTERNAL_H
 #define BW_WRITER_INTERNAL_H
 
@@ -3351,7 +3367,7 @@ BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t
 /* #include "platform/platform.h": amalgamated above */
 /* #include "pool/pool_writer.h": amalgamated above */
 
-/* Modes (bw_writer.mode): BW__CONTIG, BW__CHAIN, BW__STREAM, BW__FIXED and
+/* Modes (bw_writer.mode): BW__CONTIG, BW__SEG, BW__STREAM, BW__FIXED and
  * their count BW__NMODES, in bufwriter.h (section 11), where bw_data's
  * inline fast path needs them. */
 
@@ -3392,7 +3408,7 @@ typedef struct bw__piece bw__piece;
  * detached block starts with the bytes). The current block (data) is not
  * in the writer's tree; every block in the tree holds at least one closed
  * piece, and goes back the moment it holds none. The tree is a treap by
- * address (bufwriter.c, bw__blk_link), so that bw_append_ref's check for
+ * address (mode_seg.c, bw__blk_link), so that bw_append_ref's check for
  * the writer's own memory is O(log blocks) however many moves brought
  * them. */
 struct bw__blk {
@@ -3427,9 +3443,9 @@ typedef struct bw__cursor {
 } bw__cursor;
 
 /* A mode's operations: the one fixed set of what differs between modes.
- * Each mode fills one table (bw__mode_ops) in its section of bufwriter.c,
- * in this order, every entry given (a mode that has nothing to do for one
- * names a shared do-nothing function); the mode table there maps
+ * Each mode fills one table (bw__mode_ops) in its file (mode_contig.c and
+ * the rest), by name, every entry given (a mode that has nothing to do for
+ * one names a shared do-nothing function); the mode table in bufwriter.c maps
  * w->mode to it, and the bw__ functions below call through it. A failure
  * is recorded.
  * - room: room for n contiguous bytes at data + len; with src also append
@@ -3467,6 +3483,11 @@ typedef struct bw__cursor {
  *   failure (recorded in dst).
  * - room at once: whether one room can take n bytes without sending part
  *   of them (streaming: no more than its buffer).
+ * - hand out: the held bytes, as one block of the pool's starting with
+ *   them, for bw_detach: *block and its capacity *cap (left NULL and 0
+ *   when there is nothing to hand out); 0 on a failure (recorded, or the
+ *   first error kept). Works while an error is recorded; the caller
+ *   empties the writer after.
  * - traits: what the calls common to every mode need to know (BW__GROWS
  *   and the others below). */
 typedef struct bw__mode_ops {
@@ -3486,7 +3507,9 @@ typedef struct bw__mode_ops {
     int (*link)(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
     int (*take)(bw_writer *dst, bw_writer *src);
     int (*room_at_once)(const bw_writer *w, size_t n);
+    int (*hand_out)(bw_writer *w, void **block, size_t *cap);
     unsigned traits;
+    const char *name; /* the mode's name in the manual ("contiguous") */
 } bw__mode_ops;
 
 /* The operations through the mode table (bufwriter.c), with what every
@@ -3497,7 +3520,6 @@ typedef struct bw__mode_ops {
 BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src);
 BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap);
 BW__INTERNAL int bw__room_at_once(const bw_writer *w, size_t n);
-BW__INTERNAL int bw__send(bw_writer *w);
 BW__INTERNAL void bw__drop_storage(bw_writer *w);
 BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra);
 BW__INTERNAL int bw__walk(const bw_writer *w, bw__cursor *c, const unsigned char **p,
@@ -3506,11 +3528,7 @@ BW__INTERNAL size_t bw__pieces(const bw_writer *w);
 BW__INTERNAL void bw__drop_front(bw_writer *w, size_t n);
 BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos);
 BW__INTERNAL int bw__overlaps(const bw_writer *w, const void *p, size_t n);
-BW__INTERNAL int bw__patch_at(bw_writer *w, uint64_t pos, const void *src, size_t n);
 BW__INTERNAL size_t bw__block_size(const bw_writer *w);
-BW__INTERNAL int bw__printf_rest(bw_writer *w, size_t need, const char *fmt, va_list ap);
-BW__INTERNAL int bw__link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx);
-BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src);
 
 /* The traits: what the calls common to every mode ask of it, beyond the
  * operations (bw__traits: the table's). */
@@ -3543,26 +3561,6 @@ BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n);
 BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap);
 #endif
 
-#endif /* BW_WRITER_INTERNAL_H */
-/*************** End file writer_internal.h *********************************/
-
-/*************** Begin file bufwriter.c *************************************/
-/* bufwriter.c - the writer's out-of-line paths, for every mode: the cold
- * path that makes room (grow, link, flush or BW_EFULL), the sticky error,
- * positions, spans, printf, the encoders that are not inline, reading out.
- * What differs by mode is one table of operations and traits
- * (bw__mode_ops, writer_internal.h): one section per mode holds its inits,
- * its operations and its table, and the mode table after those sections,
- * indexed by the mode, is the only other code that reads it. The fast
- * paths are static inline in bufwriter.h and know no mode (but bw_data's,
- * which tells a segmented writer from the rest). */
-/* #include "writer_internal.h": amalgamated above */
-
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-
 /* The room functions stay out of line (the fast paths' callers stay
  * small), but not `cold`: gcc compiles a cold function for size and turns
  * its memcpy into rep movsb, a byte loop on CPUs without ERMS, and these
@@ -3573,18 +3571,235 @@ BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va
 #  define BW__COLD
 #endif
 
-/* The largest block the writer asks for: sizes past PTRDIFF_MAX break
- * pointer differences, so they count as unrepresentable. */
-/* A streaming writer's buffer. */
-#define BW__STREAM_DEFAULT ((size_t)64 << 10)
+/* The mode tables, one in each mode's file (mode_contig.c and the rest),
+ * gathered by bufwriter.c's bw__modes. */
+static const bw__mode_ops bw__contig_ops;
+static const bw__mode_ops bw__seg_ops;
+static const bw__mode_ops bw__stream_ops;
+static const bw__mode_ops bw__fixed_ops;
+
+/* What the one-block modes (contiguous, streaming, fixed) share in their
+ * tables, and what modes without an ability name there (mode_block.c). */
+BW__INTERNAL void bw__move_down(bw_writer *w, const void **src);
+BW__INTERNAL int bw__block_put(bw_writer *w, const void *src, size_t n);
+BW__INTERNAL int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p,
+                                 size_t *n);
+BW__INTERNAL void bw__block_drop_storage(bw_writer *w);
+BW__INTERNAL void bw__block_cut(bw_writer *w, uint64_t pos);
+BW__INTERNAL unsigned char *bw__block_contiguous(bw_writer *w, size_t extra);
+BW__INTERNAL size_t bw__block_pieces(const bw_writer *w);
+BW__INTERNAL void bw__block_drop_front(bw_writer *w, size_t n);
+BW__INTERNAL int bw__block_patch(bw_writer *w, uint64_t pos, const void *src, size_t n);
+BW__INTERNAL size_t bw__block_cap(const bw_writer *w);
+BW__INTERNAL int bw__keeps_bytes(bw_writer *w);
+BW__INTERNAL int bw__no_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap);
+BW__INTERNAL int bw__no_take(bw_writer *dst, bw_writer *src);
+BW__INTERNAL int bw__at_once(const bw_writer *w, size_t n);
+BW__INTERNAL int bw__block_hand_out(bw_writer *w, void **block, size_t *cap);
+BW__INTERNAL int bw__link_copy(bw_writer *w, const void *data, size_t n, bw_done_fn done,
+                               void *ctx);
+BW__INTERNAL int bw__printf_apart(bw_writer *w, size_t need, const char *fmt, va_list ap);
+BW__INTERNAL int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_list ap,
+                                 int apart);
+
+/* A contiguous writer's first block the general way (mode_contig.c); its
+ * inline way is bw__contig_first_in below. */
+BW__INTERNAL int bw__contig_first_slow(bw_writer *w, size_t n, const void *src);
+/* A contiguous writer's release the general way (mode_contig.c): the job's
+ * length teaches the pool, and the block (block bytes, nothing written at
+ * or past cap) goes back; its inline way is bw__contig_release below. */
+BW__INTERNAL void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
+                                           size_t cap, size_t len);
+
+/* ---- state helpers every file of the writer uses (bufwriter.c) ---- */
+
+/* The fast-path limit: the block's end (or the size limit's), or len while
+ * an error is recorded, so that every inline put misses and reaches the
+ * cold path's check. Every change of pos, len or cap ends here. */
+BW__INTERNAL void bw__set_lim(bw_writer *w);
+/* Append src[0, n) to a writer whose checks were made (not NULL, no error
+ * recorded, src not NULL unless n is 0): the write the entry points and the
+ * modes share, so that none calls another entry point for it. */
+BW__INTERNAL int bw__put(bw_writer *w, const void *src, size_t n);
+/* The one stable copy of a source (bufwriter.c, which says how): n bytes
+ * that stay valid while the writer moves, links or sends. */
+BW__INTERNAL const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
+                                         size_t nbuf, void **tmp, size_t *tmp_cap);
+
+/* A size limit's clamp of lim: no further than the offset in data where
+ * the limit falls (len when the limit is below bw_tell), so a write that
+ * would pass it misses the inline fast path and meets bw__over. */
+static inline void bw__clamp_lim(bw_writer *w)
+{
+    uint64_t tell = w->pos + w->len;
+    if (w->limit <= tell) w->lim = w->len;
+    else if (w->limit - w->pos < w->lim) w->lim = (size_t)(w->limit - w->pos);
+}
+
+
+static inline bw_pool *bw__pool_of(bw_writer *w)
+{
+    if (w->pool == NULL) { /* the shared pool: a load once it exists */
+        bw_pool *p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
+        w->pool = p != NULL ? p : bw_pool_shared();
+    }
+    return w->pool;
+}
+
+/* What every init starts with (each mode's file has its inits). Every
+ * field of the first line set one by one, not memset: gcc turns a memset
+ * of the struct into rep stos, whose start-up costs more than the rest of
+ * a small message's bw_init. The mode's part (w->m) is set by the
+ * segmented and streaming inits alone: contiguous and fixed writers never
+ * read it. A new field of bw_writer must be set here too (the valgrind run
+ * reports one that is not). */
+static inline int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
+{
+    if (w == NULL) return BW_EINVAL;
+    w->data = NULL;
+    w->len = w->lim = w->cap = 0;
+    w->pos = w->base = 0;
+    w->pool = pool;
+    w->mode = mode;
+    w->flags = 0; /* no limit (BW__LIMITED), no bw_write_fd errno */
+    w->err = BW_OK;
+    return BW_OK;
+}
+
+/* Empty, no error, positions at 0; keeps the mode and its parameters. */
+/* The storage is given back (bw__drop_storage) or handed out first. */
+static inline void bw__reset(bw_writer *w)
+{
+    w->len = 0;
+    w->pos = w->base = 0;
+    w->err = BW_OK;
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR | BW__FD_ERRNO);
+    w->lim = w->cap; /* no error now */
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
+}
+
+/* True when [p, p + n) overlaps the writer's current block (for the modes
+ * with one block, all of its storage; bw__overlaps for any mode). */
+static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, b = a + n;
+    if (w->data == NULL || n == 0) return 0;
+    return b > (uintptr_t)w->data && a < (uintptr_t)w->data + w->cap;
+}
+
+
+/* ---- the contiguous mode's inline first block (mode_contig.c) ---- */
+
+/* The one place outside the mode table that reads the mode (but the inits
+ * and bw_data's inline fast path, bufwriter.h): a small message's first
+ * write (bw__first_write, bw_reserve) and its release (bw_release) are a
+ * compare away from their block, with no load of the table and no call. */
+static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
+
+/* The block's capacity (bw_detach's, and what goes back to the pool). */
+static inline size_t bw__contig_block_cap(const bw_writer *w)
+{
+    return bw__pool_zeroes(w->pool) ? w->m.g.block : w->cap;
+}
+
+/* The first write of every small message comes here (bw_reserve, or
+ * bw__room after bw__first_write): the usual first block (the pool's
+ * first_block: min_first_block, no learning in play) needs no size rule,
+ * and its rent is the thread cache's inline pop. No error is recorded (the
+ * caller checked), so lim is the capacity. No stack frame and no call but
+ * the copy: the first put's way from bw_reserve to here and back with the
+ * block is about 45 instructions (callgrind), where the same calls with a
+ * frame took 97, and the general way (bw__contig_size, bw_pool_shared,
+ * bw_pool_rent) 159. Every other case is bw__contig_first_slow's, which
+ * also makes bw_reserve's checks. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline int bw__contig_first_in(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p = w->pool;
+    unsigned char *b;
+    size_t got;
+    if (p == NULL) p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
+    if (BW__LIKELY(p != NULL && !(w->flags & BW__LIMITED)) &&
+        (b = (unsigned char *)bw__rent_first(p, n, &got)) != NULL) {
+        /* pos is base already: a contiguous writer without storage holds
+         * nothing (init, release, detach and bw_take leave it so). */
+        w->pool = p;
+        w->lim = got;
+        w->data = b;
+        w->cap = got;
+        if (src != NULL) {
+            w->len = n; /* before the copy: a store through b may alias w */
+            memcpy(b, src, n);
+        }
+        return BW_OK;
+    }
+    return bw__contig_first_slow(w, n, src);
+}
+
+/* Whether a write of n bytes is a contiguous writer's first (no storage):
+ * the one test of the mode outside the table but the inits and bw_data,
+ * made before the table so a small message's first write is a compare
+ * away from its block. */
+static inline bool bw__first_write(const bw_writer *w, size_t n)
+{
+    return w->data == NULL && bw__is_contig(w) && n <= BW__MAX_BLOCK;
+}
+
+/* A writer that grows by moving (contiguous: every small message) has its
+ * own way through bw_release: its one block and the first line are all it
+ * has, the fields it uses are emptied, and a small message's block (the
+ * pool's first size, too small to teach the pool anything) goes back by
+ * the thread cache's inline push, with no call and no stack frame. Any
+ * other block, and a length that teaches the pool, take
+ * bw__contig_release_block (mode_contig.c). */
+static inline void bw__contig_release(bw_writer *w)
+{
+    bw_pool *p = w->pool;
+    unsigned char *b;
+    size_t cap, len, block = 0;
+    b = w->flags & BW__EXTERNAL ? NULL : w->data;
+    cap = w->cap;
+    /* A block implies its pool (the rent set it). Given back before the
+     * fields are emptied, so the length is read only when it can teach. */
+    if (b != NULL && bw__return_first(p, b, cap)) {
+        b = NULL;
+        len = 0;
+    } else {
+        len = bw_len(w);
+        if (b != NULL) block = bw__contig_block_cap(w);
+    }
+    w->data = NULL;
+    w->cap = 0;
+    bw__reset(w);
+    if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
+        bw__contig_release_block(p, b, block, cap, len);
+}
+
+#endif /* BW_WRITER_INTERNAL_H */
+/*************** End file writer_internal.h *********************************/
+
+/*************** Begin file bufwriter.c *************************************/
+/* bufwriter.c - the writer's public calls, written once for every mode:
+ * the sticky error, release and clear, reserve and spans, printf's first
+ * pass, the encoders that are not inline, positions, reading out, detach,
+ * append and move; and the dispatcher, the mode table (bw__modes) that
+ * maps w->mode to the mode's operations (bw__mode_ops, writer_internal.h).
+ * Each mode is a file of its own that owns its storage, its inits, its
+ * operations and its table: mode_contig.c, mode_seg.c, mode_stream.c,
+ * mode_fixed.c, with what the one-block modes share in mode_block.c. The
+ * fast paths are static inline in bufwriter.h and know no mode (but
+ * bw_data's, which tells a segmented writer from the rest). */
+/* #include "writer_internal.h": amalgamated above */
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 /* printf formats short output here when the free space is smaller. */
 #define BW__PRINTF_STACK 256
-/* A fixed writer's printf formats output up to this long on the stack when
- * it does not fit the free space with vsnprintf's NUL (exact fits). */
-#define BW__PRINTF_FIXED_STACK 1024
-
-typedef char bw__seg_fits[sizeof(bw__blk) <= BW__SEG_HDR ? 1 : -1];
-typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
 
 /* The writer's layout on 64-bit (bufwriter.h): data, len, lim, cap, pos,
  * base, pool, mode, flags and err, the fast path and all a contiguous or
@@ -3625,23 +3840,22 @@ const char *bw_version(void) { return BW_VERSION_STRING; }
 /* State helpers                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* A size limit's clamp of lim: no further than the offset in data where
- * the limit falls (len when the limit is below bw_tell), so a write that
- * would pass it misses the inline fast path and meets bw__over. */
-static void bw__clamp_lim(bw_writer *w)
-{
-    uint64_t tell = w->pos + w->len;
-    if (w->limit <= tell) w->lim = w->len;
-    else if (w->limit - w->pos < w->lim) w->lim = (size_t)(w->limit - w->pos);
-}
-
-/* The fast-path limit: the block's end (or the size limit's), or len while
- * an error is recorded, so that every inline put misses and reaches the
- * cold path's check. Every change of pos, len or cap ends here. */
-static void bw__set_lim(bw_writer *w)
+/* Their contracts are in writer_internal.h. */
+BW__INTERNAL void bw__set_lim(bw_writer *w)
 {
     w->lim = w->err != BW_OK ? w->len : w->cap;
     if (BW__UNLIKELY(w->flags & BW__LIMITED) && w->err == BW_OK) bw__clamp_lim(w);
+}
+
+BW__INTERNAL int bw__put(bw_writer *w, const void *src, size_t n)
+{
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
+    if (w->cap - w->len >= n) {
+        if (n != 0) memcpy(w->data + w->len, src, n);
+        w->len += n;
+        return BW_OK;
+    }
+    return bw__room(w, n, src);
 }
 
 /* Record the first error; later writes miss the fast path. */
@@ -3657,1512 +3871,21 @@ BW__INTERNAL int bw__fail(bw_writer *w, int rc)
     return rc;
 }
 
-static bw_pool *bw__pool_of(bw_writer *w)
-{
-    if (w->pool == NULL) { /* the shared pool: a load once it exists */
-        bw_pool *p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
-        w->pool = p != NULL ? p : bw_pool_shared();
-    }
-    return w->pool;
-}
-
-/* What every init starts with (each mode's section has its inits). Every
- * field of the first line set one by one, not memset: gcc turns a memset
- * of the struct into rep stos, whose start-up costs more than the rest of
- * a small message's bw_init. The mode's part (w->m) is set by the
- * segmented and streaming inits alone: contiguous and fixed writers never
- * read it. A new field of bw_writer must be set here too (the valgrind run
- * reports one that is not). */
-static int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
-{
-    if (w == NULL) return BW_EINVAL;
-    w->data = NULL;
-    w->len = w->lim = w->cap = 0;
-    w->pos = w->base = 0;
-    w->pool = pool;
-    w->mode = mode;
-    w->flags = 0; /* no limit (BW__LIMITED), no bw_write_fd errno */
-    w->err = BW_OK;
-    return BW_OK;
-}
-
-static const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
-                                   size_t nbuf, void **tmp, size_t *tmp_cap);
-
-/* True when [p, p + n) overlaps the writer's current block (for the modes
- * with one block, all of its storage; bw__overlaps for any mode). */
-static int bw__in_block(const bw_writer *w, const void *p, size_t n)
-{
-    uintptr_t a = (uintptr_t)p, b = a + n;
-    if (w->data == NULL || n == 0) return 0;
-    return b > (uintptr_t)w->data && a < (uintptr_t)w->data + w->cap;
-}
-
-/* Append src[0, n) to a writer whose checks were made (not NULL, no error
- * recorded, src not NULL unless n is 0): the write the entry points and the
- * sections share, so that none calls another entry point for it. */
-static int bw__put(bw_writer *w, const void *src, size_t n)
-{
-    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
-    if (w->cap - w->len >= n) {
-        if (n != 0) memcpy(w->data + w->len, src, n);
-        w->len += n;
-        return BW_OK;
-    }
-    return bw__room(w, n, src);
-}
-
-/* bw_append_ref's bytes copied, where nothing is linked: done is called
- * once they are. */
-static int bw__link_copy(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
-{
-    int rc = bw__put(w, data, n);
-    if (rc == BW_OK && done != NULL) done(ctx, data, n);
-    return rc;
-}
-
-/* printf's pass two, the length known (bw_vprintf), for the modes that
- * grow: output formatted into a block of its own, then written from there
- * (all or nothing), so the writer may move, link or send as it likes. */
-static int bw__printf_apart(bw_writer *w, size_t need, const char *fmt, va_list ap)
-{
-    bw_pool *p;
-    void *tmp;
-    size_t tmp_cap;
-    int r, rc;
-    p = bw__pool_of(w);
-    if (p == NULL || (tmp = bw_pool_rent(p, need + 1, &tmp_cap)) == NULL)
-        return bw__fail(w, BW_ENOMEM);
-    r = vsnprintf((char *)tmp, need + 1, fmt, ap);
-    rc = r >= 0 && (size_t)r == need ? bw__put(w, tmp, need) : bw__fail(w, BW_EINVAL);
-    (void)bw_pool_return(p, tmp, tmp_cap);
-    return rc;
-}
-
-/* The same in place, in room that leaves the held bytes (which arguments
- * may point into) as they are until formatted (bw__room_keep). Output that
- * fills the free space to the last byte, or with `apart` the room growth
- * makes, is formatted apart instead: in place it would take a byte more
- * for vsnprintf's NUL (a move, a link, the next size up). */
-static int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_list ap, int apart)
-{
-    void *old;
-    size_t old_cap;
-    int r, rc;
-    if (apart || (w->data != NULL && need <= w->cap - w->len))
-        return bw__printf_apart(w, need, fmt, ap);
-    rc = bw__room_keep(w, need + 1, &old, &old_cap);
-    if (rc != BW_OK) return rc;
-    r = vsnprintf((char *)w->data + w->len, need + 1, fmt, ap);
-    if (r >= 0 && (size_t)r == need) w->len += need;
-    else rc = bw__fail(w, BW_EINVAL);
-    if (old != NULL) (void)bw_pool_return(w->pool, old, old_cap);
-    return rc;
-}
-
-/* ------------------------------------------------------------------------ */
-/* The modes, one section each                                              */
-/* ------------------------------------------------------------------------ */
-/* Each section holds its mode's operations (writer_internal.h), what only
- * they use, and its table; the mode table below maps the mode to it. A
- * room operation makes room for n contiguous bytes at data + len; with src it also appends
- * src[0, n) and commits them. src may point into held bytes. On failure
- * the error is recorded and nothing held changes. */
-
-/* ---- one block: contiguous, streaming and fixed share these ---- */
-
-/* Move the held bytes of a one-block writer to the block's start (the cold
- * path of a writer that consumed); *src follows if it pointed into them. */
-static void bw__move_down(bw_writer *w, const void **src)
-{
-    size_t start = bw__start(w), held = w->len - start;
-    if (start == 0) return;
-    if (src != NULL && *src != NULL && (uintptr_t)*src >= (uintptr_t)(w->data + start) &&
-        (uintptr_t)*src < (uintptr_t)(w->data + w->len))
-        *src = (const unsigned char *)*src - start;
-    if (held != 0) memmove(w->data, w->data + start, held);
-    w->pos = w->base;
-    w->len = held;
-    bw__set_lim(w); /* a size limit's lim counts from pos */
-}
-
-/* The end of a one-block room operation that moves in place (fixed, streaming),
- * with room for n after the held bytes once moved down: src, which follows
- * them if it points into them, is appended when not NULL. */
-static int bw__block_put(bw_writer *w, const void *src, size_t n)
-{
-    bw__move_down(w, &src);
-    if (src != NULL) {
-        memmove(w->data + w->len, src, n);
-        w->len += n;
-    }
-    return BW_OK;
-}
-
-/* Walk: the held bytes are one piece. */
-static int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
-{
-    if (c->started || w->data == NULL) return 0;
-    c->started = 1;
-    *p = w->data + bw__start(w);
-    *n = w->len - bw__start(w);
-    return 1;
-}
-
-/* Reset: give the one block back (not the caller's first buffer). */
-static void bw__block_drop_storage(bw_writer *w)
-{
-    /* Nothing past cap was ever handed out (a contiguous writer's window
-     * on a zeroing pool: bw__contig_widen). */
-    if (w->data != NULL && !(w->flags & BW__EXTERNAL))
-        (void)bw__pool_return_written(w->pool, w->data, bw__block_size(w), w->cap);
-    w->data = NULL;
-    w->cap = 0;
-}
-
-/* Cut (bw_truncate) at pos, base <= pos <= tell: the held bytes end there.
- * Works while an error is recorded, which keeps lim at len. */
-static void bw__block_cut(bw_writer *w, uint64_t pos)
-{
-    w->len = (size_t)(pos - w->pos);
-    bw__set_lim(w);
-}
-
-/* Make contiguous for the modes that grow or move in place (contiguous,
- * fixed): their room. */
-static unsigned char *bw__block_contiguous(bw_writer *w, size_t extra)
-{
-    if (w->cap - w->len < extra && bw__room(w, extra, NULL) != BW_OK) return NULL;
-    return w->data + bw__start(w);
-}
-
-/* What the one-block modes share in their tables: one piece, nothing to
- * drop from a list, a patch in place, the block's capacity. */
-static size_t bw__block_pieces(const bw_writer *w)
-{
-    return w->data != NULL && w->len != bw__start(w);
-}
-static void bw__block_drop_front(bw_writer *w, size_t n) { (void)w, (void)n; }
-static int bw__block_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
-{
-    memmove(w->data + (size_t)(pos - w->pos), src, n);
-    return BW_OK;
-}
-static size_t bw__block_cap(const bw_writer *w) { return w->cap; }
-
-/* And what modes without the matching ability name in their tables. */
-static int bw__keeps_bytes(bw_writer *w) { return (void)w, BW_OK; }
-static int bw__no_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
-{
-    (void)n, (void)old, (void)old_cap;
-    return bw__fail(w, BW_EINVAL);
-}
-static int bw__no_take(bw_writer *dst, bw_writer *src) { return (void)dst, (void)src, 0; }
-static int bw__at_once(const bw_writer *w, size_t n) { return (void)w, (void)n, 1; }
-
-/* ---- contiguous ---- */
-
-/* On a zeroing pool (BW_POOL_ZERO_ON_RETURN) a contiguous writer's cap is a
- * window of its block (m.g.block bytes): every byte the caller may write
- * lies below cap (the inline puts and spans stop at lim <= cap, and
- * bw_free_capacity, bw_reserve and bw_advance count to cap), and the
- * window never narrows while the writer holds the block, so the block goes
- * back with cap as the end of what was written (bw__pool_return_written),
- * and a 20 KiB job in a 64 MiB block zeroes at most 40 KiB, not 64 MiB.
- * The window starts at the growth rule's size for what was asked for (at
- * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
- * so it costs a cold path per doubling, as growth does, and is at most
- * twice the furthest byte asked for. */
-#define BW__ZERO_STEP ((size_t)4096)
-
-static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
-{
-    /* By the growth rule (0: past what it can represent, the block), so
-     * capacities stay the sizes the rule gives. */
-    want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
-    return want != 0 && want < block ? want : block;
-}
-
-/* A newly rented block of got bytes for a writer that asked for want: its
- * window on a zeroing pool, the whole block otherwise. */
-static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
-{
-    w->m.g.block = got;
-    w->cap = bw__pool_zeroes(p) ? bw__contig_window(p, got, want) : got;
-}
-
-/* Widen a zeroing pool's window in place for n more bytes; false when the
- * block itself has no room for them (or there is no window). */
-static bool bw__contig_widen(bw_writer *w, size_t n)
-{
-    size_t want;
-    if ((w->flags & BW__EXTERNAL) || !bw__pool_zeroes(w->pool) || w->cap == w->m.g.block ||
-        w->m.g.block - w->len < n)
-        return false;
-    want = w->len + n; /* at most the block: no overflow */
-    if (want < 2 * w->cap) want = 2 * w->cap;
-    w->cap = bw__contig_window(w->pool, w->m.g.block, want);
-    bw__set_lim(w);
-    return true;
-}
-
-/* The block's capacity (bw_detach's, and what goes back to the pool). */
-static size_t bw__contig_block_cap(const bw_writer *w)
-{
-    return bw__pool_zeroes(w->pool) ? w->m.g.block : w->cap;
-}
-
-/* The size a contiguous writer moves to for n more bytes (the pool's
- * rule: first block, growth, learned jump). */
-static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
-{
-    return bw__pool_contig_size(p, w->len - bw__start(w), w->cap,
-                                (w->flags & BW__EXTERNAL) != 0, n, out);
-}
-
-/* Move a contiguous writer's held bytes into a new block with room for n
- * more, leaving the old storage as it is: *old and *old_cap get the block
- * to give back once nothing reads from it (NULL for none, or for the
- * caller's first buffer, which is not the pool's). */
-static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
-{
-    bw_pool *p = bw__pool_of(w);
-    size_t cap, got, start = bw__start(w), held = w->len - start;
-    unsigned char *nb;
-    int rc;
-    if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__contig_size(w, p, n, &cap);
-    if (rc != BW_OK) return bw__fail(w, rc);
-    nb = (unsigned char *)bw_pool_rent(p, cap, &got);
-    if (nb == NULL) return bw__fail(w, BW_ENOMEM);
-    if (held != 0) memcpy(nb, w->data + start, held);
-    if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
-        *old = w->data;
-        *old_cap = bw__contig_block_cap(w);
-    }
-    /* The window as the growth rule would grow: held + n, at least twice
-     * the old capacity (no overflow: bw__contig_size checked both). */
-    bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
-    w->flags &= (unsigned char)~BW__EXTERNAL;
-    w->data = nb;
-    w->pos = w->base;
-    w->len = held;
-    bw__set_lim(w);
-    return BW_OK;
-}
-
-/* Contiguous: move to a block of bw__contig_size. The old block goes back
- * only after src was copied (src may point into it). Above the threshold
- * the old block is the allocator's own: the pool resizes it in place,
- * remaps it (glibc's mremap) or moves it into a kept warm block instead of
- * copying into fresh memory; not when src lies in the old block (realloc
- * may free it), nor for the caller's buffer, nor on a zeroing pool (realloc
- * would hand the old bytes to the allocator unzeroed). */
-static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
-{
-    void *old = NULL;
-    size_t old_cap = 0, old_win = w->cap;
-    int rc;
-
-    if (w->data != NULL) {
-        bw__move_down(w, &src);
-        if (w->cap - w->len >= n || bw__contig_widen(w, n)) goto copy;
-        if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
-            bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
-            size_t cap;
-            unsigned char *nb;
-            rc = bw__contig_size(w, w->pool, n, &cap);
-            if (rc != BW_OK) return bw__fail(w, rc);
-            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, cap);
-            if (nb == NULL) return bw__fail(w, BW_ENOMEM);
-            w->data = nb;
-            w->cap = cap;
-            bw__set_lim(w);
-            goto copy;
-        }
-    }
-    rc = bw__contig_move(w, n, &old, &old_cap);
-    if (rc != BW_OK) return rc;
-copy:
-    if (src != NULL) {
-        memmove(w->data + w->len, src, n);
-        w->len += n;
-    }
-    if (old != NULL) (void)bw__pool_return_written(w->pool, old, old_cap, old_win);
-    return BW_OK;
-}
-
-/* Room kept (bw__room_keep): a zeroing pool's window widens in place,
- * which moves no held byte; else a move. */
-static int bw__contig_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
-{
-    if (w->data != NULL && bw__contig_widen(w, n)) return BW_OK;
-    return bw__contig_move(w, n, old, old_cap);
-}
-
-/* A contiguous writer's first block (it has no storage, so holds nothing):
- * no bytes to move or copy, no old block to give back, just the rent, and
- * src written at the start. The general way: a first block the size rule
- * decides (learning, a bigger first write), a size limit, a shared pool
- * not yet created, or the thread cache's class empty. */
-static BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *src)
-{
-    bw_pool *p;
-    size_t cap, got = 0;
-    unsigned char *b;
-    int rc;
-    /* bw_reserve comes here first, before its own checks. */
-    if (n == 0 && src == NULL) return BW_OK;
-    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
-    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    p = bw__pool_of(w);
-    if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    if (n <= bw__pool_first_block(p)) {
-        cap = bw__pool_first_block(p);
-    } else {
-        rc = bw__contig_size(w, p, n, &cap);
-        if (rc != BW_OK) return bw__fail(w, rc);
-    }
-    b = (unsigned char *)bw_pool_rent(p, cap, &got);
-    if (b == NULL) return bw__fail(w, BW_ENOMEM);
-    w->data = b;
-    bw__contig_take(w, p, got, n);
-    w->lim = w->cap;
-    w->pos = w->base;
-    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w);
-    if (src != NULL) {
-        memcpy(b, src, n);
-        w->len = n;
-    }
-    return BW_OK;
-}
-
-/* The first write of every small message comes here (bw_reserve, or
- * bw__room after bw__first_write): the usual first block (the pool's
- * first_block: min_first_block, no learning in play) needs no size rule,
- * and its rent is the thread cache's inline pop. No error is recorded (the
- * caller checked), so lim is the capacity. No stack frame and no call but
- * the copy: the first put's way from bw_reserve to here and back with the
- * block is about 45 instructions (callgrind), where the same calls with a
- * frame took 97, and the general way (bw__contig_size, bw_pool_shared,
- * bw_pool_rent) 159. Every other case is bw__contig_first_slow's, which
- * also makes bw_reserve's checks. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((always_inline))
-#endif
-static inline int bw__contig_first_in(bw_writer *w, size_t n, const void *src)
-{
-    bw_pool *p = w->pool;
-    unsigned char *b;
-    size_t got;
-    if (p == NULL) p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
-    if (BW__LIKELY(p != NULL && !(w->flags & BW__LIMITED)) &&
-        (b = (unsigned char *)bw__rent_first(p, n, &got)) != NULL) {
-        /* pos is base already: a contiguous writer without storage holds
-         * nothing (init, release, detach and bw_take leave it so). */
-        w->pool = p;
-        w->lim = got;
-        w->data = b;
-        w->cap = got;
-        if (src != NULL) {
-            w->len = n; /* before the copy: a store through b may alias w */
-            memcpy(b, src, n);
-        }
-        return BW_OK;
-    }
-    return bw__contig_first_slow(w, n, src);
-}
-
-static int bw__contig_first(bw_writer *w, size_t n, const void *src)
-{
-    return bw__contig_first_in(w, n, src);
-}
-
-/* Whether a write of n bytes is a contiguous writer's first (no storage):
- * the one test of the mode outside the table but the inits and bw_data,
- * made before the table so a small message's first write is a compare
- * away from its block. */
-static inline bool bw__first_write(const bw_writer *w, size_t n)
-{
-    return w->data == NULL && w->mode == BW__CONTIG && n <= BW__MAX_BLOCK;
-}
-
-/* printf's pass two: as bw__printf_grow, and also apart when the output
- * would fill the block growth moves to exactly. */
-static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list ap)
-{
-    bw_pool *p = bw__pool_of(w);
-    size_t cap;
-    int fills = 0;
-    if (p != NULL && bw__contig_size(w, p, need, &cap) == BW_OK)
-        fills = cap - (w->len - bw__start(w)) == need;
-    return bw__printf_grow(w, need, fmt, ap, fills);
-}
-
-/* bw_init's block for an initial capacity, apart: bw_init without one (a
- * small message) is then the stores alone, no stack frame. */
-static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
-{
-    bw_pool *p = bw__pool_of(w);
-    size_t cap, got;
-    void *b;
-    int rc;
-
-    if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
-    rc = bw__pool_start_size(p, initial_capacity, &cap);
-    if (rc != BW_OK) return bw__fail(w, rc);
-    b = bw_pool_rent(p, cap, &got);
-    if (b == NULL) return bw__fail(w, BW_ENOMEM);
-    w->data = (unsigned char *)b;
-    bw__contig_take(w, p, got, initial_capacity);
-    w->lim = w->cap;
-    return BW_OK;
-}
-
-static const bw__mode_ops bw__contig_ops = {
-    bw__room_contig, bw__contig_keep, bw__keeps_bytes, bw__block_drop_storage,
-    bw__block_contiguous, bw__block_piece, bw__block_pieces, bw__block_drop_front,
-    bw__block_cut, bw__in_block, bw__block_patch, bw__contig_block_cap, bw__printf_contig,
-    bw__link_copy, bw__no_take, bw__at_once, BW__GROWS};
-
-int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
-{
-    if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
-    if (initial_capacity == 0) return BW_OK;
-    return bw__init_block(w, initial_capacity);
-}
-
-/* Each field stored once (not bw__init_mode's zeros, then the buffer's):
- * a writer over a stack array is a few stores. */
-int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
-{
-    if (w == NULL) return BW_EINVAL;
-    if (buf == NULL || size == 0) {
-        (void)bw__init_mode(w, pool, BW__CONTIG);
-        return bw__fail(w, BW_EINVAL);
-    }
-    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
-    w->data = (unsigned char *)buf;
-    w->len = 0;
-    w->cap = w->lim = size;
-    w->pos = w->base = 0;
-    w->pool = pool;
-    w->mode = BW__CONTIG;
-    w->flags = BW__EXTERNAL;
-    w->err = BW_OK;
-    return BW_OK;
-}
-
-int bw_set_first_buffer(bw_writer *w, void *buf, size_t size)
-{
-    if (w == NULL) return BW_EINVAL;
-    if (w->err != BW_OK) return w->err;
-    if (buf == NULL || size == 0 || !(bw__traits(w) & BW__GROWS) || w->data != NULL)
-        return bw__fail(w, BW_EINVAL);
-    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
-    w->data = (unsigned char *)buf;
-    w->cap = size;
-    w->pos = w->base;
-    w->len = 0;
-    w->flags |= BW__EXTERNAL;
-    bw__set_lim(w);
-    return BW_OK;
-}
-
-/* ---- fixed ---- */
-
-/* Fixed: the held bytes may move down over consumed room; nothing else. */
-static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
-{
-    if (w->cap - (w->len - bw__start(w)) < n) return bw__fail(w, BW_EFULL);
-    return bw__block_put(w, src, n);
-}
-
-/* The output did not fit in pass one. A fixed writer has only its own
- * buffer and never allocates: output below BW__PRINTF_FIXED_STACK is
- * formatted on the stack and written like any source (moving the held bytes
- * down over consumed room when needed); longer output is formatted in the
- * buffer after the held bytes are moved down, and its arguments must not
- * point into the held bytes (bufwriter.h says so). vsnprintf's NUL needs a
- * byte past the output: when the output fills the buffer exactly, it is
- * formatted one byte early, over the last held byte (kept aside), then
- * moved up into place, so an exact fit succeeds. Only output that fills a
- * buffer holding nothing has no byte before it: that one needs a spare. */
-static int bw__printf_fixed(bw_writer *w, size_t need, const char *fmt, va_list ap)
-{
-    char buf[BW__PRINTF_FIXED_STACK];
-    size_t room = w->cap - (w->len - bw__start(w));
-    unsigned char *at, kept = 0;
-    int r, early;
-    if (need < sizeof buf) {
-        if (need > room) return bw__fail(w, BW_EFULL);
-        r = vsnprintf(buf, sizeof buf, fmt, ap);
-        return r >= 0 && (size_t)r == need ? bw__put(w, buf, need) : bw__fail(w, BW_EINVAL);
-    }
-    early = need == room;
-    if (need > room || (early && room == w->cap)) return bw__fail(w, BW_EFULL);
-    bw__move_down(w, NULL);
-    at = w->data + w->len - early;
-    if (early) kept = *at;
-    r = vsnprintf((char *)at, need + 1, fmt, ap);
-    if (early) {
-        memmove(at + 1, at, need);
-        *at = kept;
-    }
-    if (r < 0 || (size_t)r != need) return bw__fail(w, BW_EINVAL);
-    w->len += need;
-    return BW_OK;
-}
-
-/* The caller's buffer stays; no block is the pool's. */
-static void bw__fixed_keep_buffer(bw_writer *w) { (void)w; }
-static size_t bw__fixed_no_block(const bw_writer *w) { return (void)w, 0; }
-
-static const bw__mode_ops bw__fixed_ops = {
-    bw__room_fixed, bw__no_room_keep, bw__keeps_bytes, bw__fixed_keep_buffer,
-    bw__block_contiguous, bw__block_piece, bw__block_pieces, bw__block_drop_front,
-    bw__block_cut, bw__in_block, bw__block_patch, bw__fixed_no_block, bw__printf_fixed,
-    bw__link_copy, bw__no_take, bw__at_once, BW__NO_POOL | BW__BOUNDED};
-
-int bw_init_fixed(bw_writer *w, void *buf, size_t size)
-{
-    if (bw__init_mode(w, NULL, BW__FIXED) != BW_OK) return BW_EINVAL;
-    if (buf == NULL && size != 0) return bw__fail(w, BW_EINVAL);
-    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
-    w->data = (unsigned char *)buf;
-    w->cap = w->lim = size;
-    return BW_OK;
-}
-
-/* ---- segmented ---- */
-
-/* One rule (writer_internal.h, bw__piece): the held bytes are the closed
- * pieces, then the open piece data[open, len) of the current block. A
- * reference or a move closes the open piece and pushes pieces; a full
- * block is closed the same way and a new one becomes current. Nothing
- * moves once written, so every pointer to a held byte stays valid until
- * that byte leaves; a piece leaves by consume (front), truncate (back) or
- * reset, and a block goes back when the last piece in it leaves. */
-
-static bw__blk *bw__cur(const bw_writer *w) { return (bw__blk *)(void *)(w->data + w->cap); }
-static size_t bw__blk_size(const bw__blk *b)
-{
-    return (size_t)((const unsigned char *)b - b->data) + BW__SEG_HDR;
-}
-
-/* Where the open piece starts: where the last closed piece ends, or base. */
-static size_t bw__open(const bw_writer *w)
-{
-    uint64_t at = w->m.c.count != w->m.c.first ? w->m.c.pc[w->m.c.count - 1].end : w->base;
-    return (size_t)(at - w->pos);
-}
-
-/* The owned blocks but the current one are a treap keyed by address
- * (m.c.blocks its root), a block's priority a hash of its address: found,
- * added and removed in O(log blocks) expected, whatever order they come
- * in. 0.4 kept a list, and bw_append_ref's overlap check walked it: after
- * n moves that each brought a block, n links cost O(n^2). The links live
- * in the trailer, so the tree costs no memory. */
-static uintptr_t bw__key(const bw__blk *b) { return (uintptr_t)b->data; }
-static uint64_t bw__prio(const bw__blk *b)
-{
-    uint64_t x = (uint64_t)bw__key(b); /* murmur3's finalizer: distinct keys differ */
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    return x ^ (x >> 33);
-}
-
-/* Split tree t into the blocks below key k (*l) and the rest (*r). */
-static void bw__blk_split(bw__blk *t, uintptr_t k, bw__blk **l, bw__blk **r)
-{
-    while (t != NULL) {
-        if (bw__key(t) < k) {
-            *l = t;
-            l = &t->right;
-            t = t->right;
-        } else {
-            *r = t;
-            r = &t->left;
-            t = t->left;
-        }
-    }
-    *l = *r = NULL;
-}
-
-/* Add b: down to where its priority belongs, the subtree there split
- * around it. */
-static void bw__blk_link(bw_writer *w, bw__blk *b)
-{
-    bw__blk **at = &w->m.c.blocks;
-    uint64_t pr = bw__prio(b);
-    while (*at != NULL && bw__prio(*at) > pr)
-        at = bw__key(b) < bw__key(*at) ? &(*at)->left : &(*at)->right;
-    bw__blk_split(*at, bw__key(b), &b->left, &b->right);
-    *at = b;
-}
-
-/* Remove b (in the tree): its two subtrees merged in its place. */
-static void bw__blk_unlink(bw_writer *w, bw__blk *b)
-{
-    bw__blk **at = &w->m.c.blocks, *l = b->left, *r = b->right;
-    while (*at != b) at = bw__key(b) < bw__key(*at) ? &(*at)->left : &(*at)->right;
-    while (l != NULL && r != NULL) { /* every key in l is below every key in r */
-        if (bw__prio(l) > bw__prio(r)) {
-            *at = l;
-            at = &l->right;
-            l = l->right;
-        } else {
-            *at = r;
-            at = &r->left;
-            r = r->left;
-        }
-    }
-    *at = l != NULL ? l : r;
-}
-
-/* Take the highest block out of tree *t, or NULL: for emptying a whole
- * tree in O(blocks) (rotations, no stack; the priorities no longer hold,
- * so nothing but more pops may follow). Highest first, as the list gave
- * the newest first: given back lowest first, the blocks of a job of 1,000
- * moved headers that the pool cannot keep cost 716 page faults a job under
- * glibc (bench Z/link_after_move: 45x slower). */
-static bw__blk *bw__blk_pop(bw__blk **t)
-{
-    bw__blk *b = *t, *r;
-    if (b == NULL) return NULL;
-    while ((r = b->right) != NULL) {
-        b->right = r->left;
-        r->left = b;
-        b = r;
-    }
-    *t = b->left;
-    return b;
-}
-
-/* A piece leaves: a reference's done is called; a block of the tree that
- * holds no piece any more goes back (the current block stays). */
-static void bw__piece_drop(bw_writer *w, bw__piece *pc)
-{
-    bw__blk *b = pc->blk;
-    if (b == NULL) {
-        if (pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
-        return;
-    }
-    if (--b->pieces == 0 && (w->data == NULL || b != bw__cur(w))) {
-        bw__blk_unlink(w, b);
-        (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
-    }
-}
-
-/* Room for k more closed pieces (amortized O(1): the array doubles, or
- * moves down over consumed pieces); BW_ENOMEM recorded, nothing changed. */
-static int bw__pc_reserve(bw_writer *w, size_t k)
-{
-    size_t held = w->m.c.count - w->m.c.first, room = w->m.c.pc_cap / sizeof(bw__piece);
-    size_t want, got = 0;
-    bw__piece *pc;
-    bw_pool *p;
-    if (w->m.c.count + k <= room) return BW_OK;
-    if (held + k <= room / 2) { /* half the array consumed: move down */
-        memmove(w->m.c.pc, w->m.c.pc + w->m.c.first, held * sizeof(bw__piece));
-    } else {
-        want = room < 16 ? 16 : 2 * room;
-        if (want < held + k) want = held + k;
-        if (want > UINT32_MAX / 2) return bw__fail(w, BW_EOVERFLOW);
-        p = bw__pool_of(w);
-        pc = p != NULL ? (bw__piece *)bw_pool_rent(p, want * sizeof(bw__piece), &got) : NULL;
-        if (pc == NULL) return bw__fail(w, BW_ENOMEM);
-        if (held != 0) memcpy(pc, w->m.c.pc + w->m.c.first, held * sizeof(bw__piece));
-        if (w->m.c.pc != NULL) (void)bw_pool_return(p, w->m.c.pc, w->m.c.pc_cap);
-        w->m.c.pc = pc;
-        w->m.c.pc_cap = got;
-    }
-    w->m.c.first = 0;
-    w->m.c.count = (uint32_t)held;
-    return BW_OK;
-}
-
-/* Whether the open piece holds bytes, which closing it pushes. */
-static int bw__must_close(const bw_writer *w) { return w->data != NULL && bw__open(w) != w->len; }
-
-/* Close the open piece (room for it reserved): it joins the array. */
-static void bw__close_open(bw_writer *w)
-{
-    size_t open;
-    bw__piece *pc;
-    if (!bw__must_close(w)) return;
-    open = bw__open(w);
-    pc = &w->m.c.pc[w->m.c.count++];
-    pc->p = w->data + open;
-    pc->n = w->len - open;
-    pc->end = bw_tell(w);
-    pc->blk = bw__cur(w);
-    pc->blk->pieces++;
-}
-
-/* The size of a new block for `want` bytes with its trailer: the growth
- * rule's, rounded up to BW__SEG_ALIGN (an exact-size rent, BW_POOL_BYPASS
- * or above the threshold, may not be aligned). */
-static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
-{
-    size_t n;
-    int rc = bw__pool_grow(p, 0, want, 0, &n);
-    if (rc != BW_OK) return rc;
-    if (n > BW__MAX_BLOCK - (BW__SEG_ALIGN - 1)) return BW_EOVERFLOW;
-    *out = (n + (BW__SEG_ALIGN - 1)) & ~(size_t)(BW__SEG_ALIGN - 1);
-    return BW_OK;
-}
-
-/* Rent a block of exactly the size bw__seg_size gives for `want` (trailer
- * included): its trailer set, not linked anywhere. NULL: recorded. */
-static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
-{
-    bw_pool *p = bw__pool_of(w);
-    size_t got = 0;
-    unsigned char *d;
-    bw__blk *b;
-    int rc = p != NULL ? bw__seg_size(p, want, &want) : BW_ENOMEM;
-    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want, &got) : NULL;
-    if (d == NULL) {
-        bw__fail(w, rc != BW_OK ? rc : BW_ENOMEM);
-        return NULL;
-    }
-    b = (bw__blk *)(void *)(d + got - BW__SEG_HDR);
-    b->data = d;
-    b->left = b->right = NULL;
-    b->pieces = 0;
-    return b;
-}
-
-/* The blocks of tree t larger than `above`: their bytes added to *held,
- * their number to *count (recursion as deep as the tree). */
-static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *count)
-{
-    for (; t != NULL; t = t->right) {
-        bw__blk_large(t->left, above, held, count);
-        if (bw__blk_size(t) > above) {
-            *held += bw__blk_size(t);
-            (*count)++;
-        }
-    }
-}
-
-/* The next block for `need` contiguous bytes, by the pool's rule for
- * segmented writers (bw__pool_seg_size), told what the writer holds, and
- * what it holds above the threshold. One request, however large. */
-static bw__blk *bw__blk_next(bw_writer *w, size_t need)
-{
-    bw_pool *p = bw__pool_of(w);
-    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, held = 0, count = 0;
-    if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
-        bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
-        return NULL;
-    }
-    /* Only a chain about to pass the threshold walks its blocks. */
-    if (prev > bw__pool_threshold(p) / 2)
-        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &held, &count);
-    if (prev > bw__pool_threshold(p)) {
-        held += prev;
-        count++;
-    }
-    return bw__blk_rent(w, bw__pool_seg_size(p, prev, bw_len(w), held, count,
-                                             need + BW__SEG_HDR));
-}
-
-static void bw__blk_return(bw_writer *w, bw__blk *b)
-{
-    if (b != NULL) (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
-}
-
-/* b becomes the current block (room for closing the open piece reserved).
- * The old one joins the tree when it holds pieces; else it is returned
- * for the caller to give back (bw_cstr's "" may still be read in it). */
-static bw__blk *bw__blk_switch(bw_writer *w, bw__blk *b)
-{
-    bw__blk *gone = NULL;
-    if (w->data != NULL) {
-        bw__close_open(w);
-        if (bw__cur(w)->pieces != 0) bw__blk_link(w, bw__cur(w));
-        else gone = bw__cur(w);
-    }
-    w->pos = bw_tell(w);
-    w->data = b->data;
-    w->cap = (size_t)((unsigned char *)b - b->data);
-    w->len = 0;
-    bw__set_lim(w);
-    return gone;
-}
-
-
-/* Room: a write fills the rest of the current block first; room alone
- * (src NULL) must be contiguous and leaves that rest. */
-static BW__COLD int bw__room_chain(bw_writer *w, size_t n, const void *src)
-{
-    size_t first = src != NULL && w->data != NULL ? w->cap - w->len : 0;
-    bw__blk *b = bw__blk_next(w, n - first), *gone;
-    if (b == NULL || bw__pc_reserve(w, (size_t)(bw__must_close(w) || first != 0)) != BW_OK) {
-        bw__blk_return(w, b);
-        return w->err;
-    }
-    if (first != 0) {
-        memcpy(w->data + w->len, src, first);
-        w->len += first;
-    }
-    gone = bw__blk_switch(w, b);
-    if (src != NULL) {
-        memcpy(w->data, (const unsigned char *)src + first, n - first);
-        w->len = n - first;
-    }
-    bw__blk_return(w, gone); /* it held nothing, so src was not in it */
-    return BW_OK;
-}
-
-/* Room kept (bw__room_keep): a new current block; nothing moves. */
-static int bw__chain_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
-{
-    bw__blk *b = bw__blk_next(w, n), *gone;
-    if (b == NULL || bw__pc_reserve(w, (size_t)bw__must_close(w)) != BW_OK) {
-        bw__blk_return(w, b);
-        return w->err;
-    }
-    gone = bw__blk_switch(w, b);
-    if (gone != NULL) {
-        *old = gone->data;
-        *old_cap = bw__blk_size(gone);
-    }
-    return BW_OK;
-}
-
-/* Walk: the closed pieces, then the open one. */
-static int bw__chain_walk(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
-{
-    size_t i = c->started ? c->i + 1 : w->m.c.first;
-    c->started = 1;
-    c->i = i;
-    if (i < w->m.c.count) {
-        *p = w->m.c.pc[i].p;
-        *n = w->m.c.pc[i].n;
-        return 1;
-    }
-    if (i > w->m.c.count || w->data == NULL) return 0;
-    *p = w->data + bw__open(w);
-    *n = w->len - bw__open(w);
-    return 1;
-}
-
-static size_t bw__chain_pieces(const bw_writer *w)
-{
-    return w->m.c.count - w->m.c.first + (w->data != NULL && bw__open(w) != w->len);
-}
-
-/* Drop from the front (base has moved): whole pieces leave, the first kept
- * one starts later; what is left of n is the open piece's, whose start
- * follows base. */
-static void bw__chain_drop_front(bw_writer *w, size_t n)
-{
-    while (n != 0 && w->m.c.first != w->m.c.count) {
-        bw__piece *pc = &w->m.c.pc[w->m.c.first];
-        if (n < pc->n) {
-            pc->p += n;
-            pc->n -= n;
-            return;
-        }
-        n -= pc->n;
-        w->m.c.first++;
-        bw__piece_drop(w, pc);
-    }
-    if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
-}
-
-/* The first closed piece that ends after pos (count: the open piece's):
- * O(1) in the open piece (a patch at the end), else a binary search. */
-static size_t bw__chain_find(const bw_writer *w, uint64_t pos)
-{
-    size_t lo = w->m.c.first, hi = w->m.c.count;
-    if (lo == hi || w->m.c.pc[hi - 1].end <= pos) return hi;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (w->m.c.pc[mid].end > pos) hi = mid;
-        else lo = mid + 1;
-    }
-    return lo;
-}
-
-/* Cut: in the open piece, len moves back; else the piece holding pos is
- * shortened, every later one leaves, and writes go on at the current
- * block's len (from its start when no piece is left in it). */
-static void bw__chain_cut(bw_writer *w, uint64_t pos)
-{
-    size_t i, k;
-    uint64_t open_at = w->pos + bw__open(w);
-    if (pos >= open_at || w->m.c.first == w->m.c.count) {
-        w->len = (size_t)(pos - w->pos);
-        bw__set_lim(w);
-        return;
-    }
-    i = bw__chain_find(w, pos);
-    k = i;
-    if (pos > w->m.c.pc[i].end - w->m.c.pc[i].n) { /* pos inside piece i: it stays */
-        w->m.c.pc[i].n -= (size_t)(w->m.c.pc[i].end - pos);
-        w->m.c.pc[i].end = pos;
-        k++;
-    }
-    while (w->m.c.count > k) bw__piece_drop(w, &w->m.c.pc[--w->m.c.count]);
-    if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
-    if (w->data != NULL && bw__cur(w)->pieces == 0) w->len = 0;
-    w->pos = pos - w->len;
-    bw__set_lim(w);
-}
-
-/* Reset: every piece leaves (a reference's done is called), every block
- * and the array go back; one pass, no block unlinked one by one. */
-static void bw__chain_drop_storage(bw_writer *w)
-{
-    uint32_t i;
-    bw__blk *b;
-    for (i = w->m.c.first; i < w->m.c.count; i++) {
-        const bw__piece *pc = &w->m.c.pc[i];
-        if (pc->blk == NULL && pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
-    }
-    while ((b = bw__blk_pop(&w->m.c.blocks)) != NULL) bw__blk_return(w, b);
-    w->m.c.first = w->m.c.count = 0;
-    if (w->data != NULL) bw__blk_return(w, bw__cur(w));
-    if (w->m.c.pc != NULL) (void)bw_pool_return(w->pool, w->m.c.pc, w->m.c.pc_cap);
-    w->m.c.pc = NULL;
-    w->m.c.pc_cap = 0;
-    w->m.c.blocks = NULL;
-    w->data = NULL;
-    w->cap = 0;
-}
-
-/* Make contiguous: the held bytes as the open piece of one block with
- * extra free bytes after them (already so: as they are); else copied into
- * a new block, every piece leaving. */
-static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
-{
-    size_t held, off = 0, k;
-    bw__cursor c = {0, 0};
-    const unsigned char *src;
-    bw__blk *b;
-    BW__ASSUME(w != NULL); /* every caller checked; bw_len's own check hides it from gcc */
-    if (w->m.c.first == w->m.c.count && w->data != NULL && w->cap - w->len >= extra)
-        return w->data + bw__open(w);
-    held = bw_len(w);
-    if (held > BW__MAX_BLOCK - BW__SEG_HDR - extra) {
-        bw__fail(w, BW_EOVERFLOW);
-        return NULL;
-    }
-    b = bw__blk_rent(w, held + extra + BW__SEG_HDR);
-    if (b == NULL) return NULL;
-    while (bw__chain_walk(w, &c, &src, &k)) {
-        if (k != 0) memcpy(b->data + off, src, k);
-        off += k;
-    }
-    bw__chain_drop_front(w, held);
-    if (w->data != NULL) bw__blk_return(w, bw__cur(w));
-    w->data = b->data;
-    w->cap = (size_t)((unsigned char *)b - b->data);
-    w->pos = w->base;
-    w->len = held;
-    bw__set_lim(w);
-    return b->data;
-}
-
-/* Overlaps: the writer's own blocks (references are the caller's), in
- * O(log blocks): blocks do not overlap, so of those in the tree only the
- * last that starts below the end of [p, p + n) can reach into it. */
-static int bw__chain_overlaps(const bw_writer *w, const void *p, size_t n)
-{
-    uintptr_t a = (uintptr_t)p, e = a + n;
-    const bw__blk *b = w->m.c.blocks, *below = NULL;
-    if (n == 0) return 0;
-    if (bw__in_block(w, p, n)) return 1;
-    while (b != NULL) {
-        if (bw__key(b) < e) {
-            below = b;
-            b = b->right;
-        } else {
-            b = b->left;
-        }
-    }
-    return below != NULL && a < (uintptr_t)below + BW__SEG_HDR; /* the trailer ends it */
-}
-
-/* Block size: the current block's, its trailer included, when it holds
- * every held byte. */
-static size_t bw__chain_block_size(const bw_writer *w)
-{
-    return w->m.c.first == w->m.c.count ? w->cap + BW__SEG_HDR : 0;
-}
-
-/* Piece i's part of [pos, end) (i == count: the open piece): where it
- * starts in memory, and its length in *k (0: none). */
-static unsigned char *bw__chain_span(const bw_writer *w, size_t i, uint64_t pos, uint64_t end,
-                                     size_t *k)
-{
-    const unsigned char *p;
-    uint64_t from, to;
-    if (i < w->m.c.count) {
-        to = w->m.c.pc[i].end;
-        from = to - w->m.c.pc[i].n;
-        p = w->m.c.pc[i].p;
-    } else if (w->data == NULL) {
-        *k = 0;
-        return NULL;
-    } else {
-        from = w->pos + bw__open(w);
-        to = bw_tell(w);
-        p = w->data + bw__open(w);
-    }
-    if (from < pos) {
-        p += pos - from;
-        from = pos;
-    }
-    if (to > end) to = end;
-    *k = to > from ? (size_t)(to - from) : 0;
-    return (unsigned char *)(uintptr_t)p;
-}
-
-/* Own: the references among [pos, end) are copied into one new block (a
- * patch never writes the caller's memory); their done is called. */
-static int bw__chain_own(bw_writer *w, size_t i, uint64_t end, size_t bytes)
-{
-    bw__blk *b = bw__blk_rent(w, bytes + BW__SEG_HDR);
-    size_t off = 0;
-    if (b == NULL) return BW_ENOMEM;
-    for (; i < w->m.c.count && w->m.c.pc[i].end - w->m.c.pc[i].n < end; i++) {
-        bw__piece *pc = &w->m.c.pc[i];
-        if (pc->blk != NULL) continue;
-        memcpy(b->data + off, pc->p, pc->n);
-        bw__piece_drop(w, pc);
-        pc->p = b->data + off;
-        pc->blk = b;
-        b->pieces++;
-        off += pc->n;
-    }
-    bw__blk_link(w, b);
-    return BW_OK;
-}
-
-/* Patch: O(log pieces) to find the first piece, then each piece's part. A
- * source among the writer's blocks needs no copy unless it overlaps two
- * of the parts written (a part that overlaps it is written last, with
- * memmove); a source in a reference that own gives back is copied first.
- * Memory only for references (own) and for such a source. */
-static int bw__chain_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
-{
-    unsigned char buf[64], *last = NULL, *d;
-    const unsigned char *in = (const unsigned char *)src;
-    uintptr_t a = (uintptr_t)src, e = a + n;
-    void *tmp = NULL;
-    size_t i0 = bw__chain_find(w, pos), i, k, refs = 0, last_off = 0, last_k = 0;
-    uint64_t end = pos + n;
-    int in_ref = 0, hits = 0, rc = BW_OK;
-    size_t tmp_cap = 0;
-    for (i = i0; i <= w->m.c.count; i++) {
-        d = bw__chain_span(w, i, pos, end, &k);
-        if (k == 0) break;
-        if (i < w->m.c.count && w->m.c.pc[i].blk == NULL) {
-            refs += w->m.c.pc[i].n;
-            in_ref |= e > (uintptr_t)w->m.c.pc[i].p &&
-                      a < (uintptr_t)w->m.c.pc[i].p + w->m.c.pc[i].n;
-        } else if (e > (uintptr_t)d && a < (uintptr_t)d + k) {
-            hits++;
-        }
-    }
-    if (in_ref || hits > 1) {
-        in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
-        if (in == NULL) return BW_ENOMEM;
-    }
-    if (refs != 0) rc = bw__chain_own(w, i0, end, refs);
-    for (i = i0; rc == BW_OK && i <= w->m.c.count; i++) {
-        d = bw__chain_span(w, i, pos, end, &k);
-        if (k == 0) break;
-        if (in == src && e > (uintptr_t)d && a < (uintptr_t)d + k) {
-            last = d; /* over the source: written last, when it has been read */
-            last_k = k;
-            last_off = (size_t)(pos - end + n);
-        } else {
-            memcpy(d, in + (pos - end + n), k);
-        }
-        pos += k;
-    }
-    if (last != NULL) memmove(last, in + last_off, last_k);
-    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
-    return rc;
-}
-
-/* Link: O(1) amortized; the bytes are copied instead when they are empty
- * or lie in a block of the writer's (consume or truncate would give it
- * back under the reference). Caller memory is linked as often as given. */
-static int bw__chain_link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
-{
-    bw__piece *pc;
-    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    if (n == 0 || bw__chain_overlaps(w, data, n)) return bw__link_copy(w, data, n, done, ctx);
-    if (bw__pc_reserve(w, 2) != BW_OK) return w->err;
-    bw__close_open(w);
-    pc = &w->m.c.pc[w->m.c.count++];
-    pc->p = (const unsigned char *)data;
-    pc->n = pc->orig_n = n;
-    pc->end = bw_tell(w) + n;
-    pc->blk = NULL;
-    pc->done = done;
-    pc->ctx = ctx;
-    pc->orig = data;
-    w->pos += n; /* the open piece starts after it, in the same block */
-    bw__set_lim(w); /* a size limit is nearer now */
-    return BW_OK;
-}
-
-/* A moved piece in a block of src's is copied rather than relinked when
- * that block is more than this many times its bytes, the bound a writer
- * keeps to (no block larger than 16 x its bytes, pool/growth.c): a 16-byte
- * header written in a writer of its own would otherwise bring its 4 KiB
- * block, and 8,000 of them 32 MiB for 128 KB. The copy is at most 1/16 of
- * a block that goes back to the pool at once, and needs no memory. */
-#define BW__MOVE_COPY ((size_t)16)
-
-/* Whether take copies src's piece pc into dst's current block: it lies in
- * a block of src's more than BW__MOVE_COPY times its bytes, and fits. */
-static int bw__take_copies(const bw_writer *dst, const bw__piece *pc)
-{
-    return pc->blk != NULL && dst->data != NULL && dst->cap - dst->len >= pc->n &&
-           bw__blk_size(pc->blk) / BW__MOVE_COPY > pc->n;
-}
-
-/* Take (bw_move) between segmented writers of one pool: src's pieces
- * follow dst's in order, as closed pieces (their positions moved) whose
- * blocks join dst's tree, but for a small piece of src's own, whose bytes
- * go on dst's open piece (bw__take_copies), as a write would put them;
- * and src's current block becomes dst's when it has more free room, so
- * that the small pieces of later moves have somewhere to go (a writer
- * that only moves and links has no block of its own). Nothing is rented
- * but room for the records: one per src piece, and one for closing dst's
- * open piece before each piece relinked after bytes copied (at most one
- * more than src's pieces in all). 1 done, 0 to have the bytes copied, or
- * the recorded error. */
-static int bw__chain_take(bw_writer *dst, bw_writer *src)
-{
-    size_t i, open = 0;
-    bw__piece last = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
-    bw__blk *b, *cur = src->data != NULL ? bw__cur(src) : NULL;
-    int adopt;
-    if (!(bw__traits(src) & BW__LINKS) || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
-    if (bw__pc_reserve(dst, src->m.c.count - src->m.c.first + 2) != BW_OK) return dst->err;
-    if (cur != NULL) open = bw__open(src);
-    for (i = src->m.c.first; i <= src->m.c.count; i++) {
-        const bw__piece *from = &last;
-        bw__piece *pc;
-        if (i < src->m.c.count) {
-            from = &src->m.c.pc[i];
-            if (bw__take_copies(dst, from)) {
-                memcpy(dst->data + dst->len, from->p, from->n);
-                dst->len += from->n;
-                from->blk->pieces--; /* a block left with none goes back below */
-                continue;
-            }
-        } else { /* src's open piece, when it holds bytes */
-            if (cur == NULL || open == src->len) break;
-            last.p = src->data + open;
-            last.n = src->len - open;
-            last.blk = cur; /* not counted in cur's pieces (yet) */
-            if (bw__take_copies(dst, &last)) {
-                memcpy(dst->data + dst->len, last.p, last.n);
-                dst->len += last.n;
-                break;
-            }
-            /* dst takes src's current block when it has more room. */
-            adopt = dst->data == NULL || src->cap - src->len > dst->cap - dst->len;
-            bw__close_open(dst);
-            if (adopt) {
-                if (dst->data != NULL) {
-                    if (bw__cur(dst)->pieces != 0) bw__blk_link(dst, bw__cur(dst));
-                    else bw__blk_return(dst, bw__cur(dst));
-                }
-                dst->pos = bw_tell(dst) + last.n - src->len;
-                dst->data = src->data;
-                dst->cap = src->cap;
-                dst->len = src->len;
-                cur = NULL; /* dst's now */
-                break;
-            }
-            cur->pieces++;
-        }
-        bw__close_open(dst);
-        pc = &dst->m.c.pc[dst->m.c.count++];
-        *pc = *from;
-        pc->end = bw_tell(dst) + pc->n;
-        dst->pos += pc->n; /* the open piece starts after it, in the same block */
-    }
-    /* src's blocks that still hold pieces are dst's now; the others go
-     * back. */
-    while ((b = bw__blk_pop(&src->m.c.blocks)) != NULL) {
-        if (b->pieces != 0) bw__blk_link(dst, b);
-        else bw__blk_return(src, b);
-    }
-    if (cur != NULL) {
-        if (cur->pieces != 0) bw__blk_link(dst, cur);
-        else bw__blk_return(src, cur);
-    }
-    dst->pool = bw__pool_of(src);
-    dst->flags &= (unsigned char)~BW__CSTR;
-    bw__set_lim(dst);
-    src->m.c.first = src->m.c.count = 0;
-    src->pos = src->base = bw_tell(src);
-    src->data = NULL;
-    src->cap = src->len = 0;
-    src->flags &= (unsigned char)~BW__CSTR;
-    bw__set_lim(src);
-    return 1;
-}
-
-static int bw__printf_chain(bw_writer *w, size_t need, const char *fmt, va_list ap)
-{
-    return bw__printf_grow(w, need, fmt, ap, 0);
-}
-
-static const bw__mode_ops bw__chain_ops = {
-    bw__room_chain, bw__chain_room_keep, bw__keeps_bytes, bw__chain_drop_storage,
-    bw__chain_contiguous, bw__chain_walk, bw__chain_pieces, bw__chain_drop_front,
-    bw__chain_cut, bw__chain_overlaps, bw__chain_patch, bw__chain_block_size,
-    bw__printf_chain, bw__chain_link, bw__chain_take, bw__at_once, BW__LINKS};
-
-int bw_init_chain(bw_writer *w, bw_pool *pool)
-{
-    if (bw__init_mode(w, pool, BW__CHAIN) != BW_OK) return BW_EINVAL;
-    w->m.c.pc = NULL;
-    w->m.c.pc_cap = 0;
-    w->m.c.first = w->m.c.count = 0;
-    w->m.c.blocks = NULL;
-    return BW_OK;
-}
-
-/* ---- streaming ---- */
-
-/* Streaming: hand p[0, n) to the sink or fd until all is taken or it fails
- * (the sink contract: 1..n taken, -1 with EINTR retried, -1 failed, anything
- * else broken). *sent gets what was taken. */
-static int bw__send_bytes(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
-{
-    size_t done = 0;
-    int rc = BW_OK;
-    while (done < n) {
-        ptrdiff_t r;
-        if (w->flags & BW__FD) {
-            struct iovec one;
-            one.iov_base = (void *)(uintptr_t)(p + done);
-            one.iov_len = n - done;
-            r = bw__fd_send(w->m.s.fd, &one, 1);
-        } else if (w->m.s.sink != NULL) {
-            r = w->m.s.sink(w->m.s.ctx, p + done, n - done);
-        } else {
-            rc = BW_EINVAL; /* a streaming writer whose init failed */
-            break;
-        }
-        if (r > 0 && (size_t)r <= n - done) {
-            done += (size_t)r;
-        } else if (r == -1 && errno == EINTR) {
-            continue;
-        } else {
-            if (r != -1) errno = EIO; /* a broken sink: never loop on it */
-            rc = BW_EIO;
-            break;
-        }
-    }
-    *sent = done;
-    return rc;
-}
-
-/* Send every held byte; on failure the rest stays held and BW_EIO is
- * recorded. Afterwards the buffer is empty and restarts at its beginning. */
-BW__INTERNAL int bw__send_held(bw_writer *w)
-{
-    size_t start = bw__start(w), sent;
-    int rc = bw__send_bytes(w, w->data + start, w->len - start, &sent);
-    w->base += sent;
-    if (rc != BW_OK) return bw__fail(w, rc);
-    w->pos = w->base;
-    w->len = 0;
-    bw__set_lim(w);
-    return BW_OK;
-}
-
-/* A buffer enlarged for a long reserve or span goes back once its bytes
- * are sent (nothing held then), unless src points into it: the next write
- * rents the configured size, so memory stays what was configured. */
-static void bw__stream_shrink(bw_writer *w, const void *src, size_t n)
-{
-    if (w->cap <= w->m.s.size || w->len != bw__start(w) || bw__in_block(w, src, n)) return;
-    (void)bw_pool_return(w->pool, w->data, w->cap);
-    w->data = NULL;
-    w->cap = 0;
-    w->pos = w->base;
-    w->len = 0;
-    bw__set_lim(w);
-}
-
-/* The buffer, rented at the first write, or replaced by a bigger block when
- * a reserve or span needs more than it has (nothing held then). */
-static int bw__stream_buffer(bw_writer *w, size_t n)
-{
-    bw_pool *p = bw__pool_of(w);
-    size_t cap = w->m.s.size, got;
-    unsigned char *b;
-    int rc;
-    if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    if (n > cap) {
-        rc = bw__pool_grow(p, 0, n, 0, &cap);
-        if (rc != BW_OK) return bw__fail(w, rc);
-    }
-    b = (unsigned char *)bw_pool_rent(p, cap, &got);
-    if (b == NULL) return bw__fail(w, BW_ENOMEM);
-    if (w->data != NULL) (void)bw_pool_return(p, w->data, w->cap);
-    w->data = b;
-    w->cap = got;
-    w->pos = w->base;
-    w->len = 0;
-    bw__set_lim(w);
-    return BW_OK;
-}
-
-/* Send p[0, n) straight from memory that is not the buffer (nothing is
- * held then), the positions following what was taken; a failure is
- * recorded. */
-BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
-{
-    size_t sent;
-    int rc = bw__send_bytes(w, (const unsigned char *)p, n, &sent);
-    w->pos += sent;
-    w->base += sent;
-    if (rc != BW_OK) return bw__fail(w, rc);
-    bw__set_lim(w);
-    return BW_OK;
-}
-
-static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
-{
-    int rc;
-    if (w->data == NULL && n <= w->m.s.size) {
-        rc = bw__stream_buffer(w, n);
-        if (rc != BW_OK) return rc;
-    }
-    if (w->data != NULL && w->cap - (w->len - bw__start(w)) < n) {
-        /* It does not fit even over consumed room: send what is held. A
-         * source among the held bytes stays intact until copied below. */
-        rc = bw__send_held(w);
-        if (rc != BW_OK) return rc;
-        if (n <= w->m.s.size) {
-            bw__stream_shrink(w, src, src != NULL ? n : 0);
-            if (w->data == NULL && (rc = bw__stream_buffer(w, n)) != BW_OK) return rc;
-        }
-    }
-    if (src != NULL && (w->data == NULL || n > w->cap)) {
-        /* Larger than the buffer: straight from the caller's memory (it
-         * cannot be among the held bytes, which fit the buffer). */
-        return bw__send_past(w, src, n);
-    }
-    if (w->data == NULL || n > w->cap) {
-        rc = bw__stream_buffer(w, n);
-        if (rc != BW_OK) return rc;
-    }
-    return bw__block_put(w, src, n);
-}
-
-/* Streaming: output up to the buffer size is formatted apart into a block
- * of that size at most and written all or nothing; longer output goes
- * straight to the sink through a FILE (bw__vprintf_sent, io.c) after the
- * held bytes, so memory stays bounded and the buffer (where arguments may
- * point) is not touched. Without the FILE adapter it too is formatted
- * apart. */
-static int bw__printf_stream(bw_writer *w, size_t need, const char *fmt, va_list ap)
-{
-#ifdef BW_HAVE_FILE_ADAPTER
-    if (need > w->m.s.size) return bw__vprintf_sent(w, need, fmt, ap);
-#endif
-    return bw__printf_apart(w, need, fmt, ap);
-}
-
-/* Send: every held byte goes to the sink; an enlarged buffer goes back. */
-static int bw__stream_send(bw_writer *w)
-{
-    if (bw_len(w) != 0 && bw__send_held(w) != BW_OK) return w->err;
-    if (w->data != NULL) bw__stream_shrink(w, NULL, 0);
-    return BW_OK;
-}
-
-/* Make contiguous: the held bytes move down; never sends or grows here
- * (BW_EFULL when extra does not fit the buffer). */
-static unsigned char *bw__stream_contiguous(bw_writer *w, size_t extra)
-{
-    if (w->cap - w->len < extra) {
-        if (w->cap - bw_len(w) < extra) {
-            bw__fail(w, BW_EFULL);
-            return NULL;
-        }
-        bw__move_down(w, NULL);
-    }
-    return w->data + bw__start(w);
-}
-
-/* The streaming modes' common part: the buffer size by the growth rule. */
-static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
-{
-    bw_pool *p;
-    int rc;
-    if (bw__init_mode(w, pool, BW__STREAM) != BW_OK) return BW_EINVAL;
-    w->m.s.sink = NULL;
-    w->m.s.ctx = NULL;
-    w->m.s.size = 0;
-    w->m.s.fd = -1;
-    if (buffer_size == 0) buffer_size = BW__STREAM_DEFAULT;
-    if (buffer_size > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
-    p = bw__pool_of(w);
-    if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__pool_grow(p, 0, buffer_size, 0, &w->m.s.size);
-    return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
-}
-
-/* One room takes at most the buffer without sending part of it. */
-static int bw__stream_at_once(const bw_writer *w, size_t n) { return n <= w->m.s.size; }
-
-static const bw__mode_ops bw__stream_ops = {
-    bw__room_stream, bw__no_room_keep, bw__stream_send, bw__block_drop_storage,
-    bw__stream_contiguous, bw__block_piece, bw__block_pieces, bw__block_drop_front,
-    bw__block_cut, bw__in_block, bw__block_patch, bw__block_cap, bw__printf_stream,
-    bw__link_copy, bw__no_take, bw__stream_at_once, BW__SENDS | BW__BOUNDED};
-
-int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size, bw_sink_fn sink, void *ctx)
-{
-    int rc = bw__init_stream(w, pool, buffer_size);
-    if (w == NULL) return rc;
-    w->m.s.sink = sink;
-    w->m.s.ctx = ctx;
-    if (rc == BW_OK && sink == NULL) rc = bw__fail(w, BW_EINVAL);
-    return rc;
-}
-
-int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
-{
-    int rc = bw__init_stream(w, pool, buffer_size);
-    if (w == NULL) return rc;
-    w->flags = BW__FD;
-    w->m.s.fd = fd;
-    if (rc == BW_OK && fd < 0) rc = bw__fail(w, BW_EINVAL);
-    return rc;
-}
-
 /* ------------------------------------------------------------------------ */
 /* The mode table: the one place that maps the mode to its operations       */
 /* ------------------------------------------------------------------------ */
-/* One table per mode, in its section; this array, indexed by the mode, is
- * the only code that reads it (but bw_data's inline fast path and the
- * inits). A new mode adds its section with its table and its entry here;
- * the size check below fails until the entry is there, and a table with a
- * missing operation fails -Wmissing-field-initializers (-Wextra). */
-static const bw__mode_ops *const bw__modes[] = {&bw__contig_ops, &bw__chain_ops,
-                                                &bw__stream_ops, &bw__fixed_ops};
+/* One table per mode, in its file; this array, indexed by the mode, is the
+ * only code that reads it (but the one inline fast path, bw__is_contig in
+ * writer_internal.h, and the inits). A new mode, whose constant is the
+ * last, adds its file with its table and its entry here; the size check
+ * below fails until the entry is there, and a table with a missing
+ * operation fails -Wmissing-field-initializers (-Wextra). */
+static const bw__mode_ops *const bw__modes[] = {
+    [BW__CONTIG] = &bw__contig_ops,
+    [BW__SEG] = &bw__seg_ops,
+    [BW__STREAM] = &bw__stream_ops,
+    [BW__FIXED] = &bw__fixed_ops,
+};
 typedef char bw__every_mode_has_a_table[sizeof bw__modes / sizeof bw__modes[0] == BW__NMODES
                                             ? 1 : -1];
 
@@ -5172,9 +3895,9 @@ BW__INTERNAL unsigned bw__traits(const bw_writer *w) { return bw__ops(w)->traits
 
 BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
 {
-    /* A small message's first write (bw__contig_first) is one compare
+    /* A small message's first write (bw__contig_first_in) is one compare
      * away: the mode's own test, before the table. */
-    if (bw__first_write(w, n)) return bw__contig_first(w, n, src);
+    if (bw__first_write(w, n)) return bw__contig_first_in(w, n, src);
     if (n > BW__MAX_BLOCK && !(bw__ops(w)->traits & BW__NO_POOL))
         return bw__fail(w, BW_EOVERFLOW);
     return bw__ops(w)->room(w, n, src);
@@ -5194,7 +3917,6 @@ BW__INTERNAL int bw__room_keep(bw_writer *w, size_t n, void **old, size_t *old_c
     return bw__ops(w)->room_keep(w, n, old, old_cap);
 }
 
-BW__INTERNAL int bw__send(bw_writer *w) { return bw__ops(w)->send(w); }
 BW__INTERNAL void bw__drop_storage(bw_writer *w) { bw__ops(w)->drop_storage(w); }
 BW__INTERNAL unsigned char *bw__contiguous(bw_writer *w, size_t extra)
 {
@@ -5221,10 +3943,6 @@ BW__INTERNAL int bw__overlaps(const bw_writer *w, const void *p, size_t n)
 {
     return bw__ops(w)->overlaps(w, p, n);
 }
-BW__INTERNAL int bw__printf_rest(bw_writer *w, size_t need, const char *fmt, va_list ap)
-{
-    return bw__ops(w)->printf_rest(w, need, fmt, ap);
-}
 BW__INTERNAL int bw__room_at_once(const bw_writer *w, size_t n)
 {
     return bw__ops(w)->room_at_once(w, n);
@@ -5235,15 +3953,6 @@ BW__INTERNAL size_t bw__block_size(const bw_writer *w)
     return bw__ops(w)->block_size(w);
 }
 BW__INTERNAL void bw__cut(bw_writer *w, uint64_t pos) { bw__ops(w)->cut(w, pos); }
-BW__INTERNAL int bw__patch_at(bw_writer *w, uint64_t pos, const void *src, size_t n)
-{
-    return bw__ops(w)->patch(w, pos, src, n);
-}
-BW__INTERNAL int bw__link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
-{
-    return bw__ops(w)->link(w, data, n, done, ctx);
-}
-BW__INTERNAL int bw__take(bw_writer *dst, bw_writer *src) { return bw__ops(dst)->take(dst, src); }
 
 int bw__write_slow(bw_writer *w, const void *src, size_t n)
 {
@@ -5270,17 +3979,6 @@ static inline void bw__job_done(bw_writer *w)
 }
 
 
-/* Empty, no error, positions at 0; keeps the mode and its parameters. */
-/* The storage is given back (bw__drop_storage) or handed out first. */
-static void bw__reset(bw_writer *w)
-{
-    w->len = 0;
-    w->pos = w->base = 0;
-    w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR | BW__FD_ERRNO);
-    w->lim = w->cap; /* no error now */
-    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
-}
 
 /* bw_release of the modes that do not grow by moving (segmented, streaming,
  * fixed): none of them teaches the pool, so bw__job_done is not needed. */
@@ -5290,53 +3988,18 @@ static BW__COLD void bw__release_rest(bw_writer *w)
     bw__reset(w);
 }
 
-/* bw_release's rest for a writer that grows by moving: the job's length
- * teaches the pool, and the block (of block bytes, nothing written at or
- * past cap) goes back the general way. */
-static BW__COLD void bw__release_block(bw_pool *p, unsigned char *b, size_t block, size_t cap,
-                                       size_t len)
-{
-    if (p != NULL && bw__pool_learns(p, len)) bw__learn_record(p, len);
-    if (b != NULL && !bw__return_fast(p, b, block))
-        (void)bw__pool_return_written(p, b, block, cap);
-}
 
-/* A writer that grows by moving (contiguous: every small message) has its
- * own way through: its one block and the first line are all it has, the
- * fields it uses are emptied, and a small message's block (the pool's
- * first size, too small to teach the pool anything) goes back by the
- * thread cache's inline push, with no call and no stack frame. Any other
- * block, and a length that teaches the pool, take bw__release_block; other
- * modes bw__release_rest. */
+/* A contiguous writer's release (bw__contig_release, writer_internal.h) is
+ * the one inline fast path: no table, no call for a small message; other
+ * modes give their storage back through the table (bw__release_rest). */
 void bw_release(bw_writer *w)
 {
-    bw_pool *p;
-    unsigned char *b;
-    size_t cap, len, block = 0;
     if (w == NULL) return;
-    p = w->pool;
-    /* The mode's own test (the contiguous mode alone grows by moving),
-     * before the table, as bw__first_write's. */
-    if (w->mode != BW__CONTIG) {
+    if (!bw__is_contig(w)) {
         bw__release_rest(w);
         return;
     }
-    b = w->flags & BW__EXTERNAL ? NULL : w->data;
-    cap = w->cap;
-    /* A block implies its pool (the rent set it). Given back before the
-     * fields are emptied, so the length is read only when it can teach. */
-    if (b != NULL && bw__return_first(p, b, cap)) {
-        b = NULL;
-        len = 0;
-    } else {
-        len = bw_len(w);
-        if (b != NULL) block = bw__contig_block_cap(w);
-    }
-    w->data = NULL;
-    w->cap = 0;
-    bw__reset(w);
-    if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
-        bw__release_block(p, b, block, cap, len);
+    bw__contig_release(w);
 }
 
 void bw_clear(bw_writer *w)
@@ -5374,7 +4037,7 @@ int bw_flush(bw_writer *w)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    return bw__send(w);
+    return bw__ops(w)->send(w);
 }
 
 int bw_set_limit(bw_writer *w, uint64_t max_bytes)
@@ -5403,7 +4066,7 @@ int bw_reserve(bw_writer *w, size_t n)
     if (w->err != BW_OK) return w->err;
     /* A small message's first put (the size limit and n's range are
      * checked on its slow way). */
-    if (w->data == NULL && w->mode == BW__CONTIG) return bw__contig_first_in(w, n, NULL);
+    if (w->data == NULL && bw__is_contig(w)) return bw__contig_first_in(w, n, NULL);
     if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) return BW_OK;
     return bw__room(w, n, NULL);
@@ -5441,8 +4104,8 @@ int bw_puts(bw_writer *w, const char *s)
  * writer's own held bytes (n is then bw_len). In buf (nbuf bytes) when they
  * fit, else in a block from the pool (*tmp, *tmp_cap: give it back after).
  * NULL with the error recorded. */
-static const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
-                                   size_t nbuf, void **tmp, size_t *tmp_cap)
+BW__INTERNAL const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
+                                         size_t nbuf, void **tmp, size_t *tmp_cap)
 {
     void *to = buf;
     *tmp = NULL;
@@ -5500,7 +4163,7 @@ int bw_vprintf(bw_writer *w, const char *fmt, va_list ap)
     }
     /* Pass two, the length known: formatted again where it will stay, while
      * everything the arguments may point into stays as it is. */
-    return bw__printf_rest(w, need, fmt, ap);
+    return bw__ops(w)->printf_rest(w, need, fmt, ap);
 }
 
 int bw_printf(bw_writer *w, const char *fmt, ...)
@@ -5628,7 +4291,7 @@ int bw_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
     if (n == 0) return BW_OK;
     tell = bw_tell(w);
     if (src == NULL || pos < w->base || pos > tell || n > tell - pos) return bw__fail(w, BW_EINVAL);
-    return bw__patch_at(w, pos, src, n);
+    return bw__ops(w)->patch(w, pos, src, n);
 }
 
 int bw_truncate(bw_writer *w, uint64_t pos)
@@ -5802,27 +4465,7 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     }
     if (w->data != NULL || bw_len(w) != 0) {
         l = bw_len(w);
-        if (w->flags & BW__EXTERNAL) {
-            /* The caller's buffer cannot go to the pool: hand out a pooled
-             * copy, sized by the growth rule (none when nothing is held). */
-            bw_pool *p = bw__pool_of(w);
-            size_t want;
-            if (l != 0) {
-                if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
-                    (b = bw_pool_rent(p, want, &c)) == NULL) {
-                    bw__fail(w, BW_ENOMEM);
-                    return NULL;
-                }
-                memcpy(b, w->data + bw__start(w), l);
-            }
-        } else {
-            /* Works while an error is recorded: bw__contiguous does not
-             * check it (a failure then keeps the first error). */
-            if (bw__contiguous(w, 0) == NULL) return NULL;
-            bw__move_down(w, NULL);
-            b = w->data;
-            c = bw__block_size(w);
-        }
+        if (!bw__ops(w)->hand_out(w, &b, &c)) return NULL;
     }
     bw__job_done(w);
     w->data = NULL; /* handed out: what else the mode holds goes back */
@@ -5885,7 +4528,7 @@ int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, voi
     if (w->err != BW_OK) return w->err;
     if (data == NULL && n != 0) return bw__fail(w, BW_EINVAL);
     if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
-    return bw__link(w, data, n, done, ctx);
+    return bw__ops(w)->link(w, data, n, done, ctx);
 }
 
 int bw_move(bw_writer *dst, bw_writer *src)
@@ -5899,10 +4542,43 @@ int bw_move(bw_writer *dst, bw_writer *src)
     len = bw_len(src);
     if (len == 0) return BW_OK;
     if (BW__UNLIKELY(bw__over(dst, len))) return bw__fail(dst, BW_ELIMIT);
-    rc = bw__take(dst, src);
+    rc = bw__ops(dst)->take(dst, src);
     if (rc != 0) return rc > 0 ? BW_OK : rc;
     rc = bw_append_writer(dst, src);
     if (rc == BW_OK) bw__drop_front(src, len);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Padding                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Zeros up to the next multiple of align (Arrow's 8-byte buffers, a page
+ * for what is mapped). Up to 64 bytes is one write. A longer pad makes its
+ * room first, so that no write after it can fail (a fixed writer short of
+ * room takes none of it, a streaming one sends before, never in the middle);
+ * a segmented writer is not asked to, since bw_reserve would skip the rest
+ * of its block: there a failed link (BW_ENOMEM, nothing sent) is undone. */
+int bw_pad(bw_writer *w, size_t align)
+{
+    static const unsigned char zeros[64];
+    uint64_t start;
+    size_t pad, n;
+    int rc = BW_OK;
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (align == 0 || (align & (align - 1)) != 0 || align > BW_PAD_MAX)
+        return bw__fail(w, BW_EINVAL);
+    start = bw_tell(w);
+    pad = (size_t)((0 - start) & (uint64_t)(align - 1));
+    if (pad <= sizeof zeros) return bw_write(w, zeros, pad);
+    if (BW__UNLIKELY(bw__over(w, pad))) return bw__fail(w, BW_ELIMIT);
+    if (!(bw__traits(w) & BW__LINKS)) rc = bw_reserve(w, pad);
+    for (; rc == BW_OK && pad > 0; pad -= n) {
+        n = pad < sizeof zeros ? pad : sizeof zeros;
+        rc = bw_write(w, zeros, n);
+    }
+    if (rc != BW_OK && start >= w->base) (void)bw_truncate(w, start);
     return rc;
 }
 /*************** End file bufwriter.c ***************************************/
@@ -6489,6 +5165,1558 @@ BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va
 }
 #endif /* BW_HAVE_FILE_ADAPTER */
 /*************** End file io.c **********************************************/
+
+/*************** Begin file mode_block.c ************************************/
+/* mode_block.c - what more than one mode's room shares: the one-block
+ * storage of the contiguous, streaming and fixed modes (their held bytes
+ * are data[base - pos, len) of one block: one piece, moved down over
+ * consumed bytes, patched in place), the do-nothing operations a mode
+ * without an ability names in its table, and printf's pass two apart or
+ * in kept room. It owns no mode and reads none. */
+/* #include "writer_internal.h": amalgamated above */
+
+/* bw_append_ref's bytes copied, where nothing is linked: done is called
+ * once they are. */
+BW__INTERNAL int bw__link_copy(bw_writer *w, const void *data, size_t n, bw_done_fn done,
+                               void *ctx)
+{
+    int rc = bw__put(w, data, n);
+    if (rc == BW_OK && done != NULL) done(ctx, data, n);
+    return rc;
+}
+
+/* printf's pass two, the length known (bw_vprintf), for the modes that
+ * grow: output formatted into a block of its own, then written from there
+ * (all or nothing), so the writer may move, link or send as it likes. */
+BW__INTERNAL int bw__printf_apart(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    bw_pool *p;
+    void *tmp;
+    size_t tmp_cap;
+    int r, rc;
+    p = bw__pool_of(w);
+    if (p == NULL || (tmp = bw_pool_rent(p, need + 1, &tmp_cap)) == NULL)
+        return bw__fail(w, BW_ENOMEM);
+    r = vsnprintf((char *)tmp, need + 1, fmt, ap);
+    rc = r >= 0 && (size_t)r == need ? bw__put(w, tmp, need) : bw__fail(w, BW_EINVAL);
+    (void)bw_pool_return(p, tmp, tmp_cap);
+    return rc;
+}
+
+/* The same in place, in room that leaves the held bytes (which arguments
+ * may point into) as they are until formatted (bw__room_keep). Output that
+ * fills the free space to the last byte, or with `apart` the room growth
+ * makes, is formatted apart instead: in place it would take a byte more
+ * for vsnprintf's NUL (a move, a link, the next size up). */
+BW__INTERNAL int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_list ap,
+                                 int apart)
+{
+    void *old;
+    size_t old_cap;
+    int r, rc;
+    if (apart || (w->data != NULL && need <= w->cap - w->len))
+        return bw__printf_apart(w, need, fmt, ap);
+    rc = bw__room_keep(w, need + 1, &old, &old_cap);
+    if (rc != BW_OK) return rc;
+    r = vsnprintf((char *)w->data + w->len, need + 1, fmt, ap);
+    if (r >= 0 && (size_t)r == need) w->len += need;
+    else rc = bw__fail(w, BW_EINVAL);
+    if (old != NULL) (void)bw_pool_return(w->pool, old, old_cap);
+    return rc;
+}
+
+/* ---- one block: contiguous, streaming and fixed share these ---- */
+/* A room operation (bw__mode_ops.room) makes room for n contiguous bytes at
+ * data + len; with src it also appends src[0, n) and commits them. src may
+ * point into held bytes. On failure the error is recorded and nothing held
+ * changes. */
+
+/* Move the held bytes of a one-block writer to the block's start (the cold
+ * path of a writer that consumed); *src follows if it pointed into them. */
+BW__INTERNAL void bw__move_down(bw_writer *w, const void **src)
+{
+    size_t start = bw__start(w), held = w->len - start;
+    if (start == 0) return;
+    if (src != NULL && *src != NULL && (uintptr_t)*src >= (uintptr_t)(w->data + start) &&
+        (uintptr_t)*src < (uintptr_t)(w->data + w->len))
+        *src = (const unsigned char *)*src - start;
+    if (held != 0) memmove(w->data, w->data + start, held);
+    w->pos = w->base;
+    w->len = held;
+    bw__set_lim(w); /* a size limit's lim counts from pos */
+}
+
+/* The end of a one-block room operation that moves in place (fixed, streaming),
+ * with room for n after the held bytes once moved down: src, which follows
+ * them if it points into them, is appended when not NULL. */
+BW__INTERNAL int bw__block_put(bw_writer *w, const void *src, size_t n)
+{
+    bw__move_down(w, &src);
+    if (src != NULL) {
+        memmove(w->data + w->len, src, n);
+        w->len += n;
+    }
+    return BW_OK;
+}
+
+/* Walk: the held bytes are one piece. */
+BW__INTERNAL int bw__block_piece(const bw_writer *w, bw__cursor *c, const unsigned char **p,
+                                 size_t *n)
+{
+    if (c->started || w->data == NULL) return 0;
+    c->started = 1;
+    *p = w->data + bw__start(w);
+    *n = w->len - bw__start(w);
+    return 1;
+}
+
+/* Reset: give the one block back (not the caller's first buffer). */
+BW__INTERNAL void bw__block_drop_storage(bw_writer *w)
+{
+    /* Nothing past cap was ever handed out (a contiguous writer's window
+     * on a zeroing pool: bw__contig_widen). */
+    if (w->data != NULL && !(w->flags & BW__EXTERNAL))
+        (void)bw__pool_return_written(w->pool, w->data, bw__block_size(w), w->cap);
+    w->data = NULL;
+    w->cap = 0;
+}
+
+/* Cut (bw_truncate) at pos, base <= pos <= tell: the held bytes end there.
+ * Works while an error is recorded, which keeps lim at len. */
+BW__INTERNAL void bw__block_cut(bw_writer *w, uint64_t pos)
+{
+    w->len = (size_t)(pos - w->pos);
+    bw__set_lim(w);
+}
+
+/* Make contiguous for the modes that grow or move in place (contiguous,
+ * fixed): their room. */
+BW__INTERNAL unsigned char *bw__block_contiguous(bw_writer *w, size_t extra)
+{
+    if (w->cap - w->len < extra && bw__room(w, extra, NULL) != BW_OK) return NULL;
+    return w->data + bw__start(w);
+}
+
+/* What the one-block modes share in their tables: one piece, nothing to
+ * drop from a list, a patch in place, the block's capacity. */
+BW__INTERNAL size_t bw__block_pieces(const bw_writer *w)
+{
+    return w->data != NULL && w->len != bw__start(w);
+}
+BW__INTERNAL void bw__block_drop_front(bw_writer *w, size_t n) { (void)w, (void)n; }
+BW__INTERNAL int bw__block_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
+{
+    memmove(w->data + (size_t)(pos - w->pos), src, n);
+    return BW_OK;
+}
+BW__INTERNAL size_t bw__block_cap(const bw_writer *w) { return w->cap; }
+
+/* Hand out (bw_detach): made contiguous in one block of the writer's own
+ * (a segmented writer's pieces copied into one), moved to its start. */
+BW__INTERNAL int bw__block_hand_out(bw_writer *w, void **block, size_t *cap)
+{
+    /* Works while an error is recorded: bw__contiguous does not check it
+     * (a failure then keeps the first error). */
+    if (bw__contiguous(w, 0) == NULL) return 0;
+    bw__move_down(w, NULL);
+    *block = w->data;
+    *cap = bw__block_size(w);
+    return 1;
+}
+
+/* And what modes without the matching ability name in their tables. */
+BW__INTERNAL int bw__keeps_bytes(bw_writer *w) { return (void)w, BW_OK; }
+BW__INTERNAL int bw__no_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    (void)n, (void)old, (void)old_cap;
+    return bw__fail(w, BW_EINVAL);
+}
+BW__INTERNAL int bw__no_take(bw_writer *dst, bw_writer *src) { return (void)dst, (void)src, 0; }
+BW__INTERNAL int bw__at_once(const bw_writer *w, size_t n) { return (void)w, (void)n, 1; }
+
+/*************** End file mode_block.c **************************************/
+
+/*************** Begin file mode_contig.c ***********************************/
+/* mode_contig.c - the contiguous room (bw_init, bw_init_buffer,
+ * bw_set_first_buffer): one block that growth moves to a bigger one, or
+ * grows in place above the pool's threshold; the caller's first buffer
+ * (BW__EXTERNAL); a zeroing pool's window (m.g.block). It owns the moves,
+ * the first block's general way (its inline way is bw__contig_first_in in
+ * writer_internal.h) and its table, bw__contig_ops. */
+/* #include "writer_internal.h": amalgamated above */
+
+/* On a zeroing pool (BW_POOL_ZERO_ON_RETURN) a contiguous writer's cap is a
+ * window of its block (m.g.block bytes): every byte the caller may write
+ * lies below cap (the inline puts and spans stop at lim <= cap, and
+ * bw_free_capacity, bw_reserve and bw_advance count to cap), and the
+ * window never narrows while the writer holds the block, so the block goes
+ * back with cap as the end of what was written (bw__pool_return_written),
+ * and a 20 KiB job in a 64 MiB block zeroes at most 40 KiB, not 64 MiB.
+ * The window starts at the growth rule's size for what was asked for (at
+ * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
+ * so it costs a cold path per doubling, as growth does, and is at most
+ * twice the furthest byte asked for. */
+#define BW__ZERO_STEP ((size_t)4096)
+
+static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
+{
+    /* By the growth rule (0: past what it can represent, the block), so
+     * capacities stay the sizes the rule gives. */
+    want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
+    return want != 0 && want < block ? want : block;
+}
+
+/* A newly rented block of got bytes for a writer that asked for want: its
+ * window on a zeroing pool, the whole block otherwise. */
+static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
+{
+    w->m.g.block = got;
+    w->cap = bw__pool_zeroes(p) ? bw__contig_window(p, got, want) : got;
+}
+
+/* Widen a zeroing pool's window in place for n more bytes; false when the
+ * block itself has no room for them (or there is no window). */
+static bool bw__contig_widen(bw_writer *w, size_t n)
+{
+    size_t want;
+    if ((w->flags & BW__EXTERNAL) || !bw__pool_zeroes(w->pool) || w->cap == w->m.g.block ||
+        w->m.g.block - w->len < n)
+        return false;
+    want = w->len + n; /* at most the block: no overflow */
+    if (want < 2 * w->cap) want = 2 * w->cap;
+    w->cap = bw__contig_window(w->pool, w->m.g.block, want);
+    bw__set_lim(w);
+    return true;
+}
+
+
+/* The size a contiguous writer moves to for n more bytes (the pool's
+ * rule: first block, growth, learned jump). */
+static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
+{
+    return bw__pool_contig_size(p, w->len - bw__start(w), w->cap,
+                                (w->flags & BW__EXTERNAL) != 0, n, out);
+}
+
+/* Move a contiguous writer's held bytes into a new block with room for n
+ * more, leaving the old storage as it is: *old and *old_cap get the block
+ * to give back once nothing reads from it (NULL for none, or for the
+ * caller's first buffer, which is not the pool's). */
+static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap, got, start = bw__start(w), held = w->len - start;
+    unsigned char *nb;
+    int rc;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    rc = bw__contig_size(w, p, n, &cap);
+    if (rc != BW_OK) return bw__fail(w, rc);
+    nb = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (nb == NULL) return bw__fail(w, BW_ENOMEM);
+    if (held != 0) memcpy(nb, w->data + start, held);
+    if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
+        *old = w->data;
+        *old_cap = bw__contig_block_cap(w);
+    }
+    /* The window as the growth rule would grow: held + n, at least twice
+     * the old capacity (no overflow: bw__contig_size checked both). */
+    bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
+    w->flags &= (unsigned char)~BW__EXTERNAL;
+    w->data = nb;
+    w->pos = w->base;
+    w->len = held;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+/* Contiguous: move to a block of bw__contig_size. The old block goes back
+ * only after src was copied (src may point into it). Above the threshold
+ * the old block is the allocator's own: the pool resizes it in place,
+ * remaps it (glibc's mremap) or moves it into a kept warm block instead of
+ * copying into fresh memory; not when src lies in the old block (realloc
+ * may free it), nor for the caller's buffer, nor on a zeroing pool (realloc
+ * would hand the old bytes to the allocator unzeroed). */
+static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
+{
+    void *old = NULL;
+    size_t old_cap = 0, old_win = w->cap;
+    int rc;
+
+    if (w->data != NULL) {
+        bw__move_down(w, &src);
+        if (w->cap - w->len >= n || bw__contig_widen(w, n)) goto copy;
+        if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
+            bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
+            size_t cap;
+            unsigned char *nb;
+            rc = bw__contig_size(w, w->pool, n, &cap);
+            if (rc != BW_OK) return bw__fail(w, rc);
+            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, cap);
+            if (nb == NULL) return bw__fail(w, BW_ENOMEM);
+            w->data = nb;
+            w->cap = cap;
+            bw__set_lim(w);
+            goto copy;
+        }
+    }
+    rc = bw__contig_move(w, n, &old, &old_cap);
+    if (rc != BW_OK) return rc;
+copy:
+    if (src != NULL) {
+        memmove(w->data + w->len, src, n);
+        w->len += n;
+    }
+    if (old != NULL) (void)bw__pool_return_written(w->pool, old, old_cap, old_win);
+    return BW_OK;
+}
+
+/* Room kept (bw__room_keep): a zeroing pool's window widens in place,
+ * which moves no held byte; else a move. */
+static int bw__contig_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    if (w->data != NULL && bw__contig_widen(w, n)) return BW_OK;
+    return bw__contig_move(w, n, old, old_cap);
+}
+
+/* A contiguous writer's first block (it has no storage, so holds nothing):
+ * no bytes to move or copy, no old block to give back, just the rent, and
+ * src written at the start. The general way: a first block the size rule
+ * decides (learning, a bigger first write), a size limit, a shared pool
+ * not yet created, or the thread cache's class empty. */
+BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *src)
+{
+    bw_pool *p;
+    size_t cap, got = 0;
+    unsigned char *b;
+    int rc;
+    /* bw_reserve comes here first, before its own checks. */
+    if (n == 0 && src == NULL) return BW_OK;
+    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
+    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    p = bw__pool_of(w);
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    if (n <= bw__pool_first_block(p)) {
+        cap = bw__pool_first_block(p);
+    } else {
+        rc = bw__contig_size(w, p, n, &cap);
+        if (rc != BW_OK) return bw__fail(w, rc);
+    }
+    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
+    w->data = b;
+    bw__contig_take(w, p, got, n);
+    w->lim = w->cap;
+    w->pos = w->base;
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w);
+    if (src != NULL) {
+        memcpy(b, src, n);
+        w->len = n;
+    }
+    return BW_OK;
+}
+
+/* bw_release's rest (writer_internal.h, bw__contig_release). */
+BW__INTERNAL BW__COLD void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
+                                                    size_t cap, size_t len)
+{
+    if (p != NULL && bw__pool_learns(p, len)) bw__learn_record(p, len);
+    if (b != NULL && !bw__return_fast(p, b, block))
+        (void)bw__pool_return_written(p, b, block, cap);
+}
+
+/* Hand out (bw_detach): the caller's first buffer cannot go to the pool,
+ * so a pooled copy, sized by the growth rule (none when nothing is held);
+ * else the block itself. */
+static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
+{
+    size_t want, l = bw_len(w);
+    bw_pool *p;
+    if (!(w->flags & BW__EXTERNAL)) return bw__block_hand_out(w, block, cap);
+    if (l == 0) return 1;
+    p = bw__pool_of(w);
+    if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
+        (*block = bw_pool_rent(p, want, cap)) == NULL) {
+        bw__fail(w, BW_ENOMEM);
+        return 0;
+    }
+    memcpy(*block, w->data + bw__start(w), l);
+    return 1;
+}
+
+/* printf's pass two: as bw__printf_grow, and also apart when the output
+ * would fill the block growth moves to exactly. */
+static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap;
+    int fills = 0;
+    if (p != NULL && bw__contig_size(w, p, need, &cap) == BW_OK)
+        fills = cap - (w->len - bw__start(w)) == need;
+    return bw__printf_grow(w, need, fmt, ap, fills);
+}
+
+/* bw_init's block for an initial capacity, apart: bw_init without one (a
+ * small message) is then the stores alone, no stack frame. */
+static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap, got;
+    void *b;
+    int rc;
+
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
+    rc = bw__pool_start_size(p, initial_capacity, &cap);
+    if (rc != BW_OK) return bw__fail(w, rc);
+    b = bw_pool_rent(p, cap, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
+    w->data = (unsigned char *)b;
+    bw__contig_take(w, p, got, initial_capacity);
+    w->lim = w->cap;
+    return BW_OK;
+}
+
+static const bw__mode_ops bw__contig_ops = {
+    .room = bw__room_contig,
+    .room_keep = bw__contig_keep,
+    .send = bw__keeps_bytes,
+    .drop_storage = bw__block_drop_storage,
+    .contiguous = bw__block_contiguous,
+    .walk = bw__block_piece,
+    .pieces = bw__block_pieces,
+    .drop_front = bw__block_drop_front,
+    .cut = bw__block_cut,
+    .overlaps = bw__in_block,
+    .patch = bw__block_patch,
+    .block_size = bw__contig_block_cap,
+    .printf_rest = bw__printf_contig,
+    .link = bw__link_copy,
+    .take = bw__no_take,
+    .room_at_once = bw__at_once,
+    .hand_out = bw__contig_hand_out,
+    .traits = BW__GROWS,
+    .name = "contiguous",
+};
+
+int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity)
+{
+    if (bw__init_mode(w, pool, BW__CONTIG) != BW_OK) return BW_EINVAL;
+    if (initial_capacity == 0) return BW_OK;
+    return bw__init_block(w, initial_capacity);
+}
+
+/* Each field stored once (not bw__init_mode's zeros, then the buffer's):
+ * a writer over a stack array is a few stores. */
+int bw_init_buffer(bw_writer *w, bw_pool *pool, void *buf, size_t size)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (buf == NULL || size == 0) {
+        (void)bw__init_mode(w, pool, BW__CONTIG);
+        return bw__fail(w, BW_EINVAL);
+    }
+    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
+    w->data = (unsigned char *)buf;
+    w->len = 0;
+    w->cap = w->lim = size;
+    w->pos = w->base = 0;
+    w->pool = pool;
+    w->mode = BW__CONTIG;
+    w->flags = BW__EXTERNAL;
+    w->err = BW_OK;
+    return BW_OK;
+}
+
+int bw_set_first_buffer(bw_writer *w, void *buf, size_t size)
+{
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (buf == NULL || size == 0 || !(bw__traits(w) & BW__GROWS) || w->data != NULL)
+        return bw__fail(w, BW_EINVAL);
+    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
+    w->data = (unsigned char *)buf;
+    w->cap = size;
+    w->pos = w->base;
+    w->len = 0;
+    w->flags |= BW__EXTERNAL;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+/*************** End file mode_contig.c *************************************/
+
+/*************** Begin file mode_fixed.c ************************************/
+/* mode_fixed.c - the fixed room (bw_init_fixed): the caller's buffer and
+ * nothing else; never allocates, BW_EFULL when full. It owns its room,
+ * its printf (exact fits on the stack or in place) and its table,
+ * bw__fixed_ops. */
+/* #include "writer_internal.h": amalgamated above */
+
+/* A fixed writer's printf formats output up to this long on the stack when
+ * it does not fit the free space with vsnprintf's NUL (exact fits). */
+#define BW__PRINTF_FIXED_STACK 1024
+
+/* Fixed: the held bytes may move down over consumed room; nothing else. */
+static BW__COLD int bw__room_fixed(bw_writer *w, size_t n, const void *src)
+{
+    if (w->cap - (w->len - bw__start(w)) < n) return bw__fail(w, BW_EFULL);
+    return bw__block_put(w, src, n);
+}
+
+/* The output did not fit in pass one. A fixed writer has only its own
+ * buffer and never allocates: output below BW__PRINTF_FIXED_STACK is
+ * formatted on the stack and written like any source (moving the held bytes
+ * down over consumed room when needed); longer output is formatted in the
+ * buffer after the held bytes are moved down, and its arguments must not
+ * point into the held bytes (bufwriter.h says so). vsnprintf's NUL needs a
+ * byte past the output: when the output fills the buffer exactly, it is
+ * formatted one byte early, over the last held byte (kept aside), then
+ * moved up into place, so an exact fit succeeds. Only output that fills a
+ * buffer holding nothing has no byte before it: that one needs a spare. */
+static int bw__printf_fixed(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    char buf[BW__PRINTF_FIXED_STACK];
+    size_t room = w->cap - (w->len - bw__start(w));
+    unsigned char *at, kept = 0;
+    int r, early;
+    if (need < sizeof buf) {
+        if (need > room) return bw__fail(w, BW_EFULL);
+        r = vsnprintf(buf, sizeof buf, fmt, ap);
+        return r >= 0 && (size_t)r == need ? bw__put(w, buf, need) : bw__fail(w, BW_EINVAL);
+    }
+    early = need == room;
+    if (need > room || (early && room == w->cap)) return bw__fail(w, BW_EFULL);
+    bw__move_down(w, NULL);
+    at = w->data + w->len - early;
+    if (early) kept = *at;
+    r = vsnprintf((char *)at, need + 1, fmt, ap);
+    if (early) {
+        memmove(at + 1, at, need);
+        *at = kept;
+    }
+    if (r < 0 || (size_t)r != need) return bw__fail(w, BW_EINVAL);
+    w->len += need;
+    return BW_OK;
+}
+
+/* The caller's buffer stays; no block is the pool's. */
+static void bw__fixed_keep_buffer(bw_writer *w) { (void)w; }
+static size_t bw__fixed_no_block(const bw_writer *w) { return (void)w, 0; }
+/* Nothing to hand out: bw_detach refuses a writer without a pool
+ * (BW__NO_POOL) before it asks; this says so again. */
+static int bw__fixed_no_hand_out(bw_writer *w, void **block, size_t *cap)
+{
+    (void)block, (void)cap;
+    return (void)bw__fail(w, BW_EINVAL), 0;
+}
+
+static const bw__mode_ops bw__fixed_ops = {
+    .room = bw__room_fixed,
+    .room_keep = bw__no_room_keep,
+    .send = bw__keeps_bytes,
+    .drop_storage = bw__fixed_keep_buffer,
+    .contiguous = bw__block_contiguous,
+    .walk = bw__block_piece,
+    .pieces = bw__block_pieces,
+    .drop_front = bw__block_drop_front,
+    .cut = bw__block_cut,
+    .overlaps = bw__in_block,
+    .patch = bw__block_patch,
+    .block_size = bw__fixed_no_block,
+    .printf_rest = bw__printf_fixed,
+    .link = bw__link_copy,
+    .take = bw__no_take,
+    .room_at_once = bw__at_once,
+    .hand_out = bw__fixed_no_hand_out,
+    .traits = BW__NO_POOL | BW__BOUNDED,
+    .name = "fixed",
+};
+
+int bw_init_fixed(bw_writer *w, void *buf, size_t size)
+{
+    if (bw__init_mode(w, NULL, BW__FIXED) != BW_OK) return BW_EINVAL;
+    if (buf == NULL && size != 0) return bw__fail(w, BW_EINVAL);
+    if (size > BW__MAX_BLOCK) size = BW__MAX_BLOCK;
+    w->data = (unsigned char *)buf;
+    w->cap = w->lim = size;
+    return BW_OK;
+}
+
+/*************** End file mode_fixed.c **************************************/
+
+/*************** Begin file mode_seg.c **************************************/
+/* mode_seg.c - the segmented room (bw_init_chain): held bytes as pieces
+ * over blocks the writer owns and over caller memory linked by reference
+ * (bw_append_ref, bw_move). It owns the piece array (m.c.pc), the tree of
+ * owned blocks (m.c.blocks, a treap by address), the open piece, every
+ * operation on them and its table, bw__seg_ops. The layout of a piece and
+ * of a block's trailer is in writer_internal.h. */
+/* #include "writer_internal.h": amalgamated above */
+
+typedef char bw__seg_fits[sizeof(bw__blk) <= BW__SEG_HDR ? 1 : -1];
+typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
+
+/* One rule (writer_internal.h, bw__piece): the held bytes are the closed
+ * pieces, then the open piece data[open, len) of the current block. A
+ * reference or a move closes the open piece and pushes pieces; a full
+ * block is closed the same way and a new one becomes current. Nothing
+ * moves once written, so every pointer to a held byte stays valid until
+ * that byte leaves; a piece leaves by consume (front), truncate (back) or
+ * reset, and a block goes back when the last piece in it leaves. */
+
+static bw__blk *bw__cur(const bw_writer *w) { return (bw__blk *)(void *)(w->data + w->cap); }
+static size_t bw__blk_size(const bw__blk *b)
+{
+    return (size_t)((const unsigned char *)b - b->data) + BW__SEG_HDR;
+}
+
+/* Where the open piece starts: where the last closed piece ends, or base. */
+static size_t bw__open(const bw_writer *w)
+{
+    uint64_t at = w->m.c.count != w->m.c.first ? w->m.c.pc[w->m.c.count - 1].end : w->base;
+    return (size_t)(at - w->pos);
+}
+
+/* The owned blocks but the current one are a treap keyed by address
+ * (m.c.blocks its root), a block's priority a hash of its address: found,
+ * added and removed in O(log blocks) expected, whatever order they come
+ * in. 0.4 kept a list, and bw_append_ref's overlap check walked it: after
+ * n moves that each brought a block, n links cost O(n^2). The links live
+ * in the trailer, so the tree costs no memory. */
+static uintptr_t bw__key(const bw__blk *b) { return (uintptr_t)b->data; }
+static uint64_t bw__prio(const bw__blk *b)
+{
+    uint64_t x = (uint64_t)bw__key(b); /* murmur3's finalizer: distinct keys differ */
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    return x ^ (x >> 33);
+}
+
+/* Split tree t into the blocks below key k (*l) and the rest (*r). */
+static void bw__blk_split(bw__blk *t, uintptr_t k, bw__blk **l, bw__blk **r)
+{
+    while (t != NULL) {
+        if (bw__key(t) < k) {
+            *l = t;
+            l = &t->right;
+            t = t->right;
+        } else {
+            *r = t;
+            r = &t->left;
+            t = t->left;
+        }
+    }
+    *l = *r = NULL;
+}
+
+/* Add b: down to where its priority belongs, the subtree there split
+ * around it. */
+static void bw__blk_link(bw_writer *w, bw__blk *b)
+{
+    bw__blk **at = &w->m.c.blocks;
+    uint64_t pr = bw__prio(b);
+    while (*at != NULL && bw__prio(*at) > pr)
+        at = bw__key(b) < bw__key(*at) ? &(*at)->left : &(*at)->right;
+    bw__blk_split(*at, bw__key(b), &b->left, &b->right);
+    *at = b;
+}
+
+/* Remove b (in the tree): its two subtrees merged in its place. */
+static void bw__blk_unlink(bw_writer *w, bw__blk *b)
+{
+    bw__blk **at = &w->m.c.blocks, *l = b->left, *r = b->right;
+    while (*at != b) at = bw__key(b) < bw__key(*at) ? &(*at)->left : &(*at)->right;
+    while (l != NULL && r != NULL) { /* every key in l is below every key in r */
+        if (bw__prio(l) > bw__prio(r)) {
+            *at = l;
+            at = &l->right;
+            l = l->right;
+        } else {
+            *at = r;
+            at = &r->left;
+            r = r->left;
+        }
+    }
+    *at = l != NULL ? l : r;
+}
+
+/* Take the highest block out of tree *t, or NULL: for emptying a whole
+ * tree in O(blocks) (rotations, no stack; the priorities no longer hold,
+ * so nothing but more pops may follow). Highest first, as the list gave
+ * the newest first: given back lowest first, the blocks of a job of 1,000
+ * moved headers that the pool cannot keep cost 716 page faults a job under
+ * glibc (bench Z/link_after_move: 45x slower). */
+static bw__blk *bw__blk_pop(bw__blk **t)
+{
+    bw__blk *b = *t, *r;
+    if (b == NULL) return NULL;
+    while ((r = b->right) != NULL) {
+        b->right = r->left;
+        r->left = b;
+        b = r;
+    }
+    *t = b->left;
+    return b;
+}
+
+/* A piece leaves: a reference's done is called; a block of the tree that
+ * holds no piece any more goes back (the current block stays). */
+static void bw__piece_drop(bw_writer *w, bw__piece *pc)
+{
+    bw__blk *b = pc->blk;
+    if (b == NULL) {
+        if (pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
+        return;
+    }
+    if (--b->pieces == 0 && (w->data == NULL || b != bw__cur(w))) {
+        bw__blk_unlink(w, b);
+        (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
+    }
+}
+
+/* Room for k more closed pieces (amortized O(1): the array doubles, or
+ * moves down over consumed pieces); BW_ENOMEM recorded, nothing changed. */
+static int bw__pc_reserve(bw_writer *w, size_t k)
+{
+    size_t held = w->m.c.count - w->m.c.first, room = w->m.c.pc_cap / sizeof(bw__piece);
+    size_t want, got = 0;
+    bw__piece *pc;
+    bw_pool *p;
+    if (w->m.c.count + k <= room) return BW_OK;
+    if (held + k <= room / 2) { /* half the array consumed: move down */
+        memmove(w->m.c.pc, w->m.c.pc + w->m.c.first, held * sizeof(bw__piece));
+    } else {
+        want = room < 16 ? 16 : 2 * room;
+        if (want < held + k) want = held + k;
+        if (want > UINT32_MAX / 2) return bw__fail(w, BW_EOVERFLOW);
+        p = bw__pool_of(w);
+        pc = p != NULL ? (bw__piece *)bw_pool_rent(p, want * sizeof(bw__piece), &got) : NULL;
+        if (pc == NULL) return bw__fail(w, BW_ENOMEM);
+        if (held != 0) memcpy(pc, w->m.c.pc + w->m.c.first, held * sizeof(bw__piece));
+        if (w->m.c.pc != NULL) (void)bw_pool_return(p, w->m.c.pc, w->m.c.pc_cap);
+        w->m.c.pc = pc;
+        w->m.c.pc_cap = got;
+    }
+    w->m.c.first = 0;
+    w->m.c.count = (uint32_t)held;
+    return BW_OK;
+}
+
+/* Whether the open piece holds bytes, which closing it pushes. */
+static int bw__must_close(const bw_writer *w) { return w->data != NULL && bw__open(w) != w->len; }
+
+/* Close the open piece (room for it reserved): it joins the array. */
+static void bw__close_open(bw_writer *w)
+{
+    size_t open;
+    bw__piece *pc;
+    if (!bw__must_close(w)) return;
+    open = bw__open(w);
+    pc = &w->m.c.pc[w->m.c.count++];
+    pc->p = w->data + open;
+    pc->n = w->len - open;
+    pc->end = bw_tell(w);
+    pc->blk = bw__cur(w);
+    pc->blk->pieces++;
+}
+
+/* The size of a new block for `want` bytes with its trailer: the growth
+ * rule's, rounded up to BW__SEG_ALIGN (an exact-size rent, BW_POOL_BYPASS
+ * or above the threshold, may not be aligned). */
+static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
+{
+    size_t n;
+    int rc = bw__pool_grow(p, 0, want, 0, &n);
+    if (rc != BW_OK) return rc;
+    if (n > BW__MAX_BLOCK - (BW__SEG_ALIGN - 1)) return BW_EOVERFLOW;
+    *out = (n + (BW__SEG_ALIGN - 1)) & ~(size_t)(BW__SEG_ALIGN - 1);
+    return BW_OK;
+}
+
+/* Rent a block of exactly the size bw__seg_size gives for `want` (trailer
+ * included): its trailer set, not linked anywhere. NULL: recorded. */
+static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t got = 0;
+    unsigned char *d;
+    bw__blk *b;
+    int rc = p != NULL ? bw__seg_size(p, want, &want) : BW_ENOMEM;
+    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want, &got) : NULL;
+    if (d == NULL) {
+        bw__fail(w, rc != BW_OK ? rc : BW_ENOMEM);
+        return NULL;
+    }
+    b = (bw__blk *)(void *)(d + got - BW__SEG_HDR);
+    b->data = d;
+    b->left = b->right = NULL;
+    b->pieces = 0;
+    return b;
+}
+
+/* The blocks of tree t larger than `above`: their bytes added to *held,
+ * their number to *count (recursion as deep as the tree). */
+static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *count)
+{
+    for (; t != NULL; t = t->right) {
+        bw__blk_large(t->left, above, held, count);
+        if (bw__blk_size(t) > above) {
+            *held += bw__blk_size(t);
+            (*count)++;
+        }
+    }
+}
+
+/* The next block for `need` contiguous bytes, by the pool's rule for
+ * segmented writers (bw__pool_seg_size), told what the writer holds, and
+ * what it holds above the threshold. One request, however large. */
+static bw__blk *bw__blk_next(bw_writer *w, size_t need)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, held = 0, count = 0;
+    if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
+        bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
+        return NULL;
+    }
+    /* Only a segmented writer about to pass the threshold walks its blocks. */
+    if (prev > bw__pool_threshold(p) / 2)
+        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &held, &count);
+    if (prev > bw__pool_threshold(p)) {
+        held += prev;
+        count++;
+    }
+    return bw__blk_rent(w, bw__pool_seg_size(p, prev, bw_len(w), held, count,
+                                             need + BW__SEG_HDR));
+}
+
+static void bw__blk_return(bw_writer *w, bw__blk *b)
+{
+    if (b != NULL) (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
+}
+
+/* b becomes the current block (room for closing the open piece reserved).
+ * The old one joins the tree when it holds pieces; else it is returned
+ * for the caller to give back (bw_cstr's "" may still be read in it). */
+static bw__blk *bw__blk_switch(bw_writer *w, bw__blk *b)
+{
+    bw__blk *gone = NULL;
+    if (w->data != NULL) {
+        bw__close_open(w);
+        if (bw__cur(w)->pieces != 0) bw__blk_link(w, bw__cur(w));
+        else gone = bw__cur(w);
+    }
+    w->pos = bw_tell(w);
+    w->data = b->data;
+    w->cap = (size_t)((unsigned char *)b - b->data);
+    w->len = 0;
+    bw__set_lim(w);
+    return gone;
+}
+
+
+/* Room: a write fills the rest of the current block first; room alone
+ * (src NULL) must be contiguous and leaves that rest. */
+static BW__COLD int bw__room_seg(bw_writer *w, size_t n, const void *src)
+{
+    size_t first = src != NULL && w->data != NULL ? w->cap - w->len : 0;
+    bw__blk *b = bw__blk_next(w, n - first), *gone;
+    if (b == NULL || bw__pc_reserve(w, (size_t)(bw__must_close(w) || first != 0)) != BW_OK) {
+        bw__blk_return(w, b);
+        return w->err;
+    }
+    if (first != 0) {
+        memcpy(w->data + w->len, src, first);
+        w->len += first;
+    }
+    gone = bw__blk_switch(w, b);
+    if (src != NULL) {
+        memcpy(w->data, (const unsigned char *)src + first, n - first);
+        w->len = n - first;
+    }
+    bw__blk_return(w, gone); /* it held nothing, so src was not in it */
+    return BW_OK;
+}
+
+/* Room kept (bw__room_keep): a new current block; nothing moves. */
+static int bw__seg_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    bw__blk *b = bw__blk_next(w, n), *gone;
+    if (b == NULL || bw__pc_reserve(w, (size_t)bw__must_close(w)) != BW_OK) {
+        bw__blk_return(w, b);
+        return w->err;
+    }
+    gone = bw__blk_switch(w, b);
+    if (gone != NULL) {
+        *old = gone->data;
+        *old_cap = bw__blk_size(gone);
+    }
+    return BW_OK;
+}
+
+/* Walk: the closed pieces, then the open one. */
+static int bw__seg_walk(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
+{
+    size_t i = c->started ? c->i + 1 : w->m.c.first;
+    c->started = 1;
+    c->i = i;
+    if (i < w->m.c.count) {
+        *p = w->m.c.pc[i].p;
+        *n = w->m.c.pc[i].n;
+        return 1;
+    }
+    if (i > w->m.c.count || w->data == NULL) return 0;
+    *p = w->data + bw__open(w);
+    *n = w->len - bw__open(w);
+    return 1;
+}
+
+static size_t bw__seg_pieces(const bw_writer *w)
+{
+    return w->m.c.count - w->m.c.first + (w->data != NULL && bw__open(w) != w->len);
+}
+
+/* Drop from the front (base has moved): whole pieces leave, the first kept
+ * one starts later; what is left of n is the open piece's, whose start
+ * follows base. */
+static void bw__seg_drop_front(bw_writer *w, size_t n)
+{
+    while (n != 0 && w->m.c.first != w->m.c.count) {
+        bw__piece *pc = &w->m.c.pc[w->m.c.first];
+        if (n < pc->n) {
+            pc->p += n;
+            pc->n -= n;
+            return;
+        }
+        n -= pc->n;
+        w->m.c.first++;
+        bw__piece_drop(w, pc);
+    }
+    if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
+}
+
+/* The first closed piece that ends after pos (count: the open piece's):
+ * O(1) in the open piece (a patch at the end), else a binary search. */
+static size_t bw__seg_find(const bw_writer *w, uint64_t pos)
+{
+    size_t lo = w->m.c.first, hi = w->m.c.count;
+    if (lo == hi || w->m.c.pc[hi - 1].end <= pos) return hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->m.c.pc[mid].end > pos) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Cut: in the open piece, len moves back; else the piece holding pos is
+ * shortened, every later one leaves, and writes go on at the current
+ * block's len (from its start when no piece is left in it). */
+static void bw__seg_cut(bw_writer *w, uint64_t pos)
+{
+    size_t i, k;
+    uint64_t open_at = w->pos + bw__open(w);
+    if (pos >= open_at || w->m.c.first == w->m.c.count) {
+        w->len = (size_t)(pos - w->pos);
+        bw__set_lim(w);
+        return;
+    }
+    i = bw__seg_find(w, pos);
+    k = i;
+    if (pos > w->m.c.pc[i].end - w->m.c.pc[i].n) { /* pos inside piece i: it stays */
+        w->m.c.pc[i].n -= (size_t)(w->m.c.pc[i].end - pos);
+        w->m.c.pc[i].end = pos;
+        k++;
+    }
+    while (w->m.c.count > k) bw__piece_drop(w, &w->m.c.pc[--w->m.c.count]);
+    if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
+    if (w->data != NULL && bw__cur(w)->pieces == 0) w->len = 0;
+    w->pos = pos - w->len;
+    bw__set_lim(w);
+}
+
+/* Reset: every piece leaves (a reference's done is called), every block
+ * and the array go back; one pass, no block unlinked one by one. */
+static void bw__seg_drop_storage(bw_writer *w)
+{
+    uint32_t i;
+    bw__blk *b;
+    for (i = w->m.c.first; i < w->m.c.count; i++) {
+        const bw__piece *pc = &w->m.c.pc[i];
+        if (pc->blk == NULL && pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
+    }
+    while ((b = bw__blk_pop(&w->m.c.blocks)) != NULL) bw__blk_return(w, b);
+    w->m.c.first = w->m.c.count = 0;
+    if (w->data != NULL) bw__blk_return(w, bw__cur(w));
+    if (w->m.c.pc != NULL) (void)bw_pool_return(w->pool, w->m.c.pc, w->m.c.pc_cap);
+    w->m.c.pc = NULL;
+    w->m.c.pc_cap = 0;
+    w->m.c.blocks = NULL;
+    w->data = NULL;
+    w->cap = 0;
+}
+
+/* Make contiguous: the held bytes as the open piece of one block with
+ * extra free bytes after them (already so: as they are); else copied into
+ * a new block, every piece leaving. */
+static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
+{
+    size_t held, off = 0, k;
+    bw__cursor c = {0, 0};
+    const unsigned char *src;
+    bw__blk *b;
+    BW__ASSUME(w != NULL); /* every caller checked; bw_len's own check hides it from gcc */
+    if (w->m.c.first == w->m.c.count && w->data != NULL && w->cap - w->len >= extra)
+        return w->data + bw__open(w);
+    held = bw_len(w);
+    if (held > BW__MAX_BLOCK - BW__SEG_HDR - extra) {
+        bw__fail(w, BW_EOVERFLOW);
+        return NULL;
+    }
+    b = bw__blk_rent(w, held + extra + BW__SEG_HDR);
+    if (b == NULL) return NULL;
+    while (bw__seg_walk(w, &c, &src, &k)) {
+        if (k != 0) memcpy(b->data + off, src, k);
+        off += k;
+    }
+    bw__seg_drop_front(w, held);
+    if (w->data != NULL) bw__blk_return(w, bw__cur(w));
+    w->data = b->data;
+    w->cap = (size_t)((unsigned char *)b - b->data);
+    w->pos = w->base;
+    w->len = held;
+    bw__set_lim(w);
+    return b->data;
+}
+
+/* Overlaps: the writer's own blocks (references are the caller's), in
+ * O(log blocks): blocks do not overlap, so of those in the tree only the
+ * last that starts below the end of [p, p + n) can reach into it. */
+static int bw__seg_overlaps(const bw_writer *w, const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, e = a + n;
+    const bw__blk *b = w->m.c.blocks, *below = NULL;
+    if (n == 0) return 0;
+    if (bw__in_block(w, p, n)) return 1;
+    while (b != NULL) {
+        if (bw__key(b) < e) {
+            below = b;
+            b = b->right;
+        } else {
+            b = b->left;
+        }
+    }
+    return below != NULL && a < (uintptr_t)below + BW__SEG_HDR; /* the trailer ends it */
+}
+
+/* Block size: the current block's, its trailer included, when it holds
+ * every held byte. */
+static size_t bw__seg_block_size(const bw_writer *w)
+{
+    return w->m.c.first == w->m.c.count ? w->cap + BW__SEG_HDR : 0;
+}
+
+/* Piece i's part of [pos, end) (i == count: the open piece): where it
+ * starts in memory, and its length in *k (0: none). */
+static unsigned char *bw__seg_span(const bw_writer *w, size_t i, uint64_t pos, uint64_t end,
+                                     size_t *k)
+{
+    const unsigned char *p;
+    uint64_t from, to;
+    if (i < w->m.c.count) {
+        to = w->m.c.pc[i].end;
+        from = to - w->m.c.pc[i].n;
+        p = w->m.c.pc[i].p;
+    } else if (w->data == NULL) {
+        *k = 0;
+        return NULL;
+    } else {
+        from = w->pos + bw__open(w);
+        to = bw_tell(w);
+        p = w->data + bw__open(w);
+    }
+    if (from < pos) {
+        p += pos - from;
+        from = pos;
+    }
+    if (to > end) to = end;
+    *k = to > from ? (size_t)(to - from) : 0;
+    return (unsigned char *)(uintptr_t)p;
+}
+
+/* Own: the references among [pos, end) are copied into one new block (a
+ * patch never writes the caller's memory); their done is called. */
+static int bw__seg_own(bw_writer *w, size_t i, uint64_t end, size_t bytes)
+{
+    bw__blk *b = bw__blk_rent(w, bytes + BW__SEG_HDR);
+    size_t off = 0;
+    if (b == NULL) return BW_ENOMEM;
+    for (; i < w->m.c.count && w->m.c.pc[i].end - w->m.c.pc[i].n < end; i++) {
+        bw__piece *pc = &w->m.c.pc[i];
+        if (pc->blk != NULL) continue;
+        memcpy(b->data + off, pc->p, pc->n);
+        bw__piece_drop(w, pc);
+        pc->p = b->data + off;
+        pc->blk = b;
+        b->pieces++;
+        off += pc->n;
+    }
+    bw__blk_link(w, b);
+    return BW_OK;
+}
+
+/* Patch: O(log pieces) to find the first piece, then each piece's part. A
+ * source among the writer's blocks needs no copy unless it overlaps two
+ * of the parts written (a part that overlaps it is written last, with
+ * memmove); a source in a reference that own gives back is copied first.
+ * Memory only for references (own) and for such a source. */
+static int bw__seg_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
+{
+    unsigned char buf[64], *last = NULL, *d;
+    const unsigned char *in = (const unsigned char *)src;
+    uintptr_t a = (uintptr_t)src, e = a + n;
+    void *tmp = NULL;
+    size_t i0 = bw__seg_find(w, pos), i, k, refs = 0, last_off = 0, last_k = 0;
+    uint64_t end = pos + n;
+    int in_ref = 0, hits = 0, rc = BW_OK;
+    size_t tmp_cap = 0;
+    for (i = i0; i <= w->m.c.count; i++) {
+        d = bw__seg_span(w, i, pos, end, &k);
+        if (k == 0) break;
+        if (i < w->m.c.count && w->m.c.pc[i].blk == NULL) {
+            refs += w->m.c.pc[i].n;
+            in_ref |= e > (uintptr_t)w->m.c.pc[i].p &&
+                      a < (uintptr_t)w->m.c.pc[i].p + w->m.c.pc[i].n;
+        } else if (e > (uintptr_t)d && a < (uintptr_t)d + k) {
+            hits++;
+        }
+    }
+    if (in_ref || hits > 1) {
+        in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
+        if (in == NULL) return BW_ENOMEM;
+    }
+    if (refs != 0) rc = bw__seg_own(w, i0, end, refs);
+    for (i = i0; rc == BW_OK && i <= w->m.c.count; i++) {
+        d = bw__seg_span(w, i, pos, end, &k);
+        if (k == 0) break;
+        if (in == src && e > (uintptr_t)d && a < (uintptr_t)d + k) {
+            last = d; /* over the source: written last, when it has been read */
+            last_k = k;
+            last_off = (size_t)(pos - end + n);
+        } else {
+            memcpy(d, in + (pos - end + n), k);
+        }
+        pos += k;
+    }
+    if (last != NULL) memmove(last, in + last_off, last_k);
+    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
+    return rc;
+}
+
+/* Link: O(1) amortized; the bytes are copied instead when they are empty
+ * or lie in a block of the writer's (consume or truncate would give it
+ * back under the reference). Caller memory is linked as often as given. */
+static int bw__seg_link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
+{
+    bw__piece *pc;
+    if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    if (n == 0 || bw__seg_overlaps(w, data, n)) return bw__link_copy(w, data, n, done, ctx);
+    if (bw__pc_reserve(w, 2) != BW_OK) return w->err;
+    bw__close_open(w);
+    pc = &w->m.c.pc[w->m.c.count++];
+    pc->p = (const unsigned char *)data;
+    pc->n = pc->orig_n = n;
+    pc->end = bw_tell(w) + n;
+    pc->blk = NULL;
+    pc->done = done;
+    pc->ctx = ctx;
+    pc->orig = data;
+    w->pos += n; /* the open piece starts after it, in the same block */
+    bw__set_lim(w); /* a size limit is nearer now */
+    return BW_OK;
+}
+
+/* A moved piece in a block of src's is copied rather than relinked when
+ * that block is more than this many times its bytes, the bound a writer
+ * keeps to (no block larger than 16 x its bytes, pool/growth.c): a 16-byte
+ * header written in a writer of its own would otherwise bring its 4 KiB
+ * block, and 8,000 of them 32 MiB for 128 KB. The copy is at most 1/16 of
+ * a block that goes back to the pool at once, and needs no memory. */
+#define BW__MOVE_COPY ((size_t)16)
+
+/* Whether take copies src's piece pc into dst's current block: it lies in
+ * a block of src's more than BW__MOVE_COPY times its bytes, and fits. */
+static int bw__take_copies(const bw_writer *dst, const bw__piece *pc)
+{
+    return pc->blk != NULL && dst->data != NULL && dst->cap - dst->len >= pc->n &&
+           bw__blk_size(pc->blk) / BW__MOVE_COPY > pc->n;
+}
+
+/* Take (bw_move) between segmented writers of one pool: src's pieces
+ * follow dst's in order, as closed pieces (their positions moved) whose
+ * blocks join dst's tree, but for a small piece of src's own, whose bytes
+ * go on dst's open piece (bw__take_copies), as a write would put them;
+ * and src's current block becomes dst's when it has more free room, so
+ * that the small pieces of later moves have somewhere to go (a writer
+ * that only moves and links has no block of its own). Nothing is rented
+ * but room for the records: one per src piece, and one for closing dst's
+ * open piece before each piece relinked after bytes copied (at most one
+ * more than src's pieces in all). 1 done, 0 to have the bytes copied, or
+ * the recorded error. */
+static int bw__seg_take(bw_writer *dst, bw_writer *src)
+{
+    size_t i, open = 0;
+    bw__piece last = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
+    bw__blk *b, *cur = src->data != NULL ? bw__cur(src) : NULL;
+    int adopt;
+    if (!(bw__traits(src) & BW__LINKS) || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
+    if (bw__pc_reserve(dst, src->m.c.count - src->m.c.first + 2) != BW_OK) return dst->err;
+    if (cur != NULL) open = bw__open(src);
+    for (i = src->m.c.first; i <= src->m.c.count; i++) {
+        const bw__piece *from = &last;
+        bw__piece *pc;
+        if (i < src->m.c.count) {
+            from = &src->m.c.pc[i];
+            if (bw__take_copies(dst, from)) {
+                memcpy(dst->data + dst->len, from->p, from->n);
+                dst->len += from->n;
+                from->blk->pieces--; /* a block left with none goes back below */
+                continue;
+            }
+        } else { /* src's open piece, when it holds bytes */
+            if (cur == NULL || open == src->len) break;
+            last.p = src->data + open;
+            last.n = src->len - open;
+            last.blk = cur; /* not counted in cur's pieces (yet) */
+            if (bw__take_copies(dst, &last)) {
+                memcpy(dst->data + dst->len, last.p, last.n);
+                dst->len += last.n;
+                break;
+            }
+            /* dst takes src's current block when it has more room. */
+            adopt = dst->data == NULL || src->cap - src->len > dst->cap - dst->len;
+            bw__close_open(dst);
+            if (adopt) {
+                if (dst->data != NULL) {
+                    if (bw__cur(dst)->pieces != 0) bw__blk_link(dst, bw__cur(dst));
+                    else bw__blk_return(dst, bw__cur(dst));
+                }
+                dst->pos = bw_tell(dst) + last.n - src->len;
+                dst->data = src->data;
+                dst->cap = src->cap;
+                dst->len = src->len;
+                cur = NULL; /* dst's now */
+                break;
+            }
+            cur->pieces++;
+        }
+        bw__close_open(dst);
+        pc = &dst->m.c.pc[dst->m.c.count++];
+        *pc = *from;
+        pc->end = bw_tell(dst) + pc->n;
+        dst->pos += pc->n; /* the open piece starts after it, in the same block */
+    }
+    /* src's blocks that still hold pieces are dst's now; the others go
+     * back. */
+    while ((b = bw__blk_pop(&src->m.c.blocks)) != NULL) {
+        if (b->pieces != 0) bw__blk_link(dst, b);
+        else bw__blk_return(src, b);
+    }
+    if (cur != NULL) {
+        if (cur->pieces != 0) bw__blk_link(dst, cur);
+        else bw__blk_return(src, cur);
+    }
+    dst->pool = bw__pool_of(src);
+    dst->flags &= (unsigned char)~BW__CSTR;
+    bw__set_lim(dst);
+    src->m.c.first = src->m.c.count = 0;
+    src->pos = src->base = bw_tell(src);
+    src->data = NULL;
+    src->cap = src->len = 0;
+    src->flags &= (unsigned char)~BW__CSTR;
+    bw__set_lim(src);
+    return 1;
+}
+
+static int bw__printf_seg(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    return bw__printf_grow(w, need, fmt, ap, 0);
+}
+
+static const bw__mode_ops bw__seg_ops = {
+    .room = bw__room_seg,
+    .room_keep = bw__seg_room_keep,
+    .send = bw__keeps_bytes,
+    .drop_storage = bw__seg_drop_storage,
+    .contiguous = bw__seg_contiguous,
+    .walk = bw__seg_walk,
+    .pieces = bw__seg_pieces,
+    .drop_front = bw__seg_drop_front,
+    .cut = bw__seg_cut,
+    .overlaps = bw__seg_overlaps,
+    .patch = bw__seg_patch,
+    .block_size = bw__seg_block_size,
+    .printf_rest = bw__printf_seg,
+    .link = bw__seg_link,
+    .take = bw__seg_take,
+    .room_at_once = bw__at_once,
+    .hand_out = bw__block_hand_out,
+    .traits = BW__LINKS,
+    .name = "segmented",
+};
+
+int bw_init_chain(bw_writer *w, bw_pool *pool)
+{
+    if (bw__init_mode(w, pool, BW__SEG) != BW_OK) return BW_EINVAL;
+    w->m.c.pc = NULL;
+    w->m.c.pc_cap = 0;
+    w->m.c.first = w->m.c.count = 0;
+    w->m.c.blocks = NULL;
+    return BW_OK;
+}
+
+/*************** End file mode_seg.c ****************************************/
+
+/*************** Begin file mode_stream.c ***********************************/
+/* mode_stream.c - the streaming room (bw_init_sink, bw_init_fd): one
+ * buffer whose bytes go to a sink or a file descriptor when it fills or on
+ * bw_flush; an enlarged buffer shrinks back once sent. It owns the send
+ * loop over the sink contract, its room, its printf and its table,
+ * bw__stream_ops. */
+/* #include "writer_internal.h": amalgamated above */
+
+#include <errno.h>
+
+/* A streaming writer's buffer. */
+#define BW__STREAM_DEFAULT ((size_t)64 << 10)
+
+/* Streaming: hand p[0, n) to the sink or fd until all is taken or it fails
+ * (the sink contract: 1..n taken, -1 with EINTR retried, -1 failed, anything
+ * else broken). *sent gets what was taken. */
+static int bw__send_bytes(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
+{
+    size_t done = 0;
+    int rc = BW_OK;
+    while (done < n) {
+        ptrdiff_t r;
+        if (w->flags & BW__FD) {
+            struct iovec one;
+            one.iov_base = (void *)(uintptr_t)(p + done);
+            one.iov_len = n - done;
+            r = bw__fd_send(w->m.s.fd, &one, 1);
+        } else if (w->m.s.sink != NULL) {
+            r = w->m.s.sink(w->m.s.ctx, p + done, n - done);
+        } else {
+            rc = BW_EINVAL; /* a streaming writer whose init failed */
+            break;
+        }
+        if (r > 0 && (size_t)r <= n - done) {
+            done += (size_t)r;
+        } else if (r == -1 && errno == EINTR) {
+            continue;
+        } else {
+            if (r != -1) errno = EIO; /* a broken sink: never loop on it */
+            rc = BW_EIO;
+            break;
+        }
+    }
+    *sent = done;
+    return rc;
+}
+
+/* Send every held byte; on failure the rest stays held and BW_EIO is
+ * recorded. Afterwards the buffer is empty and restarts at its beginning. */
+BW__INTERNAL int bw__send_held(bw_writer *w)
+{
+    size_t start = bw__start(w), sent;
+    int rc = bw__send_bytes(w, w->data + start, w->len - start, &sent);
+    w->base += sent;
+    if (rc != BW_OK) return bw__fail(w, rc);
+    w->pos = w->base;
+    w->len = 0;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+/* A buffer enlarged for a long reserve or span goes back once its bytes
+ * are sent (nothing held then), unless src points into it: the next write
+ * rents the configured size, so memory stays what was configured. */
+static void bw__stream_shrink(bw_writer *w, const void *src, size_t n)
+{
+    if (w->cap <= w->m.s.size || w->len != bw__start(w) || bw__in_block(w, src, n)) return;
+    (void)bw_pool_return(w->pool, w->data, w->cap);
+    w->data = NULL;
+    w->cap = 0;
+    w->pos = w->base;
+    w->len = 0;
+    bw__set_lim(w);
+}
+
+/* The buffer, rented at the first write, or replaced by a bigger block when
+ * a reserve or span needs more than it has (nothing held then). */
+static int bw__stream_buffer(bw_writer *w, size_t n)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t cap = w->m.s.size, got;
+    unsigned char *b;
+    int rc;
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    if (n > cap) {
+        rc = bw__pool_grow(p, 0, n, 0, &cap);
+        if (rc != BW_OK) return bw__fail(w, rc);
+    }
+    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    if (b == NULL) return bw__fail(w, BW_ENOMEM);
+    if (w->data != NULL) (void)bw_pool_return(p, w->data, w->cap);
+    w->data = b;
+    w->cap = got;
+    w->pos = w->base;
+    w->len = 0;
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+/* Send p[0, n) straight from memory that is not the buffer (nothing is
+ * held then), the positions following what was taken; a failure is
+ * recorded. */
+BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
+{
+    size_t sent;
+    int rc = bw__send_bytes(w, (const unsigned char *)p, n, &sent);
+    w->pos += sent;
+    w->base += sent;
+    if (rc != BW_OK) return bw__fail(w, rc);
+    bw__set_lim(w);
+    return BW_OK;
+}
+
+static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
+{
+    int rc;
+    if (w->data == NULL && n <= w->m.s.size) {
+        rc = bw__stream_buffer(w, n);
+        if (rc != BW_OK) return rc;
+    }
+    if (w->data != NULL && w->cap - (w->len - bw__start(w)) < n) {
+        /* It does not fit even over consumed room: send what is held. A
+         * source among the held bytes stays intact until copied below. */
+        rc = bw__send_held(w);
+        if (rc != BW_OK) return rc;
+        if (n <= w->m.s.size) {
+            bw__stream_shrink(w, src, src != NULL ? n : 0);
+            if (w->data == NULL && (rc = bw__stream_buffer(w, n)) != BW_OK) return rc;
+        }
+    }
+    if (src != NULL && (w->data == NULL || n > w->cap)) {
+        /* Larger than the buffer: straight from the caller's memory (it
+         * cannot be among the held bytes, which fit the buffer). */
+        return bw__send_past(w, src, n);
+    }
+    if (w->data == NULL || n > w->cap) {
+        rc = bw__stream_buffer(w, n);
+        if (rc != BW_OK) return rc;
+    }
+    return bw__block_put(w, src, n);
+}
+
+/* Streaming: output up to the buffer size is formatted apart into a block
+ * of that size at most and written all or nothing; longer output goes
+ * straight to the sink through a FILE (bw__vprintf_sent, io.c) after the
+ * held bytes, so memory stays bounded and the buffer (where arguments may
+ * point) is not touched. Without the FILE adapter it too is formatted
+ * apart. */
+static int bw__printf_stream(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+#ifdef BW_HAVE_FILE_ADAPTER
+    if (need > w->m.s.size) return bw__vprintf_sent(w, need, fmt, ap);
+#endif
+    return bw__printf_apart(w, need, fmt, ap);
+}
+
+/* Send: every held byte goes to the sink; an enlarged buffer goes back. */
+static int bw__stream_send(bw_writer *w)
+{
+    if (bw_len(w) != 0 && bw__send_held(w) != BW_OK) return w->err;
+    if (w->data != NULL) bw__stream_shrink(w, NULL, 0);
+    return BW_OK;
+}
+
+/* Make contiguous: the held bytes move down; never sends or grows here
+ * (BW_EFULL when extra does not fit the buffer). */
+static unsigned char *bw__stream_contiguous(bw_writer *w, size_t extra)
+{
+    if (w->cap - w->len < extra) {
+        if (w->cap - bw_len(w) < extra) {
+            bw__fail(w, BW_EFULL);
+            return NULL;
+        }
+        bw__move_down(w, NULL);
+    }
+    return w->data + bw__start(w);
+}
+
+/* The streaming modes' common part: the buffer size by the growth rule. */
+static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
+{
+    bw_pool *p;
+    int rc;
+    if (bw__init_mode(w, pool, BW__STREAM) != BW_OK) return BW_EINVAL;
+    w->m.s.sink = NULL;
+    w->m.s.ctx = NULL;
+    w->m.s.size = 0;
+    w->m.s.fd = -1;
+    if (buffer_size == 0) buffer_size = BW__STREAM_DEFAULT;
+    if (buffer_size > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
+    p = bw__pool_of(w);
+    if (p == NULL) return bw__fail(w, BW_ENOMEM);
+    rc = bw__pool_grow(p, 0, buffer_size, 0, &w->m.s.size);
+    return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
+}
+
+/* One room takes at most the buffer without sending part of it. */
+static int bw__stream_at_once(const bw_writer *w, size_t n) { return n <= w->m.s.size; }
+
+static const bw__mode_ops bw__stream_ops = {
+    .room = bw__room_stream,
+    .room_keep = bw__no_room_keep,
+    .send = bw__stream_send,
+    .drop_storage = bw__block_drop_storage,
+    .contiguous = bw__stream_contiguous,
+    .walk = bw__block_piece,
+    .pieces = bw__block_pieces,
+    .drop_front = bw__block_drop_front,
+    .cut = bw__block_cut,
+    .overlaps = bw__in_block,
+    .patch = bw__block_patch,
+    .block_size = bw__block_cap,
+    .printf_rest = bw__printf_stream,
+    .link = bw__link_copy,
+    .take = bw__no_take,
+    .room_at_once = bw__stream_at_once,
+    .hand_out = bw__block_hand_out,
+    .traits = BW__SENDS | BW__BOUNDED,
+    .name = "streaming",
+};
+
+int bw_init_sink(bw_writer *w, bw_pool *pool, size_t buffer_size, bw_sink_fn sink, void *ctx)
+{
+    int rc = bw__init_stream(w, pool, buffer_size);
+    if (w == NULL) return rc;
+    w->m.s.sink = sink;
+    w->m.s.ctx = ctx;
+    if (rc == BW_OK && sink == NULL) rc = bw__fail(w, BW_EINVAL);
+    return rc;
+}
+
+int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
+{
+    int rc = bw__init_stream(w, pool, buffer_size);
+    if (w == NULL) return rc;
+    w->flags = BW__FD;
+    w->m.s.fd = fd;
+    if (rc == BW_OK && fd < 0) rc = bw__fail(w, BW_EINVAL);
+    return rc;
+}
+
+/*************** End file mode_stream.c *************************************/
 
 /*************** Begin file platform/posix.c ********************************/
 /* posix.c - the platform layer (platform.h) on POSIX systems: Linux with
