@@ -31,6 +31,10 @@
  *                                   malloc (cJSON's print: malloc(256),
  *                                   memcpy, realloc to 201 bytes). Exit 3
  *                                   where bw_detach_malloc is missing.
+ *   profile_driver free N           N bw_free_capacity calls in free_loop*
+ *                                   on a contiguous writer holding bytes,
+ *                                   each read again from memory (the ports
+ *                                   that ask before every write: issue 36)
  *   profile_driver version          the linked library's version
  * Count one with callgrind, only the measured loop:
  *   valgrind --tool=callgrind --toggle-collect='msg_loop*' profile_driver msg 1000000 64 pooled
@@ -79,6 +83,19 @@ PUT_LOOP void rec_loop_put(bw_writer *w, uint32_t n, uint32_t key);
 #ifdef DRV_CURSOR
 PUT_LOOP void rec_loop_cursor(bw_writer *w, uint32_t n, uint32_t key);
 #endif
+PUT_LOOP unsigned long free_loop(bw_writer *w, uint32_t n);
+
+/* The empty asm with a memory clobber makes each call load the writer's
+ * fields again, as a call between writes must. */
+unsigned long free_loop(bw_writer *w, uint32_t n)
+{
+    unsigned long sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        sum += bw_free_capacity(w);
+        __asm__ volatile("" : : : "memory");
+    }
+    return sum;
+}
 
 void put_loop(bw_writer *w, uint32_t n, uint32_t key)
 {
@@ -384,8 +401,9 @@ int main(int argc, char **argv)
                         "       %s rec N hand|cursor|put\n"
                         "       %s refs N BODY linked|copied\n"
                         "       %s handoff N pooled|malloc\n"
+                        "       %s free N x\n"
                         "       %s version\n", argv[0], argv[0], argv[0], argv[0], argv[0],
-                argv[0], argv[0]);
+                argv[0], argv[0], argv[0]);
         return 2;
     }
     long n = atol(argv[2]);
@@ -412,6 +430,13 @@ int main(int argc, char **argv)
 #else
         return 3;
 #endif
+    }
+    if (strcmp(argv[1], "free") == 0) {
+        bw_writer w;
+        if (bw_init(&w, NULL, 4096) != BW_OK || bw_write(&w, "0123456789", 10) != BW_OK) return 1;
+        sink += free_loop(&w, (uint32_t)n);
+        bw_release(&w);
+        return 0;
     }
     if (strcmp(argv[1], "rec") == 0) return rec_main((uint32_t)n, argv[3], &sink);
     if (strcmp(argv[1], "refs") == 0 && argc > 4 && size <= sizeof bodies[0]) {
