@@ -67,6 +67,7 @@ const char *bw_strerror(int status)
     case BW_EIO:       return "I/O error (bw_errno says why)";
     case BW_EFULL:     return "no room left in the fixed buffer";
     case BW_ELIMIT:    return "size limit reached (bw_set_limit)";
+    case BW_ENONFINITE: return "not a finite number (no JSON text for NaN or infinity)";
     default:           return "unknown bufwriter status";
     }
 }

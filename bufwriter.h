@@ -260,6 +260,9 @@ struct iovec;
 #define BW_EFULL     (-5)  /* a fixed writer has no room for the call */
 #define BW_ELIMIT    (-6)  /* the call would take bw_tell past the writer's
                               size limit (bw_set_limit) */
+#define BW_ENONFINITE (-7) /* a JSON number was asked of a NaN or an
+                              infinity (BW_DEC_JSON): nothing written, not
+                              recorded */
 
 /* A one-line English description of a status code. Never NULL; unknown codes
  * give "unknown bufwriter status". The string is static. */
@@ -877,6 +880,54 @@ BW_API int bw_put_dec_i64(bw_writer *w, int64_t v);
 #define BW_DEC_F32_MAX 18 /* -1e16f, -10000000272564224: "-10000000000000000" */
 BW_API int bw_put_dec_f64(bw_writer *w, double v);
 BW_API int bw_put_dec_f32(bw_writer *w, float v);
+
+/* The same digits for JSON, and into a room of known size. The flags
+ * (any combination; 0 is bw_put_dec_f64's text):
+ *   BW_DEC_JSON        finite values only: a NaN or an infinity writes
+ *                      nothing and returns BW_ENONFINITE, not recorded (the
+ *                      writer is fine: write "null", or fail your own way)
+ *   BW_DEC_POINT_ZERO  ".0" after a text with neither point nor exponent,
+ *                      so a parser reads a real back, not an integer:
+ *                      3.0 -> "3.0", 1e16 -> "10000000000000000.0",
+ *                      -0.0 -> "-0.0", 1e17 -> "1e+17" (unchanged)
+ *   BW_DEC_EXP_SHORT   the exponent without "+" and leading zeros:
+ *                      1e17 -> "1e17", 1e-5 -> "1e-5", 1.5e300 -> "1.5e300"
+ *   BW_DEC_JSON_REAL   all three: jansson's and yyjson's layout of a real
+ * A flags argument, not one JSON call, because the JSON writers that asked
+ * agree only on refusing NaN and infinities: cJSON prints printf's layout
+ * (BW_DEC_JSON: "3", "1e+17"), jansson and yyjson mark a real with ".0"
+ * and drop the exponent's "+" and zeros (BW_DEC_JSON_REAL). The text reads
+ * back exactly with strtod (strtof for a float) and every JSON parser
+ * that rounds correctly, whatever the flags. At most BW_DEC_F64_MAX bytes
+ * for either type (a float's "-10000000000000000.0" is 20). Unknown flags
+ * are BW_EINVAL, not recorded. A NULL w is BW_EINVAL and a recorded error
+ * is returned first; otherwise what bw_put_dec_f64 returns. */
+#define BW_DEC_JSON       1u
+#define BW_DEC_POINT_ZERO 2u
+#define BW_DEC_EXP_SHORT  4u
+#define BW_DEC_JSON_REAL  (BW_DEC_JSON | BW_DEC_POINT_ZERO | BW_DEC_EXP_SHORT)
+BW_API int bw_put_dec_f64_flags(bw_writer *w, double v, unsigned flags);
+BW_API int bw_put_dec_f32_flags(bw_writer *w, float v, unsigned flags);
+
+/* The text with flags into dst's room bytes, as snprintf without its NUL:
+ * *len (may be NULL) gets the text's length, and BW_OK when it fits in
+ * room (stored, and no byte after it touched), BW_EFULL when it does not
+ * (nothing stored: room 0 and a NULL dst ask for the length first). So an
+ * exact-room buffer (cJSON's ensure(), a fixed record) takes the text in
+ * place with no local copy, and grows by the length only when it must:
+ *
+ *   size_t n;
+ *   int rc = bw_fmt_dec_f64(out + used, size - used, d, BW_DEC_JSON, &n);
+ *   if (rc == BW_EFULL && grow(n) == 0)       // room for n more bytes
+ *       rc = bw_fmt_dec_f64(out + used, size - used, d, BW_DEC_JSON, &n);
+ *   if (rc == BW_ENONFINITE) ...               // NaN or inf: no JSON number
+ *
+ * BW_ENONFINITE (*len 0, nothing stored) as for the puts; BW_EINVAL for
+ * unknown flags or a NULL dst with room > 0. No writer, no allocation:
+ * with room for BW_DEC_F64_MAX bytes it costs what the cursor form does,
+ * with less a copy of the text from the stack. */
+BW_API int bw_fmt_dec_f64(void *dst, size_t room, double v, unsigned flags, size_t *len);
+BW_API int bw_fmt_dec_f32(void *dst, size_t room, float v, unsigned flags, size_t *len);
 
 /* Lowercase hex of n bytes at src (2n characters). src NULL with n > 0 is
  * BW_EINVAL; 2n not representable is BW_EOVERFLOW. */
