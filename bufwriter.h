@@ -1175,16 +1175,19 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
  * malloc elsewhere); else one copy
  * into malloc(bw_len + 1), and the writer's storage goes back to its pool
  * (references get their done call). Nothing held gives "" (still to free).
- * The caller's memory fits: a block much larger than the bytes with their
- * NUL (more than twice them, plus 64 bytes) is copied when they are at
- * most 16 KiB and it is one the thread cache keeps, else shrunk to fit
- * with the allocator's realloc (a realloc that fails leaves it whole).
- * What a hand-off costs the pool: the block handed over leaves it (counted
- * as a return and a backing free; no block is allocated in its place
- * then), so a later rent of that size allocates one unless the pool keeps
- * another; a copy costs it nothing, its block goes back to it. A 200-byte
- * text in a 512-byte first block is copied: the next writer's first block
- * is that one again.
+ * What a hand-off costs the pool decides: the block handed over leaves it
+ * (counted as a return and a backing free; no block is allocated in its
+ * place then), so the next rent of that size allocates one; a copy costs
+ * it nothing, its block goes back to it. So bytes of at most 64 KiB in a
+ * block of a class the thread cache keeps (to 1 MiB by default; none with
+ * BW_POOL_NO_THREAD_CACHE, _BYPASS, _ZERO_ON_RETURN or checked mode) are
+ * copied into malloc(bw_len + 1), whatever their length: the copy costs
+ * the caller's own malloc, memcpy and bw_release and a call, and the next
+ * job rents the same block (a 252-byte text handed over in its 512-byte
+ * first block cost 3.6x a copy). Longer ones are handed over, and the
+ * caller's memory still fits: a block much larger than the bytes with
+ * their NUL (more than twice them, plus 64 bytes) is shrunk with the
+ * allocator's realloc (a realloc that fails leaves it whole).
  * The writer becomes empty as with bw_detach (no error, positions at 0,
  * mode, pool and a fixed writer's buffer kept). Works while an error is
  * recorded. NULL for a NULL w; NULL with BW_ENOMEM recorded, nothing
