@@ -4,7 +4,11 @@
  * 0.1 + 0.2, integers at 2^53, every notation switch), every power of ten
  * and of two against the printf + strtod oracle (float_oracle.h), random
  * doubles of every exponent and random floats against it, the maximum
- * lengths, and the puts in every mode with the usual error model.
+ * lengths, and the puts in every mode with the usual error model. The
+ * JSON and room forms (bw_put_dec_f64_flags, bw_fmt_dec_f64, and f32's):
+ * exact bytes per flag, NaN and infinities, the plain text made JSON's
+ * by hand and read back exactly for random values, every room from 0 to
+ * the text's length, the puts in every mode.
  *
  * The random counts are 1M each (FLOAT_TEXT_COUNT), fewer in the slow
  * flavours (valgrind, sanitizers), and BW_FLOAT_TEXT_COUNT in the
