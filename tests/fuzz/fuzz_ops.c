@@ -30,8 +30,12 @@
  * in the cursor: the put's bytes are the cursor form's, and the text reads
  * back with strtod/strtof as exactly the value, laid out as bufwriter.h
  * says), try_span (granted exactly when the free space covers it, and no
- * effect otherwise) and set_first_buffer (a storage-less contiguous writer
- * takes the caller's buffer; every other case is BW_EINVAL). After EVERY
+ * effect otherwise), set_first_buffer (a storage-less contiguous writer
+ * takes the caller's buffer; every other case is BW_EINVAL) and the float
+ * text with BW_DEC_* flags (bw_put_dec_f64_flags/f32_flags, and
+ * bw_fmt_dec_f64/f32 at every room: the plain text made JSON's by hand,
+ * BW_ENONFINITE and BW_EINVAL recorded never, nothing stored past the
+ * room or when it does not fit). After EVERY
  * operation:
  *   - the status returned, bw_error, bw_errno, bw_len, bw_tell;
  *   - the held bytes, through bw_copy_out of everything and through bw_iovec
@@ -371,6 +375,62 @@ static size_t dec_float(unsigned char *out, double v, int is32)
     return n;
 }
 
+/* The text with BW_DEC_* flags, from dec_float's (checked above) the way
+ * jansson post-processes printf's: "+" and the exponent's leading zeros
+ * dropped (BW_DEC_EXP_SHORT), ".0" after a text with neither point nor
+ * exponent (BW_DEC_POINT_ZERO). Returns its length, or 0 for a NaN or an
+ * infinity under BW_DEC_JSON (no text); the text reads back as the value. */
+static size_t dec_float_flags(unsigned char *out, double v, int is32, unsigned flags)
+{
+    char t[48], *e;
+    size_t n = dec_float((unsigned char *)t, v, is32);
+    int special = is32 ? !isfinite((float)v) : !isfinite(v);
+    t[n] = 0;
+    if (special && (flags & BW_DEC_JSON)) return 0;
+    e = strchr(t, 'e');
+    if (e != NULL && (flags & BW_DEC_EXP_SHORT)) {
+        char *d = e + 1;
+        if (*d == '+') memmove(d, d + 1, strlen(d));
+        if (*d == '-') d++;
+        while (d[0] == '0' && d[1] != 0) memmove(d, d + 1, strlen(d));
+    }
+    if (!special && e == NULL && strchr(t, '.') == NULL && (flags & BW_DEC_POINT_ZERO))
+        strcat(t, ".0");
+    n = strlen(t);
+    CHECK(n <= BW_DEC_F64_MAX);
+    if (!special) {
+        char *end;
+        if (is32) {
+            float g = strtof(t, &end), f = (float)v;
+            CHECK(*end == 0 && memcmp(&g, &f, sizeof f) == 0);
+        } else {
+            double g = strtod(t, &end);
+            CHECK(*end == 0 && memcmp(&g, &v, sizeof v) == 0);
+        }
+    }
+    memcpy(out, t, n);
+    return n;
+}
+
+/* bw_fmt_dec_f64 / _f32 into `room` bytes of a guarded buffer: the status
+ * and *len the text's length (ref, n; n 0: no text) say, the text stored
+ * exactly when it fits, and nothing else stored (not even within the room). */
+static void check_fmt_dec(double v, int is32, unsigned flags, size_t room, const unsigned char *ref,
+                          size_t n)
+{
+    unsigned char b[BW_DEC_F64_MAX + 16];
+    size_t got = 12345, i;
+    int rc, bad = flags & ~(unsigned)BW_DEC_JSON_REAL;
+    memset(b, 0xA5, sizeof b);
+    rc = is32 ? bw_fmt_dec_f32(b, room, (float)v, flags, &got)
+              : bw_fmt_dec_f64(b, room, v, flags, &got);
+    if (bad) CHECK(rc == BW_EINVAL && got == 0);
+    else if (n == 0) CHECK(rc == BW_ENONFINITE && got == 0);
+    else CHECK(got == n && rc == (n <= room ? BW_OK : BW_EFULL));
+    if (rc == BW_OK) CHECK(memcmp(b, ref, n) == 0);
+    for (i = rc == BW_OK ? n : 0; i < sizeof b; i++) CHECK(b[i] == 0xA5);
+}
+
 /* --------------------------------------------------------- checking -- */
 /* What held what before the operation, and what the operation may do. */
 enum { GROW, KEEP, RESET }; /* may make room (grow, link, send) / may not / starts over */
@@ -640,14 +700,15 @@ static void post(slot *x)
     if (x->mode == STREAM && w->cap) CHECK(w->cap >= x->sbuf);
     if (x->mode == FIXED) {
         CHECK(bw_capacity(w) <= x->fsize);
-        if (x->len == 0 && (oc.consumed || oc.fresh))
+        if (x->len == 0 && (oc.consumed || oc.fresh) && x->err == BW_OK)
             CHECK(bw_free_capacity(w) == MIN(x->fsize, lim_room(x)));
     }
     /* When everything held was consumed the start is back at the block's
      * beginning (bw_consume). */
-    if (oc.consumed && x->mode != CHAIN && x->len == 0)
+    if (oc.consumed && x->mode != CHAIN && x->len == 0 && x->err == BW_OK)
         CHECK(bw_free_capacity(w) == MIN(w->cap, lim_room(x)));
     CHECK(bw_free_capacity(w) <= lim_room(x)); /* no span past the limit */
+    if (x->err != BW_OK) CHECK(bw_free_capacity(w) == 0); /* every write fails */
 
     compare(x);
     /* Segmented blocks never move: the first byte held before, if still
@@ -884,6 +945,33 @@ static void op_file(in *s, slot *x)
     post(x);
 }
 #endif
+
+/* dec_float's other half: the flags' put, and the room form at a room,
+ * against dec_float's text made JSON's by hand (dec_float_flags). Unknown
+ * flag bits 1 time in 4; neither they nor BW_ENONFINITE are recorded. */
+static void dec_flags(in *s, slot *x, int is32)
+{
+    bw_writer *w = &x->w;
+    unsigned flags = u8(s), k = flags >> 4 & 3;
+    double d = pick_double(s);
+    size_t fr = u8(s) % (BW_DEC_F64_MAX + 2), n;
+    int rc, bad;
+    flags = k == 0 ? flags : flags & BW_DEC_JSON_REAL;
+    bad = (flags & ~(unsigned)BW_DEC_JSON_REAL) != 0;
+    n = dec_float_flags(expb, d, is32, flags & BW_DEC_JSON_REAL);
+    check_fmt_dec(d, is32, flags, fr, expb, n);
+    if (n > MAX_LEN - x->len) return;
+    oc.req = n;
+    rc = is32 ? bw_put_dec_f32_flags(w, (float)d, flags) : bw_put_dec_f64_flags(w, d, flags);
+    if (x->err != BW_OK) {
+        none(x, rc, x->err);
+    } else if (bad || n == 0) { /* the writer as it was */
+        CHECK(rc == (bad ? BW_EINVAL : BW_ENONFINITE));
+        CHECK(bw_error(w) == BW_OK && bw_tell(w) == oc.tell0);
+    } else {
+        wrote(x, rc, n, room(x, n));
+    }
+}
 
 static void op_writer(in *s, slot *x, unsigned op)
 {
@@ -1501,8 +1589,14 @@ static void op_writer(in *s, slot *x, unsigned op)
         break;
     }
     case OP_DEC_FLOAT: { /* the same bytes as the cursor form, checked there */
-        int is32 = (int)(u8(s) & 1);
-        double d = pick_double(s);
+        unsigned sel = u8(s);
+        int is32 = (int)(sel & 1);
+        double d;
+        if (sel & 2) { /* with BW_DEC_* flags (a bit of this byte: the ops keep their numbers) */
+            dec_flags(s, x, is32);
+            break;
+        }
+        d = pick_double(s);
         n = dec_float(expb, d, is32);
         if (n > left) break;
         oc.req = n; /* stored in place when the longest fits, else bw_write */
