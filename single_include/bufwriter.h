@@ -393,6 +393,9 @@ struct iovec;
 #define BW_EFULL     (-5)  /* a fixed writer has no room for the call */
 #define BW_ELIMIT    (-6)  /* the call would take bw_tell past the writer's
                               size limit (bw_set_limit) */
+#define BW_ENONFINITE (-7) /* a JSON number was asked of a NaN or an
+                              infinity (BW_DEC_JSON): nothing written, not
+                              recorded */
 
 /* A one-line English description of a status code. Never NULL; unknown codes
  * give "unknown bufwriter status". The string is static. */
@@ -1011,6 +1014,54 @@ BW_API int bw_put_dec_i64(bw_writer *w, int64_t v);
 BW_API int bw_put_dec_f64(bw_writer *w, double v);
 BW_API int bw_put_dec_f32(bw_writer *w, float v);
 
+/* The same digits for JSON, and into a room of known size. The flags
+ * (any combination; 0 is bw_put_dec_f64's text):
+ *   BW_DEC_JSON        finite values only: a NaN or an infinity writes
+ *                      nothing and returns BW_ENONFINITE, not recorded (the
+ *                      writer is fine: write "null", or fail your own way)
+ *   BW_DEC_POINT_ZERO  ".0" after a text with neither point nor exponent,
+ *                      so a parser reads a real back, not an integer:
+ *                      3.0 -> "3.0", 1e16 -> "10000000000000000.0",
+ *                      -0.0 -> "-0.0", 1e17 -> "1e+17" (unchanged)
+ *   BW_DEC_EXP_SHORT   the exponent without "+" and leading zeros:
+ *                      1e17 -> "1e17", 1e-5 -> "1e-5", 1.5e300 -> "1.5e300"
+ *   BW_DEC_JSON_REAL   all three: jansson's and yyjson's layout of a real
+ * A flags argument, not one JSON call, because the JSON writers that asked
+ * agree only on refusing NaN and infinities: cJSON prints printf's layout
+ * (BW_DEC_JSON: "3", "1e+17"), jansson and yyjson mark a real with ".0"
+ * and drop the exponent's "+" and zeros (BW_DEC_JSON_REAL). The text reads
+ * back exactly with strtod (strtof for a float) and every JSON parser
+ * that rounds correctly, whatever the flags. At most BW_DEC_F64_MAX bytes
+ * for either type (a float's "-10000000000000000.0" is 20). Unknown flags
+ * are BW_EINVAL, not recorded. A NULL w is BW_EINVAL and a recorded error
+ * is returned first; otherwise what bw_put_dec_f64 returns. */
+#define BW_DEC_JSON       1u
+#define BW_DEC_POINT_ZERO 2u
+#define BW_DEC_EXP_SHORT  4u
+#define BW_DEC_JSON_REAL  (BW_DEC_JSON | BW_DEC_POINT_ZERO | BW_DEC_EXP_SHORT)
+BW_API int bw_put_dec_f64_flags(bw_writer *w, double v, unsigned flags);
+BW_API int bw_put_dec_f32_flags(bw_writer *w, float v, unsigned flags);
+
+/* The text with flags into dst's room bytes, as snprintf without its NUL:
+ * *len (may be NULL) gets the text's length, and BW_OK when it fits in
+ * room (stored, and no byte after it touched), BW_EFULL when it does not
+ * (nothing stored: room 0 and a NULL dst ask for the length first). So an
+ * exact-room buffer (cJSON's ensure(), a fixed record) takes the text in
+ * place with no local copy, and grows by the length only when it must:
+ *
+ *   size_t n;
+ *   int rc = bw_fmt_dec_f64(out + used, size - used, d, BW_DEC_JSON, &n);
+ *   if (rc == BW_EFULL && grow(n) == 0)       // room for n more bytes
+ *       rc = bw_fmt_dec_f64(out + used, size - used, d, BW_DEC_JSON, &n);
+ *   if (rc == BW_ENONFINITE) ...               // NaN or inf: no JSON number
+ *
+ * BW_ENONFINITE (*len 0, nothing stored) as for the puts; BW_EINVAL for
+ * unknown flags or a NULL dst with room > 0. No writer, no allocation:
+ * with room for BW_DEC_F64_MAX bytes it costs what the cursor form does,
+ * with less a copy of the text from the stack. */
+BW_API int bw_fmt_dec_f64(void *dst, size_t room, double v, unsigned flags, size_t *len);
+BW_API int bw_fmt_dec_f32(void *dst, size_t room, float v, unsigned flags, size_t *len);
+
 /* Lowercase hex of n bytes at src (2n characters). src NULL with n > 0 is
  * BW_EINVAL; 2n not representable is BW_EOVERFLOW. */
 BW_API int bw_put_hex(bw_writer *w, const void *src, size_t n);
@@ -1197,12 +1248,16 @@ BW__INLINE size_t bw_len(const bw_writer *w);
  * there is no storage yet. See INVALIDATION above. */
 BW__INLINE const unsigned char *bw_data(const bw_writer *w);
 
-/* bw_len plus bw_free_capacity. */
+/* bw_len plus bw_free_capacity (so bw_len while an error is recorded). */
 BW__INLINE size_t bw_capacity(const bw_writer *w);
 
 /* What the next writes can take without the cold path: the rest of the block
- * (segmented: of the last block; streaming: of the buffer; fixed: of buf).
- * Consumed room is not counted. */
+ * (segmented: of the last block; streaming: of the buffer; fixed: of buf),
+ * no further than a size limit (bw_set_limit), and 0 while an error is
+ * recorded (every write then returns it). Consumed room is not counted.
+ * Inline, a load and a subtract: the cheap way to know that a write of n
+ * bytes will not move, link or send the held bytes (n <= this), as
+ * bw_try_span's test is. */
 BW__INLINE size_t bw_free_capacity(const bw_writer *w);
 
 /* Make the held bytes contiguous and return them: no copy when they already
@@ -1267,16 +1322,19 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
  * malloc elsewhere); else one copy
  * into malloc(bw_len + 1), and the writer's storage goes back to its pool
  * (references get their done call). Nothing held gives "" (still to free).
- * The caller's memory fits: a block much larger than the bytes with their
- * NUL (more than twice them, plus 64 bytes) is copied when they are at
- * most 16 KiB and it is one the thread cache keeps, else shrunk to fit
- * with the allocator's realloc (a realloc that fails leaves it whole).
- * What a hand-off costs the pool: the block handed over leaves it (counted
- * as a return and a backing free; no block is allocated in its place
- * then), so a later rent of that size allocates one unless the pool keeps
- * another; a copy costs it nothing, its block goes back to it. A 200-byte
- * text in a 512-byte first block is copied: the next writer's first block
- * is that one again.
+ * What a hand-off costs the pool decides: the block handed over leaves it
+ * (counted as a return and a backing free; no block is allocated in its
+ * place then), so the next rent of that size allocates one; a copy costs
+ * it nothing, its block goes back to it. So bytes of at most 64 KiB in a
+ * block of a class the thread cache keeps (to 1 MiB by default; none with
+ * BW_POOL_NO_THREAD_CACHE, _BYPASS, _ZERO_ON_RETURN or checked mode) are
+ * copied into malloc(bw_len + 1), whatever their length: the copy costs
+ * the caller's own malloc, memcpy and bw_release and a call, and the next
+ * job rents the same block (a 252-byte text handed over in its 512-byte
+ * first block cost 3.6x a copy). Longer ones are handed over, and the
+ * caller's memory still fits: a block much larger than the bytes with
+ * their NUL (more than twice them, plus 64 bytes) is shrunk with the
+ * allocator's realloc (a realloc that fails leaves it whole).
  * The writer becomes empty as with bw_detach (no error, positions at 0,
  * mode, pool and a fixed writer's buffer kept). Works while an error is
  * recorded. NULL for a NULL w; NULL with BW_ENOMEM recorded, nothing
@@ -1708,17 +1766,11 @@ BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
 BW__INLINE uint64_t bw_tell(const bw_writer *w) { return w ? w->pos + w->len : 0; }
 BW__INLINE size_t bw_len(const bw_writer *w)
 { return w ? BW__CAST(size_t, w->pos + w->len - w->base) : 0; }
-BW__INLINE size_t bw_free_capacity(const bw_writer *w)
-{
-    size_t f;
-    if (!w) return 0;
-    f = w->cap - w->len;
-    if (BW__UNLIKELY(w->flags & BW__LIMITED)) { /* no further than the size limit */
-        uint64_t t = w->pos + w->len, r = w->limit > t ? w->limit - t : 0;
-        if (r < f) f = BW__CAST(size_t, r);
-    }
-    return f;
-}
+/* lim is where the inline fast path ends: cap, at most where a size limit
+ * falls, len while an error is recorded. Reading it is 0.3's load and
+ * subtract: a test of the limit's flag here cost the ports that call this
+ * per write 2-4% (issue 36). */
+BW__INLINE size_t bw_free_capacity(const bw_writer *w) { return w ? w->lim - w->len : 0; }
 BW__INLINE size_t bw_capacity(const bw_writer *w)
 { return bw_len(w) + bw_free_capacity(w); }
 
@@ -3336,13 +3388,30 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
     return p->alloc.realloc != NULL && (p->opt.flags & BW_POOL_ZERO_ON_RETURN) == 0;
 }
 
-/* bw_detach_malloc: true when block b, rented from p with capacity cap, is
- * to be handed over as memory free() releases; it then leaves the pool's
- * counts (a return and a backing free) and is the caller's. False changes
- * nothing: copy the bytes instead. That is when the block is not malloc's,
- * and when it is a thread-cached class much larger than need, the bytes
- * with their NUL, with need at most 16 KiB (the block then stays in the
- * pool for the next job). */
+/* bw_detach_malloc's first question, inline: whether need bytes (the text
+ * and its NUL) in a block of cap from p are copied rather than handed
+ * over, for what a hand-off costs the pool. A block of a class the thread
+ * cache keeps is the one the next job rents from it at once; handed over,
+ * it leaves the pool and the next job's rent goes to the backing
+ * allocator: a 252-byte text handed over in its 512-byte first block cost
+ * 3.6x the instructions of building it and copying it out (the slow rent,
+ * malloc and the general return; bench/profile_driver textoff, issue 36).
+ * So texts up to 64 KiB in those blocks are copied, whatever the block's
+ * size, and the caller's memory fits them. Past 64 KiB the block goes, as
+ * before: a copy and a hand-off count the same instructions there (1.000x
+ * at 64 KiB, 0.997x-1.000x at 128-512 KiB), and a hand-off copies nothing
+ * (a memcpy that big is a few instructions, rep movsb, to callgrind). */
+#define BW__HAND_OFF_COPY_MAX ((size_t)64 << 10 | 1)
+static inline bool bw__pool_copies(const bw_pool *p, size_t cap, size_t need)
+{
+    return p != NULL && need <= BW__HAND_OFF_COPY_MAX && cap <= p->fast_rent_limit;
+}
+
+/* bw_detach_malloc, when bw__pool_copies said no: true when block b,
+ * rented from p with capacity cap, is to be handed over as memory free()
+ * releases; it then leaves the pool's counts (a return and a backing free)
+ * and is the caller's. False changes nothing: copy the bytes instead
+ * (the block is not malloc's, or carries a canary). */
 BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need);
 /* After bw__pool_hand_off, the need bytes at the start of b in place: the
  * block the caller gets. One much larger than need (more than twice need,
@@ -3830,6 +3899,7 @@ const char *bw_strerror(int status)
     case BW_EIO:       return "I/O error (bw_errno says why)";
     case BW_EFULL:     return "no room left in the fixed buffer";
     case BW_ELIMIT:    return "size limit reached (bw_set_limit)";
+    case BW_ENONFINITE: return "not a finite number (no JSON text for NaN or infinity)";
     default:           return "unknown bufwriter status";
     }
 }
@@ -4477,7 +4547,8 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     return b;
 }
 
-void *bw_detach_malloc(bw_writer *w, size_t *len)
+/* bw_detach_malloc's every case; the usual one comes first, below. */
+static BW__COLD void *bw__detach_malloc_rest(bw_writer *w, size_t *len)
 {
     unsigned char *b;
     size_t l, cap;
@@ -4490,7 +4561,8 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
          * with room for the NUL (a segmented block's link after the bytes
          * is room too), shrunk to fit when it is much larger than them;
          * the pool says when a copy is cheaper (pool_writer.h). */
-        if (l < cap && bw__pool_hand_off(w->pool, w->data, cap, l + 1)) {
+        if (l < cap && !bw__pool_copies(w->pool, cap, l + 1) &&
+            bw__pool_hand_off(w->pool, w->data, cap, l + 1)) {
             bw__move_down(w, NULL);
             b = w->data;
             b[l] = 0;
@@ -4519,6 +4591,36 @@ done:
     bw__job_done(w);
     bw__reset(w);
     if (len != NULL) *len = l;
+    return b;
+}
+
+/* The usual case alone, with no frame to speak of: a contiguous writer on
+ * a pooled block whose text the pool would rather copy (pool_writer.h).
+ * Then the call is the caller's own malloc, memcpy and bw_release (its
+ * inline return of a small message's block), and costs what they do but
+ * for the call and these tests (issue 36: K rows). */
+void *bw_detach_malloc(bw_writer *w, size_t *len)
+{
+    unsigned char *b;
+    size_t l;
+    if (w == NULL || w->mode != BW__CONTIG || w->data == NULL || (w->flags & BW__EXTERNAL))
+        return bw__detach_malloc_rest(w, len);
+    l = bw_len(w);
+    if (!bw__pool_copies(w->pool, bw__contig_block_cap(w), l + 1) ||
+        (b = (unsigned char *)malloc(l + 1)) == NULL)
+        return bw__detach_malloc_rest(w, len);
+    memcpy(b, w->data + bw__start(w), l);
+    b[l] = 0;
+    if (len != NULL) *len = l;
+    /* bw_release's first case inline: a small message's block back by the
+     * thread cache's inline push. */
+    if (bw__return_first(w->pool, w->data, w->cap)) {
+        w->data = NULL;
+        w->cap = 0;
+        bw__reset(w);
+    } else {
+        bw_release(w);
+    }
     return b;
 }
 
@@ -4612,6 +4714,16 @@ int bw_pad(bw_writer *w, size_t align)
 /* #include "fmt_float_table.h": amalgamated above */
 
 #include <string.h>
+
+/* The text's steps, inlined into each encoder: the plain ones
+ * (bw_enc_dec_f64, _f32) then test no flag at run time, as before the
+ * flags came (rows T of bench/BENCHMARKS.md), and the flags' forms share
+ * one encoder per type. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__FF_INLINE static inline __attribute__((always_inline))
+#else
+#  define BW__FF_INLINE static inline
+#endif
 
 /* ---- 64 x 64 -> 128-bit products ------------------------------------- */
 
@@ -4716,7 +4828,7 @@ static uint64_t bw__ff_shortest64(uint64_t c, int q, int *e)
     return bw__ff_pick(vb, vbl, vbr, c & 1);
 }
 
-static uint64_t bw__ff_shortest32(uint64_t c, int q, int *e)
+BW__FF_INLINE uint64_t bw__ff_shortest32(uint64_t c, int q, int *e)
 {
     int irregular = c == (uint64_t)1 << 23 && q > -149;
     int k = irregular ? bw__ff_log10_34_pow2(q) : bw__ff_log10_pow2(q);
@@ -4806,11 +4918,34 @@ static void bw__ff_digits(unsigned char *end, uint64_t f)
     }
 }
 
+/* The flags a caller may pass (bufwriter.h). */
+#define BW__DEC_FLAGS (BW_DEC_JSON | BW_DEC_POINT_ZERO | BW_DEC_EXP_SHORT)
+
+/* The exponent of the exponent form, x != 0 or x == 0 never reached (the
+ * form is for x < -4 or x >= 17): "e+17", "e-05", "e+300"; with
+ * BW_DEC_EXP_SHORT no "+" and no leading zero, "e17", "e-5". */
+BW__FF_INLINE unsigned char *bw__ff_exp(unsigned char *p, int x, unsigned flags)
+{
+    unsigned ax = (unsigned)(x < 0 ? -x : x);
+    *p++ = 'e';
+    if (x < 0) *p++ = '-';
+    else if (!(flags & BW_DEC_EXP_SHORT)) *p++ = '+';
+    if (ax >= 100) {
+        *p++ = (unsigned char)('0' + ax / 100);
+        ax %= 100;
+    } else if (ax < 10 && (flags & BW_DEC_EXP_SHORT)) {
+        *p = (unsigned char)('0' + ax);
+        return p + 1;
+    }
+    memcpy(p, bw__ff_d2 + ax * 2, 2);
+    return p + 2;
+}
+
 /* f 10^e (f > 0) as printf("%.17g") lays out its digits: exponent form
  * when the decimal exponent x (of the first digit) is below -4 or at least
- * 17, else plain digits with zeros, no trailing zeros either way. The
- * digits go straight to their place. */
-static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
+ * 17, else plain digits with zeros, no trailing zeros either way; flags as
+ * bufwriter.h's BW_DEC_* say. The digits go straight to their place. */
+BW__FF_INLINE unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e, unsigned flags)
 {
     int n, x, i;
     /* Trailing zeros off: the shortest digits have at most 17. */
@@ -4825,7 +4960,6 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
     n = bw__ff_ndigits(f);
     x = e + n - 1;
     if (x < -4 || x >= 17) {
-        unsigned ax = (unsigned)(x < 0 ? -x : x);
         if (n > 1) { /* d.ddd: the digits one place right, the first moved back */
             bw__ff_digits(p + 1 + n, f);
             p[0] = p[1];
@@ -4834,14 +4968,7 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
         } else {
             *p++ = (unsigned char)('0' + f);
         }
-        *p++ = 'e';
-        *p++ = x < 0 ? '-' : '+';
-        if (ax >= 100) {
-            *p++ = (unsigned char)('0' + ax / 100);
-            ax %= 100;
-        }
-        memcpy(p, bw__ff_d2 + ax * 2, 2);
-        return p + 2;
+        return bw__ff_exp(p, x, flags);
     }
     if (x < 0) { /* 0.000ddd */
         *p++ = '0';
@@ -4850,10 +4977,15 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
         bw__ff_digits(p + n, f);
         return p + n;
     }
-    if (x + 1 >= n) { /* ddd000 */
+    if (x + 1 >= n) { /* ddd000, and ".0" after it for BW_DEC_POINT_ZERO */
         bw__ff_digits(p + n, f);
         for (i = n; i <= x; i++) p[i] = '0';
-        return p + x + 1;
+        p += x + 1;
+        if (flags & BW_DEC_POINT_ZERO) {
+            memcpy(p, ".0", 2);
+            p += 2;
+        }
+        return p;
     }
     bw__ff_digits(p + 1 + n, f); /* ddd.ddd: the integer digits moved back */
     for (i = 0; i <= x; i++) p[i] = p[i + 1];
@@ -4861,8 +4993,10 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
     return p + n + 1;
 }
 
-static unsigned char *bw__ff_special(unsigned char *p, int neg, int nan)
+/* nan, inf, -inf; NULL, nothing stored, under BW_DEC_JSON. */
+BW__FF_INLINE unsigned char *bw__ff_special(unsigned char *p, int neg, int nan, unsigned flags)
 {
+    if (flags & BW_DEC_JSON) return NULL;
     if (nan) {
         memcpy(p, "nan", 3);
         return p + 3;
@@ -4872,20 +5006,28 @@ static unsigned char *bw__ff_special(unsigned char *p, int neg, int nan)
     return p + 3;
 }
 
-unsigned char *bw_enc_dec_f64(unsigned char *p, double v)
+/* Zero: "0", "0.0" for BW_DEC_POINT_ZERO (after the sign). */
+BW__FF_INLINE unsigned char *bw__ff_zero(unsigned char *p, unsigned flags)
+{
+    *p = '0';
+    if (!(flags & BW_DEC_POINT_ZERO)) return p + 1;
+    memcpy(p + 1, ".0", 2);
+    return p + 3;
+}
+
+/* The text of v with flags at p (room for BW_DEC_F64_MAX); NULL, nothing
+ * stored, for NaN or an infinity under BW_DEC_JSON. */
+BW__FF_INLINE unsigned char *bw__ff_enc64(unsigned char *p, double v, unsigned flags)
 {
     uint64_t bits, t, c;
     int be, q, e;
     memcpy(&bits, &v, sizeof bits);
     t = bits & (((uint64_t)1 << 52) - 1);
     be = (int)(bits >> 52 & 0x7ff);
-    if (be == 0x7ff) return bw__ff_special(p, (int)(bits >> 63), t != 0);
+    if (be == 0x7ff) return bw__ff_special(p, (int)(bits >> 63), t != 0, flags);
     if (bits >> 63) *p++ = '-';
     if (be == 0) {
-        if (t == 0) {
-            *p = '0';
-            return p + 1;
-        }
+        if (t == 0) return bw__ff_zero(p, flags);
         c = t;
         q = -1074;
     } else {
@@ -4895,13 +5037,13 @@ unsigned char *bw_enc_dec_f64(unsigned char *p, double v)
          * other decimal as short is another integer, at least 1 away, and
          * R is at most 1 wide). */
         if (q <= 0 && q > -53 && (c & (((uint64_t)1 << -q) - 1)) == 0)
-            return bw__ff_text(p, c >> -q, 0);
+            return bw__ff_text(p, c >> -q, 0, flags);
     }
     c = bw__ff_shortest64(c, q, &e);
-    return bw__ff_text(p, c, e);
+    return bw__ff_text(p, c, e, flags);
 }
 
-unsigned char *bw_enc_dec_f32(unsigned char *p, float v)
+BW__FF_INLINE unsigned char *bw__ff_enc32(unsigned char *p, float v, unsigned flags)
 {
     uint32_t bits, t;
     uint64_t c;
@@ -4909,23 +5051,34 @@ unsigned char *bw_enc_dec_f32(unsigned char *p, float v)
     memcpy(&bits, &v, sizeof bits);
     t = bits & ((1u << 23) - 1);
     be = (int)(bits >> 23 & 0xff);
-    if (be == 0xff) return bw__ff_special(p, (int)(bits >> 31), t != 0);
+    if (be == 0xff) return bw__ff_special(p, (int)(bits >> 31), t != 0, flags);
     if (bits >> 31) *p++ = '-';
     if (be == 0) {
-        if (t == 0) {
-            *p = '0';
-            return p + 1;
-        }
+        if (t == 0) return bw__ff_zero(p, flags);
         c = t;
         q = -149;
     } else {
         c = t | 1u << 23;
         q = be - 150;
         if (q <= 0 && q > -24 && (c & (((uint64_t)1 << -q) - 1)) == 0)
-            return bw__ff_text(p, c >> -q, 0);
+            return bw__ff_text(p, c >> -q, 0, flags);
     }
     c = bw__ff_shortest32(c, q, &e);
-    return bw__ff_text(p, c, e);
+    return bw__ff_text(p, c, e, flags);
+}
+
+unsigned char *bw_enc_dec_f64(unsigned char *p, double v) { return bw__ff_enc64(p, v, 0); }
+unsigned char *bw_enc_dec_f32(unsigned char *p, float v) { return bw__ff_enc32(p, v, 0); }
+
+/* The flags' encoders: one copy each, flags tested at run time. */
+static unsigned char *bw__ff_enc64_flags(unsigned char *p, double v, unsigned flags)
+{
+    return bw__ff_enc64(p, v, flags);
+}
+
+static unsigned char *bw__ff_enc32_flags(unsigned char *p, float v, unsigned flags)
+{
+    return bw__ff_enc32(p, v, flags);
 }
 
 /* The puts: with room for the longest text, straight into the writer (the
@@ -4950,6 +5103,70 @@ int bw_put_dec_f32(bw_writer *w, float v)
         return BW_OK;
     }
     return bw_write(w, b, (size_t)(bw_enc_dec_f32(b, v) - b));
+}
+
+/* The flags' puts: as above, with the text stored first and committed only
+ * when there is one (no text: a NaN or an infinity under BW_DEC_JSON). The
+ * checks a put makes come first, so a recorded error wins over the value;
+ * neither BW_ENONFINITE nor unknown flags are recorded (the writer is not
+ * at fault, and a JSON writer goes on, say with "null"). */
+static int bw__put_dec_flags(bw_writer *w, double d, float f, int is32, unsigned flags)
+{
+    unsigned char b[BW_DEC_F64_MAX], *q;
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (flags & ~(unsigned)BW__DEC_FLAGS) return BW_EINVAL;
+    if (w->lim - w->len >= BW_DEC_F64_MAX) {
+        q = is32 ? bw__ff_enc32_flags(w->data + w->len, f, flags)
+                 : bw__ff_enc64_flags(w->data + w->len, d, flags);
+        if (q == NULL) return BW_ENONFINITE;
+        w->len = (size_t)(q - w->data);
+        return BW_OK;
+    }
+    q = is32 ? bw__ff_enc32_flags(b, f, flags) : bw__ff_enc64_flags(b, d, flags);
+    if (q == NULL) return BW_ENONFINITE;
+    return bw_write(w, b, (size_t)(q - b));
+}
+
+int bw_put_dec_f64_flags(bw_writer *w, double v, unsigned flags)
+{
+    return bw__put_dec_flags(w, v, 0, 0, flags);
+}
+
+int bw_put_dec_f32_flags(bw_writer *w, float v, unsigned flags)
+{
+    return bw__put_dec_flags(w, 0, v, 1, flags);
+}
+
+/* Into the room given: straight there when it holds the longest text,
+ * else on the stack and copied when it fits, so nothing is stored past
+ * room and a text that does not fit stores nothing. */
+static int bw__fmt_dec(void *dst, size_t room, double d, float f, int is32, unsigned flags,
+                       size_t *len)
+{
+    unsigned char b[BW_DEC_F64_MAX], *p = room >= BW_DEC_F64_MAX ? (unsigned char *)dst : b, *q;
+    size_t n;
+    if (len != NULL) *len = 0;
+    if ((flags & ~(unsigned)BW__DEC_FLAGS) || (dst == NULL && room != 0)) return BW_EINVAL;
+    q = is32 ? bw__ff_enc32_flags(p, f, flags) : bw__ff_enc64_flags(p, d, flags);
+    if (q == NULL) return BW_ENONFINITE;
+    n = (size_t)(q - p);
+    if (len != NULL) *len = n;
+    if (p == b) {
+        if (n > room) return BW_EFULL;
+        memcpy(dst, b, n);
+    }
+    return BW_OK;
+}
+
+int bw_fmt_dec_f64(void *dst, size_t room, double v, unsigned flags, size_t *len)
+{
+    return bw__fmt_dec(dst, room, v, 0, 0, flags, len);
+}
+
+int bw_fmt_dec_f32(void *dst, size_t room, float v, unsigned flags, size_t *len)
+{
+    return bw__fmt_dec(dst, room, 0, v, 1, flags, len);
 }
 /*************** End file fmt_float.c ***************************************/
 
@@ -8716,8 +8933,6 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
 /* More than twice need and 64 bytes more: a 200-byte string in a 512-byte
  * block is, a 250-byte one or a 40-byte one in a 128-byte block is not
  * (malloc's own rounding and header are about that much). */
-#define BW__HAND_OFF_COPY_MAX ((size_t)16 << 10)
-
 static bool bw__much_larger(size_t cap, size_t need)
 {
     return cap > 64 && need < (cap - 64) / 2;
@@ -8725,14 +8940,8 @@ static bool bw__much_larger(size_t cap, size_t need)
 
 BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need)
 {
+    (void)need; /* bw__pool_copies weighed it */
     if (p == NULL || b == NULL) return false;
-    /* A block the thread cache keeps, much larger than the bytes, and at
-     * most 16 KiB of them: a copy into malloc(need) costs less than the
-     * block the next job would rent from malloc in its place (the cache's
-     * class emptied), and the caller's memory fits. More bytes are not
-     * copied: the block is shrunk in place (bw__pool_hand_off_fit). */
-    if (need <= BW__HAND_OFF_COPY_MAX && cap <= p->fast_rent_limit && bw__much_larger(cap, need))
-        return false;
     /* A checked block carries a canary and is tracked: never handed off. */
     if (p->checked || p->extra != 0 || !bw__alloc_is_malloc(&p->alloc, cap)) return false;
     BW__POOL_ADD(p, returns, 1);
