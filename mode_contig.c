@@ -17,15 +17,20 @@
  * The window starts at the growth rule's size for what was asked for (at
  * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
  * so it costs a cold path per doubling, as growth does, and is at most
- * twice the furthest byte asked for. */
+ * twice the furthest byte asked for (an exact-size block of BW_POOL_BYPASS
+ * less than twice that is the window whole: see bw__contig_window). */
 #define BW__ZERO_STEP ((size_t)4096)
 
 static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
 {
     /* By the growth rule (0: past what it can represent, the block), so
-     * capacities stay the sizes the rule gives. */
+     * capacities stay the sizes the rule gives. A window is the whole
+     * block or at most half of it, so widening it at least doubles it, as
+     * the rule does: a block of an exact size (BW_POOL_BYPASS rents what
+     * is asked for, 4205 bytes for a learned 4205) less than twice the
+     * rule's size is taken whole (widening 4096 to 4205 broke the rule). */
     want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
-    return want != 0 && want < block ? want : block;
+    return want != 0 && want <= block / 2 ? want : block;
 }
 
 /* A newly rented block of got bytes for a writer that asked for want: its

@@ -284,3 +284,47 @@ Test(growth, static_initializer_uses_shared_pool)
     cr_expect_eq(bw_writer_pool(&w), bw_pool_shared());
     bw_release(&w);
 }
+
+/* What broke: on a pool with BW_POOL_BYPASS (rents of exactly the size
+ * asked for), BW_POOL_ZERO_ON_RETURN and BW_POOL_LEARN_SIZE, a writer's
+ * first block is the learned size exactly (4205 bytes), and its zeroing
+ * window (4096, the rule's size) widened in place to the block's end:
+ * capacity 4096 -> 4205, not the growth rule's doubling (the fuzzer found
+ * it). Every growth must give at least twice the old capacity, and keep
+ * every byte. */
+Test(growth, zeroing_window_on_an_exact_size_block_still_doubles)
+{
+    test_alloc ta;
+    bw_pool *p = fresh_pool(&ta, 0,
+                            BW_POOL_BYPASS | BW_POOL_ZERO_ON_RETURN | BW_POOL_LEARN_SIZE);
+    bw_writer w;
+    size_t i, prev, grew = 0, bad = 0;
+    unsigned char b[3 * 4205];
+    for (i = 0; i < sizeof b; i++) b[i] = pat(i, 17);
+    for (i = 0; i < 2; i++) { /* teach the learned size: 4205 */
+        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        cr_assert_eq(bw_write(&w, b, 4205), BW_OK);
+        bw_release(&w);
+    }
+    cr_assert_eq(stats_of(p).learned_size, 4205);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, b, 100), BW_OK);
+    prev = bw_capacity(&w);
+    cr_assert_geq(prev, 4096);
+    for (i = 100; i < sizeof b; i += 100) {
+        size_t n = sizeof b - i < 100 ? sizeof b - i : 100;
+        cr_assert_eq(bw_write(&w, b + i, n), BW_OK);
+        if (bw_capacity(&w) != prev) {
+            cr_expect_geq(bw_capacity(&w), 2 * prev, "capacity %zu -> %zu", prev,
+                          bw_capacity(&w));
+            grew++;
+        }
+        prev = bw_capacity(&w);
+    }
+    cr_expect_geq(grew, 1);
+    cr_assert_eq(bw_len(&w), sizeof b);
+    for (i = 0; i < sizeof b; i++) bad += bw_data(&w)[i] != b[i];
+    cr_expect_eq(bad, 0, "%zu bytes differ", bad);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
