@@ -328,3 +328,95 @@ Test(growth, zeroing_window_on_an_exact_size_block_still_doubles)
     bw_release(&w);
     ta_finish(&ta, p);
 }
+
+/* Reservations (the pool's own allocator, on Linux): a first job's move
+ * into fresh memory above the threshold takes 16 x its block of address
+ * space and writes only a window of it, widened in place, so growing from
+ * 4 MiB to 16 MiB neither copies nor remaps; the block goes back cut to
+ * the window. Elsewhere (no mapping) the same job grows as before: the
+ * bytes and the pool's counts are checked everywhere. */
+static bw_pool *libc_pool(unsigned flags)
+{
+    bw_pool_options o;
+    memset(&o, 0, sizeof o); /* the libc allocator */
+    o.flags = flags;
+    return mkpool(&o);
+}
+
+Test(growth, a_first_large_job_widens_its_reservation_in_place)
+{
+    bw_pool *p = libc_pool(0);
+    bw_writer w;
+    bw_pool_stats s0, s1;
+    const unsigned char *large = NULL;
+    size_t moves = 0;
+    unsigned char buf[8192];
+    size_t done, i;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    for (done = 0; done < (10u << 20); done += sizeof buf) {
+        for (i = 0; i < sizeof buf; i++) buf[i] = pat(done + i, 21);
+        cr_assert_eq(bw_write(&w, buf, sizeof buf), BW_OK);
+        if (large == NULL && bw_capacity(&w) > (1u << 20)) {
+            cr_expect_eq(bw_capacity(&w), 4u << 20, "256 KiB, then 4 MiB");
+            large = bw_data(&w);
+            bw_pool_get_stats(p, &s0);
+        } else if (large != NULL && bw_data(&w) != large) {
+            moves++;
+            large = bw_data(&w);
+        }
+    }
+    check_bytes(&w, 10u << 20, 21);
+    cr_expect_eq(bw_capacity(&w), 16u << 20, "the growth rule's capacity");
+    bw_pool_get_stats(p, &s1);
+#ifdef __linux__
+    cr_expect_eq(moves, 0, "4 MiB to 16 MiB moved %zu times", moves);
+    cr_expect_eq(s1.backing_allocs, s0.backing_allocs, "no fresh block past the first");
+#endif
+    bw_release(&w);
+    bw_pool_get_stats(p, &s1);
+    cr_expect_eq(s1.outstanding_bytes, 0);
+    cr_expect_eq(s1.large_retained_bytes, 16u << 20, "kept as the window, not the reservation");
+    /* The next job takes the kept block whole. */
+    grow_fill(&w, 10u << 20, 8192, 22, NULL);
+    check_bytes(&w, 10u << 20, 22);
+    bw_release(&w);
+    bw_pool_get_stats(p, &s1);
+    cr_expect_eq(s1.outstanding_bytes, 0);
+    cr_expect_leq(s1.large_retained_bytes, 32u << 20);
+    bw_pool_destroy(p);
+}
+
+/* Out of a reservation every other way: a copy of its own bytes (in
+ * place), bw_detach (a block of the window, returned by its capacity), and
+ * growth past the reservation's end (a regrow of the window's block). */
+Test(growth, a_reservation_leaves_as_a_block_of_its_window)
+{
+    bw_pool *p = libc_pool(BW_POOL_NO_LEARNED_GROWTH); /* 1 MiB, then 2 MiB */
+    bw_writer w;
+    size_t len = 0, cap = 0, i, bad = 0;
+    unsigned char *b;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    grow_fill(&w, 3u << 20, 8192, 23, NULL);
+    cr_assert_eq(bw_capacity(&w), 4u << 20);
+    cr_assert_eq(bw_write(&w, bw_data(&w), 3u << 20), BW_OK); /* its own bytes */
+    cr_expect_eq(bw_capacity(&w), 8u << 20);
+    for (i = 0; i < (3u << 20); i++) bad += bw_data(&w)[(3u << 20) + i] != pat(i, 23);
+    cr_expect_eq(bad, 0, "%zu bytes differ", bad);
+    b = (unsigned char *)bw_detach(&w, &len, &cap);
+    cr_assert_not_null(b);
+    cr_expect_eq(len, 6u << 20);
+    cr_expect_eq(cap, 8u << 20, "the window's capacity");
+    cr_expect_eq(b[12345], pat(12345, 23));
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    cr_expect_eq(outstanding(p), 0);
+    /* Past the end: 2 MiB in a reservation of 32 MiB, then 40 MiB. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    grow_fill(&w, (1u << 20) + 1, 8192, 24, NULL);
+    cr_assert_eq(bw_capacity(&w), 2u << 20);
+    cr_assert_eq(bw_reserve(&w, 40u << 20), BW_OK);
+    cr_expect_geq(bw_capacity(&w), (40u << 20) + (1u << 20) + 1);
+    check_bytes(&w, (1u << 20) + 1, 24);
+    bw_release(&w);
+    cr_expect_eq(outstanding(p), 0);
+    bw_pool_destroy(p);
+}
