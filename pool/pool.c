@@ -624,7 +624,12 @@ BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve
             *capacity = size;
             return b;
         }
-        if ((b = bw__backing_alloc(p, tc, reserve)) != NULL) {
+        /* Only where growth would take fresh memory all the way: with
+         * blocks kept above the threshold, the writer's next moves take
+         * them (warm memory beats fresh pages, even with a copy), and a
+         * reservation would fault in fresh pages every job. */
+        if (atomic_load_explicit(&p->large_bytes, memory_order_relaxed) == 0 &&
+            (b = bw__backing_alloc(p, tc, reserve)) != NULL) {
             BW__COUNT(p, tc, misses, 1);
             BW__COUNT(p, tc, out_bytes, reserve);
             *capacity = reserve;

@@ -154,7 +154,9 @@ BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacit
  * Pages of a mapping that were never written cost no memory, so the
  * writer's fresh memory is its window, within the bound as any block the
  * rule gives. A kept block of `size` comes first (*capacity = size);
- * without reservations, or when the mapping fails, a plain rent of size.
+ * a reservation only while the pool keeps no block above the threshold
+ * (else the writer's later moves take kept ones: no fresh pages in steady
+ * state); otherwise, or when the mapping fails, a plain rent of size.
  * NULL on failure. */
 BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
                                          size_t *capacity);

@@ -420,3 +420,33 @@ Test(growth, a_reservation_leaves_as_a_block_of_its_window)
     cr_expect_eq(outstanding(p), 0);
     bw_pool_destroy(p);
 }
+
+/* A reservation is fresh memory: taken only when the pool keeps no block
+ * above the threshold, where growth would take fresh memory all the way.
+ * Jobs of 20 MiB (learned jump 32 MiB: 128 KiB, 2 MiB, 32 MiB) take the
+ * blocks the pool keeps once it has seen two, and no fresh one after. */
+Test(growth, a_steady_stream_of_large_jobs_takes_no_reservation)
+{
+    bw_pool *p = libc_pool(0);
+    bw_writer w;
+    bw_pool_stats s0, s1;
+    static unsigned char buf[8192];
+    size_t done;
+    int job;
+    memset(buf, 0x5a, sizeof buf);
+    for (job = 0; job < 5; job++) {
+        bw_pool_get_stats(p, &s0);
+        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        for (done = 0; done < (20u << 20); done += sizeof buf)
+            cr_assert_eq(bw_write(&w, buf, sizeof buf), BW_OK);
+        cr_assert_eq(bw_len(&w), 20u << 20);
+        cr_expect_eq(bw_data(&w)[(20u << 20) - 1], 0x5a);
+        bw_release(&w);
+        bw_pool_get_stats(p, &s1);
+        if (job >= 3)
+            cr_expect_eq(s1.backing_allocs, s0.backing_allocs, "job %d: %llu fresh blocks", job,
+                         (unsigned long long)(s1.backing_allocs - s0.backing_allocs));
+    }
+    cr_expect_eq(s1.outstanding_bytes, 0);
+    bw_pool_destroy(p);
+}
