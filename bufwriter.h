@@ -610,7 +610,17 @@ typedef struct bw_writer bw_writer;
  * n) further than the growth rule does, whatever other jobs, threads or
  * pool flags did (BW_POOL_LEARN_SIZE's first block aside): a 20 KiB job
  * holds at most 256 KiB after 64 MiB jobs, and a climb copies at most
- * about 1/15 of the job. */
+ * about 1/15 of the job.
+ * Above the threshold a block grows in place where the allocator can (on
+ * Linux, by moving pages, never bytes). On Linux with the pool's own
+ * allocator, a move that needs a fresh block there (no kept one of its
+ * size) maps 16 x that block of address space and lets the writer use the
+ * growth rule's capacity of it, widened in place as it grows, so a first
+ * 10 MiB job goes from 4 to 16 MiB with no copy and no remap: pages never
+ * written cost no memory, so the bound holds for the memory it takes (the
+ * capacity), not the address space; the pool's outstanding_bytes counts
+ * the address space while the writer holds it, and the block goes back
+ * (release, detach, a later move) cut to the capacity. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a

@@ -17,32 +17,40 @@
  * The window starts at the growth rule's size for what was asked for (at
  * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
  * so it costs a cold path per doubling, as growth does, and is at most
- * twice the furthest byte asked for. */
+ * twice the furthest byte asked for (an exact-size block of BW_POOL_BYPASS
+ * less than twice that is the window whole: see bw__contig_window). */
 #define BW__ZERO_STEP ((size_t)4096)
 
 static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
 {
     /* By the growth rule (0: past what it can represent, the block), so
-     * capacities stay the sizes the rule gives. */
+     * capacities stay the sizes the rule gives. A window is the whole
+     * block or at most half of it, so widening it at least doubles it, as
+     * the rule does: a block of an exact size (BW_POOL_BYPASS rents what
+     * is asked for, 4205 bytes for a learned 4205) less than twice the
+     * rule's size is taken whole (widening 4096 to 4205 broke the rule). */
     want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
-    return want != 0 && want < block ? want : block;
+    return want != 0 && want <= block / 2 ? want : block;
 }
 
 /* A newly rented block of got bytes for a writer that asked for want: its
- * window on a zeroing pool, the whole block otherwise. */
+ * window on a zeroing pool or in a reservation (BW__RESERVED, set by
+ * bw__contig_rent), the whole block otherwise. */
 static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
 {
     w->m.g.block = got;
-    w->cap = bw__pool_zeroes(p) ? bw__contig_window(p, got, want) : got;
+    w->cap = bw__pool_zeroes(p) || (w->flags & BW__RESERVED) ? bw__contig_window(p, got, want)
+                                                              : got;
 }
 
-/* Widen a zeroing pool's window in place for n more bytes; false when the
- * block itself has no room for them (or there is no window). */
+/* Widen a zeroing pool's window or a reservation's in place for n more
+ * bytes; false when the block itself has no room for them (or there is no
+ * window). */
 static bool bw__contig_widen(bw_writer *w, size_t n)
 {
     size_t want;
-    if ((w->flags & BW__EXTERNAL) || !bw__pool_zeroes(w->pool) || w->cap == w->m.g.block ||
-        w->m.g.block - w->len < n)
+    if ((w->flags & BW__EXTERNAL) || !(bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED)) ||
+        w->cap == w->m.g.block || w->m.g.block - w->len < n)
         return false;
     want = w->len + n; /* at most the block: no overflow */
     if (want < 2 * w->cap) want = 2 * w->cap;
@@ -51,6 +59,30 @@ static bool bw__contig_widen(bw_writer *w, size_t n)
     return true;
 }
 
+
+/* A reservation back to a block of its window (bw__pool_cut), before the
+ * block moves, is regrown or leaves the writer any way but its return
+ * (bw__pool_return_written cuts it there). */
+static void bw__contig_fit(bw_writer *w)
+{
+    if (!(w->flags & BW__RESERVED)) return;
+    if (w->cap < w->m.g.block) bw__pool_cut(w->pool, w->data, w->m.g.block, w->cap);
+    w->m.g.block = w->cap;
+    w->flags &= (unsigned char)~BW__RESERVED;
+}
+
+/* The address space a move into fresh memory above the threshold asks for
+ * (bw__pool_rent_reserve) with a block of cap: 16 x cap, so a first job
+ * that reaches its first large block (4 MiB after 256 KiB) grows to
+ * 64 MiB by widening its window, with no copy and no remap. */
+#define BW__RESERVE_FACTOR ((size_t)16)
+
+static void *bw__contig_rent(bw_pool *p, size_t cap, size_t *got)
+{
+    size_t reserve = cap <= BW__MAX_BLOCK / BW__RESERVE_FACTOR ? cap * BW__RESERVE_FACTOR : cap;
+    if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p)) return bw_pool_rent(p, cap, got);
+    return bw__pool_rent_reserve(p, cap, reserve, got);
+}
 
 /* The size a contiguous writer moves to for n more bytes (the pool's
  * rule: first block, growth, learned jump). */
@@ -73,7 +105,8 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     rc = bw__contig_size(w, p, n, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
-    nb = (unsigned char *)bw_pool_rent(p, cap, &got);
+    bw__contig_fit(w); /* the old block goes back whole, as its window */
+    nb = (unsigned char *)bw__contig_rent(p, cap, &got);
     if (nb == NULL) return bw__fail(w, BW_ENOMEM);
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
@@ -81,8 +114,14 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
         *old_cap = bw__contig_block_cap(w);
     }
     /* The window as the growth rule would grow: held + n, at least twice
-     * the old capacity (no overflow: bw__contig_size checked both). */
-    bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
+     * the old capacity (no overflow: bw__contig_size checked both); in a
+     * reservation, the size the rule gave. */
+    if (got > cap && bw__pool_reserves(p)) {
+        w->flags |= BW__RESERVED;
+        bw__contig_take(w, p, got, cap);
+    } else {
+        bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
+    }
     w->flags &= (unsigned char)~BW__EXTERNAL;
     w->data = nb;
     w->pos = w->base;
@@ -107,6 +146,7 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
     if (w->data != NULL) {
         bw__move_down(w, &src);
         if (w->cap - w->len >= n || bw__contig_widen(w, n)) goto copy;
+        bw__contig_fit(w); /* regrown or moved: a block of its window */
         if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
             size_t cap;
@@ -193,7 +233,10 @@ static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
 {
     size_t want, l = bw_len(w);
     bw_pool *p;
-    if (!(w->flags & BW__EXTERNAL)) return bw__block_hand_out(w, block, cap);
+    if (!(w->flags & BW__EXTERNAL)) {
+        bw__contig_fit(w); /* the caller gets a block of its window */
+        return bw__block_hand_out(w, block, cap);
+    }
     if (l == 0) return 1;
     p = bw__pool_of(w);
     if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||

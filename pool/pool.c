@@ -268,6 +268,10 @@ static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
     p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
     p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
     p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
+    /* Reservations are the platform's mappings, cut in place: only for its
+     * own blocks, exact sizes (no canary, no bypass), nothing to zero. */
+    p->reserves = bw__alloc_maps(&p->alloc) && !p->checked && !p->bypass &&
+                  (o->flags & BW_POOL_ZERO_ON_RETURN) == 0;
     /* What bw__pool_contig_size and bw__job_done would decide for a small
      * message. */
     p->first_block = !p->learn && !(p->learn_growth && o->min_first_block > o->jump_floor)
@@ -590,8 +594,64 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
 BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
                                          size_t written)
 {
-    if (!bw__pool_zeroes(p)) return bw_pool_return(p, block, capacity);
+    if (!bw__pool_zeroes(p)) {
+        /* On a pool that does not zero, only a reservation's window ends
+         * before its block: the block goes back as what was written. */
+        if (written < capacity && p->reserves) {
+            bw__pool_cut(p, block, capacity, written);
+            capacity = written;
+        }
+        return bw_pool_return(p, block, capacity);
+    }
     return bw__return_slow(p, block, capacity, written);
+}
+
+BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
+                                         size_t *capacity)
+{
+#ifdef BW__MAP_MIN
+    bw__tcache *tc;
+    uint64_t now;
+    void *b;
+    if (p->reserves && size >= BW__MAP_MIN && size > p->opt.max_pooled_size &&
+        reserve > size) {
+        tc = bw__slow_enter(p, &now);
+        if ((b = bw__large_take(p, size)) != NULL) {
+            /* Idle memory first: it costs no fresh pages. */
+            BW__COUNT(p, tc, hits, 1);
+            BW__COUNT(p, tc, large_hits, 1);
+            BW__COUNT(p, tc, out_bytes, size);
+            *capacity = size;
+            return b;
+        }
+        /* Only where growth would take fresh memory all the way: with
+         * blocks kept above the threshold, the writer's next moves take
+         * them (warm memory beats fresh pages, even with a copy), and a
+         * reservation would fault in fresh pages every job. */
+        if (atomic_load_explicit(&p->large_bytes, memory_order_relaxed) == 0 &&
+            (b = bw__backing_alloc(p, tc, reserve)) != NULL) {
+            BW__COUNT(p, tc, misses, 1);
+            BW__COUNT(p, tc, out_bytes, reserve);
+            *capacity = reserve;
+            return b;
+        }
+        /* No address space for it: the block alone. */
+    }
+#else
+    (void)reserve;
+#endif
+    return bw_pool_rent(p, size, capacity);
+}
+
+BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t size)
+{
+#ifdef BW__MAP_MIN
+    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
+    bw__unmap_tail(block, capacity, size);
+    BW__COUNT(p, tc, out_bytes, (uint64_t)size - (uint64_t)capacity);
+#else
+    (void)p, (void)block, (void)capacity, (void)size;
+#endif
 }
 
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,

@@ -256,6 +256,7 @@ struct bw_pool {
     bw__mutex large_lock;
     struct bw__large *large;   /* oldest first                               */
     bool keep_large;           /* large retention on                         */
+    bool reserves;             /* writers may rent reservations (pool.c)     */
     size_t nlarge;
     _Atomic size_t large_bytes;
     /* Learned starting size (growth.c): the last lengths writers ended at. */
@@ -327,6 +328,10 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
 BW__INTERNAL void bw__alloc_trim(const bw_allocator *a);
 /* Whether a block of that size from hook a is memory free() releases. */
 BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size);
+/* Whether hook a's blocks of BW__MAP_MIN bytes and up are the platform's
+ * mappings (bw__map): the libc hooks where the platform maps; never where
+ * BW__MAP_MIN is not defined. */
+BW__INTERNAL bool bw__alloc_maps(const bw_allocator *a);
 
 /* Blocks on their way back to the allocator, gathered under a lock and
  * freed after it (bw__backing_free outside every lock). A shared-level

@@ -139,10 +139,33 @@ static inline bool bw__pool_zeroes(const bw_pool *p)
 
 /* bw_pool_return for a block whose user wrote nothing at or past
  * `written` since it was rented: a zeroing pool zeroes [0, written) only
- * (the rest still holds the zeros the block was handed out with). The
- * public bw_pool_return cannot know, so it zeroes the whole block. */
+ * (the rest still holds the zeros the block was handed out with); any
+ * other pool is given a reservation back cut to `written` (bw__pool_cut).
+ * The public bw_pool_return cannot know, so it zeroes the whole block. */
 BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
                                          size_t written);
+
+/* Reservations: a contiguous writer whose move must take fresh memory
+ * above the threshold rents, where the pool's blocks there are the
+ * platform's mappings (Linux; bw__pool_reserves), `reserve` bytes of
+ * address space of which it writes only a window below the growth rule's
+ * size (m.g.block and cap in mode_contig.c), widened in place as it
+ * grows: no copy and no remap until the window reaches the reservation.
+ * Pages of a mapping that were never written cost no memory, so the
+ * writer's fresh memory is its window, within the bound as any block the
+ * rule gives. A kept block of `size` comes first (*capacity = size);
+ * a reservation only while the pool keeps no block above the threshold
+ * (else the writer's later moves take kept ones: no fresh pages in steady
+ * state); otherwise, or when the mapping fails, a plain rent of size.
+ * NULL on failure. */
+BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
+                                         size_t *capacity);
+/* Cut a reservation of capacity bytes to its first `size` (a power of two
+ * of at least 2 MiB, the window) in place: the pages past it were never
+ * written. Then a block of size, as any rented one (its return, regrow). */
+BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t size);
+/* Whether bw__pool_rent_reserve may hand out more than the size asked. */
+static inline bool bw__pool_reserves(const bw_pool *p) { return p->reserves; }
 
 /* The shared pool once created (pool.c), for a writer's inline first rent;
  * NULL before: then bw_pool_shared() creates it. */
