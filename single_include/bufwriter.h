@@ -743,7 +743,17 @@ typedef struct bw_writer bw_writer;
  * n) further than the growth rule does, whatever other jobs, threads or
  * pool flags did (BW_POOL_LEARN_SIZE's first block aside): a 20 KiB job
  * holds at most 256 KiB after 64 MiB jobs, and a climb copies at most
- * about 1/15 of the job. */
+ * about 1/15 of the job.
+ * Above the threshold a block grows in place where the allocator can (on
+ * Linux, by moving pages, never bytes). On Linux with the pool's own
+ * allocator, a move that needs a fresh block there (no kept one of its
+ * size) maps 16 x that block of address space and lets the writer use the
+ * growth rule's capacity of it, widened in place as it grows, so a first
+ * 10 MiB job goes from 4 to 16 MiB with no copy and no remap: pages never
+ * written cost no memory, so the bound holds for the memory it takes (the
+ * capacity), not the address space; the pool's outstanding_bytes counts
+ * the address space while the writer holds it, and the block goes back
+ * (release, detach, a later move) cut to the capacity. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a
@@ -2570,13 +2580,19 @@ BW__INTERNAL uint64_t bw__now_ms(void);
  * boundary, asking for huge pages (NULL on failure); bw__remap moves a
  * mapped block's pages to a new mapping of new_size (no copy where the
  * kernel can move pages; NULL on failure, the block untouched); bw__unmap
- * gives one back (size as mapped). bw__malloc_trim returns malloc's free
+ * gives one back (size as mapped); bw__unmap_tail gives back a mapped
+ * block's pages past its first `keep` bytes in place (keep a multiple of
+ * 2 MiB, below size): the block keeps its address and its pages below
+ * keep, and is then a block of keep bytes. Pages of a mapping that were
+ * never written cost address space, not memory: bw__unmap_tail over them
+ * frees nothing but addresses. bw__malloc_trim returns malloc's free
  * memory to the system where the C library can (glibc), else nothing. */
 #if defined(__linux__)
 #  define BW__MAP_MIN ((size_t)2 << 20)
 BW__INTERNAL void *bw__map(size_t size);
 BW__INTERNAL void *bw__remap(void *block, size_t old_size, size_t new_size);
 BW__INTERNAL void bw__unmap(void *block, size_t size);
+BW__INTERNAL void bw__unmap_tail(void *block, size_t size, size_t keep);
 #endif
 BW__INTERNAL void bw__malloc_trim(void);
 
@@ -2924,6 +2940,7 @@ struct bw_pool {
     bw__mutex large_lock;
     struct bw__large *large;   /* oldest first                               */
     bool keep_large;           /* large retention on                         */
+    bool reserves;             /* writers may rent reservations (pool.c)     */
     size_t nlarge;
     _Atomic size_t large_bytes;
     /* Learned starting size (growth.c): the last lengths writers ended at. */
@@ -2995,6 +3012,10 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
 BW__INTERNAL void bw__alloc_trim(const bw_allocator *a);
 /* Whether a block of that size from hook a is memory free() releases. */
 BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size);
+/* Whether hook a's blocks of BW__MAP_MIN bytes and up are the platform's
+ * mappings (bw__map): the libc hooks where the platform maps; never where
+ * BW__MAP_MIN is not defined. */
+BW__INTERNAL bool bw__alloc_maps(const bw_allocator *a);
 
 /* Blocks on their way back to the allocator, gathered under a lock and
  * freed after it (bw__backing_free outside every lock). A shared-level
@@ -3363,10 +3384,33 @@ static inline bool bw__pool_zeroes(const bw_pool *p)
 
 /* bw_pool_return for a block whose user wrote nothing at or past
  * `written` since it was rented: a zeroing pool zeroes [0, written) only
- * (the rest still holds the zeros the block was handed out with). The
- * public bw_pool_return cannot know, so it zeroes the whole block. */
+ * (the rest still holds the zeros the block was handed out with); any
+ * other pool is given a reservation back cut to `written` (bw__pool_cut).
+ * The public bw_pool_return cannot know, so it zeroes the whole block. */
 BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
                                          size_t written);
+
+/* Reservations: a contiguous writer whose move must take fresh memory
+ * above the threshold rents, where the pool's blocks there are the
+ * platform's mappings (Linux; bw__pool_reserves), `reserve` bytes of
+ * address space of which it writes only a window below the growth rule's
+ * size (m.g.block and cap in mode_contig.c), widened in place as it
+ * grows: no copy and no remap until the window reaches the reservation.
+ * Pages of a mapping that were never written cost no memory, so the
+ * writer's fresh memory is its window, within the bound as any block the
+ * rule gives. A kept block of `size` comes first (*capacity = size);
+ * a reservation only while the pool keeps no block above the threshold
+ * (else the writer's later moves take kept ones: no fresh pages in steady
+ * state); otherwise, or when the mapping fails, a plain rent of size.
+ * NULL on failure. */
+BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
+                                         size_t *capacity);
+/* Cut a reservation of capacity bytes to its first `size` (a power of two
+ * of at least 2 MiB, the window) in place: the pages past it were never
+ * written. Then a block of size, as any rented one (its return, regrow). */
+BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t size);
+/* Whether bw__pool_rent_reserve may hand out more than the size asked. */
+static inline bool bw__pool_reserves(const bw_pool *p) { return p->reserves; }
 
 /* The shared pool once created (pool.c), for a writer's inline first rent;
  * NULL before: then bw_pool_shared() creates it. */
@@ -3443,6 +3487,8 @@ BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
+#define BW__RESERVED  0x4u /* contiguous: the block is a reservation of
+                              m.g.block bytes, cap its window (mode_contig.c) */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
@@ -3742,7 +3788,7 @@ static inline void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR | BW__FD_ERRNO);
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO);
     w->lim = w->cap; /* no error now */
     if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
 }
@@ -3765,10 +3811,11 @@ static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
  * compare away from their block, with no load of the table and no call. */
 static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
 
-/* The block's capacity (bw_detach's, and what goes back to the pool). */
+/* The block's capacity (bw_detach's, and what goes back to the pool): a
+ * zeroing pool's window or a reservation's is narrower. */
 static inline size_t bw__contig_block_cap(const bw_writer *w)
 {
-    return bw__pool_zeroes(w->pool) ? w->m.g.block : w->cap;
+    return bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED) ? w->m.g.block : w->cap;
 }
 
 /* The first write of every small message comes here (bw_reserve, or
@@ -5572,32 +5619,40 @@ BW__INTERNAL int bw__at_once(const bw_writer *w, size_t n) { return (void)w, (vo
  * The window starts at the growth rule's size for what was asked for (at
  * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
  * so it costs a cold path per doubling, as growth does, and is at most
- * twice the furthest byte asked for. */
+ * twice the furthest byte asked for (an exact-size block of BW_POOL_BYPASS
+ * less than twice that is the window whole: see bw__contig_window). */
 #define BW__ZERO_STEP ((size_t)4096)
 
 static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
 {
     /* By the growth rule (0: past what it can represent, the block), so
-     * capacities stay the sizes the rule gives. */
+     * capacities stay the sizes the rule gives. A window is the whole
+     * block or at most half of it, so widening it at least doubles it, as
+     * the rule does: a block of an exact size (BW_POOL_BYPASS rents what
+     * is asked for, 4205 bytes for a learned 4205) less than twice the
+     * rule's size is taken whole (widening 4096 to 4205 broke the rule). */
     want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
-    return want != 0 && want < block ? want : block;
+    return want != 0 && want <= block / 2 ? want : block;
 }
 
 /* A newly rented block of got bytes for a writer that asked for want: its
- * window on a zeroing pool, the whole block otherwise. */
+ * window on a zeroing pool or in a reservation (BW__RESERVED, set by
+ * bw__contig_rent), the whole block otherwise. */
 static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
 {
     w->m.g.block = got;
-    w->cap = bw__pool_zeroes(p) ? bw__contig_window(p, got, want) : got;
+    w->cap = bw__pool_zeroes(p) || (w->flags & BW__RESERVED) ? bw__contig_window(p, got, want)
+                                                              : got;
 }
 
-/* Widen a zeroing pool's window in place for n more bytes; false when the
- * block itself has no room for them (or there is no window). */
+/* Widen a zeroing pool's window or a reservation's in place for n more
+ * bytes; false when the block itself has no room for them (or there is no
+ * window). */
 static bool bw__contig_widen(bw_writer *w, size_t n)
 {
     size_t want;
-    if ((w->flags & BW__EXTERNAL) || !bw__pool_zeroes(w->pool) || w->cap == w->m.g.block ||
-        w->m.g.block - w->len < n)
+    if ((w->flags & BW__EXTERNAL) || !(bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED)) ||
+        w->cap == w->m.g.block || w->m.g.block - w->len < n)
         return false;
     want = w->len + n; /* at most the block: no overflow */
     if (want < 2 * w->cap) want = 2 * w->cap;
@@ -5606,6 +5661,30 @@ static bool bw__contig_widen(bw_writer *w, size_t n)
     return true;
 }
 
+
+/* A reservation back to a block of its window (bw__pool_cut), before the
+ * block moves, is regrown or leaves the writer any way but its return
+ * (bw__pool_return_written cuts it there). */
+static void bw__contig_fit(bw_writer *w)
+{
+    if (!(w->flags & BW__RESERVED)) return;
+    if (w->cap < w->m.g.block) bw__pool_cut(w->pool, w->data, w->m.g.block, w->cap);
+    w->m.g.block = w->cap;
+    w->flags &= (unsigned char)~BW__RESERVED;
+}
+
+/* The address space a move into fresh memory above the threshold asks for
+ * (bw__pool_rent_reserve) with a block of cap: 16 x cap, so a first job
+ * that reaches its first large block (4 MiB after 256 KiB) grows to
+ * 64 MiB by widening its window, with no copy and no remap. */
+#define BW__RESERVE_FACTOR ((size_t)16)
+
+static void *bw__contig_rent(bw_pool *p, size_t cap, size_t *got)
+{
+    size_t reserve = cap <= BW__MAX_BLOCK / BW__RESERVE_FACTOR ? cap * BW__RESERVE_FACTOR : cap;
+    if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p)) return bw_pool_rent(p, cap, got);
+    return bw__pool_rent_reserve(p, cap, reserve, got);
+}
 
 /* The size a contiguous writer moves to for n more bytes (the pool's
  * rule: first block, growth, learned jump). */
@@ -5628,7 +5707,8 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     rc = bw__contig_size(w, p, n, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
-    nb = (unsigned char *)bw_pool_rent(p, cap, &got);
+    bw__contig_fit(w); /* the old block goes back whole, as its window */
+    nb = (unsigned char *)bw__contig_rent(p, cap, &got);
     if (nb == NULL) return bw__fail(w, BW_ENOMEM);
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
@@ -5636,8 +5716,14 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
         *old_cap = bw__contig_block_cap(w);
     }
     /* The window as the growth rule would grow: held + n, at least twice
-     * the old capacity (no overflow: bw__contig_size checked both). */
-    bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
+     * the old capacity (no overflow: bw__contig_size checked both); in a
+     * reservation, the size the rule gave. */
+    if (got > cap && bw__pool_reserves(p)) {
+        w->flags |= BW__RESERVED;
+        bw__contig_take(w, p, got, cap);
+    } else {
+        bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
+    }
     w->flags &= (unsigned char)~BW__EXTERNAL;
     w->data = nb;
     w->pos = w->base;
@@ -5662,6 +5748,7 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
     if (w->data != NULL) {
         bw__move_down(w, &src);
         if (w->cap - w->len >= n || bw__contig_widen(w, n)) goto copy;
+        bw__contig_fit(w); /* regrown or moved: a block of its window */
         if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
             size_t cap;
@@ -5748,7 +5835,10 @@ static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
 {
     size_t want, l = bw_len(w);
     bw_pool *p;
-    if (!(w->flags & BW__EXTERNAL)) return bw__block_hand_out(w, block, cap);
+    if (!(w->flags & BW__EXTERNAL)) {
+        bw__contig_fit(w); /* the caller gets a block of its window */
+        return bw__block_hand_out(w, block, cap);
+    }
     if (l == 0) return 1;
     p = bw__pool_of(w);
     if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
@@ -7055,6 +7145,13 @@ void *bw__map(size_t size)
 
 void bw__unmap(void *block, size_t size) { (void)munmap(block, BW__PAGE_ROUND(size)); }
 
+/* At a 2 MiB boundary of a 2 MiB aligned block, so the huge pages below
+ * keep stay whole. */
+void bw__unmap_tail(void *block, size_t size, size_t keep)
+{
+    (void)munmap((unsigned char *)block + keep, BW__PAGE_ROUND(size) - keep);
+}
+
 void *bw__remap(void *block, size_t old_size, size_t new_size)
 {
     void *nb = bw__map(new_size);
@@ -7521,6 +7618,17 @@ BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size)
 #endif
     (void)size;
     return a->alloc == bw__libc_alloc && a->free == bw__libc_free;
+}
+
+BW__INTERNAL bool bw__alloc_maps(const bw_allocator *a)
+{
+#ifdef BW__MAP_MIN
+    return a->alloc == bw__libc_alloc && a->realloc == bw__libc_realloc &&
+           a->free == bw__libc_free;
+#else
+    (void)a;
+    return false;
+#endif
 }
 
 const bw_allocator *bw_allocator_libc(void) { return &bw__libc; }
@@ -8568,6 +8676,10 @@ static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
     p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
     p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
     p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
+    /* Reservations are the platform's mappings, cut in place: only for its
+     * own blocks, exact sizes (no canary, no bypass), nothing to zero. */
+    p->reserves = bw__alloc_maps(&p->alloc) && !p->checked && !p->bypass &&
+                  (o->flags & BW_POOL_ZERO_ON_RETURN) == 0;
     /* What bw__pool_contig_size and bw__job_done would decide for a small
      * message. */
     p->first_block = !p->learn && !(p->learn_growth && o->min_first_block > o->jump_floor)
@@ -8890,8 +9002,64 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
 BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
                                          size_t written)
 {
-    if (!bw__pool_zeroes(p)) return bw_pool_return(p, block, capacity);
+    if (!bw__pool_zeroes(p)) {
+        /* On a pool that does not zero, only a reservation's window ends
+         * before its block: the block goes back as what was written. */
+        if (written < capacity && p->reserves) {
+            bw__pool_cut(p, block, capacity, written);
+            capacity = written;
+        }
+        return bw_pool_return(p, block, capacity);
+    }
     return bw__return_slow(p, block, capacity, written);
+}
+
+BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
+                                         size_t *capacity)
+{
+#ifdef BW__MAP_MIN
+    bw__tcache *tc;
+    uint64_t now;
+    void *b;
+    if (p->reserves && size >= BW__MAP_MIN && size > p->opt.max_pooled_size &&
+        reserve > size) {
+        tc = bw__slow_enter(p, &now);
+        if ((b = bw__large_take(p, size)) != NULL) {
+            /* Idle memory first: it costs no fresh pages. */
+            BW__COUNT(p, tc, hits, 1);
+            BW__COUNT(p, tc, large_hits, 1);
+            BW__COUNT(p, tc, out_bytes, size);
+            *capacity = size;
+            return b;
+        }
+        /* Only where growth would take fresh memory all the way: with
+         * blocks kept above the threshold, the writer's next moves take
+         * them (warm memory beats fresh pages, even with a copy), and a
+         * reservation would fault in fresh pages every job. */
+        if (atomic_load_explicit(&p->large_bytes, memory_order_relaxed) == 0 &&
+            (b = bw__backing_alloc(p, tc, reserve)) != NULL) {
+            BW__COUNT(p, tc, misses, 1);
+            BW__COUNT(p, tc, out_bytes, reserve);
+            *capacity = reserve;
+            return b;
+        }
+        /* No address space for it: the block alone. */
+    }
+#else
+    (void)reserve;
+#endif
+    return bw_pool_rent(p, size, capacity);
+}
+
+BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t size)
+{
+#ifdef BW__MAP_MIN
+    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
+    bw__unmap_tail(block, capacity, size);
+    BW__COUNT(p, tc, out_bytes, (uint64_t)size - (uint64_t)capacity);
+#else
+    (void)p, (void)block, (void)capacity, (void)size;
+#endif
 }
 
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
