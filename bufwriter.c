@@ -366,10 +366,14 @@ static size_t bw__contig_block_cap(const bw_writer *w)
 
 /* The size a contiguous writer moves to for n more bytes (the pool's
  * rule: first block, growth, learned jump). */
-static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
+static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *out)
 {
-    return bw__pool_contig_size(p, w->len - bw__start(w), w->cap,
-                                (w->flags & BW__EXTERNAL) != 0, n, out);
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    r.external = (w->flags & BW__EXTERNAL) != 0;
+    r.n = n;
+    r.held = w->len - bw__start(w);
+    r.cap = w->cap;
+    return bw__pool_size(p, &r, out);
 }
 
 /* Move a contiguous writer's held bytes into a new block with room for n
@@ -379,13 +383,14 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
 static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got, start = bw__start(w), held = w->len - start;
+    size_t got, start = bw__start(w), held = w->len - start;
+    bw__size cap;
     unsigned char *nb;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     rc = bw__contig_size(w, p, n, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
-    nb = (unsigned char *)bw_pool_rent(p, cap, &got);
+    nb = (unsigned char *)bw__pool_rent_size(p, &cap, &got);
     if (nb == NULL) return bw__fail(w, BW_ENOMEM);
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
@@ -422,10 +427,11 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
         if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
             size_t cap;
+            bw__size want;
             unsigned char *nb;
-            rc = bw__contig_size(w, w->pool, n, &cap);
+            rc = bw__contig_size(w, w->pool, n, &want);
             if (rc != BW_OK) return bw__fail(w, rc);
-            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, cap);
+            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, &want, &cap);
             if (nb == NULL) return bw__fail(w, BW_ENOMEM);
             w->data = nb;
             w->cap = cap;
@@ -460,7 +466,8 @@ static int bw__contig_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
 static BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p;
-    size_t cap, got = 0;
+    size_t got = 0;
+    bw__size cap = {0, 0, false};
     unsigned char *b;
     int rc;
     /* bw_reserve comes here first, before its own checks. */
@@ -470,12 +477,12 @@ static BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *sr
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n <= bw__pool_first_block(p)) {
-        cap = bw__pool_first_block(p);
+        cap.size = bw__pool_first_block(p);
     } else {
         rc = bw__contig_size(w, p, n, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
-    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    b = (unsigned char *)bw__pool_rent_size(p, &cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
     bw__contig_take(w, p, got, n);
@@ -544,10 +551,10 @@ static inline bool bw__first_write(const bw_writer *w, size_t n)
 static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap;
+    bw__size cap;
     int fills = 0;
     if (p != NULL && bw__contig_size(w, p, need, &cap) == BW_OK)
-        fills = cap - (w->len - bw__start(w)) == need;
+        fills = cap.size - (w->len - bw__start(w)) == need;
     return bw__printf_grow(w, need, fmt, ap, fills);
 }
 
@@ -556,15 +563,18 @@ static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list
 static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got;
+    bw__size_req r = {BW__SIZE_START, false, 0, 0, 0, 0, 0, 1};
+    bw__size cap;
+    size_t got;
     void *b;
     int rc;
 
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
-    rc = bw__pool_start_size(p, initial_capacity, &cap);
+    r.n = initial_capacity;
+    rc = bw__pool_size(p, &r, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
-    b = bw_pool_rent(p, cap, &got);
+    b = bw_pool_rent(p, cap.size, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = (unsigned char *)b;
     bw__contig_take(w, p, got, initial_capacity);
@@ -853,29 +863,20 @@ static void bw__close_open(bw_writer *w)
     pc->blk->pieces++;
 }
 
-/* The size of a new block for `want` bytes with its trailer: the growth
- * rule's, rounded up to BW__SEG_ALIGN (an exact-size rent, BW_POOL_BYPASS
- * or above the threshold, may not be aligned). */
-static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
-{
-    size_t n;
-    int rc = bw__pool_grow(p, 0, want, 0, &n);
-    if (rc != BW_OK) return rc;
-    if (n > BW__MAX_BLOCK - (BW__SEG_ALIGN - 1)) return BW_EOVERFLOW;
-    *out = (n + (BW__SEG_ALIGN - 1)) & ~(size_t)(BW__SEG_ALIGN - 1);
-    return BW_OK;
-}
-
-/* Rent a block of exactly the size bw__seg_size gives for `want` (trailer
- * included): its trailer set, not linked anywhere. NULL: recorded. */
-static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
+/* Rent a block of the size the pool's rule gives for request r (SEG or
+ * BLOCK: n bytes, trailer included, aligned to BW__SEG_ALIGN): its trailer
+ * set, not linked anywhere. NULL: recorded. */
+static bw__blk *bw__blk_rent(bw_writer *w, bw__size_req *r)
 {
     bw_pool *p = bw__pool_of(w);
     size_t got = 0;
+    bw__size want;
     unsigned char *d;
     bw__blk *b;
-    int rc = p != NULL ? bw__seg_size(p, want, &want) : BW_ENOMEM;
-    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want, &got) : NULL;
+    int rc;
+    r->align = BW__SEG_ALIGN;
+    rc = p != NULL ? bw__pool_size(p, r, &want) : BW_ENOMEM;
+    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want.size, &got) : NULL;
     if (d == NULL) {
         bw__fail(w, rc != BW_OK ? rc : BW_ENOMEM);
         return NULL;
@@ -900,26 +901,28 @@ static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *
     }
 }
 
-/* The next block for `need` contiguous bytes, by the pool's rule for
- * segmented writers (bw__pool_seg_size), told what the writer holds, and
- * what it holds above the threshold. One request, however large. */
+/* The next block for `need` contiguous bytes: one request to the pool's
+ * size rule, told what the writer holds, and what it holds above the
+ * threshold. One request, however large. */
 static bw__blk *bw__blk_next(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, held = 0, count = 0;
+    bw__size_req r = {BW__SIZE_SEG, false, 0, 0, 0, 0, 0, 1};
     if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
         bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
         return NULL;
     }
+    r.n = need + BW__SEG_HDR;
+    r.held = bw_len(w);
+    r.cap = w->data != NULL ? w->cap + BW__SEG_HDR : 0;
     /* Only a chain about to pass the threshold walks its blocks. */
-    if (prev > bw__pool_threshold(p) / 2)
-        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &held, &count);
-    if (prev > bw__pool_threshold(p)) {
-        held += prev;
-        count++;
+    if (r.cap > bw__pool_threshold(p) / 2)
+        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &r.large_held, &r.large_count);
+    if (r.cap > bw__pool_threshold(p)) {
+        r.large_held += r.cap;
+        r.large_count++;
     }
-    return bw__blk_rent(w, bw__pool_seg_size(p, prev, bw_len(w), held, count,
-                                             need + BW__SEG_HDR));
+    return bw__blk_rent(w, &r);
 }
 
 static void bw__blk_return(bw_writer *w, bw__blk *b)
@@ -1094,6 +1097,7 @@ static void bw__chain_drop_storage(bw_writer *w)
 static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
 {
     size_t held, off = 0, k;
+    bw__size_req r = {BW__SIZE_BLOCK, false, 0, 0, 0, 0, 0, 1};
     bw__cursor c = {0, 0};
     const unsigned char *src;
     bw__blk *b;
@@ -1105,7 +1109,8 @@ static unsigned char *bw__chain_contiguous(bw_writer *w, size_t extra)
         bw__fail(w, BW_EOVERFLOW);
         return NULL;
     }
-    b = bw__blk_rent(w, held + extra + BW__SEG_HDR);
+    r.n = held + extra + BW__SEG_HDR;
+    b = bw__blk_rent(w, &r);
     if (b == NULL) return NULL;
     while (bw__chain_walk(w, &c, &src, &k)) {
         if (k != 0) memcpy(b->data + off, src, k);
@@ -1180,7 +1185,8 @@ static unsigned char *bw__chain_span(const bw_writer *w, size_t i, uint64_t pos,
  * patch never writes the caller's memory); their done is called. */
 static int bw__chain_own(bw_writer *w, size_t i, uint64_t end, size_t bytes)
 {
-    bw__blk *b = bw__blk_rent(w, bytes + BW__SEG_HDR);
+    bw__size_req r = {BW__SIZE_BLOCK, false, bytes + BW__SEG_HDR, 0, 0, 0, 0, 1};
+    bw__blk *b = bw__blk_rent(w, &r);
     size_t off = 0;
     if (b == NULL) return BW_ENOMEM;
     for (; i < w->m.c.count && w->m.c.pc[i].end - w->m.c.pc[i].n < end; i++) {
