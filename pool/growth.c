@@ -6,15 +6,22 @@
  * least twice the old block) is bw__pool_grow in pool_writer.h, inline
  * for the writer's fast paths.
  *
- * The bound. Past the jump floor (16 KiB), a contiguous writer never moves
- * to a block larger than BW__BOUND (16) times the bytes it needs, whatever
- * other jobs or threads did: a 20 KiB job after 64 MiB jobs holds at most
- * 256 KiB, where 0.3 gave it the 64 MiB block. Within the bound a move goes
- * as far towards the learned size as it can: to it when it is at most 16 x
- * the need, else to the learned size divided by 16 as often as it takes to
- * fit, so each later move can reach it in one step and the whole climb
- * copies at most 1/15 of the job (a stream of 1 MiB jobs written 8 KiB at
- * a time: 64 KiB, then 1 MiB).
+ * The bound is on fresh memory, not warm memory. A move towards the
+ * learned size first takes a block of that size already idle in the pool
+ * (the thread's cache, a class's shared level, the kept large blocks)
+ * whatever its size, because it costs no new memory: a stream of similar
+ * jobs takes its block at the first move and copies only its first block.
+ * Only a block the pool must get from its backing allocator is bounded:
+ * past the jump floor (16 KiB), never larger than BW__BOUND (16) times the
+ * bytes the writer needs, whatever other jobs or threads did, so a burst
+ * of 20 KiB jobs on many threads after 64 MiB jobs takes the one idle
+ * 64 MiB block (one thread: the levels hand out a block under their lock)
+ * and reserves at most 256 KiB each, where 0.3 gave each a fresh 64 MiB
+ * block. Within the bound a move goes as far towards the learned size as
+ * it can: to it when it is at most 16 x the need, else to the learned
+ * size divided by 16 as often as it takes to fit, so each later move can
+ * reach it in one step and the whole climb copies at most 1/15 of the job
+ * (a stream of 1 MiB jobs with nothing idle: 64 KiB, then 1 MiB).
  *
  * The learned jump (on unless BW_POOL_NO_LEARNED_GROWTH): contiguous
  * writers that end past the jump floor record their length and when; the
@@ -181,7 +188,11 @@ static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
     if (!p->learn_growth || (r->cap == 0 && need <= p->opt.min_first_block)) return BW_OK;
     out->learned = true;
     target = bw__learned_large(p);
-    if (target == 0 && r->cap != 0 && r->cap <= p->opt.max_pooled_size &&
+    if (target > size) {
+        /* Warm: the learned size itself, if the pool has one idle. */
+        t = bw__grow_size(p, target);
+        out->warm = t > size ? t : 0;
+    } else if (target == 0 && r->cap != 0 && r->cap <= p->opt.max_pooled_size &&
                size > p->opt.jump_floor) {
         /* Fresh: 16x from the floor, up to the threshold. */
         target = r->cap > p->opt.jump_floor ? r->cap : p->opt.jump_floor;
@@ -192,6 +203,7 @@ static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
         t = bw__toward(p, target, need);
         if (t > size) out->size = t;
     }
+    if (out->warm <= out->size) out->warm = 0;
     return BW_OK;
 }
 
