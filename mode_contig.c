@@ -77,19 +77,28 @@ static void bw__contig_fit(bw_writer *w)
  * 64 MiB by widening its window, with no copy and no remap. */
 #define BW__RESERVE_FACTOR ((size_t)16)
 
-static void *bw__contig_rent(bw_pool *p, size_t cap, size_t *got)
+/* A block for the size the pool's rule gave (an idle block of the learned
+ * jump first, bw__pool_rent_size), or a reservation when it must be fresh
+ * memory above the threshold. */
+static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got)
 {
+    size_t cap = s->size;
     size_t reserve = cap <= BW__MAX_BLOCK / BW__RESERVE_FACTOR ? cap * BW__RESERVE_FACTOR : cap;
-    if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p)) return bw_pool_rent(p, cap, got);
+    if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p) || s->warm > cap)
+        return bw__pool_rent_size(p, s, got);
     return bw__pool_rent_reserve(p, cap, reserve, got);
 }
 
 /* The size a contiguous writer moves to for n more bytes (the pool's
  * rule: first block, growth, learned jump). */
-static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
+static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *out)
 {
-    return bw__pool_contig_size(p, w->len - bw__start(w), w->cap,
-                                (w->flags & BW__EXTERNAL) != 0, n, out);
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    r.external = (w->flags & BW__EXTERNAL) != 0;
+    r.n = n;
+    r.held = w->len - bw__start(w);
+    r.cap = w->cap;
+    return bw__pool_size(p, &r, out);
 }
 
 /* Move a contiguous writer's held bytes into a new block with room for n
@@ -99,14 +108,15 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
 static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got, start = bw__start(w), held = w->len - start;
+    size_t got, start = bw__start(w), held = w->len - start;
+    bw__size cap;
     unsigned char *nb;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     rc = bw__contig_size(w, p, n, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     bw__contig_fit(w); /* the old block goes back whole, as its window */
-    nb = (unsigned char *)bw__contig_rent(p, cap, &got);
+    nb = (unsigned char *)bw__contig_rent(p, &cap, &got);
     if (nb == NULL) return bw__fail(w, BW_ENOMEM);
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
@@ -116,9 +126,9 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
     /* The window as the growth rule would grow: held + n, at least twice
      * the old capacity (no overflow: bw__contig_size checked both); in a
      * reservation, the size the rule gave. */
-    if (got > cap && bw__pool_reserves(p)) {
+    if (got > cap.size && cap.warm <= cap.size && bw__pool_reserves(p)) {
         w->flags |= BW__RESERVED;
-        bw__contig_take(w, p, got, cap);
+        bw__contig_take(w, p, got, cap.size);
     } else {
         bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
     }
@@ -150,10 +160,11 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
         if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
             size_t cap;
+            bw__size want;
             unsigned char *nb;
-            rc = bw__contig_size(w, w->pool, n, &cap);
+            rc = bw__contig_size(w, w->pool, n, &want);
             if (rc != BW_OK) return bw__fail(w, rc);
-            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, cap);
+            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, &want, &cap);
             if (nb == NULL) return bw__fail(w, BW_ENOMEM);
             w->data = nb;
             w->cap = cap;
@@ -188,7 +199,8 @@ static int bw__contig_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
 BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p;
-    size_t cap, got = 0;
+    size_t got = 0;
+    bw__size cap = {0, 0, false};
     unsigned char *b;
     int rc;
     /* bw_reserve comes here first, before its own checks. */
@@ -198,12 +210,12 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n <= bw__pool_first_block(p)) {
-        cap = bw__pool_first_block(p);
+        cap.size = bw__pool_first_block(p);
     } else {
         rc = bw__contig_size(w, p, n, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
-    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    b = (unsigned char *)bw__pool_rent_size(p, &cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
     bw__contig_take(w, p, got, n);
@@ -253,10 +265,10 @@ static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
 static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap;
+    bw__size cap;
     int fills = 0;
     if (p != NULL && bw__contig_size(w, p, need, &cap) == BW_OK)
-        fills = cap - (w->len - bw__start(w)) == need;
+        fills = cap.size - (w->len - bw__start(w)) == need;
     return bw__printf_grow(w, need, fmt, ap, fills);
 }
 
@@ -265,15 +277,18 @@ static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list
 static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got;
+    bw__size_req r = {BW__SIZE_START, false, 0, 0, 0, 0, 0, 1};
+    bw__size cap;
+    size_t got;
     void *b;
     int rc;
 
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
-    rc = bw__pool_start_size(p, initial_capacity, &cap);
+    r.n = initial_capacity;
+    rc = bw__pool_size(p, &r, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
-    b = bw_pool_rent(p, cap, &got);
+    b = bw_pool_rent(p, cap.size, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = (unsigned char *)b;
     bw__contig_take(w, p, got, initial_capacity);

@@ -233,13 +233,17 @@ struct bw_pool {
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
-    /* The writer's shortcuts (bufwriter.c), set once the fields they come
-     * from are, so a small message reads one field for each question. */
+    /* The writer's shortcuts (bufwriter.c), asked of the size rule once at
+     * creation (bw__pool_shortcuts), so a small message reads one field for
+     * each question. */
     size_t first_block;        /* a contiguous writer's first block when it
                                   needs at most this many bytes: min_first,
                                   when no learned size or jump applies to it;
                                   0 when one does                            */
     unsigned first_class;      /* its class index                            */
+    size_t first_fast;         /* first_block when the thread cache serves
+                                  its class inline, else 0: each cache's
+                                  first_size                                 */
     size_t learn_above;        /* a contiguous writer's final length teaches
                                   the pool when above this: 0 with
                                   BW_POOL_LEARN_SIZE, jump_floor with the
@@ -542,6 +546,10 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
 /* Learning (growth.c). */
+/* Set the writer's shortcuts (first_block, first_class, first_fast,
+ * learn_above) from bw__pool_size, once the options and the fast paths'
+ * limits are derived. */
+BW__INTERNAL void bw__pool_shortcuts(bw_pool *p);
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL size_t bw__learned_large(bw_pool *p);
