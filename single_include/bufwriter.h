@@ -601,12 +601,14 @@ typedef struct bw_pool_options {
      * it alone, and a size no job has needed for decay_ms is forgotten),
      * nothing while fewer than two, at most max_learned_size. A contiguous
      * writer's move, and its first block when the first write is larger
-     * than min_first_block, go as far towards it as bw_init's bound
+     * than min_first_block, take a block of it that the pool holds idle;
+     * else they go as far towards it as bw_init's bound on fresh memory
      * allows: to it when it is at most 16 x the bytes the writer needs,
      * else to it divided by 16 as often as it takes to fit, so that each
      * later move can reach it in one step: a stream of 64 KiB jobs in
-     * 8 KiB writes rents one 64 KiB block a job, of 1 MiB jobs 64 KiB then
-     * 1 MiB (64 KiB copied); after 64 MiB jobs a 20 KiB job gets 256 KiB. Until two
+     * 8 KiB writes rents one 64 KiB block a job, of 1 MiB jobs 8 KiB then
+     * their idle 1 MiB block (8 KiB copied); after 64 MiB jobs a 20 KiB
+     * job gets the idle 64 MiB block, or 256 KiB when none is. Until two
      * are recorded (a fresh pool), a move to past jump_floor of a writer at
      * most at the threshold goes to 16 x max(capacity, jump_floor), at most
      * max_learned_size: a first 10 MiB job rents 16 KiB, 256 KiB, 4 MiB
@@ -739,10 +741,16 @@ typedef struct bw_writer bw_writer;
  * towards the size the pool has learned its jobs past jump_floor (16 KiB)
  * end at (the learned jump, see bw_pool_options), or in a fresh pool 16 x
  * the capacity past jump_floor, so big jobs copy and fault in few blocks.
- * The bound: a move never goes past 16 x the bytes the writer needs (len +
- * n) further than the growth rule does, whatever other jobs, threads or
- * pool flags did (BW_POOL_LEARN_SIZE's first block aside): a 20 KiB job
- * holds at most 256 KiB after 64 MiB jobs, and a climb copies at most
+ * The bound is on fresh memory: a move takes a block of the learned jump's
+ * size that the pool holds idle (thread cache, shared level, kept large
+ * blocks) whatever its size, and otherwise never gets from the backing
+ * allocator a block past 16 x the bytes the writer needs (len + n) further
+ * than the growth rule does, whatever other jobs, threads or pool flags
+ * did (BW_POOL_LEARN_SIZE's first block aside). So a stream of similar jobs
+ * copies only its first block, a 20 KiB job after 64 MiB jobs takes the
+ * idle 64 MiB block if it is free and else at most 256 KiB of fresh memory,
+ * a burst on many threads shares what is idle (each idle block goes to
+ * one writer) and reserves at most 16 x each, and a climb copies at most
  * about 1/15 of the job.
  * Above the threshold a block grows in place where the allocator can (on
  * Linux, by moving pages, never bytes). On Linux with the pool's own
@@ -2917,13 +2925,17 @@ struct bw_pool {
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
-    /* The writer's shortcuts (bufwriter.c), set once the fields they come
-     * from are, so a small message reads one field for each question. */
+    /* The writer's shortcuts (bufwriter.c), asked of the size rule once at
+     * creation (bw__pool_shortcuts), so a small message reads one field for
+     * each question. */
     size_t first_block;        /* a contiguous writer's first block when it
                                   needs at most this many bytes: min_first,
                                   when no learned size or jump applies to it;
                                   0 when one does                            */
     unsigned first_class;      /* its class index                            */
+    size_t first_fast;         /* first_block when the thread cache serves
+                                  its class inline, else 0: each cache's
+                                  first_size                                 */
     size_t learn_above;        /* a contiguous writer's final length teaches
                                   the pool when above this: 0 with
                                   BW_POOL_LEARN_SIZE, jump_floor with the
@@ -3226,6 +3238,10 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
 /* Learning (growth.c). */
+/* Set the writer's shortcuts (first_block, first_class, first_fast,
+ * learn_above) from bw__pool_size, once the options and the fast paths'
+ * limits are derived. */
+BW__INTERNAL void bw__pool_shortcuts(bw_pool *p);
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL size_t bw__learned_large(bw_pool *p);
@@ -3245,9 +3261,8 @@ BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
 
 /*************** Begin file pool/pool_writer.h ******************************/
 /* pool_writer.h - what the writer (bufwriter.c) asks of the pool, and all
- * it asks: the growth rule, a contiguous writer's next size (first block,
- * learned size, learned jump), a segmented writer's share of large
- * retention, learning from a finished job, the inline thread-cache rent
+ * it asks: the growth rule, every size it gets (one request, one answer:
+ * bw__pool_size), learning from a finished job, the inline thread-cache rent
  * and return of a small message, growing a large block in place and
  * handing a block to free(); beyond these, only the public bw_pool_*
  * functions. The writer never reads the fields of
@@ -3290,19 +3305,39 @@ static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t c
     return *out != 0 ? BW_OK : BW_EOVERFLOW;
 }
 
-/* The size a contiguous writer moves to for n more bytes, holding `held`
- * in a block of cap (0: none yet; external: the caller's buffer): the
- * first block, the growth rule and the learned jump (growth.c). */
-BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
-                                      size_t n, size_t *out);
-/* A contiguous writer's first block for an initial capacity: the larger of
- * it and the learned size (BW_POOL_LEARN_SIZE), by the growth rule. */
-BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out);
-/* A segmented writer's next block for need contiguous bytes after a block
- * of prev (0: its first), when it holds len bytes and its blocks above the
- * threshold hold `held` bytes in `count` blocks (growth.c). */
-BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
-                                      size_t count, size_t need);
+/* What a writer asks the pool for, one request for every size it gets;
+ * bw__pool_size (growth.c) is the one function that answers, and the pool
+ * derives its shortcuts (first_block, learn_above) by asking it too. */
+enum {
+    BW__SIZE_CONTIG, /* a contiguous writer's first block (cap 0) or move   */
+    BW__SIZE_START,  /* bw_init's block for an initial capacity of n       */
+    BW__SIZE_SEG,    /* a segmented writer's next block                    */
+    BW__SIZE_BLOCK   /* a block for n contiguous bytes, by the growth rule  */
+};
+typedef struct bw__size_req {
+    unsigned kind;
+    bool external;      /* CONTIG: held bytes in the caller's buffer           */
+    size_t n;           /* CONTIG: bytes more; START: the initial capacity;
+                           SEG, BLOCK: contiguous bytes, trailer included    */
+    size_t held;        /* CONTIG: bytes held; SEG: the writer's length      */
+    size_t cap;         /* CONTIG: the block held; SEG: the last block (0:
+                           none yet)                                         */
+    size_t large_held;  /* SEG: bytes in its blocks above the threshold      */
+    size_t large_count; /* SEG: and how many                                 */
+    size_t align;       /* SEG, BLOCK: a power of two the size is rounded to */
+} bw__size_req;
+/* The answer: rent size (SEG and BLOCK: exactly), unless the pool has a
+ * block of warm bytes idle (0: do not look), which costs no fresh memory
+ * (bw__pool_rent_size). learned: a learned statistic took part, so the
+ * answer may change as the pool learns. */
+typedef struct bw__size {
+    size_t size, warm;
+    bool learned;
+} bw__size;
+BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out);
+/* bw_pool_rent of a size bw__pool_size gave: an idle block of s->warm
+ * bytes when the pool holds one (one thread gets it), else s->size. */
+BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity);
 
 /* The pool's threshold: rents at or below it come from its classes. */
 static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }
@@ -3315,7 +3350,8 @@ static inline size_t bw__pool_min_first(const bw_pool *p) { return p->opt.min_fi
 static inline size_t bw__pool_chain_block(const bw_pool *p) { return p->opt.chain_block_size; }
 
 /* A contiguous writer's usual first block when it needs at most this many
- * bytes (rent it with bw__rent_first); 0 when learning decides instead. */
+ * bytes (rent it with bw__rent_first); 0 when learning decides instead
+ * (bw__pool_shortcuts). */
 static inline size_t bw__pool_first_block(const bw_pool *p) { return p->first_block; }
 
 /* Whether a contiguous writer that ends at len bytes teaches the pool
@@ -3416,13 +3452,15 @@ static inline bool bw__pool_reserves(const bw_pool *p) { return p->reserves; }
  * NULL before: then bw_pool_shared() creates it. */
 static bw_pool *_Atomic bw__shared_pool;
 
-/* Grow a block above the threshold (used by the writer): into a kept large
- * block of new_cap bytes when there is one (copying len bytes: warm memory
- * beats fresh pages), else with the allocator's realloc hook (glibc moves
- * large blocks with mremap instead of copying). Returns the new block, or
- * NULL with b untouched. Only where bw__pool_can_regrow says so. */
+/* Grow a block above the threshold (used by the writer) to what
+ * bw__pool_size said: into an idle kept large block of s->warm bytes, else
+ * of s->size, when there is one (copying len bytes: warm memory beats
+ * fresh pages), else with the allocator's realloc hook to s->size (glibc
+ * moves large blocks with mremap instead of copying). Returns the new
+ * block and its size in *new_cap, or NULL with b untouched. Only where
+ * bw__pool_can_regrow says so. */
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
-                                   size_t new_cap);
+                                   const bw__size *s, size_t *new_cap);
 /* Whether bw__pool_regrow may be used: the hook has a realloc, and the pool
  * does not zero what comes back (realloc gives the old bytes to the
  * allocator as they are, so the next malloc in the process could read
@@ -5679,19 +5717,28 @@ static void bw__contig_fit(bw_writer *w)
  * 64 MiB by widening its window, with no copy and no remap. */
 #define BW__RESERVE_FACTOR ((size_t)16)
 
-static void *bw__contig_rent(bw_pool *p, size_t cap, size_t *got)
+/* A block for the size the pool's rule gave (an idle block of the learned
+ * jump first, bw__pool_rent_size), or a reservation when it must be fresh
+ * memory above the threshold. */
+static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got)
 {
+    size_t cap = s->size;
     size_t reserve = cap <= BW__MAX_BLOCK / BW__RESERVE_FACTOR ? cap * BW__RESERVE_FACTOR : cap;
-    if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p)) return bw_pool_rent(p, cap, got);
+    if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p) || s->warm > cap)
+        return bw__pool_rent_size(p, s, got);
     return bw__pool_rent_reserve(p, cap, reserve, got);
 }
 
 /* The size a contiguous writer moves to for n more bytes (the pool's
  * rule: first block, growth, learned jump). */
-static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
+static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *out)
 {
-    return bw__pool_contig_size(p, w->len - bw__start(w), w->cap,
-                                (w->flags & BW__EXTERNAL) != 0, n, out);
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    r.external = (w->flags & BW__EXTERNAL) != 0;
+    r.n = n;
+    r.held = w->len - bw__start(w);
+    r.cap = w->cap;
+    return bw__pool_size(p, &r, out);
 }
 
 /* Move a contiguous writer's held bytes into a new block with room for n
@@ -5701,14 +5748,15 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
 static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got, start = bw__start(w), held = w->len - start;
+    size_t got, start = bw__start(w), held = w->len - start;
+    bw__size cap;
     unsigned char *nb;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     rc = bw__contig_size(w, p, n, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     bw__contig_fit(w); /* the old block goes back whole, as its window */
-    nb = (unsigned char *)bw__contig_rent(p, cap, &got);
+    nb = (unsigned char *)bw__contig_rent(p, &cap, &got);
     if (nb == NULL) return bw__fail(w, BW_ENOMEM);
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
@@ -5718,9 +5766,9 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
     /* The window as the growth rule would grow: held + n, at least twice
      * the old capacity (no overflow: bw__contig_size checked both); in a
      * reservation, the size the rule gave. */
-    if (got > cap && bw__pool_reserves(p)) {
+    if (got > cap.size && cap.warm <= cap.size && bw__pool_reserves(p)) {
         w->flags |= BW__RESERVED;
-        bw__contig_take(w, p, got, cap);
+        bw__contig_take(w, p, got, cap.size);
     } else {
         bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
     }
@@ -5752,10 +5800,11 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
         if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
             size_t cap;
+            bw__size want;
             unsigned char *nb;
-            rc = bw__contig_size(w, w->pool, n, &cap);
+            rc = bw__contig_size(w, w->pool, n, &want);
             if (rc != BW_OK) return bw__fail(w, rc);
-            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, cap);
+            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, &want, &cap);
             if (nb == NULL) return bw__fail(w, BW_ENOMEM);
             w->data = nb;
             w->cap = cap;
@@ -5790,7 +5839,8 @@ static int bw__contig_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
 BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p;
-    size_t cap, got = 0;
+    size_t got = 0;
+    bw__size cap = {0, 0, false};
     unsigned char *b;
     int rc;
     /* bw_reserve comes here first, before its own checks. */
@@ -5800,12 +5850,12 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n <= bw__pool_first_block(p)) {
-        cap = bw__pool_first_block(p);
+        cap.size = bw__pool_first_block(p);
     } else {
         rc = bw__contig_size(w, p, n, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
-    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    b = (unsigned char *)bw__pool_rent_size(p, &cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
     bw__contig_take(w, p, got, n);
@@ -5855,10 +5905,10 @@ static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
 static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap;
+    bw__size cap;
     int fills = 0;
     if (p != NULL && bw__contig_size(w, p, need, &cap) == BW_OK)
-        fills = cap - (w->len - bw__start(w)) == need;
+        fills = cap.size - (w->len - bw__start(w)) == need;
     return bw__printf_grow(w, need, fmt, ap, fills);
 }
 
@@ -5867,15 +5917,18 @@ static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list
 static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got;
+    bw__size_req r = {BW__SIZE_START, false, 0, 0, 0, 0, 0, 1};
+    bw__size cap;
+    size_t got;
     void *b;
     int rc;
 
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
-    rc = bw__pool_start_size(p, initial_capacity, &cap);
+    r.n = initial_capacity;
+    rc = bw__pool_size(p, &r, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
-    b = bw_pool_rent(p, cap, &got);
+    b = bw_pool_rent(p, cap.size, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = (unsigned char *)b;
     bw__contig_take(w, p, got, initial_capacity);
@@ -6226,29 +6279,20 @@ static void bw__close_open(bw_writer *w)
     pc->blk->pieces++;
 }
 
-/* The size of a new block for `want` bytes with its trailer: the growth
- * rule's, rounded up to BW__SEG_ALIGN (an exact-size rent, BW_POOL_BYPASS
- * or above the threshold, may not be aligned). */
-static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
-{
-    size_t n;
-    int rc = bw__pool_grow(p, 0, want, 0, &n);
-    if (rc != BW_OK) return rc;
-    if (n > BW__MAX_BLOCK - (BW__SEG_ALIGN - 1)) return BW_EOVERFLOW;
-    *out = (n + (BW__SEG_ALIGN - 1)) & ~(size_t)(BW__SEG_ALIGN - 1);
-    return BW_OK;
-}
-
-/* Rent a block of exactly the size bw__seg_size gives for `want` (trailer
- * included): its trailer set, not linked anywhere. NULL: recorded. */
-static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
+/* Rent a block of the size the pool's rule gives for request r (SEG or
+ * BLOCK: n bytes, trailer included, aligned to BW__SEG_ALIGN): its trailer
+ * set, not linked anywhere. NULL: recorded. */
+static bw__blk *bw__blk_rent(bw_writer *w, bw__size_req *r)
 {
     bw_pool *p = bw__pool_of(w);
     size_t got = 0;
+    bw__size want;
     unsigned char *d;
     bw__blk *b;
-    int rc = p != NULL ? bw__seg_size(p, want, &want) : BW_ENOMEM;
-    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want, &got) : NULL;
+    int rc;
+    r->align = BW__SEG_ALIGN;
+    rc = p != NULL ? bw__pool_size(p, r, &want) : BW_ENOMEM;
+    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want.size, &got) : NULL;
     if (d == NULL) {
         bw__fail(w, rc != BW_OK ? rc : BW_ENOMEM);
         return NULL;
@@ -6273,26 +6317,28 @@ static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *
     }
 }
 
-/* The next block for `need` contiguous bytes, by the pool's rule for
- * segmented writers (bw__pool_seg_size), told what the writer holds, and
- * what it holds above the threshold. One request, however large. */
+/* The next block for `need` contiguous bytes: one request to the pool's
+ * size rule, told what the writer holds, and what it holds above the
+ * threshold. One request, however large. */
 static bw__blk *bw__blk_next(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, held = 0, count = 0;
+    bw__size_req r = {BW__SIZE_SEG, false, 0, 0, 0, 0, 0, 1};
     if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
         bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
         return NULL;
     }
+    r.n = need + BW__SEG_HDR;
+    r.held = bw_len(w);
+    r.cap = w->data != NULL ? w->cap + BW__SEG_HDR : 0;
     /* Only a segmented writer about to pass the threshold walks its blocks. */
-    if (prev > bw__pool_threshold(p) / 2)
-        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &held, &count);
-    if (prev > bw__pool_threshold(p)) {
-        held += prev;
-        count++;
+    if (r.cap > bw__pool_threshold(p) / 2)
+        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &r.large_held, &r.large_count);
+    if (r.cap > bw__pool_threshold(p)) {
+        r.large_held += r.cap;
+        r.large_count++;
     }
-    return bw__blk_rent(w, bw__pool_seg_size(p, prev, bw_len(w), held, count,
-                                             need + BW__SEG_HDR));
+    return bw__blk_rent(w, &r);
 }
 
 static void bw__blk_return(bw_writer *w, bw__blk *b)
@@ -6467,6 +6513,7 @@ static void bw__seg_drop_storage(bw_writer *w)
 static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
 {
     size_t held, off = 0, k;
+    bw__size_req r = {BW__SIZE_BLOCK, false, 0, 0, 0, 0, 0, 1};
     bw__cursor c = {0, 0};
     const unsigned char *src;
     bw__blk *b;
@@ -6478,7 +6525,8 @@ static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
         bw__fail(w, BW_EOVERFLOW);
         return NULL;
     }
-    b = bw__blk_rent(w, held + extra + BW__SEG_HDR);
+    r.n = held + extra + BW__SEG_HDR;
+    b = bw__blk_rent(w, &r);
     if (b == NULL) return NULL;
     while (bw__seg_walk(w, &c, &src, &k)) {
         if (k != 0) memcpy(b->data + off, src, k);
@@ -6553,7 +6601,8 @@ static unsigned char *bw__seg_span(const bw_writer *w, size_t i, uint64_t pos, u
  * patch never writes the caller's memory); their done is called. */
 static int bw__seg_own(bw_writer *w, size_t i, uint64_t end, size_t bytes)
 {
-    bw__blk *b = bw__blk_rent(w, bytes + BW__SEG_HDR);
+    bw__size_req r = {BW__SIZE_BLOCK, false, bytes + BW__SEG_HDR, 0, 0, 0, 0, 1};
+    bw__blk *b = bw__blk_rent(w, &r);
     size_t off = 0;
     if (b == NULL) return BW_ENOMEM;
     for (; i < w->m.c.count && w->m.c.pc[i].end - w->m.c.pc[i].n < end; i++) {
@@ -8033,15 +8082,22 @@ BW__INTERNAL void bw__pool_unregister(bw_pool *p)
  * least twice the old block) is bw__pool_grow in pool_writer.h, inline
  * for the writer's fast paths.
  *
- * The bound. Past the jump floor (16 KiB), a contiguous writer never moves
- * to a block larger than BW__BOUND (16) times the bytes it needs, whatever
- * other jobs or threads did: a 20 KiB job after 64 MiB jobs holds at most
- * 256 KiB, where 0.3 gave it the 64 MiB block. Within the bound a move goes
- * as far towards the learned size as it can: to it when it is at most 16 x
- * the need, else to the learned size divided by 16 as often as it takes to
- * fit, so each later move can reach it in one step and the whole climb
- * copies at most 1/15 of the job (a stream of 1 MiB jobs written 8 KiB at
- * a time: 64 KiB, then 1 MiB).
+ * The bound is on fresh memory, not warm memory. A move towards the
+ * learned size first takes a block of that size already idle in the pool
+ * (the thread's cache, a class's shared level, the kept large blocks)
+ * whatever its size, because it costs no new memory: a stream of similar
+ * jobs takes its block at the first move and copies only its first block.
+ * Only a block the pool must get from its backing allocator is bounded:
+ * past the jump floor (16 KiB), never larger than BW__BOUND (16) times the
+ * bytes the writer needs, whatever other jobs or threads did, so a burst
+ * of 20 KiB jobs on many threads after 64 MiB jobs takes the one idle
+ * 64 MiB block (one thread: the levels hand out a block under their lock)
+ * and reserves at most 256 KiB each, where 0.3 gave each a fresh 64 MiB
+ * block. Within the bound a move goes as far towards the learned size as
+ * it can: to it when it is at most 16 x the need, else to the learned
+ * size divided by 16 as often as it takes to fit, so each later move can
+ * reach it in one step and the whole climb copies at most 1/15 of the job
+ * (a stream of 1 MiB jobs with nothing idle: 64 KiB, then 1 MiB).
  *
  * The learned jump (on unless BW_POOL_NO_LEARNED_GROWTH): contiguous
  * writers that end past the jump floor record their length and when; the
@@ -8121,12 +8177,21 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
         atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
     }
     if (p->learn_growth && len > p->opt.jump_floor) {
-        uint64_t now = bw__now_ms();
-        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
+        uint64_t now = bw__now_ms(), age = p->opt.decay_ms, was_ms;
+        size_t was;
+        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed) % BW__RECENT;
+        was = atomic_load_explicit(&p->big[i].len, memory_order_relaxed);
+        was_ms = atomic_load_explicit(&p->big[i].ms, memory_order_relaxed);
         /* The time first: a reader that sees the new length sees a time
          * at least as new (or the slot's old one: then it ages early). */
-        atomic_store_explicit(&p->big[i % BW__RECENT].ms, now, memory_order_relaxed);
-        atomic_store_explicit(&p->big[i % BW__RECENT].len, len, memory_order_relaxed);
+        atomic_store_explicit(&p->big[i].ms, now, memory_order_relaxed);
+        atomic_store_explicit(&p->big[i].len, len, memory_order_relaxed);
+        /* A stream of similar jobs replaces a length that still counted
+         * with the same one: the lengths that count are the same, so is
+         * the statistic, and the time it next changes by ageing can only
+         * be later (the stored one recomputes it no later than due). The
+         * recomputation cost a 64 KiB job 530 of its 9,400 instructions. */
+        if (was == len && (age == BW_DECAY_NEVER || now - was_ms < age || was_ms > now)) return;
         bw__jump_update(p, now);
     }
 }
@@ -8161,9 +8226,9 @@ BW__INTERNAL size_t bw__learned_large(bw_pool *p)
 }
 
 /* The block on the way to `target` that a writer needing `need` bytes may
- * move to: target when it is at most BW__BOUND x need, else target / 16^k
- * for the least k that fits (both powers of two by the growth rule), so
- * that every later move can reach target in one step. */
+ * take fresh: target when it is at most BW__BOUND x need, else
+ * target / 16^k for the least k that fits (both powers of two by the
+ * growth rule), so that every later move can reach target in one step. */
 static size_t bw__toward(const bw_pool *p, size_t target, size_t need)
 {
     size_t t = bw__grow_size(p, target), bound;
@@ -8173,87 +8238,84 @@ static size_t bw__toward(const bw_pool *p, size_t target, size_t need)
     return t;
 }
 
-/* The size a contiguous writer moves to for n more bytes, the block size a
- * rent of it gives (see the top of this file and bufwriter.h's bw_init):
- * its first block (min_first_block, the learned starting size), else the
- * growth rule; then, for a move or a first block for more than
- * min_first_block (not a small message), as far towards the learned jump
- * (or, for a move in a fresh pool, 16x past the floor) as the bound
- * allows: a stream of 64 KiB jobs in 8 KiB writes then rents one block a
- * job and copies nothing. */
-BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
-                                      size_t n, size_t *out)
+/* A contiguous writer's first block or move (see the top of this file and
+ * bufwriter.h's bw_init): its first block (min_first_block, the learned
+ * starting size), else the growth rule; then, for a move or a first block
+ * for more than min_first_block (not a small message), as far towards the
+ * learned jump (or, for a move in a fresh pool, 16x past the floor) as the
+ * bound allows, and the learned jump itself as the warm size: a stream of
+ * 1 MiB jobs in 8 KiB writes then takes its idle 1 MiB block at the first
+ * move and copies 8 KiB. */
+static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
 {
-    size_t want = n, size, need, target;
+    size_t want = r->n, size, need, target, t;
     int rc;
-    if (cap == 0) {
+    if (r->cap == 0) {
         size_t first = bw__learned(p);
         if (first < p->opt.min_first_block) first = p->opt.min_first_block;
         if (first > want) want = first;
     }
-    if (cap == 0 && want <= p->opt.max_pooled_size) {
+    out->learned = p->learn && (r->cap == 0 || r->external);
+    if (r->cap == 0 && want <= p->opt.max_pooled_size) {
         size = bw_pool_class_size(p, want);
     } else {
-        rc = bw__pool_grow(p, held, want, cap, &size);
+        rc = bw__pool_grow(p, r->held, want, r->cap, &size);
         if (rc != BW_OK) return rc;
     }
-    if (external && p->learn) {
+    if (r->external && p->learn) {
         /* Out of the caller's buffer: its first block of the pool's, so the
          * learned size as for a writer that started with none. */
         size_t first = bw__grow_size(p, bw__learned(p));
         if (first > size) size = first;
     }
-    need = held + n; /* bw__pool_grow checked the sum */
-    if (!p->learn_growth || (cap == 0 && need <= p->opt.min_first_block)) {
-        *out = size;
-        return BW_OK;
-    }
+    need = r->held + r->n; /* bw__pool_grow checked the sum */
+    out->size = size;
+    if (!p->learn_growth || (r->cap == 0 && need <= p->opt.min_first_block)) return BW_OK;
+    out->learned = true;
     target = bw__learned_large(p);
-    if (target == 0 && cap != 0 && cap <= p->opt.max_pooled_size &&
-        size > p->opt.jump_floor) {
+    if (target > size) {
+        /* Warm: the learned size itself, if the pool has one idle. */
+        t = bw__grow_size(p, target);
+        out->warm = t > size ? t : 0;
+    } else if (target == 0 && r->cap != 0 && r->cap <= p->opt.max_pooled_size &&
+               size > p->opt.jump_floor) {
         /* Fresh: 16x from the floor, up to the threshold. */
-        target = cap > p->opt.jump_floor ? cap : p->opt.jump_floor;
+        target = r->cap > p->opt.jump_floor ? r->cap : p->opt.jump_floor;
         target = target <= p->opt.max_learned_size / BW__BOUND ? target * BW__BOUND
                                                               : p->opt.max_learned_size;
     }
     if (target > size) {
-        target = bw__toward(p, target, need);
-        if (target > size) size = target;
+        t = bw__toward(p, target, need);
+        if (t > size) out->size = t;
     }
-    *out = size;
+    if (out->warm <= out->size) out->warm = 0;
     return BW_OK;
 }
 
-BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
+/* A segmented writer's next block for n contiguous bytes (its trailer
+ * included) after a block of r->cap (0: its first), the writer holding
+ * r->held bytes: max(the growth rule's size for n, chain_block_size,
+ * min(2 x prev, the growth rule's size for held + n)). Doubling only as
+ * far as the held bytes justify: a growing writer holds what its blocks
+ * did, so its blocks double (O(log n) of them), while a writer that
+ * consumes as it goes (a queue, a socket's backlog) stays at the size of
+ * what it holds; 0.4 doubled on whatever was held, and a queue of at most
+ * 1,100 bytes ended with a 32 MiB block. Blocks above the threshold are
+ * kept as large blocks when they come back, so a segmented writer keeps
+ * doubling there while its large blocks (r->large_held bytes in
+ * r->large_count blocks) still fit the large retention bounds, then takes
+ * the largest power of two that fits: a 64 MiB job is ten pooled blocks
+ * and six large ones that all come back to the next job (with 1 MiB
+ * blocks only 32 of its 64 were kept, max_blocks_per_class, and every job
+ * paid for 32 MiB of fresh pages). Past the bounds it doubles on, as a
+ * contiguous writer does: large blocks are huge-page mappings (alloc.c),
+ * so a 256 MiB job costs about a fresh mapping of its size, where
+ * threshold-sized blocks from malloc cost 4-5x that in page faults.
+ * Without large retention, threshold-sized blocks, which the classes keep
+ * for the next job. */
+static size_t bw__size_seg(const bw_pool *p, const bw__size_req *r)
 {
-    size_t learned = bw__learned(p);
-    return bw__pool_grow(p, 0, learned > initial ? learned : initial, 0, out);
-}
-
-/* A segmented writer's next block for `need` contiguous bytes after a
- * block of prev (0: its first), the writer holding len bytes:
- * max(the growth rule's size for need, chain_block_size, min(2 x prev,
- * the growth rule's size for len + need)). Doubling only as far as the
- * held bytes justify: a growing writer holds what its blocks did, so its
- * blocks double (O(log n) of them), while a writer that consumes as it
- * goes (a queue, a socket's backlog) stays at the size of what it holds;
- * 0.4 doubled on whatever was held, and a queue of at most 1,100 bytes
- * ended with a 32 MiB block. Blocks above the threshold are kept as
- * large blocks when they come back, so a chain keeps doubling there while
- * its large blocks (held bytes in count blocks) still fit the large
- * retention bounds, then takes the largest power of two that fits: a
- * 64 MiB chain is ten pooled blocks and six large ones that all come back
- * to the next job (with 1 MiB blocks only 32 of its 64 were kept,
- * max_blocks_per_class, and every job paid for 32 MiB of fresh pages).
- * Past the bounds it doubles on, as a contiguous writer does: large blocks
- * are huge-page mappings (alloc.c), so a 256 MiB job costs about a fresh
- * mapping of its size, where threshold-sized blocks from malloc cost 4-5x
- * that in page faults. Without large retention, threshold-sized blocks,
- * which the classes keep for the next job. The caller adds its trailer to
- * need and rounds the result by the growth rule. */
-BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
-                                      size_t count, size_t need)
-{
+    size_t prev = r->cap, need = r->n, len = r->held, held = r->large_held;
     size_t want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev, room, fit;
     const size_t max = p->opt.max_pooled_size;
     fit = bw__grow_size(p, len < BW__MAX_BLOCK - need ? len + need : BW__MAX_BLOCK);
@@ -8262,7 +8324,7 @@ BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len,
     if (want > max) {
         if (!p->keep_large) {
             want = max;
-        } else if (count < p->opt.max_large_blocks && held < p->opt.max_large_bytes) {
+        } else if (r->large_count < p->opt.max_large_blocks && held < p->opt.max_large_bytes) {
             room = p->opt.max_large_bytes - held;
             if (want > room) {
                 room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
@@ -8271,6 +8333,66 @@ BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len,
         }
     }
     return want > need ? want : need;
+}
+
+/* Every size a writer gets, decided here (the request kinds: pool_writer.h). */
+BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out)
+{
+    size_t n = r->n, learned;
+    int rc;
+    out->size = out->warm = 0;
+    out->learned = false;
+    switch (r->kind) {
+    case BW__SIZE_CONTIG:
+        return bw__size_contig(p, r, out);
+    case BW__SIZE_START:
+        /* bw_init's initial capacity, or the learned size when larger. */
+        learned = bw__learned(p);
+        out->learned = p->learn;
+        return bw__pool_grow(p, 0, learned > n ? learned : n, 0, &out->size);
+    case BW__SIZE_SEG:
+        n = bw__size_seg(p, r);
+        break;
+    default: /* BW__SIZE_BLOCK */
+        break;
+    }
+    /* Segmented blocks: by the growth rule, rounded up to r->align (a rent
+     * of exactly that size, BW_POOL_BYPASS or above the threshold, may not
+     * be aligned). */
+    rc = bw__pool_grow(p, 0, n, 0, &n);
+    if (rc != BW_OK) return rc;
+    if (n > BW__MAX_BLOCK - (r->align - 1)) return BW_EOVERFLOW;
+    out->size = (n + (r->align - 1)) & ~(r->align - 1);
+    return BW_OK;
+}
+
+/* Whether a contiguous writer's final length teaches the pool: above
+ * this. The two learners of bw__learn_record: BW_POOL_LEARN_SIZE takes
+ * every length, the learned jump those past the floor. */
+static size_t bw__learn_above(const bw_pool *p)
+{
+    return p->learn ? 0 : p->learn_growth ? p->opt.jump_floor : SIZE_MAX;
+}
+
+/* The writer's shortcuts, asked of bw__pool_size once at creation: a small
+ * message's first block is what a first write of min_first_block bytes
+ * gets (the same for every smaller one), kept only when no learned
+ * statistic decided it and its writers cannot teach the pool (at most
+ * learn_above): then the size rule and bw__learn_record have nothing to
+ * say about such a writer, and the inline paths skip both. */
+BW__INTERNAL void bw__pool_shortcuts(bw_pool *p)
+{
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    bw__size s;
+    r.n = p->opt.min_first_block;
+    p->learn_above = bw__learn_above(p);
+    p->first_block = bw__pool_size(p, &r, &s) == BW_OK && !s.learned && s.warm == 0 &&
+                             s.size <= p->learn_above
+                         ? s.size
+                         : 0;
+    p->first_class = bw__class_index(p, p->first_block);
+    /* The thread cache serves it inline only when its class is cached. */
+    p->first_fast = p->first_block - 1 < p->fast_rent_limit ? p->first_block : 0;
 }
 /*************** End file pool/growth.c *************************************/
 
@@ -8680,12 +8802,7 @@ static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
      * own blocks, exact sizes (no canary, no bypass), nothing to zero. */
     p->reserves = bw__alloc_maps(&p->alloc) && !p->checked && !p->bypass &&
                   (o->flags & BW_POOL_ZERO_ON_RETURN) == 0;
-    /* What bw__pool_contig_size and bw__job_done would decide for a small
-     * message. */
-    p->first_block = !p->learn && !(p->learn_growth && o->min_first_block > o->jump_floor)
-                         ? o->min_first_block : 0;
-    p->first_class = bw__class_index(p, o->min_first_block);
-    p->learn_above = p->learn ? 0 : p->learn_growth ? o->jump_floor : SIZE_MAX;
+    bw__pool_shortcuts(p);
 }
 
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
@@ -8803,13 +8920,41 @@ static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
     return tc;
 }
 
-static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity)
+/* A block of at least min_size bytes from where the pool keeps them (the
+ * thread's cache tc, the shared level, the kept large blocks), counted;
+ * NULL when none is idle. *cap gets its size. */
+static void *bw__rent_idle(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *cap)
+{
+    void *b;
+    if (min_size <= p->opt.max_pooled_size) {
+        unsigned ci = bw__class_index(p, min_size);
+        size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
+        *cap = p->opt.min_block_size << ci;
+        if (n > 0) /* counted by the pop */
+            return bw__tc_take(&tc->cls[ci], n,
+                               atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
+        b = bw__shared_pop(p, ci);
+    } else {
+        /* Above the threshold: a kept block of exactly min_size bytes. */
+        *cap = min_size;
+        b = bw__large_take(p, min_size);
+        if (b != NULL) BW__COUNT(p, tc, large_hits, 1);
+    }
+    if (b == NULL) return NULL;
+    BW__COUNT(p, tc, hits, 1);
+    BW__COUNT(p, tc, out_bytes, *cap);
+    return b;
+}
+
+/* idle: only a block the pool holds, never the backing allocator's: NULL
+ * when there is none. */
+static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity,
+                                        bool idle)
 {
     bw__tcache *tc;
     uint64_t now;
     void *b;
     size_t cap;
-    bool fresh = false;
 
     /* A pool switch (the thread's last cache is another pool's): find this
      * pool's cache in the thread's map and serve from it as the fast path
@@ -8825,53 +8970,24 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
     if (p == NULL || min_size > (size_t)PTRDIFF_MAX) return NULL;
     tc = bw__slow_enter(p, &now);
 
-    if (p->bypass) {
-        /* A real allocation of exactly what was asked for (at least 1). */
-        cap = min_size ? min_size : 1;
-        b = bw__backing_alloc(p, tc, cap);
-        if (b == NULL) return NULL;
-        BW__COUNT(p, tc, misses, 1);
-        fresh = true;
-    } else if (min_size <= p->opt.max_pooled_size) {
-        unsigned ci = bw__class_index(p, min_size);
-        size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
-        cap = p->opt.min_block_size << ci;
-        if (n > 0) {
-            b = bw__tc_take(&tc->cls[ci], n,
-                            atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
-        } else if ((b = bw__shared_pop(p, ci)) != NULL) {
-            BW__COUNT(p, tc, hits, 1);
-            BW__COUNT(p, tc, out_bytes, cap);
-        } else {
-            b = bw__backing_alloc(p, tc, cap);
-            if (b == NULL) return NULL;
-            BW__COUNT(p, tc, misses, 1);
-            BW__COUNT(p, tc, out_bytes, cap);
-            fresh = true;
-            goto rented;
-        }
+    if (!p->bypass && (b = bw__rent_idle(p, tc, min_size, &cap)) != NULL) {
         /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
         if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
         else BW__TRACK_UNDEFINED(b, cap);
-        goto rented;
+    } else if (idle) {
+        return NULL;
     } else {
-        /* Above the threshold: exactly what was asked for, from the kept
-         * large blocks (large retention) or the backing allocator. */
-        cap = min_size;
-        if ((b = bw__large_take(p, cap)) != NULL) {
-            BW__COUNT(p, tc, hits, 1);
-            BW__COUNT(p, tc, large_hits, 1);
-        } else {
-            b = bw__backing_alloc(p, tc, cap);
-            if (b == NULL) return NULL;
-            BW__COUNT(p, tc, misses, 1);
-            fresh = true;
-        }
+        /* A real allocation: exactly what was asked for (at least 1) in
+         * bypass mode and above the threshold, else min_size's class. */
+        cap = p->bypass || min_size > p->opt.max_pooled_size ? (min_size ? min_size : 1)
+                                                              : bw_pool_class_size(p, min_size);
+        b = bw__backing_alloc(p, tc, cap);
+        if (b == NULL) return NULL;
+        BW__COUNT(p, tc, misses, 1);
+        BW__COUNT(p, tc, out_bytes, cap);
+        /* Fresh memory holds whatever the allocator's last user left there. */
+        if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) bw__zero(b, cap);
     }
-    BW__COUNT(p, tc, out_bytes, cap);
-rented:
-    /* Fresh memory holds whatever the allocator's last user left there. */
-    if (fresh && (p->opt.flags & BW_POOL_ZERO_ON_RETURN)) bw__zero(b, cap);
     if (p->checked) {
         bw__check_rented(p, b, cap);
         if (p->opt.flags & BW_POOL_FILL) memset(b, BW_FILL_RENTED, cap);
@@ -8887,7 +9003,20 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
         void *b = bw__tc_pop(p, bw__tl_last, min_size, capacity);
         if (BW__LIKELY(b != NULL)) return b;
     }
-    return bw__rent_slow(p, min_size, capacity);
+    return bw__rent_slow(p, min_size, capacity, false);
+}
+
+/* The warm block is taken under the lock of the level that holds it (the
+ * calling thread's own cache needs none), so of threads that race for one
+ * idle block one gets it and the others rent s->size: a burst of small
+ * jobs takes at most the blocks that were idle, and fresh memory within
+ * the bound. */
+BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity)
+{
+    void *b;
+    if (s->warm > s->size && (b = bw__rent_slow(p, s->warm, capacity, true)) != NULL)
+        return b;
+    return bw_pool_rent(p, s->size, capacity);
 }
 
 /* Reserve budget for one more slot of class ci in tc. A cache never
@@ -9063,30 +9192,33 @@ BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t 
 }
 
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
-                                   size_t new_cap)
+                                   const bw__size *s, size_t *new_cap)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
-    void *nb;
-    if ((nb = bw__large_take(p, new_cap)) != NULL) {
+    void *nb = NULL;
+    if (s->warm > s->size && (nb = bw__large_take(p, s->warm)) != NULL) *new_cap = s->warm;
+    if (nb == NULL && (nb = bw__large_take(p, s->size)) != NULL) *new_cap = s->size;
+    if (nb != NULL) {
         /* Warm memory: a copy of len bytes costs less than fresh pages. */
         BW__COUNT(p, tc, hits, 1);
         BW__COUNT(p, tc, large_hits, 1);
-        BW__COUNT(p, tc, out_bytes, new_cap);
-        if (p->checked) bw__check_rented(p, nb, new_cap);
+        BW__COUNT(p, tc, out_bytes, *new_cap);
+        if (p->checked) bw__check_rented(p, nb, *new_cap);
         memcpy(nb, b, len);
         (void)bw_pool_return(p, b, old_cap);
         return nb;
     }
+    *new_cap = s->size;
     if (p->checked && !bw__check_return(p, b, old_cap, false)) return NULL;
-    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap + p->extra, new_cap + p->extra);
+    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap + p->extra, *new_cap + p->extra);
     if (nb == NULL) {
         if (p->checked) bw__check_rented(p, b, old_cap); /* still the caller's */
         return NULL;
     }
     if (p->checked) {
-        bw__canary_set(nb, new_cap);
+        bw__canary_set(nb, *new_cap);
         bw__check_freed(p, b);
-        bw__check_rented(p, nb, new_cap);
+        bw__check_rented(p, nb, *new_cap);
     }
     /* One realloc is one backing free and one backing allocation, one
      * return and one rent: the counters stay balanced. */
@@ -9094,7 +9226,7 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
     BW__COUNT(p, tc, backing_frees, 1);
     BW__COUNT(p, tc, misses, 1);
     BW__COUNT(p, tc, returns, 1);
-    BW__COUNT(p, tc, out_bytes, (uint64_t)new_cap - (uint64_t)old_cap);
+    BW__COUNT(p, tc, out_bytes, (uint64_t)*new_cap - (uint64_t)old_cap);
     return nb;
 }
 
@@ -9539,10 +9671,8 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     tc->pool = p;
     /* A small message's block: the pool's first block, when the fast paths
      * serve its class (bw__rent_first, bw__return_fast). */
-    if (p->first_block - 1 < p->fast_rent_limit) {
-        tc->first_size = p->first_block;
-        tc->first = &tc->cls[p->first_class];
-    }
+    tc->first_size = p->first_fast;
+    tc->first = &tc->cls[p->first_class];
     tc->last_decay = p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     for (i = 0; i < p->tc_classes; i++) tc->seen[i].ms = tc->last_decay;
     atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);
