@@ -23,7 +23,8 @@
  * base, pool, mode, flags and err, the fast path and all a contiguous or
  * fixed writer's init and release touch, in the first 64 bytes, one cache
  * line when the writer is 64-byte aligned; the mode's part after them.
- * 112 bytes in all with syserr and the size limit after the mode's part. */
+ * 120 bytes in all with syserr and the size limit after the mode's part
+ * (the segmented part, 40 bytes with its open piece's start, the largest). */
 #if UINTPTR_MAX > 0xffffffffu
 #  define BW__IN_LINE(f, n) (offsetof(bw_writer, f) + (n) <= 64)
 typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &&
@@ -34,7 +35,7 @@ typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &
                                        ? 1
                                        : -1];
 typedef char bw__writer_mode_after[offsetof(bw_writer, m) >= 64 ? 1 : -1];
-typedef char bw__writer_size[sizeof(bw_writer) <= 112 ? 1 : -1];
+typedef char bw__writer_size[sizeof(bw_writer) <= 120 ? 1 : -1];
 #  undef BW__IN_LINE
 #endif
 

@@ -1273,7 +1273,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
                             recorded, so a recorded error (and a writer with no
                             storage) simply misses the inline fast path        */
     size_t cap;          /* usable bytes at data                              */
-    uint64_t pos;        /* position of data[0]                               */
+    uint64_t pos;        /* position of data[0] (segmented: of data[k] for k
+                            from the open piece's start on; a link moves it) */
     uint64_t base;       /* position of the first held byte                   */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
     unsigned char mode;  /* BW__CONTIG (0), BW__SEG, BW__STREAM, BW__FIXED  */
@@ -1289,6 +1290,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
             uint32_t first, count;
             struct bw__blk *blocks; /* owned blocks but the current one, a
                                        tree by address                      */
+            size_t open;          /* the open piece is data[open, len)      */
         } c;
         struct {         /* streaming                                         */
             bw_sink_fn sink; /* the sink (NULL for an fd)                     */
@@ -1329,7 +1331,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
 #  define BW_WRITER_INIT {NULL /* data */, 0 /* len */, 0 /* lim */, 0 /* cap */,         \
                           0 /* pos */, 0 /* base */, NULL /* pool */, 0 /* mode */,       \
                           0 /* flags */, BW_OK /* err */,                         \
-                          {{NULL, 0, 0, 0, NULL}} /* m.c */, 0 /* syserr */, 0 /* limit */}
+                          {{NULL, 0, 0, 0, NULL, 0}} /* m.c */, 0 /* syserr */, 0 /* limit */}
 #endif
 
 /* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a

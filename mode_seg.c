@@ -24,12 +24,9 @@ static size_t bw__blk_size(const bw__blk *b)
     return (size_t)((const unsigned char *)b - b->data) + BW__SEG_HDR;
 }
 
-/* Where the open piece starts: where the last closed piece ends, or base. */
-static size_t bw__open(const bw_writer *w)
-{
-    uint64_t at = w->m.c.count != w->m.c.first ? w->m.c.pc[w->m.c.count - 1].end : w->base;
-    return (size_t)(at - w->pos);
-}
+/* Where the open piece starts (m.c.open): data[open] is where the last
+ * closed piece ends, or base (bw__seg_check states it). */
+static size_t bw__open(const bw_writer *w) { return w->m.c.open; }
 
 /* The owned blocks but the current one are a treap keyed by address
  * (m.c.blocks its root), a block's priority a hash of its address: found,
@@ -156,22 +153,33 @@ static int bw__pc_reserve(bw_writer *w, size_t k)
     return BW_OK;
 }
 
+/* The one way a closed piece joins the array (room reserved): *from, at
+ * the place of the open piece, so it ends n bytes after pos + open. The
+ * caller then moves the open piece after it: open = len when it was the
+ * open piece's bytes, else pos += n (the open piece was empty). A block's
+ * count is the caller's (a relinked piece is counted already). */
+static void bw__push(bw_writer *w, const bw__piece *from)
+{
+    bw__piece *pc = &w->m.c.pc[w->m.c.count++];
+    *pc = *from;
+    pc->end = w->pos + w->m.c.open + from->n;
+}
+
 /* Whether the open piece holds bytes, which closing it pushes. */
 static int bw__must_close(const bw_writer *w) { return w->data != NULL && bw__open(w) != w->len; }
 
-/* Close the open piece (room for it reserved): it joins the array. */
+/* Close the open piece (room for it reserved): it joins the array, and
+ * the open piece starts again, empty, at len. */
 static void bw__close_open(bw_writer *w)
 {
-    size_t open;
-    bw__piece *pc;
+    bw__piece pc = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
     if (!bw__must_close(w)) return;
-    open = bw__open(w);
-    pc = &w->m.c.pc[w->m.c.count++];
-    pc->p = w->data + open;
-    pc->n = w->len - open;
-    pc->end = bw_tell(w);
-    pc->blk = bw__cur(w);
-    pc->blk->pieces++;
+    pc.p = w->data + w->m.c.open;
+    pc.n = w->len - w->m.c.open;
+    pc.blk = bw__cur(w);
+    pc.blk->pieces++;
+    bw__push(w, &pc);
+    w->m.c.open = w->len;
 }
 
 /* The size of a new block for `want` bytes with its trailer: the growth
@@ -262,7 +270,7 @@ static bw__blk *bw__blk_switch(bw_writer *w, bw__blk *b)
     w->pos = bw_tell(w);
     w->data = b->data;
     w->cap = (size_t)((unsigned char *)b - b->data);
-    w->len = 0;
+    w->len = w->m.c.open = 0;
     bw__set_lim(w);
     return gone;
 }
@@ -331,7 +339,7 @@ static size_t bw__seg_pieces(const bw_writer *w)
 
 /* Drop from the front (base has moved): whole pieces leave, the first kept
  * one starts later; what is left of n is the open piece's, whose start
- * follows base. */
+ * follows base. All gone: the open piece starts over at data[0]. */
 static void bw__seg_drop_front(bw_writer *w, size_t n)
 {
     while (n != 0 && w->m.c.first != w->m.c.count) {
@@ -345,7 +353,14 @@ static void bw__seg_drop_front(bw_writer *w, size_t n)
         w->m.c.first++;
         bw__piece_drop(w, pc);
     }
-    if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
+    if (w->m.c.first != w->m.c.count) return;
+    w->m.c.first = w->m.c.count = 0;
+    if (w->base == bw_tell(w)) {
+        w->pos = w->base;
+        w->len = 0;
+        bw__set_lim(w);
+    }
+    w->m.c.open = (size_t)(w->base - w->pos);
 }
 
 /* The first closed piece that ends after pos (count: the open piece's):
@@ -385,6 +400,7 @@ static void bw__seg_cut(bw_writer *w, uint64_t pos)
     if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
     if (w->data != NULL && bw__cur(w)->pieces == 0) w->len = 0;
     w->pos = pos - w->len;
+    w->m.c.open = w->len;
     bw__set_lim(w);
 }
 
@@ -405,8 +421,10 @@ static void bw__seg_drop_storage(bw_writer *w)
     w->m.c.pc = NULL;
     w->m.c.pc_cap = 0;
     w->m.c.blocks = NULL;
+    w->m.c.open = 0;
     w->data = NULL;
-    w->cap = 0;
+    w->cap = w->len = w->lim = 0; /* holding nothing, at base */
+    w->pos = w->base;
 }
 
 /* Make contiguous: the held bytes as the open piece of one block with
@@ -438,6 +456,7 @@ static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
     w->cap = (size_t)((unsigned char *)b - b->data);
     w->pos = w->base;
     w->len = held;
+    w->m.c.open = 0;
     bw__set_lim(w);
     return b->data;
 }
@@ -571,19 +590,19 @@ static int bw__seg_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
  * back under the reference). Caller memory is linked as often as given. */
 static int bw__seg_link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
 {
-    bw__piece *pc;
+    bw__piece pc;
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     if (n == 0 || bw__seg_overlaps(w, data, n)) return bw__link_copy(w, data, n, done, ctx);
     if (bw__pc_reserve(w, 2) != BW_OK) return w->err;
     bw__close_open(w);
-    pc = &w->m.c.pc[w->m.c.count++];
-    pc->p = (const unsigned char *)data;
-    pc->n = pc->orig_n = n;
-    pc->end = bw_tell(w) + n;
-    pc->blk = NULL;
-    pc->done = done;
-    pc->ctx = ctx;
-    pc->orig = data;
+    pc.p = (const unsigned char *)data;
+    pc.n = pc.orig_n = n;
+    pc.end = 0;
+    pc.blk = NULL;
+    pc.done = done;
+    pc.ctx = ctx;
+    pc.orig = data;
+    bw__push(w, &pc);
     w->pos += n; /* the open piece starts after it, in the same block */
     bw__set_lim(w); /* a size limit is nearer now */
     return BW_OK;
@@ -605,72 +624,63 @@ static int bw__take_copies(const bw_writer *dst, const bw__piece *pc)
            bw__blk_size(pc->blk) / BW__MOVE_COPY > pc->n;
 }
 
-/* Take (bw_move) between segmented writers of one pool: src's pieces
- * follow dst's in order, as closed pieces (their positions moved) whose
- * blocks join dst's tree, but for a small piece of src's own, whose bytes
- * go on dst's open piece (bw__take_copies), as a write would put them;
- * and src's current block becomes dst's when it has more free room, so
- * that the small pieces of later moves have somewhere to go (a writer
- * that only moves and links has no block of its own). Nothing is rented
- * but room for the records: one per src piece, and one for closing dst's
- * open piece before each piece relinked after bytes copied (at most one
- * more than src's pieces in all). 1 done, 0 to have the bytes copied, or
- * the recorded error. */
-static int bw__seg_take(bw_writer *dst, bw_writer *src)
+/* Src's closed piece `from`, after dst's bytes: copied onto dst's open
+ * piece (bw__take_copies; its block's count drops, and a block left with
+ * none goes back with src's), or relinked after dst's open piece, closed. */
+static void bw__take_piece(bw_writer *dst, bw__piece *from)
 {
-    size_t i, open = 0;
-    bw__piece last = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
-    bw__blk *b, *cur = src->data != NULL ? bw__cur(src) : NULL;
-    int adopt;
-    if (!(bw__traits(src) & BW__LINKS) || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
-    if (bw__pc_reserve(dst, src->m.c.count - src->m.c.first + 2) != BW_OK) return dst->err;
-    if (cur != NULL) open = bw__open(src);
-    for (i = src->m.c.first; i <= src->m.c.count; i++) {
-        const bw__piece *from = &last;
-        bw__piece *pc;
-        if (i < src->m.c.count) {
-            from = &src->m.c.pc[i];
-            if (bw__take_copies(dst, from)) {
-                memcpy(dst->data + dst->len, from->p, from->n);
-                dst->len += from->n;
-                from->blk->pieces--; /* a block left with none goes back below */
-                continue;
-            }
-        } else { /* src's open piece, when it holds bytes */
-            if (cur == NULL || open == src->len) break;
-            last.p = src->data + open;
-            last.n = src->len - open;
-            last.blk = cur; /* not counted in cur's pieces (yet) */
-            if (bw__take_copies(dst, &last)) {
-                memcpy(dst->data + dst->len, last.p, last.n);
-                dst->len += last.n;
-                break;
-            }
-            /* dst takes src's current block when it has more room. */
-            adopt = dst->data == NULL || src->cap - src->len > dst->cap - dst->len;
-            bw__close_open(dst);
-            if (adopt) {
-                if (dst->data != NULL) {
-                    if (bw__cur(dst)->pieces != 0) bw__blk_link(dst, bw__cur(dst));
-                    else bw__blk_return(dst, bw__cur(dst));
-                }
-                dst->pos = bw_tell(dst) + last.n - src->len;
-                dst->data = src->data;
-                dst->cap = src->cap;
-                dst->len = src->len;
-                cur = NULL; /* dst's now */
-                break;
-            }
-            cur->pieces++;
-        }
-        bw__close_open(dst);
-        pc = &dst->m.c.pc[dst->m.c.count++];
-        *pc = *from;
-        pc->end = bw_tell(dst) + pc->n;
-        dst->pos += pc->n; /* the open piece starts after it, in the same block */
+    if (bw__take_copies(dst, from)) {
+        memcpy(dst->data + dst->len, from->p, from->n);
+        dst->len += from->n;
+        from->blk->pieces--;
+        return;
     }
-    /* src's blocks that still hold pieces are dst's now; the others go
-     * back. */
+    bw__close_open(dst);
+    bw__push(dst, from);
+    dst->pos += from->n;
+}
+
+/* Src's open piece (not empty; cur is src's current block), after dst's
+ * bytes: copied as above; or dst takes cur as its current block when cur
+ * has more free room, so that the small pieces of later moves have
+ * somewhere to go (a writer that only moves and links has no block of its
+ * own): 1, cur is dst's now; or relinked, counted in cur. */
+static int bw__take_open(bw_writer *dst, bw_writer *src, bw__blk *cur)
+{
+    bw__piece last = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
+    last.p = src->data + src->m.c.open;
+    last.n = src->len - src->m.c.open;
+    last.blk = cur;
+    if (bw__take_copies(dst, &last)) {
+        memcpy(dst->data + dst->len, last.p, last.n);
+        dst->len += last.n;
+        return 0;
+    }
+    bw__close_open(dst);
+    if (dst->data == NULL || src->cap - src->len > dst->cap - dst->len) {
+        if (dst->data != NULL) {
+            if (bw__cur(dst)->pieces != 0) bw__blk_link(dst, bw__cur(dst));
+            else bw__blk_return(dst, bw__cur(dst));
+        }
+        dst->pos = bw_tell(dst) - src->m.c.open; /* data[open] is at dst's tell */
+        dst->data = src->data;
+        dst->cap = src->cap;
+        dst->len = src->len;
+        dst->m.c.open = src->m.c.open;
+        return 1;
+    }
+    cur->pieces++;
+    bw__push(dst, &last);
+    dst->pos += last.n;
+    return 0;
+}
+
+/* After a take: src's blocks that still hold pieces are dst's (cur: src's
+ * current block, unless dst took it), the others go back; src is left
+ * empty at its tell, its piece array kept. */
+static void bw__take_blocks(bw_writer *dst, bw_writer *src, bw__blk *cur)
+{
+    bw__blk *b;
     while ((b = bw__blk_pop(&src->m.c.blocks)) != NULL) {
         if (b->pieces != 0) bw__blk_link(dst, b);
         else bw__blk_return(src, b);
@@ -679,15 +689,34 @@ static int bw__seg_take(bw_writer *dst, bw_writer *src)
         if (cur->pieces != 0) bw__blk_link(dst, cur);
         else bw__blk_return(src, cur);
     }
-    dst->pool = bw__pool_of(src);
-    dst->flags &= (unsigned char)~BW__CSTR;
-    bw__set_lim(dst);
     src->m.c.first = src->m.c.count = 0;
     src->pos = src->base = bw_tell(src);
     src->data = NULL;
-    src->cap = src->len = 0;
+    src->cap = src->len = src->m.c.open = 0;
     src->flags &= (unsigned char)~BW__CSTR;
     bw__set_lim(src);
+}
+
+/* Take (bw_move) between segmented writers of one pool: src's pieces
+ * follow dst's in order, as closed pieces (their positions moved) whose
+ * blocks join dst's tree, but for a small piece of src's own, whose bytes
+ * go on dst's open piece (bw__take_copies), as a write would put them.
+ * Nothing is rented but room for the records: one per src piece, and one
+ * for closing dst's open piece before each piece relinked after bytes
+ * copied (at most one more than src's pieces in all). 1 done, 0 to have
+ * the bytes copied, or the recorded error. */
+static int bw__seg_take(bw_writer *dst, bw_writer *src)
+{
+    size_t i;
+    bw__blk *cur = src->data != NULL ? bw__cur(src) : NULL;
+    if (!(bw__traits(src) & BW__LINKS) || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
+    if (bw__pc_reserve(dst, src->m.c.count - src->m.c.first + 2) != BW_OK) return dst->err;
+    for (i = src->m.c.first; i < src->m.c.count; i++) bw__take_piece(dst, &src->m.c.pc[i]);
+    if (cur != NULL && src->m.c.open != src->len && bw__take_open(dst, src, cur)) cur = NULL;
+    bw__take_blocks(dst, src, cur);
+    dst->pool = bw__pool_of(src);
+    dst->flags &= (unsigned char)~BW__CSTR;
+    bw__set_lim(dst);
     return 1;
 }
 
@@ -696,22 +725,185 @@ static int bw__printf_seg(bw_writer *w, size_t need, const char *fmt, va_list ap
     return bw__printf_grow(w, need, fmt, ap, 0);
 }
 
+#ifdef BW__SEG_CHECKS
+/* ---- the invariants (BW_DEBUG, and the fuzzer's build) ----
+ * bw__seg_check states every rule of the segmented storage, as mimalloc's
+ * mi_page_is_valid and _mi_heap_check do for theirs: the tests and the
+ * fuzzer see the bytes, this sees the state behind them, after every
+ * operation (the table below is wrapped). It aborts naming the rule. */
+#include <stdio.h>
+#include <stdlib.h>
+
+static void bw__seg_broken(const char *rule)
+{
+    fprintf(stderr, "bw__seg_check: broken invariant: %s\n", rule);
+    abort();
+}
+#define BW__SEG_RULE(c, rule) ((c) ? (void)0 : bw__seg_broken(rule))
+
+/* The tree t in address order: heap-ordered by priority, blocks apart,
+ * each holding a piece; counted in *k, and listed in out[] if not NULL. */
+static void bw__check_tree(const bw__blk *t, const bw__blk **prev, const bw__blk **out,
+                           size_t *k)
+{
+    for (; t != NULL; t = t->right) {
+        BW__SEG_RULE(t->left == NULL || bw__prio(t->left) <= bw__prio(t),
+                     "the block tree is a heap by priority (left)");
+        BW__SEG_RULE(t->right == NULL || bw__prio(t->right) <= bw__prio(t),
+                     "the block tree is a heap by priority (right)");
+        bw__check_tree(t->left, prev, out, k);
+        BW__SEG_RULE((const unsigned char *)t > t->data, "a block's trailer follows its bytes");
+        BW__SEG_RULE(*prev == NULL || (uintptr_t)*prev + BW__SEG_HDR <= bw__key(t),
+                     "the block tree is in address order, blocks apart");
+        BW__SEG_RULE(t->pieces != 0, "a block in the tree holds a closed piece");
+        if (out != NULL) out[*k] = t;
+        (*k)++;
+        *prev = t;
+    }
+}
+
+/* Closed piece pc's block: blks[i] (blocks in address order, n of them),
+ * or n for the current block cur; its bytes inside it. A reference's
+ * bytes lie in what the caller linked. */
+static size_t bw__check_owner(const bw__blk *const *blks, size_t n, const bw__blk *cur,
+                              const bw__piece *pc)
+{
+    size_t lo = 0, hi = n;
+    BW__SEG_RULE(pc->n != 0 && pc->p != NULL, "a closed piece holds bytes");
+    if (pc->blk == NULL) {
+        BW__SEG_RULE((const unsigned char *)pc->orig <= pc->p &&
+                         pc->p + pc->n <= (const unsigned char *)pc->orig + pc->orig_n,
+                     "a reference's bytes lie in the memory linked");
+        return n + 1;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (bw__key(blks[mid]) < bw__key(pc->blk)) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == n || blks[lo] != pc->blk) lo = n;
+    BW__SEG_RULE(lo < n || pc->blk == cur, "a piece's block is owned (current or in the tree)");
+    BW__SEG_RULE(pc->p >= pc->blk->data && pc->p + pc->n <= (const unsigned char *)pc->blk,
+                 "a piece's bytes lie inside its block");
+    return lo;
+}
+
+/* The writer's fields: storage, the open piece, the records, lim. */
+static void bw__check_fields(const bw_writer *w)
+{
+    size_t room = w->m.c.pc_cap / sizeof(bw__piece);
+    BW__SEG_RULE(w->data != NULL || (w->cap == 0 && w->len == 0 && w->m.c.open == 0),
+                 "no current block: no capacity, no open piece");
+    BW__SEG_RULE(w->data == NULL || (w->m.c.open <= w->len && w->len <= w->cap),
+                 "the open piece data[open, len) lies in the current block");
+    BW__SEG_RULE(w->data == NULL || bw__cur(w)->data == w->data,
+                 "the current block's trailer is at data + cap");
+    BW__SEG_RULE(w->m.c.first <= w->m.c.count && w->m.c.count <= room,
+                 "the closed pieces [first, count) lie in the record array");
+    BW__SEG_RULE((w->m.c.pc == NULL) == (w->m.c.pc_cap == 0), "the record array and its size");
+    BW__SEG_RULE(w->base <= bw_tell(w), "base is at or before tell");
+    BW__SEG_RULE(w->err != BW_OK ? w->lim == w->len
+                                 : w->lim <= w->cap &&
+                                       ((w->flags & BW__LIMITED) || w->lim == w->cap),
+                 "lim: cap (or the size limit's), len while an error is recorded");
+}
+
+BW__INTERNAL void bw__seg_check(const bw_writer *w)
+{
+    const bw__blk *prev = NULL, *cur = w->data != NULL ? bw__cur(w) : NULL, **blks;
+    size_t nblk = 0, i, k, *counts, sum = 0;
+    uint64_t at = w->base;
+    bw__check_fields(w);
+    bw__check_tree(w->m.c.blocks, &prev, NULL, &nblk);
+    blks = (const bw__blk **)malloc((nblk + 1) * sizeof *blks);
+    counts = (size_t *)calloc(nblk + 2, sizeof *counts);
+    BW__SEG_RULE(blks != NULL && counts != NULL, "(the check's own memory)");
+    prev = NULL;
+    nblk = 0;
+    bw__check_tree(w->m.c.blocks, &prev, blks, &nblk);
+    for (i = w->m.c.first; i < w->m.c.count; i++) {
+        const bw__piece *pc = &w->m.c.pc[i];
+        counts[bw__check_owner(blks, nblk, cur, pc)]++;
+        BW__SEG_RULE(pc->end - pc->n == at, "each closed piece starts where the last ended");
+        at = pc->end;
+        sum += pc->n;
+    }
+    BW__SEG_RULE(at == w->pos + w->m.c.open,
+                 "the open piece starts where the last closed piece ends (or base)");
+    BW__SEG_RULE(bw_tell(w) - w->base == sum + (w->len - w->m.c.open),
+                 "the held bytes are the closed pieces and the open piece");
+    for (k = 0; k < nblk; k++) BW__SEG_RULE(counts[k] == blks[k]->pieces, "a block's piece count");
+    BW__SEG_RULE(cur == NULL || counts[nblk] == cur->pieces, "the current block's piece count");
+    for (k = 0; cur != NULL && k < nblk; k++)
+        BW__SEG_RULE(blks[k] != cur, "the current block is not in the tree");
+    free(blks);
+    free(counts);
+}
+
+/* The operations that change the state, each followed by the check. */
+static int bw__room_seg_chk(bw_writer *w, size_t n, const void *src)
+{
+    int rc = bw__room_seg(w, n, src);
+    return bw__seg_check(w), rc;
+}
+static int bw__seg_room_keep_chk(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    int rc = bw__seg_room_keep(w, n, old, old_cap);
+    return bw__seg_check(w), rc;
+}
+static void bw__seg_drop_storage_chk(bw_writer *w) { bw__seg_drop_storage(w), bw__seg_check(w); }
+static unsigned char *bw__seg_contiguous_chk(bw_writer *w, size_t extra)
+{
+    unsigned char *p = bw__seg_contiguous(w, extra);
+    return bw__seg_check(w), p;
+}
+static void bw__seg_drop_front_chk(bw_writer *w, size_t n)
+{
+    bw__seg_drop_front(w, n), bw__seg_check(w);
+}
+static void bw__seg_cut_chk(bw_writer *w, uint64_t pos) { bw__seg_cut(w, pos), bw__seg_check(w); }
+static int bw__seg_patch_chk(bw_writer *w, uint64_t pos, const void *src, size_t n)
+{
+    int rc = bw__seg_patch(w, pos, src, n);
+    return bw__seg_check(w), rc;
+}
+static int bw__printf_seg_chk(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    int rc = bw__printf_seg(w, need, fmt, ap);
+    return bw__seg_check(w), rc;
+}
+static int bw__seg_link_chk(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
+{
+    int rc = bw__seg_link(w, data, n, done, ctx);
+    return bw__seg_check(w), rc;
+}
+static int bw__seg_take_chk(bw_writer *dst, bw_writer *src)
+{
+    int rc = bw__seg_take(dst, src);
+    if (src->mode == BW__SEG) bw__seg_check(src);
+    return bw__seg_check(dst), rc;
+}
+#  define BW__SEG_OP(f) f##_chk
+#else
+#  define BW__SEG_OP(f) f
+#endif
+
 const bw__mode_ops bw__seg_ops = {
-    .room = bw__room_seg,
-    .room_keep = bw__seg_room_keep,
+    .room = BW__SEG_OP(bw__room_seg),
+    .room_keep = BW__SEG_OP(bw__seg_room_keep),
     .send = bw__keeps_bytes,
-    .drop_storage = bw__seg_drop_storage,
-    .contiguous = bw__seg_contiguous,
+    .drop_storage = BW__SEG_OP(bw__seg_drop_storage),
+    .contiguous = BW__SEG_OP(bw__seg_contiguous),
     .walk = bw__seg_walk,
     .pieces = bw__seg_pieces,
-    .drop_front = bw__seg_drop_front,
-    .cut = bw__seg_cut,
+    .drop_front = BW__SEG_OP(bw__seg_drop_front),
+    .cut = BW__SEG_OP(bw__seg_cut),
     .overlaps = bw__seg_overlaps,
-    .patch = bw__seg_patch,
+    .patch = BW__SEG_OP(bw__seg_patch),
     .block_size = bw__seg_block_size,
-    .printf_rest = bw__printf_seg,
-    .link = bw__seg_link,
-    .take = bw__seg_take,
+    .printf_rest = BW__SEG_OP(bw__printf_seg),
+    .link = BW__SEG_OP(bw__seg_link),
+    .take = BW__SEG_OP(bw__seg_take),
     .room_at_once = bw__at_once,
     .hand_out = bw__block_hand_out,
     .traits = BW__LINKS,
@@ -725,6 +917,7 @@ int bw_init_chain(bw_writer *w, bw_pool *pool)
     w->m.c.pc_cap = 0;
     w->m.c.first = w->m.c.count = 0;
     w->m.c.blocks = NULL;
+    w->m.c.open = 0;
     return BW_OK;
 }
 

@@ -60,6 +60,14 @@ struct bw__blk {
     size_t pieces;              /* closed pieces that lie in it             */
 };
 #define BW__SEG_HDR ((size_t)32)
+#if defined(BW_DEBUG) || defined(BW_SEG_CHECK)
+/* Every invariant of a segmented writer's pieces, owned blocks, counts and
+ * positions (mode_seg.c); aborts naming the one broken. Run after every
+ * segmented operation in BW_DEBUG builds, and with BW_SEG_CHECK alone (the
+ * fuzzer's build: the pool unchecked). */
+#  define BW__SEG_CHECKS 1
+BW__INTERNAL void bw__seg_check(const bw_writer *w);
+#endif
 /* Segmented block sizes are multiples of this, so that the trailer
  * (pointers and sizes) at a block's end is aligned. */
 #define BW__SEG_ALIGN ((size_t)16)

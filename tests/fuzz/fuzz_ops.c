@@ -101,6 +101,10 @@ enum { CONTIG, CHAIN, STREAM, FIXED };
 
 #include "fuzz_io.h" /* input, allocator, sink */
 
+/* Every invariant of a segmented writer (mode_seg.c; the build defines
+ * BW_SEG_CHECK): aborts naming the one broken. */
+void bw__seg_check(const bw_writer *w);
+
 /* ----------------------------------------------------------- model -- */
 typedef struct slot {
     bw_writer w;
@@ -1645,6 +1649,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         unsigned what = u8(&s);
         if (what < 216) {
             op_writer(&s, &slots[what % NW], u8(&s) % NOPS);
+            /* The state behind the bytes, inline paths' changes included. */
+            if (slots[what % NW].w.mode == BW__SEG) bw__seg_check(&slots[what % NW].w);
         } else if (what < 240) { /* raw rent / return with a byte pattern */
             unsigned k = what % NBLOCKS;
             if (blocks[k].b == NULL) {
