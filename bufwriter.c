@@ -529,7 +529,7 @@ int bw_truncate(bw_writer *w, uint64_t pos)
  * inline). */
 const unsigned char *bw__data_slow(const bw_writer *w)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     size_t n, count;
     if (w == NULL) return NULL;
@@ -543,7 +543,7 @@ const unsigned char *bw__data_slow(const bw_writer *w)
 /* The count without a walk; a walk only for the entries asked for. */
 size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     size_t n, k = 0;
     if (w == NULL) return 0;
@@ -559,7 +559,7 @@ size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max)
 
 int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     unsigned char *out = (unsigned char *)dst;
     size_t k, len;
@@ -623,7 +623,7 @@ const char *bw_cstr(bw_writer *w)
 
 int bw_append_writer(bw_writer *dst, const bw_writer *src)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     size_t n, len;
     uint64_t mark;

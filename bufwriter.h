@@ -1285,8 +1285,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
     int err;             /* sticky status, BW_OK if none                      */
     union {              /* by mode; fixed uses none of it                    */
         struct {         /* segmented (mode_seg.c)                        */
-            struct bw__piece *pc; /* closed pieces, [first, count) held     */
-            size_t pc_cap;        /* the array's size in bytes, 0: none     */
+            struct bw__pchunk *head, *tail; /* chunks of closed pieces: from
+                                       head's [first], to tail's [count) */
             uint32_t first, count;
             struct bw__blk *blocks; /* owned blocks but the current one, a
                                        tree by address                      */

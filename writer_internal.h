@@ -16,6 +16,8 @@
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
+#define BW__DONES     0x4u /* segmented: a piece held may have a done to call
+                              (a reset walks the records only then)       */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
@@ -25,11 +27,12 @@
 /* A segmented writer's held bytes are a sequence of pieces, each a
  * (pointer, length) over a block the writer owns or over caller memory
  * linked by reference (bw_append_ref); the blocks it owns are kept apart.
- * The closed pieces sit in an array (m.c.pc[first, count)), oldest first;
- * the open piece, where writes go, is the current block's
- * data[open, len), not in the array. Its start is where the last closed
- * piece ends (or base), so positions need no other field: data[k] is at
- * position pos + k for every k from the open piece's start on. A
+ * The closed pieces sit in chunks of records (mode_seg.c, bw__pchunk), a
+ * list from m.c.head to m.c.tail, oldest first; the open piece, where
+ * writes go, is the current block's data[open, len), not among them. Its
+ * start is where the last closed piece ends (or base), so positions need
+ * no other field: data[k] is at position pos + k for every k from the open
+ * piece's start on. A
  * reference or a move closes the open piece and pushes pieces; the next
  * write goes on in the same block's free space as a new open piece. */
 typedef struct bw__blk bw__blk;
@@ -86,10 +89,11 @@ static inline int bw__over(const bw_writer *w, size_t n)
 }
 
 /* A walk's place among the held pieces (bw__walk): the closed pieces'
- * index, then the open piece. */
+ * chunk and index, then the open piece. */
 typedef struct bw__cursor {
     size_t i;
     int started;
+    const void *chunk; /* segmented: the chunk of records i is in */
 } bw__cursor;
 
 /* A mode's operations: the one fixed set of what differs between modes.
