@@ -401,7 +401,8 @@ static bw__blk *bw__blk_next(bw_writer *w, size_t need)
         count++;
     }
     return bw__blk_rent(w, bw__pool_seg_size(p, prev, bw_len(w), held, count,
-                                             need + BW__SEG_HDR));
+                                             need + BW__SEG_HDR,
+                                             w->blk_log2 != 0 ? (size_t)1 << w->blk_log2 : 0));
 }
 
 static void bw__blk_return(bw_writer *w, bw__blk *b)
@@ -1199,6 +1200,25 @@ int bw_init_chain(bw_writer *w, bw_pool *pool)
     w->m.c.first = w->m.c.count = 0;
     w->m.c.blocks = NULL;
     w->m.c.open = 0;
+    w->blk_log2 = 0; /* the pool's chain_block_size */
+    return BW_OK;
+}
+
+/* The sizes bw_set_block_size takes, as log2: 64 B to 1 GiB. */
+#define BW__BLK_MIN_LOG2 6
+#define BW__BLK_MAX_LOG2 30
+
+int bw_set_block_size(bw_writer *w, size_t size)
+{
+    unsigned k = BW__BLK_MIN_LOG2;
+    if (w == NULL || w->mode != BW__SEG) return BW_EINVAL;
+    if (size == 0) {
+        w->blk_log2 = 0;
+        return BW_OK;
+    }
+    if (size > ((size_t)1 << BW__BLK_MAX_LOG2)) return BW_EINVAL;
+    while (((size_t)1 << k) < size) k++; /* rounded up to a power of two */
+    w->blk_log2 = (unsigned char)k;
     return BW_OK;
 }
 

@@ -223,15 +223,17 @@ BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
  * mapping of its size, where threshold-sized blocks from malloc cost 4-5x
  * that in page faults. Without large retention, threshold-sized blocks,
  * which the classes keep for the next job. The caller adds its trailer to
- * need and rounds the result by the growth rule. */
+ * need and rounds the result by the growth rule; first is the writer's
+ * smallest block (bw_set_block_size), 0 for the pool's. */
 BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
-                                      size_t count, size_t need)
+                                      size_t count, size_t need, size_t first)
 {
     size_t want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev, room, fit;
     const size_t max = p->opt.max_pooled_size;
     fit = bw__grow_size(p, len < BW__MAX_BLOCK - need ? len + need : BW__MAX_BLOCK);
     if (fit != 0 && want > fit) want = fit;
-    if (want < p->opt.chain_block_size) want = p->opt.chain_block_size;
+    if (first == 0) first = p->opt.chain_block_size; /* the writer's, else the pool's */
+    if (want < first) want = first;
     if (want > max) {
         if (!p->keep_large) {
             want = max;

@@ -55,9 +55,10 @@ BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool 
 BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out);
 /* A segmented writer's next block for need contiguous bytes after a block
  * of prev (0: its first), when it holds len bytes and its blocks above the
- * threshold hold `held` bytes in `count` blocks (growth.c). */
+ * threshold hold `held` bytes in `count` blocks; at least first
+ * (bw_set_block_size; 0: the pool's chain_block_size) (growth.c). */
 BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
-                                      size_t count, size_t need);
+                                      size_t count, size_t need, size_t first);
 
 /* The pool's threshold: rents at or below it come from its classes. */
 static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }

@@ -336,3 +336,13 @@ Test(cpp_wrapper, try_span_is_all_or_nothing)
     cr_assert_eq(w.error(), BW_OK);
     cr_assert_not_null(w.try_span(4));
 }
+
+Test(cpp_wrapper, set_block_size_sizes_a_segmented_writers_blocks)
+{
+    bw::writer w = bw::writer::chain();
+    cr_assert_eq(w.set_block_size(8192), BW_OK);
+    cr_assert_eq(w.putc('x'), BW_OK);
+    cr_assert_eq(w.len() + bw_free_capacity(w.get()) + 32, 8192u);
+    bw::writer c;
+    cr_assert_eq(c.set_block_size(8192), BW_EINVAL);
+}
