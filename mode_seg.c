@@ -144,7 +144,9 @@ static void bw__piece_drop(bw_writer *w, bw__piece *pc)
 typedef struct bw__pchunk bw__pchunk;
 struct bw__pchunk {
     bw__pchunk *prev, *next;
-    size_t seq;       /* pc[0]'s number among the records                */
+    uint64_t seq;     /* pc[0]'s number among the records (64 bits: a
+                         size_t wraps after 2^32 on 32-bit, and a queue
+                         writer's records are numbered all its life)   */
     size_t cap;       /* records it holds                                */
     size_t bytes;     /* its size as rented                              */
     uintptr_t lo, hi; /* the head's: the tree's blocks lie in [lo, hi)   */
@@ -156,7 +158,8 @@ struct bw__pchunk {
 #define BW__PC_FIRST ((size_t)1024)
 #define BW__PC_LARGEST ((size_t)1 << 20)
 
-typedef char bw__pc_aligned[sizeof(bw__pchunk) % sizeof(void *) == 0 ? 1 : -1];
+/* The records after the header are aligned for their 64-bit end. */
+typedef char bw__pc_aligned[sizeof(bw__pchunk) % sizeof(uint64_t) == 0 ? 1 : -1];
 
 /* The tree's address range (the head's lo, hi) takes in block b, about
  * to join it: the range of b alone when the tree is empty. A block that
@@ -187,7 +190,7 @@ static int bw__pc_none(const bw_writer *w)
 static size_t bw__pc_held(const bw_writer *w)
 {
     if (w->m.c.head == NULL) return 0;
-    return w->m.c.tail->seq + w->m.c.count - (w->m.c.head->seq + w->m.c.first);
+    return (size_t)(w->m.c.tail->seq + w->m.c.count - (w->m.c.head->seq + w->m.c.first));
 }
 
 /* The record at (*ch, *i), moved on to the next chunk's first when *i is
@@ -553,10 +556,10 @@ static bw__pchunk *bw__seg_find(const bw_writer *w, uint64_t pos, size_t *i)
  * block's len (from its start when no piece is left in it). */
 static void bw__seg_cut(bw_writer *w, uint64_t pos)
 {
-    size_t i, keep;
+    size_t i;
     bw__pchunk *ch;
     bw__piece *pc;
-    uint64_t open_at = w->pos + bw__open(w);
+    uint64_t keep, open_at = w->pos + bw__open(w);
     if (pos >= open_at || bw__pc_none(w)) {
         w->len = (size_t)(pos - w->pos);
         bw__set_lim(w);
