@@ -212,7 +212,9 @@ T_musl        := musl-gcc  mini      -O2 -g
 T_aarch64     := clang     mini      --target=aarch64-linux-gnu -O2 -g -DBW_TEST_EMULATED
 T_s390x       := clang     mini      --target=s390x-linux-gnu -O2 -g -DBW_TEST_EMULATED
 T_mingw       := $(MINGW_CC) mini    -O2 -g -static
-TEST_FLAVOURS := normal asan tsan valgrind clang gcc-O0 clang-O0 m32 single musl aarch64 s390x mingw
+T_debug       := $(CC)     criterion -O1 -g -DBW_DEBUG
+TEST_FLAVOURS := normal asan tsan valgrind clang gcc-O0 clang-O0 m32 single musl aarch64 s390x mingw \
+                 debug
 
 # How each runs. Criterion forks a child per test; -j2 runs two at a time.
 # ASan runs -j1: Criterion's parallel runner itself sometimes leaks 48 bytes
@@ -235,6 +237,7 @@ R_single   = $< $(CRITERION_ARGS)
 R_musl     = $<
 R_aarch64  = qemu-aarch64 -L /usr/aarch64-linux-gnu $<
 R_s390x    = qemu-s390x -L /usr/s390x-linux-gnu $<
+R_debug    = $< $(CRITERION_ARGS)
 R_mingw    = WINEPREFIX=$(abspath $(B))/wine WINEDEBUG=-all $(WINE) $<.exe
 
 # What each builds: TSan the thread tests only; normal and asan add the C++
@@ -246,6 +249,10 @@ TESTS_mingw  := $(addprefix tests/test_,$(addsuffix .c,bounds cursor encoding er
                 steady threads writing))
 TESTS_tsan   := $(addprefix tests/test_,$(addsuffix .c,bounds threads pool pool_fork pool_threads \
                 defaults decay))
+# BW_DEBUG (a checked pool, and bw__seg_check after every segmented
+# operation): the test files that reach segmented storage in every state
+# (test_readout.c's hand-off tests expect an unchecked pool).
+TESTS_debug  := $(addprefix tests/test_,$(addsuffix .c,segmented refs positions model))
 # The one test harness (tests/harness.h), linked into every flavour.
 TEST_HARNESS := tests/harness.c tests/harness_pool.c
 TEST_WARN     = $(CSTD) -Wall -Wextra -Werror -pthread $(EXTRA_CFLAGS)
@@ -409,7 +416,9 @@ check-style:
 # at exit (ASan's default) fails the replay on any block left unreachable.
 FUZZ_TIME  ?= 600
 FUZZ_SHORT ?= 20
-FUZZ_CFLAGS = $(CSTD) -g -O1 -I. -Wall -Wextra -Werror -pthread \
+# BW_SEG_CHECK: bw__seg_check after every segmented operation (mode_seg.c),
+# without the rest of BW_DEBUG (a checked pool takes other paths).
+FUZZ_CFLAGS = $(CSTD) -g -O1 -I. -Wall -Wextra -Werror -pthread -DBW_SEG_CHECK \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 $(B)/fuzz_ops: $(SRCS) $(HDRS) tests/fuzz/fuzz_ops.c tests/fuzz/fuzz_io.h
 	@mkdir -p $(B)

@@ -23,7 +23,8 @@
  * base, pool, mode, flags and err, the fast path and all a contiguous or
  * fixed writer's init and release touch, in the first 64 bytes, one cache
  * line when the writer is 64-byte aligned; the mode's part after them.
- * 112 bytes in all with syserr and the size limit after the mode's part. */
+ * 120 bytes in all with syserr and the size limit after the mode's part
+ * (the segmented part, 40 bytes with its open piece's start, the largest). */
 #if UINTPTR_MAX > 0xffffffffu
 #  define BW__IN_LINE(f, n) (offsetof(bw_writer, f) + (n) <= 64)
 typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &&
@@ -34,7 +35,7 @@ typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &
                                        ? 1
                                        : -1];
 typedef char bw__writer_mode_after[offsetof(bw_writer, m) >= 64 ? 1 : -1];
-typedef char bw__writer_size[sizeof(bw_writer) <= 112 ? 1 : -1];
+typedef char bw__writer_size[sizeof(bw_writer) <= 120 ? 1 : -1];
 #  undef BW__IN_LINE
 #endif
 
@@ -529,7 +530,7 @@ int bw_truncate(bw_writer *w, uint64_t pos)
  * inline). */
 const unsigned char *bw__data_slow(const bw_writer *w)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     size_t n, count;
     if (w == NULL) return NULL;
@@ -543,7 +544,7 @@ const unsigned char *bw__data_slow(const bw_writer *w)
 /* The count without a walk; a walk only for the entries asked for. */
 size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     size_t n, k = 0;
     if (w == NULL) return 0;
@@ -559,7 +560,7 @@ size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max)
 
 int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     unsigned char *out = (unsigned char *)dst;
     size_t k, len;
@@ -623,7 +624,7 @@ const char *bw_cstr(bw_writer *w)
 
 int bw_append_writer(bw_writer *dst, const bw_writer *src)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     size_t n, len;
     uint64_t mark;

@@ -790,6 +790,23 @@ BW_API int bw_errno(const bw_writer *w);
  * recorded). Returns BW_OK; BW_EINVAL for a NULL w. */
 BW_API int bw_set_limit(bw_writer *w, uint64_t max_bytes);
 
+/* A segmented writer's block size, for it alone (the pool's
+ * chain_block_size is every segmented writer's): the smallest block it
+ * rents from then on, the trailer included; each later block doubles from
+ * there by the pool's rule, as with chain_block_size. A writer of many
+ * small pieces asks for small blocks, one of large bodies for large ones,
+ * on one pool (msgpack's vrefbuffer takes a chunk size per buffer).
+ * size is 0 (the pool's chain_block_size again, the default of
+ * bw_init_chain) or 64 B to 1 GiB, rounded up to a power of two; a size
+ * above the pool's largest class gives blocks of that class unless the
+ * pool keeps large blocks. Callable at any time: the current block stays,
+ * the next one follows the new size; bw_clear and bw_release keep it, an
+ * init sets it back. Works while an error is recorded. Returns BW_OK;
+ * BW_EINVAL (nothing recorded, nothing changed) for a NULL w, a size out
+ * of range, or a writer of another mode (contiguous blocks grow by the
+ * job's length, streaming and fixed buffers are sized at init). */
+BW_API int bw_set_block_size(bw_writer *w, size_t size);
+
 /* The pool the writer's blocks come from (the shared pool for a writer made
  * with a NULL pool); NULL for a fixed or NULL writer. */
 BW_API bw_pool *bw_writer_pool(const bw_writer *w);
@@ -1349,7 +1366,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
                             recorded, so a recorded error (and a writer with no
                             storage) simply misses the inline fast path        */
     size_t cap;          /* usable bytes at data                              */
-    uint64_t pos;        /* position of data[0]                               */
+    uint64_t pos;        /* position of data[0] (segmented: of data[k] for k
+                            from the open piece's start on; a link moves it) */
     uint64_t base;       /* position of the first held byte                   */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
     unsigned char mode;  /* BW__CONTIG (0), BW__SEG, BW__STREAM, BW__FIXED  */
@@ -1360,11 +1378,12 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
     int err;             /* sticky status, BW_OK if none                      */
     union {              /* by mode; fixed uses none of it                    */
         struct {         /* segmented (mode_seg.c)                        */
-            struct bw__piece *pc; /* closed pieces, [first, count) held     */
-            size_t pc_cap;        /* the array's size in bytes, 0: none     */
+            struct bw__pchunk *head, *tail; /* chunks of closed pieces: from
+                                       head's [first], to tail's [count) */
             uint32_t first, count;
             struct bw__blk *blocks; /* owned blocks but the current one, a
                                        tree by address                      */
+            size_t open;          /* the open piece is data[open, len)      */
         } c;
         struct {         /* streaming                                         */
             bw_sink_fn sink; /* the sink (NULL for an fd)                     */
@@ -1381,6 +1400,10 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
     int syserr;          /* errno recorded with err (BW_EIO), else 0; read
                             only while an error is recorded or a failed
                             bw_write_fd left it (BW__FD_ERRNO)                */
+    unsigned char blk_log2; /* segmented: bw_set_block_size's size as its
+                            log2, 0: the pool's. Set by bw_init_chain alone
+                            (no other mode reads it), in the padding after
+                            syserr                                           */
     uint64_t limit;      /* bw_set_limit: no position past it. Read only with
                             BW__LIMITED set, so that init and release need
                             not touch it, out of the first line; lim is
@@ -1405,7 +1428,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
 #  define BW_WRITER_INIT {NULL /* data */, 0 /* len */, 0 /* lim */, 0 /* cap */,         \
                           0 /* pos */, 0 /* base */, NULL /* pool */, 0 /* mode */,       \
                           0 /* flags */, BW_OK /* err */,                         \
-                          {{NULL, 0, 0, 0, NULL}} /* m.c */, 0 /* syserr */, 0 /* limit */}
+                          {{NULL, NULL, 0, 0, NULL, 0}} /* m.c */, 0 /* syserr */,         \
+                          0 /* blk_log2 */, 0 /* limit */}
 #endif
 
 /* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a

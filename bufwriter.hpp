@@ -443,6 +443,10 @@ class writer {
     // bw_set_limit: no call takes tell() past max_bytes (0: none); one that
     // would fails with BW_ELIMIT, writing nothing.
     int set_limit(uint64_t max_bytes) noexcept { return bw_set_limit(&w_, max_bytes); }
+    // bw_set_block_size: a segmented writer's smallest block from now on (0:
+    // the pool's chain_block_size; 64 B to 1 GiB, rounded up to a power of
+    // two); BW_EINVAL for other modes or a size out of range.
+    int set_block_size(size_t size) noexcept { return bw_set_block_size(&w_, size); }
     void clear() noexcept { bw_clear(&w_); }
     void release() noexcept { bw_release(&w_); }
     bw_pool *get_pool() const noexcept { return bw_writer_pool(&w_); }

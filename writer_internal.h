@@ -18,6 +18,8 @@
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
 #define BW__RESERVED  0x4u /* contiguous: the block is a reservation of
                               m.g.block bytes, cap its window (mode_contig.c) */
+#define BW__DONES     0x8u /* segmented: a piece held may have a done to call
+                              (a reset walks the records only then)       */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
@@ -27,11 +29,12 @@
 /* A segmented writer's held bytes are a sequence of pieces, each a
  * (pointer, length) over a block the writer owns or over caller memory
  * linked by reference (bw_append_ref); the blocks it owns are kept apart.
- * The closed pieces sit in an array (m.c.pc[first, count)), oldest first;
- * the open piece, where writes go, is the current block's
- * data[open, len), not in the array. Its start is where the last closed
- * piece ends (or base), so positions need no other field: data[k] is at
- * position pos + k for every k from the open piece's start on. A
+ * The closed pieces sit in chunks of records (mode_seg.c, bw__pchunk), a
+ * list from m.c.head to m.c.tail, oldest first; the open piece, where
+ * writes go, is the current block's data[open, len), not among them. Its
+ * start is where the last closed piece ends (or base), so positions need
+ * no other field: data[k] is at position pos + k for every k from the open
+ * piece's start on. A
  * reference or a move closes the open piece and pushes pieces; the next
  * write goes on in the same block's free space as a new open piece. */
 typedef struct bw__blk bw__blk;
@@ -62,6 +65,14 @@ struct bw__blk {
     size_t pieces;              /* closed pieces that lie in it             */
 };
 #define BW__SEG_HDR ((size_t)32)
+#if defined(BW_DEBUG) || defined(BW_SEG_CHECK)
+/* Every invariant of a segmented writer's pieces, owned blocks, counts and
+ * positions (mode_seg.c); aborts naming the one broken. Run after every
+ * segmented operation in BW_DEBUG builds, and with BW_SEG_CHECK alone (the
+ * fuzzer's build: the pool unchecked). */
+#  define BW__SEG_CHECKS 1
+BW__INTERNAL void bw__seg_check(const bw_writer *w);
+#endif
 /* Segmented block sizes are multiples of this, so that the trailer
  * (pointers and sizes) at a block's end is aligned. */
 #define BW__SEG_ALIGN ((size_t)16)
@@ -80,10 +91,11 @@ static inline int bw__over(const bw_writer *w, size_t n)
 }
 
 /* A walk's place among the held pieces (bw__walk): the closed pieces'
- * index, then the open piece. */
+ * chunk and index, then the open piece. */
 typedef struct bw__cursor {
     size_t i;
     int started;
+    const void *chunk; /* segmented: the chunk of records i is in */
 } bw__cursor;
 
 /* A mode's operations: the one fixed set of what differs between modes.

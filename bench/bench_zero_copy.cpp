@@ -9,6 +9,9 @@
 //   copied         segmented writer, the body copied (bw_write)
 //   copied_contig  contiguous writer (bw_init), the body copied
 //
+// Z/vref, Z/vref_iovec: msgpack's vrefbuffer shape against a plain iovec
+// array (see bm_vref).
+//
 // Z/link_after_move: examples/http_response.c's pattern, N messages in one
 // writer: each a 16-byte header written in a segmented writer of its own
 // and moved in (bw_move), then a 200-byte body linked (bw_append_ref);
@@ -74,6 +77,85 @@ void bm_zero_copy(benchmark::State &st, Kind kind)
     if (failed) st.SkipWithError("wrong result (length or write error)");
 }
 
+// Z/vref: msgpack's vrefbuffer shape (issue 36): N records of a 10-byte
+// header written and a 4 KiB body linked, read out as iovecs, released;
+// against Z/vref_iovec, a plain iovec-array writer: a malloc'd struct iovec
+// array growing by realloc, the headers copied into 4 KiB side chunks.
+struct SideChunk {
+    SideChunk *next;
+    size_t used;
+    unsigned char b[4096 - 2 * sizeof(void *)];
+};
+
+void iov_push(struct iovec *&v, size_t &n, size_t &cap, const void *p, size_t len)
+{
+    if (n == cap) {
+        cap = cap ? 2 * cap : 16;
+        v = static_cast<struct iovec *>(realloc(v, cap * sizeof *v));
+        if (v == nullptr) abort();
+    }
+    v[n].iov_base = const_cast<void *>(p);
+    v[n++].iov_len = len;
+}
+
+void bm_vref(benchmark::State &st, bool plain)
+{
+    int recs = static_cast<int>(st.range(0));
+    const size_t size = 4096;
+    const unsigned char *b = bodies(size), *hdr = source_bytes();
+    std::vector<struct iovec> iov(2 * static_cast<size_t>(recs) + 4);
+    bool failed = false;
+    for (auto _ : st) {
+        uint64_t s = 0, len = 0;
+        if (plain) {
+            struct iovec *v = nullptr;
+            size_t n = 0, cap = 0;
+            SideChunk *c = nullptr, *t;
+            for (int i = 0; i < recs; i++) {
+                if (c == nullptr || c->used + kHeader > sizeof c->b) {
+                    t = static_cast<SideChunk *>(malloc(sizeof *t));
+                    if (t == nullptr) abort();
+                    t->next = c;
+                    t->used = 0;
+                    c = t;
+                }
+                memcpy(c->b + c->used, hdr + i % 64, kHeader);
+                iov_push(v, n, cap, c->b + c->used, kHeader);
+                c->used += kHeader;
+                iov_push(v, n, cap, b + static_cast<size_t>(i % kBodies) * size, size);
+            }
+            for (size_t i = 0; i < n; i++) {
+                s += static_cast<const unsigned char *>(v[i].iov_base)[0];
+                len += v[i].iov_len;
+            }
+            free(v);
+            while ((t = c) != nullptr) {
+                c = c->next;
+                free(t);
+            }
+        } else {
+            bw_writer w;
+            bw_init_chain(&w, nullptr);
+            for (int i = 0; i < recs; i++) {
+                bw_write(&w, hdr + i % 64, kHeader);
+                bw_append_ref(&w, b + static_cast<size_t>(i % kBodies) * size, size, nullptr,
+                              nullptr);
+            }
+            size_t n = bw_iovec(&w, iov.data(), iov.size());
+            for (size_t i = 0; i < n && i < iov.size(); i++)
+                s += static_cast<const unsigned char *>(iov[i].iov_base)[0];
+            len = bw_len(&w);
+            failed |= bw_error(&w) != BW_OK;
+            bw_release(&w);
+        }
+        benchmark::DoNotOptimize(s);
+        failed |= len != static_cast<uint64_t>(recs) * (kHeader + size);
+    }
+    st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * recs *
+                         static_cast<int64_t>(kHeader + size));
+    if (failed) st.SkipWithError("wrong result (length or write error)");
+}
+
 constexpr size_t kHttpHeader = 16;
 constexpr size_t kHttpBody = 200;
 
@@ -134,6 +216,14 @@ void register_zero_copy(const Options &)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
     }
+    for (bool plain : {false, true})
+        benchmark::RegisterBenchmark(plain ? "Z/vref_iovec" : "Z/vref",
+                                     [plain](benchmark::State &st) { bm_vref(st, plain); })
+            ->ArgName("records")
+            ->Arg(1000)
+            ->Arg(5000)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark("Z/link_after_move", bm_link_after_move)
         ->ArgName("msgs")
         ->Arg(1000)

@@ -236,15 +236,17 @@ static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
  * so a 256 MiB job costs about a fresh mapping of its size, where
  * threshold-sized blocks from malloc cost 4-5x that in page faults.
  * Without large retention, threshold-sized blocks, which the classes keep
- * for the next job. */
+ * for the next job. At least the writer's own block size (r->first,
+ * bw_set_block_size), else the pool's chain_block_size. */
 static size_t bw__size_seg(const bw_pool *p, const bw__size_req *r)
 {
-    size_t prev = r->cap, need = r->n, len = r->held, held = r->large_held;
+    size_t prev = r->cap, need = r->n, len = r->held, held = r->large_held, first;
     size_t want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev, room, fit;
     const size_t max = p->opt.max_pooled_size;
     fit = bw__grow_size(p, len < BW__MAX_BLOCK - need ? len + need : BW__MAX_BLOCK);
     if (fit != 0 && want > fit) want = fit;
-    if (want < p->opt.chain_block_size) want = p->opt.chain_block_size;
+    first = r->first != 0 ? r->first : p->opt.chain_block_size;
+    if (want < first) want = first;
     if (want > max) {
         if (!p->keep_large) {
             want = max;
@@ -306,7 +308,7 @@ static size_t bw__learn_above(const bw_pool *p)
  * say about such a writer, and the inline paths skip both. */
 BW__INTERNAL void bw__pool_shortcuts(bw_pool *p)
 {
-    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1, 0};
     bw__size s;
     r.n = p->opt.min_first_block;
     p->learn_above = bw__learn_above(p);

@@ -64,6 +64,8 @@ typedef struct bw__size_req {
     size_t large_held;  /* SEG: bytes in its blocks above the threshold      */
     size_t large_count; /* SEG: and how many                                 */
     size_t align;       /* SEG, BLOCK: a power of two the size is rounded to */
+    size_t first;       /* SEG: the writer's smallest block (bw_set_block_size;
+                           0: the pool's chain_block_size)                   */
 } bw__size_req;
 /* The answer: rent size (SEG and BLOCK: exactly), unless the pool has a
  * block of warm bytes idle (0: do not look), which costs no fresh memory

@@ -355,3 +355,13 @@ Test(cpp_wrapper, float_text_for_json_and_into_a_room)
     cr_assert_eq(bw::fmt_dec(b, 5, 0.125f, 0, &n), BW_OK);
     cr_assert(std::string_view(b, n) == "0.125");
 }
+
+Test(cpp_wrapper, set_block_size_sizes_a_segmented_writers_blocks)
+{
+    bw::writer w = bw::writer::chain();
+    cr_assert_eq(w.set_block_size(8192), BW_OK);
+    cr_assert_eq(w.putc('x'), BW_OK);
+    cr_assert_eq(w.len() + bw_free_capacity(w.get()) + 32, 8192u);
+    bw::writer c;
+    cr_assert_eq(c.set_block_size(8192), BW_EINVAL);
+}

@@ -784,3 +784,57 @@ Test(allocfail, a_reservation_without_address_space_falls_back_to_its_block)
     bw_pool_destroy(p);
 #endif
 }
+
+/* Every rent of a chunk of piece records failing in its turn: 300 records
+ * of a header written and a body linked, 600 pieces, take six chunks (15
+ * records in the first, each next one about twice the last: 491 in five;
+ * on 32-bit, 27 and five), each rented at a record's link. The backing
+ * allocator fails at each next call in turn; a failed link or write changes nothing (no piece, no done, the length as
+ * it was), and the same call succeeds once the allocator heals. */
+Test(failinj_refs, chunk_of_records_rent_failing)
+{
+    static unsigned char body[300][20];
+    unsigned char *all;
+    env *e = env_new();
+    bw_writer w;
+    donec dc[300];
+    size_t i, len = 0, n, pieces = 0;
+    int failed_links = 0, rc;
+    memset(dc, 0, sizeof dc);
+    cr_assert_eq(bw_init_chain(&w, e->pool), BW_OK);
+    for (i = 0; i < 300; i++) {
+        fill(body[i], sizeof body[i], (unsigned)i);
+        atomic_store(&e->ta.fail_at, atomic_load(&e->ta.calls) + 1); /* the next call fails */
+        while ((rc = bw_write(&w, "head", 4)) != BW_OK) {
+            cr_assert_eq(rc, BW_ENOMEM);
+            cr_expect_eq(bw_len(&w), len, "a failed write adds nothing");
+            bw_clear_error(&w);
+            atomic_store(&e->ta.fail_at, 0);
+        }
+        len += 4;
+        atomic_store(&e->ta.fail_at, atomic_load(&e->ta.calls) + 1);
+        while ((rc = bw_append_ref(&w, body[i], sizeof body[i], on_done, &dc[i])) != BW_OK) {
+            cr_assert_eq(rc, BW_ENOMEM);
+            cr_expect_eq(bw_len(&w), len, "a failed link adds nothing");
+            cr_expect_eq(bw_iovec(&w, NULL, 0), pieces + 1, "nor a piece");
+            cr_expect_eq(dc[i].calls, 0, "nor calls done");
+            failed_links++;
+            bw_clear_error(&w);
+            atomic_store(&e->ta.fail_at, 0);
+        }
+        len += sizeof body[i];
+        pieces += 2;
+        atomic_store(&e->ta.fail_at, 0);
+    }
+    cr_expect(failed_links == (sizeof(void *) == 8 ? 6 : 5), "each chunk's rent failed once");
+    all = held_by_iovec(&w, &n);
+    cr_assert_eq(n, len);
+    for (i = 0; i < 300; i++) {
+        cr_expect(memcmp(all + i * 24, "head", 4) == 0);
+        cr_expect(memcmp(all + i * 24 + 4, body[i], 20) == 0, "record %zu", i);
+    }
+    free(all);
+    bw_release(&w);
+    for (i = 0; i < 300; i++) cr_expect_eq(dc[i].calls, 1);
+    env_free(e);
+}

@@ -601,3 +601,165 @@ Test(move, errors)
     bw_release(&src);
     env_free(e);
 }
+
+/* ======================================================================== */
+/* Piece records in chunks                                                  */
+/* ======================================================================== */
+
+/* The piece records sit in chunks (the first holds 15, each next one about
+ * twice the last): these jobs hold hundreds of pieces, so every call that
+ * reads or changes them meets chunk boundaries. */
+
+#define CH_RECS 600
+#define CH_HDR 10
+#define CH_BODY 37
+
+/* The held bytes agree with the model, read by bw_iovec and by bw_copy_out
+ * (from several offsets). */
+static void expect_held(const bw_writer *w, const unsigned char *model, size_t mlen)
+{
+    unsigned char *all, *out = (unsigned char *)malloc(mlen + 1);
+    size_t n, off;
+    cr_assert_not_null(out);
+    cr_assert_eq(bw_len(w), mlen);
+    all = held_by_iovec(w, &n);
+    cr_assert_eq(n, mlen);
+    cr_expect(mlen == 0 || memcmp(all, model, mlen) == 0, "bw_iovec");
+    free(all);
+    for (off = 0; off < mlen; off += 1 + mlen / 7) {
+        cr_assert_eq(bw_copy_out(w, off, out, mlen - off), BW_OK);
+        cr_expect(memcmp(out, model + off, mlen - off) == 0, "bw_copy_out from %zu", off);
+    }
+    free(out);
+}
+
+/* The held bytes, sent by bw_write_fd into a pipe (and so consumed), agree
+ * with the model (mlen below the pipe's 64 KiB). */
+static void expect_sent(bw_writer *w, const unsigned char *model, size_t mlen)
+{
+    unsigned char *out = (unsigned char *)malloc(mlen + 1);
+    size_t off, got = 0;
+    int fds[2];
+    cr_assert_not_null(out);
+    cr_assert_eq(pipe(fds), 0);
+    cr_assert_eq(bw_write_fd(w, fds[1], &got), BW_OK);
+    cr_expect_eq(got, mlen);
+    for (off = 0; off < got;) {
+        ssize_t r = read(fds[0], out + off, got - off);
+        cr_assert(r > 0);
+        off += (size_t)r;
+    }
+    cr_expect(memcmp(out, model, mlen) == 0, "bw_write_fd");
+    close(fds[0]);
+    close(fds[1]);
+    free(out);
+}
+
+/* A job of CH_RECS records, each a header written and a body linked: the
+ * model of the bytes in *model, the bodies in bodies. */
+static size_t chunk_job(bw_writer *w, unsigned char (*bodies)[CH_BODY], donec *dc,
+                        unsigned char *model)
+{
+    size_t i, mlen = 0;
+    for (i = 0; i < CH_RECS; i++) {
+        char hdr[CH_HDR + 1];
+        snprintf(hdr, sizeof hdr, "hdr%06zu:", i);
+        cr_assert_eq(bw_write(w, hdr, CH_HDR), BW_OK);
+        memcpy(model + mlen, hdr, CH_HDR);
+        mlen += CH_HDR;
+        cr_assert_eq(bw_append_ref(w, bodies[i], CH_BODY, on_done, &dc[i]), BW_OK);
+        memcpy(model + mlen, bodies[i], CH_BODY);
+        mlen += CH_BODY;
+    }
+    return mlen;
+}
+
+Test(chunks, walk_patch_truncate_consume_across_chunks)
+{
+    static unsigned char bodies[CH_RECS][CH_BODY];
+    static unsigned char model[CH_RECS * (CH_HDR + CH_BODY) + 1]; /* + "x" */
+    static donec dc[CH_RECS];
+    env *e = env_new();
+    bw_writer w;
+    size_t mlen, i, cut, gone = 0;
+    uint64_t at;
+    memset(dc, 0, sizeof dc);
+    for (i = 0; i < CH_RECS; i++) fill(bodies[i], CH_BODY, (unsigned)i);
+    mk(e, &w, M_CHAIN);
+    mlen = chunk_job(&w, bodies, dc, model);
+    cr_expect(bw_iovec(&w, NULL, 0) >= 2 * CH_RECS, "a piece a header (or two), one a body");
+    expect_held(&w, model, mlen);
+    /* patches across every seventh boundary between pieces (a header's end
+     * and a body's start, or a body's end and a header's start), some of
+     * them at chunk boundaries (15, 46, 109, 236, 491 records) */
+    for (i = 1; i < 2 * CH_RECS; i += 7) {
+        size_t p = (i / 2) * (CH_HDR + CH_BODY) + (i % 2 ? CH_HDR : 0) - 3;
+        cr_assert_eq(bw_patch(&w, p, "<patch>", 7), BW_OK);
+        memcpy(model + p, "<patch>", 7);
+    }
+    expect_held(&w, model, mlen);
+    /* truncate back over several chunks, into the middle of a body */
+    cut = 300 * (CH_HDR + CH_BODY) + CH_HDR + 5;
+    cr_assert_eq(bw_truncate(&w, cut), BW_OK);
+    mlen = cut;
+    expect_held(&w, model, mlen);
+    cr_assert_eq(bw_puts(&w, "tail"), BW_OK);
+    memcpy(model + mlen, "tail", 4);
+    mlen += 4;
+    expect_held(&w, model, mlen);
+    /* consume from the front in steps that end inside pieces */
+    while (mlen - gone > 333) {
+        cr_assert_eq(bw_consume(&w, 333), BW_OK);
+        gone += 333;
+        expect_held(&w, model + gone, mlen - gone);
+    }
+    /* the chunks are kept and used again after a clear */
+    bw_clear(&w);
+    at = bw_tell(&w);
+    memset(dc, 0, sizeof dc);
+    cr_assert_eq(bw_write(&w, "x", 1), BW_OK);
+    mlen = chunk_job(&w, bodies, dc, model + 1);
+    model[0] = 'x';
+    expect_held(&w, model, mlen + 1);
+    cr_expect_eq(bw_tell(&w), at + mlen + 1);
+    expect_sent(&w, model, mlen + 1);
+    cr_expect_eq(bw_len(&w), 0);
+    bw_release(&w);
+    for (i = 0; i < CH_RECS; i++) cr_expect_eq(dc[i].calls, 1, "done %zu once", i);
+    env_free(e);
+}
+
+Test(chunks, move_and_truncate_across_chunks)
+{
+    static unsigned char bodies[CH_RECS][CH_BODY];
+    static unsigned char model[2 * CH_RECS * (CH_HDR + CH_BODY)];
+    static donec dc[2][CH_RECS];
+    env *e = env_new();
+    bw_writer a, b;
+    size_t alen, blen, i;
+    memset(dc, 0, sizeof dc);
+    for (i = 0; i < CH_RECS; i++) fill(bodies[i], CH_BODY, (unsigned)i + 7);
+    mk(e, &a, M_CHAIN);
+    mk(e, &b, M_CHAIN);
+    alen = chunk_job(&a, bodies, dc[0], model);
+    blen = chunk_job(&b, bodies, dc[1], model + alen);
+    cr_assert_eq(bw_consume(&b, 20 * (CH_HDR + CH_BODY) + 3), BW_OK); /* b's head chunk moved on */
+    memmove(model + alen, model + alen + 20 * (CH_HDR + CH_BODY) + 3,
+            blen - 20 * (CH_HDR + CH_BODY) - 3);
+    blen -= 20 * (CH_HDR + CH_BODY) + 3;
+    cr_assert_eq(bw_move(&a, &b), BW_OK);
+    cr_expect_eq(bw_len(&b), 0);
+    expect_held(&a, model, alen + blen);
+    /* b keeps its chunks and takes a new job */
+    cr_assert_eq(bw_puts(&b, "again"), BW_OK);
+    cr_expect_eq(bw_len(&b), 5);
+    bw_release(&b);
+    cr_assert_eq(bw_truncate(&a, alen - 1), BW_OK); /* back over b's pieces and more */
+    expect_held(&a, model, alen - 1);
+    cr_assert_eq(bw_consume(&a, 1000), BW_OK);
+    expect_sent(&a, model + 1000, alen - 1 - 1000);
+    for (i = 0; i < CH_RECS; i++) cr_expect_eq(dc[1][i].calls, 1, "b's done %zu", i);
+    bw_release(&a);
+    for (i = 0; i < CH_RECS; i++) cr_expect_eq(dc[0][i].calls, 1, "a's done %zu", i);
+    env_free(e);
+}

@@ -22,8 +22,8 @@
 
 /* --- capacity == len + free; free needs no cold path --------------------- */
 
-/* A segmented writer's first piece records (bufwriter.c, "segmented"):
- * rented when its bytes first span two pieces, 16 of them in a 1 KiB
+/* A segmented writer's first piece records (mode_seg.c, bw__pc_more):
+ * rented when its bytes first span two pieces, a chunk of them in a 1 KiB
  * class on 32- and 64-bit. */
 #define PIECES 1024
 
@@ -271,7 +271,7 @@ Test(room, segmented_blocks_double_up_to_the_threshold)
     st = h_stats(&h);
     cr_expect_eq(st.rents, 3, "a block and the piece records");
     cr_expect_eq(st.outstanding_bytes, 4096 + 8192 + PIECES,
-                 "the second is twice the first; 16 piece records");
+                 "the second is twice the first; a chunk of piece records");
     put_pattern(&h, 0, bw_free_capacity(&h.w));
     cr_assert_eq(bw_put_u8(&h.w, 3), BW_OK);
     cr_expect_eq(h_stats(&h).outstanding_bytes, 4096 + 8192 + 16384 + PIECES);

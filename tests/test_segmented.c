@@ -401,3 +401,62 @@ Test(segmented, segmented_writer_on_a_bypass_pool_keeps_its_links_aligned)
     free(s);
     h_close(&e);
 }
+
+/* ======================================================================== */
+/* bw_set_block_size: a segmented writer's own block size                   */
+/* ======================================================================== */
+
+/* Two segmented writers on one pool: the one given 64 KiB blocks rents
+ * 64 KiB, the other the pool's chain_block_size; each next block doubles
+ * from there, and 0 goes back to the pool's. */
+Test(block_size, per_writer_on_one_pool)
+{
+    test_alloc ta;
+    bw_pool *p = fresh_pool(&ta, 0, 0);
+    bw_writer a, b;
+    size_t want;
+    bw_pool_options o;
+    bw_pool_get_options(p, &o);
+    cr_assert_eq(bw_init_chain(&a, p), BW_OK);
+    cr_assert_eq(bw_init_chain(&b, p), BW_OK);
+    cr_assert_eq(bw_set_block_size(&a, 65536), BW_OK);
+    cr_assert_eq(bw_put_u8(&a, 1), BW_OK);
+    cr_assert_eq(bw_put_u8(&b, 1), BW_OK);
+    cr_expect_eq(bw_len(&a) + bw_free_capacity(&a) + 32, 65536, "a's first block: 64 KiB");
+    cr_expect_eq(bw_len(&b) + bw_free_capacity(&b) + 32, o.chain_block_size,
+                 "b's: the pool's chain_block_size");
+    /* the size set after the first block: the next one follows it */
+    cr_assert_eq(bw_set_block_size(&b, 20000), BW_OK); /* rounded up: 32 KiB */
+    want = bw_free_capacity(&b) + 1;
+    cr_assert_eq(bw_reserve(&b, want), BW_OK);
+    cr_expect_eq(bw_free_capacity(&b) + 32, 32768, "b's next block: 32 KiB");
+    cr_assert_eq(bw_set_block_size(&a, 0), BW_OK); /* back to the pool's, 2x the last */
+    want = bw_free_capacity(&a) + 1;
+    cr_assert_eq(bw_reserve(&a, want), BW_OK);
+    cr_expect_eq(bw_free_capacity(&a) + 32, 131072, "a's next block doubles its last");
+    bw_release(&a);
+    bw_release(&b);
+    ta_finish(&ta, p);
+}
+
+Test(block_size, range_and_other_modes)
+{
+    bw_writer w;
+    unsigned char buf[16];
+    cr_assert_eq(bw_init_chain(&w, NULL), BW_OK);
+    cr_expect_eq(bw_set_block_size(NULL, 4096), BW_EINVAL);
+    cr_expect_eq(bw_set_block_size(&w, 63), BW_OK, "below 64: 64");
+    cr_assert_eq(bw_put_u8(&w, 1), BW_OK);
+    cr_expect_eq(bw_len(&w) + bw_free_capacity(&w) + 32, 64);
+    cr_expect_eq(bw_set_block_size(&w, ((size_t)1 << 30) + 1), BW_EINVAL, "above 1 GiB");
+    cr_expect_eq(bw_set_block_size(&w, (size_t)1 << 30), BW_OK);
+    cr_expect_eq(bw_error(&w), BW_OK, "nothing recorded");
+    bw_release(&w);
+    cr_assert_eq(bw_init(&w, NULL, 0), BW_OK);
+    cr_expect_eq(bw_set_block_size(&w, 4096), BW_EINVAL, "contiguous");
+    cr_expect_eq(bw_error(&w), BW_OK, "nothing recorded");
+    bw_release(&w);
+    cr_assert_eq(bw_init_fixed(&w, buf, sizeof buf), BW_OK);
+    cr_expect_eq(bw_set_block_size(&w, 4096), BW_EINVAL, "fixed");
+    bw_release(&w);
+}

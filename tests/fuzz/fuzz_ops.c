@@ -31,11 +31,13 @@
  * back with strtod/strtof as exactly the value, laid out as bufwriter.h
  * says), try_span (granted exactly when the free space covers it, and no
  * effect otherwise), set_first_buffer (a storage-less contiguous writer
- * takes the caller's buffer; every other case is BW_EINVAL) and the float
- * text with BW_DEC_* flags (bw_put_dec_f64_flags/f32_flags, and
- * bw_fmt_dec_f64/f32 at every room: the plain text made JSON's by hand,
- * BW_ENONFINITE and BW_EINVAL recorded never, nothing stored past the
- * room or when it does not fit). After EVERY
+ * takes the caller's buffer; every other case is BW_EINVAL),
+ * set_block_size (a segmented writer's blocks from then on: 0, 64 B to
+ * 1 MiB or past 1 GiB; BW_EINVAL in other modes, nothing recorded, no
+ * rent, the bytes as they were) and the float text with BW_DEC_* flags
+ * (bw_put_dec_f64_flags/f32_flags, and bw_fmt_dec_f64/f32 at every room:
+ * the plain text made JSON's by hand, BW_ENONFINITE and BW_EINVAL recorded
+ * never, nothing stored past the room or when it does not fit). After EVERY
  * operation:
  *   - the status returned, bw_error, bw_errno, bw_len, bw_tell;
  *   - the held bytes, through bw_copy_out of everything and through bw_iovec
@@ -104,6 +106,10 @@ static size_t MAX(size_t a, size_t b) { return a > b ? a : b; }
 enum { CONTIG, CHAIN, STREAM, FIXED };
 
 #include "fuzz_io.h" /* input, allocator, sink */
+
+/* Every invariant of a segmented writer (mode_seg.c; the build defines
+ * BW_SEG_CHECK): aborts naming the one broken. */
+void bw__seg_check(const bw_writer *w);
 
 /* ----------------------------------------------------------- model -- */
 typedef struct slot {
@@ -839,7 +845,7 @@ enum {
     OP_SPAN, OP_PATCH, OP_TRUNCATE, OP_CONSUME, OP_CLEAR, OP_CLEAR_ERROR, OP_RELEASE, OP_DETACH,
     OP_PULLUP, OP_CSTR, OP_READ, OP_APPEND, OP_FLUSH, OP_ODD_WRITE, OP_REINIT, OP_SCRIPT,
     OP_FILE, OP_CURSOR, OP_PUTC, OP_DETACH_MALLOC, OP_APPEND_REF, OP_MOVE, OP_LIMIT,
-    OP_DEC_FLOAT, OP_TRY_SPAN, OP_FIRST_BUFFER, OP_PAD, NOPS
+    OP_DEC_FLOAT, OP_TRY_SPAN, OP_FIRST_BUFFER, OP_PAD, OP_BLOCK_SIZE, NOPS
 };
 
 static const char *const op_names[] = {
@@ -847,7 +853,7 @@ static const char *const op_names[] = {
     "span+advance", "patch", "truncate", "consume", "clear", "clear_error", "release", "detach",
     "pullup", "cstr", "read", "append_writer", "flush", "odd-write", "reinit", "script",
     "fopen-write", "cursor", "putc", "detach_malloc", "append_ref", "move", "set_limit",
-    "dec_float", "try_span", "set_first_buffer", "pad"};
+    "dec_float", "try_span", "set_first_buffer", "pad", "set_block_size"};
 static const char *const mode_names[] = {"contig", "chain", "stream", "fixed"};
 
 /* bw_cstr when the rules say it succeeds (NULL held bytes are fine: the
@@ -1592,6 +1598,18 @@ static void op_writer(in *s, slot *x, unsigned op)
         CHECK(bw_error(w) == x->err && bw_tell(w) == tell);
         break;
     }
+    case OP_BLOCK_SIZE: { /* 0, 1 B to 1 MiB (larger blocks would only slow
+                            the fuzzer down), or past 1 GiB */
+        unsigned how = u8(s) % 4;
+        size_t bs = how == 0 ? 0 : how == 1 ? (size_t)u16(s) : how == 2 ? (size_t)1 << (u8(s) % 21)
+                                                                        : ((size_t)1 << 30) + 1;
+        int ok = x->mode == CHAIN && bs <= ((size_t)1 << 30);
+        oc.kind = KEEP;
+        oc.zero = 1;
+        CHECK(bw_set_block_size(w, bs) == (ok ? BW_OK : BW_EINVAL));
+        CHECK(bw_error(w) == x->err);
+        break;
+    }
     case OP_DEC_FLOAT: { /* the same bytes as the cursor form, checked there */
         unsigned sel = u8(s);
         int is32 = (int)(sel & 1);
@@ -1743,6 +1761,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         unsigned what = u8(&s);
         if (what < 216) {
             op_writer(&s, &slots[what % NW], u8(&s) % NOPS);
+            /* The state behind the bytes, inline paths' changes included. */
+            if (slots[what % NW].w.mode == BW__SEG) bw__seg_check(&slots[what % NW].w);
         } else if (what < 240) { /* raw rent / return with a byte pattern */
             unsigned k = what % NBLOCKS;
             if (blocks[k].b == NULL) {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # run.sh - seeded-bug programs under AddressSanitizer, pooled and in bypass
 # mode (BW_BYPASS=1): write after return, read past the end, double return;
-# each must be caught, with the report that names it. Then correct programs
+# each must be caught, with the report that names it; a segmented writer's
+# piece count broken, caught by bw__seg_check (BW_DEBUG). Then correct programs
 # that must run clean: with the program and the library instrumented or not
 # in every combination, and in checked bypass mode.
 # Usage: tests/seeded/run.sh CC BUILD_DIR LIBRARY_SOURCES...
@@ -36,6 +37,14 @@ check read_past_end      pooled "heap-buffer-overflow"
 check read_past_end      bypass "heap-buffer-overflow"
 check double_return      pooled "returned twice"
 check double_return      bypass "double-free"
+# A segmented writer's state broken behind its bytes: with BW_DEBUG the
+# library checks every invariant after each segmented operation.
+if "$cc" -std=c11 -g -O1 -DBW_DEBUG -pthread -I. -o "$out/piece_count" \
+     "$here/piece_count.c" "$@"; then
+  check piece_count pooled "broken invariant: the current block's piece count"
+else
+  echo "FAIL piece_count: does not build"; fail=$((fail + 1))
+fi
 
 # clean NAME ENV: the program must exit 0 with no sanitizer report.
 clean() {
