@@ -93,7 +93,7 @@ static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got)
  * rule: first block, growth, learned jump). */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *out)
 {
-    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1, 0};
     r.external = (w->flags & BW__EXTERNAL) != 0;
     r.n = n;
     r.held = w->len - bw__start(w);
@@ -277,7 +277,7 @@ static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list
 static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 {
     bw_pool *p = bw__pool_of(w);
-    bw__size_req r = {BW__SIZE_START, false, 0, 0, 0, 0, 0, 1};
+    bw__size_req r = {BW__SIZE_START, false, 0, 0, 0, 0, 0, 1, 0};
     bw__size cap;
     size_t got;
     void *b;

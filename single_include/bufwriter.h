@@ -923,6 +923,23 @@ BW_API int bw_errno(const bw_writer *w);
  * recorded). Returns BW_OK; BW_EINVAL for a NULL w. */
 BW_API int bw_set_limit(bw_writer *w, uint64_t max_bytes);
 
+/* A segmented writer's block size, for it alone (the pool's
+ * chain_block_size is every segmented writer's): the smallest block it
+ * rents from then on, the trailer included; each later block doubles from
+ * there by the pool's rule, as with chain_block_size. A writer of many
+ * small pieces asks for small blocks, one of large bodies for large ones,
+ * on one pool (msgpack's vrefbuffer takes a chunk size per buffer).
+ * size is 0 (the pool's chain_block_size again, the default of
+ * bw_init_chain) or 64 B to 1 GiB, rounded up to a power of two; a size
+ * above the pool's largest class gives blocks of that class unless the
+ * pool keeps large blocks. Callable at any time: the current block stays,
+ * the next one follows the new size; bw_clear and bw_release keep it, an
+ * init sets it back. Works while an error is recorded. Returns BW_OK;
+ * BW_EINVAL (nothing recorded, nothing changed) for a NULL w, a size out
+ * of range, or a writer of another mode (contiguous blocks grow by the
+ * job's length, streaming and fixed buffers are sized at init). */
+BW_API int bw_set_block_size(bw_writer *w, size_t size);
+
 /* The pool the writer's blocks come from (the shared pool for a writer made
  * with a NULL pool); NULL for a fixed or NULL writer. */
 BW_API bw_pool *bw_writer_pool(const bw_writer *w);
@@ -1482,7 +1499,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
                             recorded, so a recorded error (and a writer with no
                             storage) simply misses the inline fast path        */
     size_t cap;          /* usable bytes at data                              */
-    uint64_t pos;        /* position of data[0]                               */
+    uint64_t pos;        /* position of data[0] (segmented: of data[k] for k
+                            from the open piece's start on; a link moves it) */
     uint64_t base;       /* position of the first held byte                   */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
     unsigned char mode;  /* BW__CONTIG (0), BW__SEG, BW__STREAM, BW__FIXED  */
@@ -1493,11 +1511,12 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
     int err;             /* sticky status, BW_OK if none                      */
     union {              /* by mode; fixed uses none of it                    */
         struct {         /* segmented (mode_seg.c)                        */
-            struct bw__piece *pc; /* closed pieces, [first, count) held     */
-            size_t pc_cap;        /* the array's size in bytes, 0: none     */
+            struct bw__pchunk *head, *tail; /* chunks of closed pieces: from
+                                       head's [first], to tail's [count) */
             uint32_t first, count;
             struct bw__blk *blocks; /* owned blocks but the current one, a
                                        tree by address                      */
+            size_t open;          /* the open piece is data[open, len)      */
         } c;
         struct {         /* streaming                                         */
             bw_sink_fn sink; /* the sink (NULL for an fd)                     */
@@ -1514,6 +1533,10 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
     int syserr;          /* errno recorded with err (BW_EIO), else 0; read
                             only while an error is recorded or a failed
                             bw_write_fd left it (BW__FD_ERRNO)                */
+    unsigned char blk_log2; /* segmented: bw_set_block_size's size as its
+                            log2, 0: the pool's. Set by bw_init_chain alone
+                            (no other mode reads it), in the padding after
+                            syserr                                           */
     uint64_t limit;      /* bw_set_limit: no position past it. Read only with
                             BW__LIMITED set, so that init and release need
                             not touch it, out of the first line; lim is
@@ -1538,7 +1561,8 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
 #  define BW_WRITER_INIT {NULL /* data */, 0 /* len */, 0 /* lim */, 0 /* cap */,         \
                           0 /* pos */, 0 /* base */, NULL /* pool */, 0 /* mode */,       \
                           0 /* flags */, BW_OK /* err */,                         \
-                          {{NULL, 0, 0, 0, NULL}} /* m.c */, 0 /* syserr */, 0 /* limit */}
+                          {{NULL, NULL, 0, 0, NULL, 0}} /* m.c */, 0 /* syserr */,         \
+                          0 /* blk_log2 */, 0 /* limit */}
 #endif
 
 /* The cold path: append n bytes from src (NULL w, NULL src, n == 0, a
@@ -3325,6 +3349,8 @@ typedef struct bw__size_req {
     size_t large_held;  /* SEG: bytes in its blocks above the threshold      */
     size_t large_count; /* SEG: and how many                                 */
     size_t align;       /* SEG, BLOCK: a power of two the size is rounded to */
+    size_t first;       /* SEG: the writer's smallest block (bw_set_block_size;
+                           0: the pool's chain_block_size)                   */
 } bw__size_req;
 /* The answer: rent size (SEG and BLOCK: exactly), unless the pool has a
  * block of warm bytes idle (0: do not look), which costs no fresh memory
@@ -3527,6 +3553,8 @@ BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
 #define BW__RESERVED  0x4u /* contiguous: the block is a reservation of
                               m.g.block bytes, cap its window (mode_contig.c) */
+#define BW__DONES     0x8u /* segmented: a piece held may have a done to call
+                              (a reset walks the records only then)       */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
@@ -3536,11 +3564,12 @@ BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t
 /* A segmented writer's held bytes are a sequence of pieces, each a
  * (pointer, length) over a block the writer owns or over caller memory
  * linked by reference (bw_append_ref); the blocks it owns are kept apart.
- * The closed pieces sit in an array (m.c.pc[first, count)), oldest first;
- * the open piece, where writes go, is the current block's
- * data[open, len), not in the array. Its start is where the last closed
- * piece ends (or base), so positions need no other field: data[k] is at
- * position pos + k for every k from the open piece's start on. A
+ * The closed pieces sit in chunks of records (mode_seg.c, bw__pchunk), a
+ * list from m.c.head to m.c.tail, oldest first; the open piece, where
+ * writes go, is the current block's data[open, len), not among them. Its
+ * start is where the last closed piece ends (or base), so positions need
+ * no other field: data[k] is at position pos + k for every k from the open
+ * piece's start on. A
  * reference or a move closes the open piece and pushes pieces; the next
  * write goes on in the same block's free space as a new open piece. */
 typedef struct bw__blk bw__blk;
@@ -3571,6 +3600,14 @@ struct bw__blk {
     size_t pieces;              /* closed pieces that lie in it             */
 };
 #define BW__SEG_HDR ((size_t)32)
+#if defined(BW_DEBUG) || defined(BW_SEG_CHECK)
+/* Every invariant of a segmented writer's pieces, owned blocks, counts and
+ * positions (mode_seg.c); aborts naming the one broken. Run after every
+ * segmented operation in BW_DEBUG builds, and with BW_SEG_CHECK alone (the
+ * fuzzer's build: the pool unchecked). */
+#  define BW__SEG_CHECKS 1
+BW__INTERNAL void bw__seg_check(const bw_writer *w);
+#endif
 /* Segmented block sizes are multiples of this, so that the trailer
  * (pointers and sizes) at a block's end is aligned. */
 #define BW__SEG_ALIGN ((size_t)16)
@@ -3589,10 +3626,11 @@ static inline int bw__over(const bw_writer *w, size_t n)
 }
 
 /* A walk's place among the held pieces (bw__walk): the closed pieces'
- * index, then the open piece. */
+ * chunk and index, then the open piece. */
 typedef struct bw__cursor {
     size_t i;
     int started;
+    const void *chunk; /* segmented: the chunk of records i is in */
 } bw__cursor;
 
 /* A mode's operations: the one fixed set of what differs between modes.
@@ -3959,7 +3997,8 @@ static inline void bw__contig_release(bw_writer *w)
  * base, pool, mode, flags and err, the fast path and all a contiguous or
  * fixed writer's init and release touch, in the first 64 bytes, one cache
  * line when the writer is 64-byte aligned; the mode's part after them.
- * 112 bytes in all with syserr and the size limit after the mode's part. */
+ * 120 bytes in all with syserr and the size limit after the mode's part
+ * (the segmented part, 40 bytes with its open piece's start, the largest). */
 #if UINTPTR_MAX > 0xffffffffu
 #  define BW__IN_LINE(f, n) (offsetof(bw_writer, f) + (n) <= 64)
 typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &&
@@ -3970,7 +4009,7 @@ typedef char bw__writer_first_line[BW__IN_LINE(data, 8) && BW__IN_LINE(len, 8) &
                                        ? 1
                                        : -1];
 typedef char bw__writer_mode_after[offsetof(bw_writer, m) >= 64 ? 1 : -1];
-typedef char bw__writer_size[sizeof(bw_writer) <= 112 ? 1 : -1];
+typedef char bw__writer_size[sizeof(bw_writer) <= 120 ? 1 : -1];
 #  undef BW__IN_LINE
 #endif
 
@@ -4465,7 +4504,7 @@ int bw_truncate(bw_writer *w, uint64_t pos)
  * inline). */
 const unsigned char *bw__data_slow(const bw_writer *w)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     size_t n, count;
     if (w == NULL) return NULL;
@@ -4479,7 +4518,7 @@ const unsigned char *bw__data_slow(const bw_writer *w)
 /* The count without a walk; a walk only for the entries asked for. */
 size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     size_t n, k = 0;
     if (w == NULL) return 0;
@@ -4495,7 +4534,7 @@ size_t bw_iovec(const bw_writer *w, struct iovec *iov, size_t max)
 
 int bw_copy_out(const bw_writer *w, size_t offset, void *dst, size_t n)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     unsigned char *out = (unsigned char *)dst;
     size_t k, len;
@@ -4559,7 +4598,7 @@ const char *bw_cstr(bw_writer *w)
 
 int bw_append_writer(bw_writer *dst, const bw_writer *src)
 {
-    bw__cursor c = {0, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *p;
     size_t n, len;
     uint64_t mark;
@@ -5733,7 +5772,7 @@ static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got)
  * rule: first block, growth, learned jump). */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *out)
 {
-    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1, 0};
     r.external = (w->flags & BW__EXTERNAL) != 0;
     r.n = n;
     r.held = w->len - bw__start(w);
@@ -5917,7 +5956,7 @@ static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list
 static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 {
     bw_pool *p = bw__pool_of(w);
-    bw__size_req r = {BW__SIZE_START, false, 0, 0, 0, 0, 0, 1};
+    bw__size_req r = {BW__SIZE_START, false, 0, 0, 0, 0, 0, 1, 0};
     bw__size cap;
     size_t got;
     void *b;
@@ -6106,7 +6145,7 @@ int bw_init_fixed(bw_writer *w, void *buf, size_t size)
 /*************** Begin file mode_seg.c **************************************/
 /* mode_seg.c - the segmented room (bw_init_chain): held bytes as pieces
  * over blocks the writer owns and over caller memory linked by reference
- * (bw_append_ref, bw_move). It owns the piece array (m.c.pc), the tree of
+ * (bw_append_ref, bw_move). It owns the piece records (m.c.head), the tree of
  * owned blocks (m.c.blocks, a treap by address), the open piece, every
  * operation on them and its table, bw__seg_ops. The layout of a piece and
  * of a block's trailer is in writer_internal.h. */
@@ -6129,12 +6168,9 @@ static size_t bw__blk_size(const bw__blk *b)
     return (size_t)((const unsigned char *)b - b->data) + BW__SEG_HDR;
 }
 
-/* Where the open piece starts: where the last closed piece ends, or base. */
-static size_t bw__open(const bw_writer *w)
-{
-    uint64_t at = w->m.c.count != w->m.c.first ? w->m.c.pc[w->m.c.count - 1].end : w->base;
-    return (size_t)(at - w->pos);
-}
+/* Where the open piece starts (m.c.open): data[open] is where the last
+ * closed piece ends, or base (bw__seg_check states it). */
+static size_t bw__open(const bw_writer *w) { return w->m.c.open; }
 
 /* The owned blocks but the current one are a treap keyed by address
  * (m.c.blocks its root), a block's priority a hash of its address: found,
@@ -6168,12 +6204,15 @@ static void bw__blk_split(bw__blk *t, uintptr_t k, bw__blk **l, bw__blk **r)
     *l = *r = NULL;
 }
 
+static void bw__range_add(bw_writer *w, const bw__blk *b);
+
 /* Add b: down to where its priority belongs, the subtree there split
  * around it. */
 static void bw__blk_link(bw_writer *w, bw__blk *b)
 {
     bw__blk **at = &w->m.c.blocks;
     uint64_t pr = bw__prio(b);
+    bw__range_add(w, b);
     while (*at != NULL && bw__prio(*at) > pr)
         at = bw__key(b) < bw__key(*at) ? &(*at)->left : &(*at)->right;
     bw__blk_split(*at, bw__key(b), &b->left, &b->right);
@@ -6233,50 +6272,214 @@ static void bw__piece_drop(bw_writer *w, bw__piece *pc)
     }
 }
 
-/* Room for k more closed pieces (amortized O(1): the array doubles, or
- * moves down over consumed pieces); BW_ENOMEM recorded, nothing changed. */
+/* The closed pieces' records sit in chunks rented from the pool, a list
+ * (prev: older, next: newer) from m.c.head, whose held records are
+ * [first, cap), to m.c.tail, whose held records are [0, count) (the head's
+ * [first, count) when head is tail); every chunk between is full. The
+ * chunks after the tail are spares, kept for the next pushes: a chunk
+ * emptied by consume goes there, and bw_clear keeps them all, so a writer
+ * used again allocates nothing. 0.4 kept one array that doubled by
+ * copying itself: 49% of a linked record's instructions at 5,000 records
+ * (callgrind, profile_driver refs). A record never moves, so growth costs
+ * one rent. seq numbers the records: a chunk's pc[0] is record seq, the
+ * next chunk's seq follows its last, so the held count is a subtraction.
+ * The head also keeps the address range of the tree's blocks (lo, hi),
+ * bw_append_ref's quick answer for memory that is not the writer's. */
+typedef struct bw__pchunk bw__pchunk;
+struct bw__pchunk {
+    bw__pchunk *prev, *next;
+    uint64_t seq;     /* pc[0]'s number among the records (64 bits: a
+                         size_t wraps after 2^32 on 32-bit, and a queue
+                         writer's records are numbered all its life)   */
+    size_t cap;       /* records it holds                                */
+    size_t bytes;     /* its size as rented                              */
+    uintptr_t lo, hi; /* the head's: the tree's blocks lie in [lo, hi)   */
+};
+#define BW__PC(ch) ((bw__piece *)(void *)((ch) + 1))
+/* The first chunk's size; each next one twice the last, up to the largest:
+ * O(log records) chunks (bw__seg_find walks them) for what a writer holds
+ * at once, and one chunk never much larger than it needs. */
+#define BW__PC_FIRST ((size_t)1024)
+#define BW__PC_LARGEST ((size_t)1 << 20)
+
+/* The records after the header are aligned for their 64-bit end. */
+typedef char bw__pc_aligned[sizeof(bw__pchunk) % sizeof(uint64_t) == 0 ? 1 : -1];
+
+/* The tree's address range (the head's lo, hi) takes in block b, about
+ * to join it: the range of b alone when the tree is empty. A block that
+ * leaves does not narrow it: a wider range only sends bw__seg_overlaps to
+ * the tree. The tree holds blocks only while closed pieces are held, so
+ * there is a head to keep it. */
+static void bw__range_add(bw_writer *w, const bw__blk *b)
+{
+    bw__pchunk *h = w->m.c.head;
+    uintptr_t lo = bw__key(b), hi = (uintptr_t)b + BW__SEG_HDR;
+    if (h == NULL) return;
+    if (w->m.c.blocks == NULL) {
+        h->lo = lo;
+        h->hi = hi;
+        return;
+    }
+    if (lo < h->lo) h->lo = lo;
+    if (hi > h->hi) h->hi = hi;
+}
+
+/* No closed piece held. */
+static int bw__pc_none(const bw_writer *w)
+{
+    return w->m.c.head == w->m.c.tail && w->m.c.first == w->m.c.count;
+}
+
+/* The closed pieces held. */
+static size_t bw__pc_held(const bw_writer *w)
+{
+    if (w->m.c.head == NULL) return 0;
+    return (size_t)(w->m.c.tail->seq + w->m.c.count - (w->m.c.head->seq + w->m.c.first));
+}
+
+/* The record at (*ch, *i), moved on to the next chunk's first when *i is
+ * past a full chunk's last; NULL when it is past the held ones (where the
+ * open piece comes). */
+static bw__piece *bw__pc_at(const bw_writer *w, bw__pchunk **ch, size_t *i)
+{
+    if (*ch != NULL && *ch != w->m.c.tail && *i == (*ch)->cap) {
+        *ch = (*ch)->next;
+        *i = 0;
+    }
+    if (*ch == NULL || (*ch == w->m.c.tail && *i >= w->m.c.count)) return NULL;
+    return &BW__PC(*ch)[*i];
+}
+
+/* A new chunk of at least `want` bytes after `last` (NULL: the first). */
+static int bw__pc_rent(bw_writer *w, bw__pchunk *last, size_t want)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t got = 0;
+    bw__pchunk *c = p != NULL ? (bw__pchunk *)bw_pool_rent(p, want, &got) : NULL;
+    if (c == NULL) return bw__fail(w, BW_ENOMEM);
+    c->bytes = got;
+    c->cap = (got - sizeof *c) / sizeof(bw__piece);
+    if (c->cap > UINT32_MAX / 2) c->cap = UINT32_MAX / 2; /* count is 32 bits */
+    c->prev = last;
+    c->next = NULL;
+    c->seq = 0;
+    c->lo = c->hi = 0;
+    if (last != NULL) {
+        last->next = c;
+    } else {
+        w->m.c.head = w->m.c.tail = c;
+        w->m.c.first = w->m.c.count = 0;
+    }
+    return BW_OK;
+}
+
+/* Room for k more closed pieces beyond the tail's: the spares count, and
+ * one chunk is rented for the rest. BW_ENOMEM recorded, nothing changed. */
+static BW__COLD int bw__pc_more(bw_writer *w, size_t k)
+{
+    bw__pchunk *last = w->m.c.tail, *c;
+    size_t room = last != NULL ? last->cap - w->m.c.count : 0, want;
+    for (c = last != NULL ? last->next : NULL; c != NULL && room < k; c = c->next) {
+        room += c->cap;
+        last = c;
+    }
+    if (room >= k) return BW_OK;
+    if (k - room > (BW__MAX_BLOCK - sizeof *c) / sizeof(bw__piece) || k > UINT32_MAX / 2)
+        return bw__fail(w, BW_EOVERFLOW);
+    want = last == NULL ? BW__PC_FIRST : last->bytes < BW__PC_LARGEST ? 2 * last->bytes
+                                                                      : BW__PC_LARGEST;
+    if (want < sizeof *c + (k - room) * sizeof(bw__piece))
+        want = sizeof *c + (k - room) * sizeof(bw__piece);
+    return bw__pc_rent(w, last, want);
+}
+
+/* Room for k more closed pieces: O(1) but for a chunk's rent. */
 static int bw__pc_reserve(bw_writer *w, size_t k)
 {
-    size_t held = w->m.c.count - w->m.c.first, room = w->m.c.pc_cap / sizeof(bw__piece);
-    size_t want, got = 0;
-    bw__piece *pc;
-    bw_pool *p;
-    if (w->m.c.count + k <= room) return BW_OK;
-    if (held + k <= room / 2) { /* half the array consumed: move down */
-        memmove(w->m.c.pc, w->m.c.pc + w->m.c.first, held * sizeof(bw__piece));
-    } else {
-        want = room < 16 ? 16 : 2 * room;
-        if (want < held + k) want = held + k;
-        if (want > UINT32_MAX / 2) return bw__fail(w, BW_EOVERFLOW);
-        p = bw__pool_of(w);
-        pc = p != NULL ? (bw__piece *)bw_pool_rent(p, want * sizeof(bw__piece), &got) : NULL;
-        if (pc == NULL) return bw__fail(w, BW_ENOMEM);
-        if (held != 0) memcpy(pc, w->m.c.pc + w->m.c.first, held * sizeof(bw__piece));
-        if (w->m.c.pc != NULL) (void)bw_pool_return(p, w->m.c.pc, w->m.c.pc_cap);
-        w->m.c.pc = pc;
-        w->m.c.pc_cap = got;
-    }
+    const bw__pchunk *t = w->m.c.tail;
+    if (BW__LIKELY(t != NULL && w->m.c.count + k <= t->cap)) return BW_OK;
+    return bw__pc_more(w, k);
+}
+
+/* The tail is full: the next chunk (reserved) becomes the tail. */
+static bw__pchunk *bw__pc_next_tail(bw_writer *w)
+{
+    bw__pchunk *t = w->m.c.tail, *nx = t->next;
+    nx->seq = t->seq + t->cap;
+    w->m.c.tail = nx;
+    w->m.c.count = 0;
+    return nx;
+}
+
+/* The head's records are all consumed (head is not the tail): it becomes
+ * the first spare, after the tail, and the next chunk the head. */
+static void bw__pc_head_done(bw_writer *w)
+{
+    bw__pchunk *h = w->m.c.head, *t = w->m.c.tail;
+    w->m.c.head = h->next;
+    h->next->prev = NULL;
+    h->next->lo = h->lo;
+    h->next->hi = h->hi;
+    h->prev = t;
+    h->next = t->next;
+    if (t->next != NULL) t->next->prev = h;
+    t->next = h;
     w->m.c.first = 0;
-    w->m.c.count = (uint32_t)held;
-    return BW_OK;
+}
+
+/* The last closed piece leaves (some held): the tail steps back to the
+ * chunk before when it is left empty. */
+static void bw__pc_pop(bw_writer *w)
+{
+    bw__piece *pc = &BW__PC(w->m.c.tail)[--w->m.c.count];
+    if (w->m.c.count == 0 && w->m.c.tail != w->m.c.head) {
+        w->m.c.tail = w->m.c.tail->prev;
+        w->m.c.count = (uint32_t)w->m.c.tail->cap;
+    }
+    bw__piece_drop(w, pc);
+}
+
+/* No closed piece left: records start again at the head's first. */
+static void bw__pc_restart(bw_writer *w)
+{
+    if (w->m.c.head != NULL && bw__pc_none(w)) w->m.c.first = w->m.c.count = 0;
+}
+
+/* The one way a closed piece joins the records (room reserved): p[0, n)
+ * in block blk (NULL: a reference, whose done, ctx and orig the caller
+ * sets), at the place of the open piece, so it ends n bytes after pos +
+ * open. The caller then moves the open piece after it: open = len when
+ * it was the open piece's bytes, else pos += n (the open piece was
+ * empty). A block's count is the caller's (a relinked piece is counted
+ * already). Fields stored one by one: a struct copy cost a linked record
+ * 5 more instructions (callgrind, profile_driver refs). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline bw__piece *bw__push(bw_writer *w, const unsigned char *p, size_t n, bw__blk *blk)
+{
+    bw__pchunk *t = w->m.c.tail;
+    bw__piece *pc;
+    if (BW__UNLIKELY(w->m.c.count == t->cap)) t = bw__pc_next_tail(w);
+    pc = &BW__PC(t)[w->m.c.count++];
+    pc->p = p;
+    pc->n = n;
+    pc->end = w->pos + w->m.c.open + n;
+    pc->blk = blk;
+    return pc;
 }
 
 /* Whether the open piece holds bytes, which closing it pushes. */
 static int bw__must_close(const bw_writer *w) { return w->data != NULL && bw__open(w) != w->len; }
 
-/* Close the open piece (room for it reserved): it joins the array. */
+/* Close the open piece (room for it reserved): it joins the array, and
+ * the open piece starts again, empty, at len. */
 static void bw__close_open(bw_writer *w)
 {
-    size_t open;
-    bw__piece *pc;
     if (!bw__must_close(w)) return;
-    open = bw__open(w);
-    pc = &w->m.c.pc[w->m.c.count++];
-    pc->p = w->data + open;
-    pc->n = w->len - open;
-    pc->end = bw_tell(w);
-    pc->blk = bw__cur(w);
-    pc->blk->pieces++;
+    bw__cur(w)->pieces++;
+    (void)bw__push(w, w->data + w->m.c.open, w->len - w->m.c.open, bw__cur(w));
+    w->m.c.open = w->len;
 }
 
 /* Rent a block of the size the pool's rule gives for request r (SEG or
@@ -6323,7 +6526,7 @@ static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *
 static bw__blk *bw__blk_next(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
-    bw__size_req r = {BW__SIZE_SEG, false, 0, 0, 0, 0, 0, 1};
+    bw__size_req r = {BW__SIZE_SEG, false, 0, 0, 0, 0, 0, 1, 0};
     if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
         bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
         return NULL;
@@ -6338,6 +6541,7 @@ static bw__blk *bw__blk_next(bw_writer *w, size_t need)
         r.large_held += r.cap;
         r.large_count++;
     }
+    r.first = w->blk_log2 != 0 ? (size_t)1 << w->blk_log2 : 0;
     return bw__blk_rent(w, &r);
 }
 
@@ -6360,7 +6564,7 @@ static bw__blk *bw__blk_switch(bw_writer *w, bw__blk *b)
     w->pos = bw_tell(w);
     w->data = b->data;
     w->cap = (size_t)((unsigned char *)b - b->data);
-    w->len = 0;
+    w->len = w->m.c.open = 0;
     bw__set_lim(w);
     return gone;
 }
@@ -6408,15 +6612,19 @@ static int bw__seg_room_keep(bw_writer *w, size_t n, void **old, size_t *old_cap
 /* Walk: the closed pieces, then the open one. */
 static int bw__seg_walk(const bw_writer *w, bw__cursor *c, const unsigned char **p, size_t *n)
 {
+    bw__pchunk *ch = c->started ? (bw__pchunk *)(uintptr_t)c->chunk : w->m.c.head;
     size_t i = c->started ? c->i + 1 : w->m.c.first;
+    const bw__piece *pc = bw__pc_at(w, &ch, &i);
+    int past = c->started && c->chunk == NULL; /* the open piece was walked */
     c->started = 1;
+    c->chunk = pc != NULL ? (const void *)ch : NULL;
     c->i = i;
-    if (i < w->m.c.count) {
-        *p = w->m.c.pc[i].p;
-        *n = w->m.c.pc[i].n;
+    if (pc != NULL) {
+        *p = pc->p;
+        *n = pc->n;
         return 1;
     }
-    if (i > w->m.c.count || w->data == NULL) return 0;
+    if (past || w->data == NULL) return 0;
     *p = w->data + bw__open(w);
     *n = w->len - bw__open(w);
     return 1;
@@ -6424,16 +6632,16 @@ static int bw__seg_walk(const bw_writer *w, bw__cursor *c, const unsigned char *
 
 static size_t bw__seg_pieces(const bw_writer *w)
 {
-    return w->m.c.count - w->m.c.first + (w->data != NULL && bw__open(w) != w->len);
+    return bw__pc_held(w) + (w->data != NULL && bw__open(w) != w->len);
 }
 
 /* Drop from the front (base has moved): whole pieces leave, the first kept
  * one starts later; what is left of n is the open piece's, whose start
- * follows base. */
+ * follows base. All gone: the open piece starts over at data[0]. */
 static void bw__seg_drop_front(bw_writer *w, size_t n)
 {
-    while (n != 0 && w->m.c.first != w->m.c.count) {
-        bw__piece *pc = &w->m.c.pc[w->m.c.first];
+    while (n != 0 && !bw__pc_none(w)) {
+        bw__piece *pc = &BW__PC(w->m.c.head)[w->m.c.first];
         if (n < pc->n) {
             pc->p += n;
             pc->n -= n;
@@ -6441,23 +6649,43 @@ static void bw__seg_drop_front(bw_writer *w, size_t n)
         }
         n -= pc->n;
         w->m.c.first++;
+        if (w->m.c.head != w->m.c.tail && w->m.c.first == w->m.c.head->cap) bw__pc_head_done(w);
         bw__piece_drop(w, pc);
     }
-    if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
+    if (!bw__pc_none(w)) return;
+    bw__pc_restart(w);
+    if (w->base == bw_tell(w)) {
+        w->pos = w->base;
+        w->len = 0;
+        bw__set_lim(w);
+    }
+    w->m.c.open = (size_t)(w->base - w->pos);
 }
 
-/* The first closed piece that ends after pos (count: the open piece's):
- * O(1) in the open piece (a patch at the end), else a binary search. */
-static size_t bw__seg_find(const bw_writer *w, uint64_t pos)
+/* The first closed piece that ends after pos (*i in the chunk returned;
+ * past the held ones: the open piece's): O(1) in the open piece (a patch
+ * at the end), else back over the chunks from the tail (O(log records)
+ * of them, bw__pc_more) and a binary search in one. */
+static bw__pchunk *bw__seg_find(const bw_writer *w, uint64_t pos, size_t *i)
 {
-    size_t lo = w->m.c.first, hi = w->m.c.count;
-    if (lo == hi || w->m.c.pc[hi - 1].end <= pos) return hi;
+    bw__pchunk *ch = w->m.c.tail;
+    size_t lo, hi = w->m.c.count;
+    if (bw__pc_none(w) || BW__PC(ch)[hi - 1].end <= pos) {
+        *i = hi;
+        return ch;
+    }
+    while (ch != w->m.c.head && BW__PC(ch->prev)[ch->prev->cap - 1].end > pos) {
+        ch = ch->prev;
+        hi = ch->cap;
+    }
+    lo = ch == w->m.c.head ? w->m.c.first : 0;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (w->m.c.pc[mid].end > pos) hi = mid;
+        if (BW__PC(ch)[mid].end > pos) hi = mid;
         else lo = mid + 1;
     }
-    return lo;
+    *i = lo;
+    return ch;
 }
 
 /* Cut: in the open piece, len moves back; else the piece holding pos is
@@ -6465,46 +6693,57 @@ static size_t bw__seg_find(const bw_writer *w, uint64_t pos)
  * block's len (from its start when no piece is left in it). */
 static void bw__seg_cut(bw_writer *w, uint64_t pos)
 {
-    size_t i, k;
-    uint64_t open_at = w->pos + bw__open(w);
-    if (pos >= open_at || w->m.c.first == w->m.c.count) {
+    size_t i;
+    bw__pchunk *ch;
+    bw__piece *pc;
+    uint64_t keep, open_at = w->pos + bw__open(w);
+    if (pos >= open_at || bw__pc_none(w)) {
         w->len = (size_t)(pos - w->pos);
         bw__set_lim(w);
         return;
     }
-    i = bw__seg_find(w, pos);
-    k = i;
-    if (pos > w->m.c.pc[i].end - w->m.c.pc[i].n) { /* pos inside piece i: it stays */
-        w->m.c.pc[i].n -= (size_t)(w->m.c.pc[i].end - pos);
-        w->m.c.pc[i].end = pos;
-        k++;
+    ch = bw__seg_find(w, pos, &i);
+    pc = &BW__PC(ch)[i];
+    keep = ch->seq + i; /* the records before this one stay */
+    if (pos > pc->end - pc->n) { /* pos inside it: it stays */
+        pc->n -= (size_t)(pc->end - pos);
+        pc->end = pos;
+        keep++;
     }
-    while (w->m.c.count > k) bw__piece_drop(w, &w->m.c.pc[--w->m.c.count]);
-    if (w->m.c.first == w->m.c.count) w->m.c.first = w->m.c.count = 0;
+    while (w->m.c.tail->seq + w->m.c.count > keep) bw__pc_pop(w);
+    bw__pc_restart(w);
     if (w->data != NULL && bw__cur(w)->pieces == 0) w->len = 0;
     w->pos = pos - w->len;
+    w->m.c.open = w->len;
     bw__set_lim(w);
 }
 
-/* Reset: every piece leaves (a reference's done is called), every block
- * and the array go back; one pass, no block unlinked one by one. */
+/* Reset: every piece leaves (a reference's done is called: the records
+ * are walked only when one was linked with a done, BW__DONES), every
+ * block and every chunk of records go back; no block unlinked one by
+ * one. */
 static void bw__seg_drop_storage(bw_writer *w)
 {
-    uint32_t i;
+    bw__pchunk *ch = w->m.c.head, *nx;
+    size_t i = w->m.c.first;
+    const bw__piece *pc;
     bw__blk *b;
-    for (i = w->m.c.first; i < w->m.c.count; i++) {
-        const bw__piece *pc = &w->m.c.pc[i];
+    for (; (w->flags & BW__DONES) && (pc = bw__pc_at(w, &ch, &i)) != NULL; i++)
         if (pc->blk == NULL && pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
-    }
+    w->flags &= (unsigned char)~BW__DONES;
     while ((b = bw__blk_pop(&w->m.c.blocks)) != NULL) bw__blk_return(w, b);
-    w->m.c.first = w->m.c.count = 0;
     if (w->data != NULL) bw__blk_return(w, bw__cur(w));
-    if (w->m.c.pc != NULL) (void)bw_pool_return(w->pool, w->m.c.pc, w->m.c.pc_cap);
-    w->m.c.pc = NULL;
-    w->m.c.pc_cap = 0;
+    for (ch = w->m.c.head; ch != NULL; ch = nx) {
+        nx = ch->next;
+        (void)bw_pool_return(w->pool, ch, ch->bytes);
+    }
+    w->m.c.head = w->m.c.tail = NULL;
+    w->m.c.first = w->m.c.count = 0;
     w->m.c.blocks = NULL;
+    w->m.c.open = 0;
     w->data = NULL;
-    w->cap = 0;
+    w->cap = w->len = w->lim = 0; /* holding nothing, at base */
+    w->pos = w->base;
 }
 
 /* Make contiguous: the held bytes as the open piece of one block with
@@ -6513,12 +6752,12 @@ static void bw__seg_drop_storage(bw_writer *w)
 static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
 {
     size_t held, off = 0, k;
-    bw__size_req r = {BW__SIZE_BLOCK, false, 0, 0, 0, 0, 0, 1};
-    bw__cursor c = {0, 0};
+    bw__size_req r = {BW__SIZE_BLOCK, false, 0, 0, 0, 0, 0, 1, 0};
+    bw__cursor c = {0, 0, NULL};
     const unsigned char *src;
     bw__blk *b;
     BW__ASSUME(w != NULL); /* every caller checked; bw_len's own check hides it from gcc */
-    if (w->m.c.first == w->m.c.count && w->data != NULL && w->cap - w->len >= extra)
+    if (bw__pc_none(w) && w->data != NULL && w->cap - w->len >= extra)
         return w->data + bw__open(w);
     held = bw_len(w);
     if (held > BW__MAX_BLOCK - BW__SEG_HDR - extra) {
@@ -6538,11 +6777,14 @@ static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
     w->cap = (size_t)((unsigned char *)b - b->data);
     w->pos = w->base;
     w->len = held;
+    w->m.c.open = 0;
     bw__set_lim(w);
     return b->data;
 }
 
-/* Overlaps: the writer's own blocks (references are the caller's), in
+/* Overlaps: the writer's own blocks (references are the caller's): the
+ * current block, then no when outside the tree's range (caller memory
+ * mostly is: static data, the stack, another mapping), else in
  * O(log blocks): blocks do not overlap, so of those in the tree only the
  * last that starts below the end of [p, p + n) can reach into it. */
 static int bw__seg_overlaps(const bw_writer *w, const void *p, size_t n)
@@ -6551,6 +6793,7 @@ static int bw__seg_overlaps(const bw_writer *w, const void *p, size_t n)
     const bw__blk *b = w->m.c.blocks, *below = NULL;
     if (n == 0) return 0;
     if (bw__in_block(w, p, n)) return 1;
+    if (b == NULL || e <= w->m.c.head->lo || a >= w->m.c.head->hi) return 0; /* the range */
     while (b != NULL) {
         if (bw__key(b) < e) {
             below = b;
@@ -6566,20 +6809,20 @@ static int bw__seg_overlaps(const bw_writer *w, const void *p, size_t n)
  * every held byte. */
 static size_t bw__seg_block_size(const bw_writer *w)
 {
-    return w->m.c.first == w->m.c.count ? w->cap + BW__SEG_HDR : 0;
+    return bw__pc_none(w) ? w->cap + BW__SEG_HDR : 0;
 }
 
-/* Piece i's part of [pos, end) (i == count: the open piece): where it
- * starts in memory, and its length in *k (0: none). */
-static unsigned char *bw__seg_span(const bw_writer *w, size_t i, uint64_t pos, uint64_t end,
-                                     size_t *k)
+/* Closed piece pc's part of [pos, end) (NULL: the open piece's): where
+ * it starts in memory, and its length in *k (0: none). */
+static unsigned char *bw__seg_span(const bw_writer *w, const bw__piece *pc, uint64_t pos,
+                                     uint64_t end, size_t *k)
 {
     const unsigned char *p;
     uint64_t from, to;
-    if (i < w->m.c.count) {
-        to = w->m.c.pc[i].end;
-        from = to - w->m.c.pc[i].n;
-        p = w->m.c.pc[i].p;
+    if (pc != NULL) {
+        to = pc->end;
+        from = to - pc->n;
+        p = pc->p;
     } else if (w->data == NULL) {
         *k = 0;
         return NULL;
@@ -6597,16 +6840,17 @@ static unsigned char *bw__seg_span(const bw_writer *w, size_t i, uint64_t pos, u
     return (unsigned char *)(uintptr_t)p;
 }
 
-/* Own: the references among [pos, end) are copied into one new block (a
- * patch never writes the caller's memory); their done is called. */
-static int bw__seg_own(bw_writer *w, size_t i, uint64_t end, size_t bytes)
+/* Own: the references among [pos, end) from record (ch, i) on are copied
+ * into one new block (a patch never writes the caller's memory); their
+ * done is called. */
+static int bw__seg_own(bw_writer *w, bw__pchunk *ch, size_t i, uint64_t end, size_t bytes)
 {
-    bw__size_req r = {BW__SIZE_BLOCK, false, bytes + BW__SEG_HDR, 0, 0, 0, 0, 1};
+    bw__size_req r = {BW__SIZE_BLOCK, false, bytes + BW__SEG_HDR, 0, 0, 0, 0, 1, 0};
     bw__blk *b = bw__blk_rent(w, &r);
+    bw__piece *pc;
     size_t off = 0;
     if (b == NULL) return BW_ENOMEM;
-    for (; i < w->m.c.count && w->m.c.pc[i].end - w->m.c.pc[i].n < end; i++) {
-        bw__piece *pc = &w->m.c.pc[i];
+    for (; (pc = bw__pc_at(w, &ch, &i)) != NULL && pc->end - pc->n < end; i++) {
         if (pc->blk != NULL) continue;
         memcpy(b->data + off, pc->p, pc->n);
         bw__piece_drop(w, pc);
@@ -6619,6 +6863,9 @@ static int bw__seg_own(bw_writer *w, size_t i, uint64_t end, size_t bytes)
     return BW_OK;
 }
 
+/* Not a piece: where a loop over the records starts. */
+static const bw__piece bw__piece_none = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
+
 /* Patch: O(log pieces) to find the first piece, then each piece's part. A
  * source among the writer's blocks needs no copy unless it overlaps two
  * of the parts written (a part that overlaps it is written last, with
@@ -6630,17 +6877,18 @@ static int bw__seg_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
     const unsigned char *in = (const unsigned char *)src;
     uintptr_t a = (uintptr_t)src, e = a + n;
     void *tmp = NULL;
-    size_t i0 = bw__seg_find(w, pos), i, k, refs = 0, last_off = 0, last_k = 0;
+    size_t i0, i, k, refs = 0, last_off = 0, last_k = 0, tmp_cap = 0;
+    bw__pchunk *ch0 = bw__seg_find(w, pos, &i0), *ch = ch0;
+    const bw__piece *pc = &bw__piece_none;
     uint64_t end = pos + n;
     int in_ref = 0, hits = 0, rc = BW_OK;
-    size_t tmp_cap = 0;
-    for (i = i0; i <= w->m.c.count; i++) {
-        d = bw__seg_span(w, i, pos, end, &k);
+    for (i = i0; pc != NULL; i++) { /* the open piece (NULL) last */
+        pc = bw__pc_at(w, &ch, &i);
+        d = bw__seg_span(w, pc, pos, end, &k);
         if (k == 0) break;
-        if (i < w->m.c.count && w->m.c.pc[i].blk == NULL) {
-            refs += w->m.c.pc[i].n;
-            in_ref |= e > (uintptr_t)w->m.c.pc[i].p &&
-                      a < (uintptr_t)w->m.c.pc[i].p + w->m.c.pc[i].n;
+        if (pc != NULL && pc->blk == NULL) {
+            refs += pc->n;
+            in_ref |= e > (uintptr_t)pc->p && a < (uintptr_t)pc->p + pc->n;
         } else if (e > (uintptr_t)d && a < (uintptr_t)d + k) {
             hits++;
         }
@@ -6649,9 +6897,10 @@ static int bw__seg_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
         in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
         if (in == NULL) return BW_ENOMEM;
     }
-    if (refs != 0) rc = bw__seg_own(w, i0, end, refs);
-    for (i = i0; rc == BW_OK && i <= w->m.c.count; i++) {
-        d = bw__seg_span(w, i, pos, end, &k);
+    if (refs != 0) rc = bw__seg_own(w, ch0, i0, end, refs);
+    for (ch = ch0, i = i0, pc = &bw__piece_none; rc == BW_OK && pc != NULL; i++) {
+        pc = bw__pc_at(w, &ch, &i);
+        d = bw__seg_span(w, pc, pos, end, &k);
         if (k == 0) break;
         if (in == src && e > (uintptr_t)d && a < (uintptr_t)d + k) {
             last = d; /* over the source: written last, when it has been read */
@@ -6669,24 +6918,71 @@ static int bw__seg_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
 
 /* Link: O(1) amortized; the bytes are copied instead when they are empty
  * or lie in a block of the writer's (consume or truncate would give it
- * back under the reference). Caller memory is linked as often as given. */
-static int bw__seg_link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
+ * back under the reference). Caller memory is linked as often as given.
+ * The general way, which bw__seg_link takes when its quick one cannot. */
+static BW__COLD int bw__seg_link_slow(bw_writer *w, const void *data, size_t n, bw_done_fn done,
+                                      void *ctx)
 {
     bw__piece *pc;
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     if (n == 0 || bw__seg_overlaps(w, data, n)) return bw__link_copy(w, data, n, done, ctx);
     if (bw__pc_reserve(w, 2) != BW_OK) return w->err;
     bw__close_open(w);
-    pc = &w->m.c.pc[w->m.c.count++];
+    pc = bw__push(w, (const unsigned char *)data, n, NULL);
+    pc->done = done;
+    pc->ctx = ctx;
+    pc->orig = data;
+    pc->orig_n = n;
+    if (done != NULL) w->flags |= BW__DONES;
+    w->pos += n; /* the open piece starts after it, in the same block */
+    /* lim is cap (no error: the caller checked) unless a size limit is
+     * set, which is nearer now */
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__set_lim(w);
+    return BW_OK;
+}
+
+/* Link, the usual case: caller memory outside the current block and the
+ * tree's range, room in the tail for the two records (the open piece
+ * closed, the reference), written in place with no call. A linked record
+ * cost 320 instructions at 1,000 records in 0.4 and 165 with the chunks
+ * and bw__seg_link_slow's way (callgrind, profile_driver refs 1000 256
+ * linked); what it costs now is in bench/BENCHMARKS.md. */
+static int bw__seg_link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
+{
+    bw__pchunk *t = w->m.c.tail;
+    bw__piece *pc;
+    uint64_t at;
+    if (BW__UNLIKELY(n - 1 >= BW__MAX_BLOCK || t == NULL || w->m.c.count + 2 > t->cap ||
+                     ((uintptr_t)data + n > (uintptr_t)w->data && /* no block: cap 0 */
+                      (uintptr_t)data < (uintptr_t)w->data + w->cap) ||
+                     (w->m.c.blocks != NULL && (uintptr_t)data + n > w->m.c.head->lo &&
+                      (uintptr_t)data < w->m.c.head->hi)))
+        return bw__seg_link_slow(w, data, n, done, ctx);
+    pc = BW__PC(t) + w->m.c.count;
+    at = w->pos + w->len;
+    if (w->m.c.open != w->len) { /* the open piece (so a current block) closes */
+        bw__blk *cur = bw__cur(w);
+        cur->pieces++;
+        pc->p = w->data + w->m.c.open;
+        pc->n = w->len - w->m.c.open;
+        pc->end = at;
+        pc->blk = cur;
+        pc++;
+        w->m.c.count++;
+        w->m.c.open = w->len;
+    }
     pc->p = (const unsigned char *)data;
-    pc->n = pc->orig_n = n;
-    pc->end = bw_tell(w) + n;
+    pc->n = n;
+    pc->end = at + n;
     pc->blk = NULL;
     pc->done = done;
     pc->ctx = ctx;
     pc->orig = data;
+    pc->orig_n = n;
+    w->m.c.count++;
+    if (done != NULL) w->flags |= BW__DONES;
     w->pos += n; /* the open piece starts after it, in the same block */
-    bw__set_lim(w); /* a size limit is nearer now */
+    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__set_lim(w); /* see bw__seg_link_slow */
     return BW_OK;
 }
 
@@ -6706,72 +7002,68 @@ static int bw__take_copies(const bw_writer *dst, const bw__piece *pc)
            bw__blk_size(pc->blk) / BW__MOVE_COPY > pc->n;
 }
 
-/* Take (bw_move) between segmented writers of one pool: src's pieces
- * follow dst's in order, as closed pieces (their positions moved) whose
- * blocks join dst's tree, but for a small piece of src's own, whose bytes
- * go on dst's open piece (bw__take_copies), as a write would put them;
- * and src's current block becomes dst's when it has more free room, so
- * that the small pieces of later moves have somewhere to go (a writer
- * that only moves and links has no block of its own). Nothing is rented
- * but room for the records: one per src piece, and one for closing dst's
- * open piece before each piece relinked after bytes copied (at most one
- * more than src's pieces in all). 1 done, 0 to have the bytes copied, or
- * the recorded error. */
-static int bw__seg_take(bw_writer *dst, bw_writer *src)
+/* Src's closed piece `from`, after dst's bytes: copied onto dst's open
+ * piece (bw__take_copies; its block's count drops, and a block left with
+ * none goes back with src's), or relinked after dst's open piece, closed. */
+static void bw__take_piece(bw_writer *dst, bw__piece *from)
 {
-    size_t i, open = 0;
-    bw__piece last = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
-    bw__blk *b, *cur = src->data != NULL ? bw__cur(src) : NULL;
-    int adopt;
-    if (!(bw__traits(src) & BW__LINKS) || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
-    if (bw__pc_reserve(dst, src->m.c.count - src->m.c.first + 2) != BW_OK) return dst->err;
-    if (cur != NULL) open = bw__open(src);
-    for (i = src->m.c.first; i <= src->m.c.count; i++) {
-        const bw__piece *from = &last;
-        bw__piece *pc;
-        if (i < src->m.c.count) {
-            from = &src->m.c.pc[i];
-            if (bw__take_copies(dst, from)) {
-                memcpy(dst->data + dst->len, from->p, from->n);
-                dst->len += from->n;
-                from->blk->pieces--; /* a block left with none goes back below */
-                continue;
-            }
-        } else { /* src's open piece, when it holds bytes */
-            if (cur == NULL || open == src->len) break;
-            last.p = src->data + open;
-            last.n = src->len - open;
-            last.blk = cur; /* not counted in cur's pieces (yet) */
-            if (bw__take_copies(dst, &last)) {
-                memcpy(dst->data + dst->len, last.p, last.n);
-                dst->len += last.n;
-                break;
-            }
-            /* dst takes src's current block when it has more room. */
-            adopt = dst->data == NULL || src->cap - src->len > dst->cap - dst->len;
-            bw__close_open(dst);
-            if (adopt) {
-                if (dst->data != NULL) {
-                    if (bw__cur(dst)->pieces != 0) bw__blk_link(dst, bw__cur(dst));
-                    else bw__blk_return(dst, bw__cur(dst));
-                }
-                dst->pos = bw_tell(dst) + last.n - src->len;
-                dst->data = src->data;
-                dst->cap = src->cap;
-                dst->len = src->len;
-                cur = NULL; /* dst's now */
-                break;
-            }
-            cur->pieces++;
-        }
-        bw__close_open(dst);
-        pc = &dst->m.c.pc[dst->m.c.count++];
-        *pc = *from;
-        pc->end = bw_tell(dst) + pc->n;
-        dst->pos += pc->n; /* the open piece starts after it, in the same block */
+    bw__piece *pc;
+    if (bw__take_copies(dst, from)) {
+        memcpy(dst->data + dst->len, from->p, from->n);
+        dst->len += from->n;
+        from->blk->pieces--;
+        return;
     }
-    /* src's blocks that still hold pieces are dst's now; the others go
-     * back. */
+    bw__close_open(dst);
+    pc = bw__push(dst, from->p, from->n, from->blk);
+    pc->done = from->done;
+    pc->ctx = from->ctx;
+    pc->orig = from->orig;
+    pc->orig_n = from->orig_n;
+    dst->pos += from->n;
+}
+
+/* Src's open piece (not empty; cur is src's current block), after dst's
+ * bytes: copied as above; or dst takes cur as its current block when cur
+ * has more free room, so that the small pieces of later moves have
+ * somewhere to go (a writer that only moves and links has no block of its
+ * own): 1, cur is dst's now; or relinked, counted in cur. */
+static int bw__take_open(bw_writer *dst, bw_writer *src, bw__blk *cur)
+{
+    bw__piece last = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
+    last.p = src->data + src->m.c.open;
+    last.n = src->len - src->m.c.open;
+    last.blk = cur;
+    if (bw__take_copies(dst, &last)) {
+        memcpy(dst->data + dst->len, last.p, last.n);
+        dst->len += last.n;
+        return 0;
+    }
+    bw__close_open(dst);
+    if (dst->data == NULL || src->cap - src->len > dst->cap - dst->len) {
+        if (dst->data != NULL) {
+            if (bw__cur(dst)->pieces != 0) bw__blk_link(dst, bw__cur(dst));
+            else bw__blk_return(dst, bw__cur(dst));
+        }
+        dst->pos = bw_tell(dst) - src->m.c.open; /* data[open] is at dst's tell */
+        dst->data = src->data;
+        dst->cap = src->cap;
+        dst->len = src->len;
+        dst->m.c.open = src->m.c.open;
+        return 1;
+    }
+    cur->pieces++;
+    (void)bw__push(dst, last.p, last.n, cur);
+    dst->pos += last.n;
+    return 0;
+}
+
+/* After a take: src's blocks that still hold pieces are dst's (cur: src's
+ * current block, unless dst took it), the others go back; src is left
+ * empty at its tell, its chunks of records kept. */
+static void bw__take_blocks(bw_writer *dst, bw_writer *src, bw__blk *cur)
+{
+    bw__blk *b;
     while ((b = bw__blk_pop(&src->m.c.blocks)) != NULL) {
         if (b->pieces != 0) bw__blk_link(dst, b);
         else bw__blk_return(src, b);
@@ -6780,15 +7072,39 @@ static int bw__seg_take(bw_writer *dst, bw_writer *src)
         if (cur->pieces != 0) bw__blk_link(dst, cur);
         else bw__blk_return(src, cur);
     }
-    dst->pool = bw__pool_of(src);
-    dst->flags &= (unsigned char)~BW__CSTR;
-    bw__set_lim(dst);
+    src->m.c.tail = src->m.c.head; /* its chunks kept, all spares */
     src->m.c.first = src->m.c.count = 0;
     src->pos = src->base = bw_tell(src);
     src->data = NULL;
-    src->cap = src->len = 0;
+    src->cap = src->len = src->m.c.open = 0;
     src->flags &= (unsigned char)~BW__CSTR;
     bw__set_lim(src);
+}
+
+/* Take (bw_move) between segmented writers of one pool: src's pieces
+ * follow dst's in order, as closed pieces (their positions moved) whose
+ * blocks join dst's tree, but for a small piece of src's own, whose bytes
+ * go on dst's open piece (bw__take_copies), as a write would put them.
+ * Nothing is rented but room for the records: one per src piece, and one
+ * for closing dst's open piece before each piece relinked after bytes
+ * copied (at most one more than src's pieces in all). 1 done, 0 to have
+ * the bytes copied, or the recorded error. */
+static int bw__seg_take(bw_writer *dst, bw_writer *src)
+{
+    size_t i;
+    bw__blk *cur = src->data != NULL ? bw__cur(src) : NULL;
+    bw__pchunk *ch = src->m.c.head;
+    bw__piece *pc;
+    if (!(bw__traits(src) & BW__LINKS) || bw_writer_pool(dst) != bw_writer_pool(src)) return 0;
+    if (bw__pc_reserve(dst, bw__pc_held(src) + 2) != BW_OK) return dst->err;
+    for (i = src->m.c.first; (pc = bw__pc_at(src, &ch, &i)) != NULL; i++) bw__take_piece(dst, pc);
+    if (cur != NULL && src->m.c.open != src->len && bw__take_open(dst, src, cur)) cur = NULL;
+    bw__take_blocks(dst, src, cur);
+    dst->pool = bw__pool_of(src);
+    dst->flags &= (unsigned char)~BW__CSTR;
+    dst->flags |= (unsigned char)(src->flags & BW__DONES);
+    src->flags &= (unsigned char)~BW__DONES;
+    bw__set_lim(dst);
     return 1;
 }
 
@@ -6797,22 +7113,223 @@ static int bw__printf_seg(bw_writer *w, size_t need, const char *fmt, va_list ap
     return bw__printf_grow(w, need, fmt, ap, 0);
 }
 
+#ifdef BW__SEG_CHECKS
+/* ---- the invariants (BW_DEBUG, and the fuzzer's build) ----
+ * bw__seg_check states every rule of the segmented storage, as mimalloc's
+ * mi_page_is_valid and _mi_heap_check do for theirs: the tests and the
+ * fuzzer see the bytes, this sees the state behind them, after every
+ * operation (the table below is wrapped). It aborts naming the rule. */
+#include <stdio.h>
+#include <stdlib.h>
+
+static void bw__seg_broken(const char *rule)
+{
+    fprintf(stderr, "bw__seg_check: broken invariant: %s\n", rule);
+    abort();
+}
+#define BW__SEG_RULE(c, rule) ((c) ? (void)0 : bw__seg_broken(rule))
+
+/* The tree t in address order: heap-ordered by priority, blocks apart,
+ * each holding a piece; counted in *k, and listed in out[] if not NULL. */
+static void bw__check_tree(const bw__blk *t, const bw__blk **prev, const bw__blk **out,
+                           size_t *k)
+{
+    for (; t != NULL; t = t->right) {
+        BW__SEG_RULE(t->left == NULL || bw__prio(t->left) <= bw__prio(t),
+                     "the block tree is a heap by priority (left)");
+        BW__SEG_RULE(t->right == NULL || bw__prio(t->right) <= bw__prio(t),
+                     "the block tree is a heap by priority (right)");
+        bw__check_tree(t->left, prev, out, k);
+        BW__SEG_RULE((const unsigned char *)t > t->data, "a block's trailer follows its bytes");
+        BW__SEG_RULE(*prev == NULL || (uintptr_t)*prev + BW__SEG_HDR <= bw__key(t),
+                     "the block tree is in address order, blocks apart");
+        BW__SEG_RULE(t->pieces != 0, "a block in the tree holds a closed piece");
+        if (out != NULL) out[*k] = t;
+        (*k)++;
+        *prev = t;
+    }
+}
+
+/* Closed piece pc's block: blks[i] (blocks in address order, n of them),
+ * or n for the current block cur; its bytes inside it. A reference's
+ * bytes lie in what the caller linked. */
+static size_t bw__check_owner(const bw__blk *const *blks, size_t n, const bw__blk *cur,
+                              const bw__piece *pc)
+{
+    size_t lo = 0, hi = n;
+    BW__SEG_RULE(pc->n != 0 && pc->p != NULL, "a closed piece holds bytes");
+    if (pc->blk == NULL) {
+        BW__SEG_RULE((const unsigned char *)pc->orig <= pc->p &&
+                         pc->p + pc->n <= (const unsigned char *)pc->orig + pc->orig_n,
+                     "a reference's bytes lie in the memory linked");
+        return n + 1;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (bw__key(blks[mid]) < bw__key(pc->blk)) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == n || blks[lo] != pc->blk) lo = n;
+    BW__SEG_RULE(lo < n || pc->blk == cur, "a piece's block is owned (current or in the tree)");
+    BW__SEG_RULE(pc->p >= pc->blk->data && pc->p + pc->n <= (const unsigned char *)pc->blk,
+                 "a piece's bytes lie inside its block");
+    return lo;
+}
+
+/* The chunks of records: a list from head (no prev) through tail to the
+ * spares, each of its rented size; held records [first, cap) in the head,
+ * [0, count) in the tail ([first, count) when one chunk), every chunk
+ * between full; a chunk's seq follows the last's; the head a spare only
+ * when nothing is held, and the tail empty only then. */
+static void bw__check_chunks(const bw_writer *w)
+{
+    const bw__pchunk *ch = w->m.c.head, *prev = NULL;
+    int at_tail = 0;
+    BW__SEG_RULE((w->m.c.head == NULL) == (w->m.c.tail == NULL),
+                 "a head of the records when a tail");
+    BW__SEG_RULE(w->m.c.head != NULL || (w->m.c.first == 0 && w->m.c.count == 0),
+                 "no chunk of records: none held");
+    for (; ch != NULL; prev = ch, ch = ch->next) {
+        BW__SEG_RULE(ch->prev == prev, "the chunks of records are a list (prev)");
+        BW__SEG_RULE(ch->cap != 0 && ch->cap <= UINT32_MAX / 2 &&
+                         sizeof *ch + ch->cap * sizeof(bw__piece) <= ch->bytes,
+                     "a chunk's records fit its rented size");
+        if (at_tail) continue; /* a spare: nothing more to hold */
+        BW__SEG_RULE(prev == NULL || ch->seq == prev->seq + prev->cap,
+                     "a chunk's records are numbered after the last's");
+        if (ch == w->m.c.tail) {
+            at_tail = 1;
+            BW__SEG_RULE(w->m.c.count <= ch->cap, "the tail's records [0, count) fit it");
+            BW__SEG_RULE(ch == w->m.c.head ? w->m.c.first <= w->m.c.count : w->m.c.count != 0,
+                         "the tail holds a record unless nothing is held");
+        }
+        if (ch == w->m.c.head && ch != w->m.c.tail)
+            BW__SEG_RULE(w->m.c.first < ch->cap, "the head holds a record unless it is the tail");
+    }
+    BW__SEG_RULE(w->m.c.head == NULL || at_tail, "the tail follows the head");
+}
+
+/* The writer's fields: storage, the open piece, the records, lim. */
+static void bw__check_fields(const bw_writer *w)
+{
+    BW__SEG_RULE(w->data != NULL || (w->cap == 0 && w->len == 0 && w->m.c.open == 0),
+                 "no current block: no capacity, no open piece");
+    BW__SEG_RULE(w->data == NULL || (w->m.c.open <= w->len && w->len <= w->cap),
+                 "the open piece data[open, len) lies in the current block");
+    BW__SEG_RULE(w->data == NULL || bw__cur(w)->data == w->data,
+                 "the current block's trailer is at data + cap");
+    BW__SEG_RULE(w->base <= bw_tell(w), "base is at or before tell");
+    BW__SEG_RULE(w->err != BW_OK ? w->lim == w->len
+                                 : w->lim <= w->cap &&
+                                       ((w->flags & BW__LIMITED) || w->lim == w->cap),
+                 "lim: cap (or the size limit's), len while an error is recorded");
+}
+
+BW__INTERNAL void bw__seg_check(const bw_writer *w)
+{
+    const bw__blk *prev = NULL, *cur = w->data != NULL ? bw__cur(w) : NULL, **blks;
+    size_t nblk = 0, i, k, *counts, sum = 0;
+    uint64_t at = w->base;
+    bw__pchunk *ch = w->m.c.head;
+    const bw__piece *pc;
+    bw__check_fields(w);
+    bw__check_chunks(w);
+    bw__check_tree(w->m.c.blocks, &prev, NULL, &nblk);
+    blks = (const bw__blk **)malloc((nblk + 1) * sizeof *blks);
+    counts = (size_t *)calloc(nblk + 2, sizeof *counts);
+    BW__SEG_RULE(blks != NULL && counts != NULL, "(the check's own memory)");
+    prev = NULL;
+    nblk = 0;
+    bw__check_tree(w->m.c.blocks, &prev, blks, &nblk);
+    for (i = w->m.c.first; (pc = bw__pc_at(w, &ch, &i)) != NULL; i++) {
+        BW__SEG_RULE(pc->blk != NULL || pc->done == NULL || (w->flags & BW__DONES),
+                     "a reference with a done is flagged (BW__DONES)");
+        counts[bw__check_owner(blks, nblk, cur, pc)]++;
+        BW__SEG_RULE(pc->end - pc->n == at, "each closed piece starts where the last ended");
+        at = pc->end;
+        sum += pc->n;
+    }
+    BW__SEG_RULE(at == w->pos + w->m.c.open,
+                 "the open piece starts where the last closed piece ends (or base)");
+    BW__SEG_RULE(bw_tell(w) - w->base == sum + (w->len - w->m.c.open),
+                 "the held bytes are the closed pieces and the open piece");
+    for (k = 0; k < nblk; k++) {
+        BW__SEG_RULE(counts[k] == blks[k]->pieces, "a block's piece count");
+        BW__SEG_RULE(w->m.c.head->lo <= bw__key(blks[k]) &&
+                         (uintptr_t)blks[k] + BW__SEG_HDR <= w->m.c.head->hi,
+                     "the tree's blocks lie in the head's range [lo, hi)");
+    }
+    BW__SEG_RULE(cur == NULL || counts[nblk] == cur->pieces, "the current block's piece count");
+    for (k = 0; cur != NULL && k < nblk; k++)
+        BW__SEG_RULE(blks[k] != cur, "the current block is not in the tree");
+    free(blks);
+    free(counts);
+}
+
+/* The operations that change the state, each followed by the check. */
+static int bw__room_seg_chk(bw_writer *w, size_t n, const void *src)
+{
+    int rc = bw__room_seg(w, n, src);
+    return bw__seg_check(w), rc;
+}
+static int bw__seg_room_keep_chk(bw_writer *w, size_t n, void **old, size_t *old_cap)
+{
+    int rc = bw__seg_room_keep(w, n, old, old_cap);
+    return bw__seg_check(w), rc;
+}
+static void bw__seg_drop_storage_chk(bw_writer *w) { bw__seg_drop_storage(w), bw__seg_check(w); }
+static unsigned char *bw__seg_contiguous_chk(bw_writer *w, size_t extra)
+{
+    unsigned char *p = bw__seg_contiguous(w, extra);
+    return bw__seg_check(w), p;
+}
+static void bw__seg_drop_front_chk(bw_writer *w, size_t n)
+{
+    bw__seg_drop_front(w, n), bw__seg_check(w);
+}
+static void bw__seg_cut_chk(bw_writer *w, uint64_t pos) { bw__seg_cut(w, pos), bw__seg_check(w); }
+static int bw__seg_patch_chk(bw_writer *w, uint64_t pos, const void *src, size_t n)
+{
+    int rc = bw__seg_patch(w, pos, src, n);
+    return bw__seg_check(w), rc;
+}
+static int bw__printf_seg_chk(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    int rc = bw__printf_seg(w, need, fmt, ap);
+    return bw__seg_check(w), rc;
+}
+static int bw__seg_link_chk(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
+{
+    int rc = bw__seg_link(w, data, n, done, ctx);
+    return bw__seg_check(w), rc;
+}
+static int bw__seg_take_chk(bw_writer *dst, bw_writer *src)
+{
+    int rc = bw__seg_take(dst, src);
+    if (src->mode == BW__SEG) bw__seg_check(src);
+    return bw__seg_check(dst), rc;
+}
+#  define BW__SEG_OP(f) f##_chk
+#else
+#  define BW__SEG_OP(f) f
+#endif
+
 static const bw__mode_ops bw__seg_ops = {
-    .room = bw__room_seg,
-    .room_keep = bw__seg_room_keep,
+    .room = BW__SEG_OP(bw__room_seg),
+    .room_keep = BW__SEG_OP(bw__seg_room_keep),
     .send = bw__keeps_bytes,
-    .drop_storage = bw__seg_drop_storage,
-    .contiguous = bw__seg_contiguous,
+    .drop_storage = BW__SEG_OP(bw__seg_drop_storage),
+    .contiguous = BW__SEG_OP(bw__seg_contiguous),
     .walk = bw__seg_walk,
     .pieces = bw__seg_pieces,
-    .drop_front = bw__seg_drop_front,
-    .cut = bw__seg_cut,
+    .drop_front = BW__SEG_OP(bw__seg_drop_front),
+    .cut = BW__SEG_OP(bw__seg_cut),
     .overlaps = bw__seg_overlaps,
-    .patch = bw__seg_patch,
+    .patch = BW__SEG_OP(bw__seg_patch),
     .block_size = bw__seg_block_size,
-    .printf_rest = bw__printf_seg,
-    .link = bw__seg_link,
-    .take = bw__seg_take,
+    .printf_rest = BW__SEG_OP(bw__printf_seg),
+    .link = BW__SEG_OP(bw__seg_link),
+    .take = BW__SEG_OP(bw__seg_take),
     .room_at_once = bw__at_once,
     .hand_out = bw__block_hand_out,
     .traits = BW__LINKS,
@@ -6822,10 +7339,29 @@ static const bw__mode_ops bw__seg_ops = {
 int bw_init_chain(bw_writer *w, bw_pool *pool)
 {
     if (bw__init_mode(w, pool, BW__SEG) != BW_OK) return BW_EINVAL;
-    w->m.c.pc = NULL;
-    w->m.c.pc_cap = 0;
+    w->m.c.head = w->m.c.tail = NULL;
     w->m.c.first = w->m.c.count = 0;
     w->m.c.blocks = NULL;
+    w->m.c.open = 0;
+    w->blk_log2 = 0; /* the pool's chain_block_size */
+    return BW_OK;
+}
+
+/* The sizes bw_set_block_size takes, as log2: 64 B to 1 GiB. */
+#define BW__BLK_MIN_LOG2 6
+#define BW__BLK_MAX_LOG2 30
+
+int bw_set_block_size(bw_writer *w, size_t size)
+{
+    unsigned k = BW__BLK_MIN_LOG2;
+    if (w == NULL || w->mode != BW__SEG) return BW_EINVAL;
+    if (size == 0) {
+        w->blk_log2 = 0;
+        return BW_OK;
+    }
+    if (size > ((size_t)1 << BW__BLK_MAX_LOG2)) return BW_EINVAL;
+    while (((size_t)1 << k) < size) k++; /* rounded up to a power of two */
+    w->blk_log2 = (unsigned char)k;
     return BW_OK;
 }
 
@@ -8312,15 +8848,17 @@ static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
  * so a 256 MiB job costs about a fresh mapping of its size, where
  * threshold-sized blocks from malloc cost 4-5x that in page faults.
  * Without large retention, threshold-sized blocks, which the classes keep
- * for the next job. */
+ * for the next job. At least the writer's own block size (r->first,
+ * bw_set_block_size), else the pool's chain_block_size. */
 static size_t bw__size_seg(const bw_pool *p, const bw__size_req *r)
 {
-    size_t prev = r->cap, need = r->n, len = r->held, held = r->large_held;
+    size_t prev = r->cap, need = r->n, len = r->held, held = r->large_held, first;
     size_t want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev, room, fit;
     const size_t max = p->opt.max_pooled_size;
     fit = bw__grow_size(p, len < BW__MAX_BLOCK - need ? len + need : BW__MAX_BLOCK);
     if (fit != 0 && want > fit) want = fit;
-    if (want < p->opt.chain_block_size) want = p->opt.chain_block_size;
+    first = r->first != 0 ? r->first : p->opt.chain_block_size;
+    if (want < first) want = first;
     if (want > max) {
         if (!p->keep_large) {
             want = max;
@@ -8382,7 +8920,7 @@ static size_t bw__learn_above(const bw_pool *p)
  * say about such a writer, and the inline paths skip both. */
 BW__INTERNAL void bw__pool_shortcuts(bw_pool *p)
 {
-    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1, 0};
     bw__size s;
     r.n = p->opt.min_first_block;
     p->learn_above = bw__learn_above(p);
