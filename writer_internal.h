@@ -187,21 +187,13 @@ BW__INTERNAL size_t bw__block_size(const bw_writer *w);
                              bw_cstr's NUL                                    */
 BW__INTERNAL unsigned bw__traits(const bw_writer *w);
 
-/* Sending to a file descriptor: bw__fd_send (platform/platform.h), through
- * which bw_write_fd and a bw_init_fd writer both send. */
-
-/* Cold paths io.c shares (bufwriter.c). Record the first error; send every
- * held byte (streaming; a failure is recorded, the rest stays held); send
- * p[0, n) from memory other than the buffer with nothing held. */
+/* Record the first error (bufwriter.c). */
 BW__INTERNAL int bw__fail(bw_writer *w, int rc);
-BW__INTERNAL int bw__send_held(bw_writer *w);
-BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n);
-/* printf output of need bytes, longer than the buffer, sent straight to a
- * streaming writer's sink after the held bytes (io.c, with the FILE
- * adapter). */
-#ifdef BW_HAVE_FILE_ADAPTER
-BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap);
-#endif
+/* The one send loop, over the sink contract (mode_stream.c): iov[0, cnt)
+ * to sink, or to fd with sink NULL; bw_write_fd and a streaming writer
+ * send through it. */
+BW__INTERNAL int bw__send_iov(int fd, bw_sink_fn sink, void *ctx, struct iovec *iov, size_t cnt,
+                              size_t *sent);
 
 /* The room functions stay out of line (the fast paths' callers stay
  * small), but not `cold`: gcc compiles a cold function for size and turns
