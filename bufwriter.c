@@ -321,12 +321,19 @@ int bw_puts(bw_writer *w, const char *s)
  * writer moves, links or sends, copied from src, or with src NULL from the
  * writer's own held bytes (n is then bw_len). In buf (nbuf bytes) when they
  * fit, else in a block from the pool (*tmp, *tmp_cap: give it back after).
- * NULL with the error recorded. */
+ * A writer with no pool never allocates, and its room moves the held bytes
+ * down in place, a source among them with them: they move down now, and
+ * the source where it went is the copy. NULL with the error recorded. */
 BW__INTERNAL const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
                                          size_t nbuf, void **tmp, size_t *tmp_cap)
 {
     void *to = buf;
     *tmp = NULL;
+    if (bw__traits(w) & BW__NO_POOL) {
+        const void *at = src != NULL ? src : w->data + bw__start(w);
+        bw__move_down(w, &at);
+        return at;
+    }
     if (n > nbuf) {
         bw_pool *p = bw__pool_of(w);
         if (p == NULL || (*tmp = bw_pool_rent(p, n, tmp_cap)) == NULL) {
@@ -450,24 +457,20 @@ int bw_put_hex(bw_writer *w, const void *src, size_t n)
     const unsigned char *in = (const unsigned char *)src;
     void *tmp = NULL;
     size_t tmp_cap = 0;
-    int rc = BW_OK, no_pool;
+    int rc = BW_OK;
 
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     if (n == 0) return BW_OK;
     if (src == NULL) return bw__fail(w, BW_EINVAL);
-    no_pool = (bw__traits(w) & BW__NO_POOL) != 0;
-    if (n > BW__MAX_BLOCK / 2) return bw__fail(w, no_pool ? BW_EFULL : BW_EOVERFLOW);
+    /* 2n bytes no writer can hold: the mode's room says which error
+     * (BW_EOVERFLOW, or BW_EFULL for a fixed buffer). */
+    if (n > BW__MAX_BLOCK / 2) return bw__room(w, SIZE_MAX, NULL);
     if (BW__UNLIKELY(bw__over(w, 2 * n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len < 2 * n) {
         /* The cold path may move, link or send the bytes src points into:
-         * they are copied first, but a writer with no pool never allocates
-         * and moves its held bytes down in place instead, src with them. */
-        if (bw__overlaps(w, src, n) && no_pool) {
-            const void *at = in;
-            bw__move_down(w, &at);
-            in = (const unsigned char *)at;
-        } else if (bw__overlaps(w, src, n)) {
+         * they are made stable first. */
+        if (bw__overlaps(w, src, n)) {
             in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
             if (in == NULL) return w->err;
         }
@@ -634,14 +637,9 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     len = bw_len(src);
     if (len == 0) return BW_OK;
     if (BW__UNLIKELY(bw__over(dst, len))) return bw__fail(dst, BW_ELIMIT);
-    if (dst == src && (bw__traits(dst) & BW__NO_POOL)) {
-        /* Nothing is allocated: one block, and a write from its own held
-         * bytes moves the source with them, so no copy. */
-        return bw__put(dst, dst->data + bw__start(dst), len);
-    }
     if (dst == src) {
-        /* A second copy of itself: copy out first (writing may move, link
-         * or send what is being read). */
+        /* A second copy of itself: made stable first (writing may move,
+         * link or send what is being read). */
         unsigned char buf[256];
         void *tmp;
         size_t tmp_cap = 0;
