@@ -1273,7 +1273,7 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
                             recorded, so a recorded error (and a writer with no
                             storage) simply misses the inline fast path        */
     size_t cap;          /* usable bytes at data                              */
-    uint64_t pos;        /* position of data[0]                               */
+    uint64_t pos;        /* position of data[0] (a segmented link moves it)   */
     uint64_t base;       /* position of the first held byte                   */
     bw_pool *pool;       /* where blocks come from; NULL = shared pool        */
     unsigned char mode;  /* BW__CONTIG (0), BW__SEG, BW__STREAM, BW__FIXED  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pool_writer.h - what the writer (bufwriter.c) asks of the pool, and all
+/* pool_writer.h - what the writer's files ask of the pool, and all
  * it asks: the growth rule, a contiguous writer's next size (first block,
  * learned size, learned jump), a segmented writer's share of large
  * retention, learning from a finished job, the inline thread-cache rent
@@ -61,13 +61,6 @@ BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len,
 
 /* The pool's threshold: rents at or below it come from its classes. */
 static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }
-
-/* A writer's first block is at least this (min_first_block's class). */
-static inline size_t bw__pool_min_first(const bw_pool *p) { return p->opt.min_first_block; }
-
-/* A segmented writer's first block, and the least of every later one
- * (chain_block_size's size by the growth rule). */
-static inline size_t bw__pool_chain_block(const bw_pool *p) { return p->opt.chain_block_size; }
 
 /* A contiguous writer's usual first block when it needs at most this many
  * bytes (rent it with bw__rent_first); 0 when learning decides instead. */

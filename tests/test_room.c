@@ -22,7 +22,7 @@
 
 /* --- capacity == len + free; free needs no cold path --------------------- */
 
-/* A segmented writer's first piece records (bufwriter.c, "segmented"):
+/* A segmented writer's first piece records (mode_seg.c):
  * rented when its bytes first span two pieces, 16 of them in a 1 KiB
  * class on 32- and 64-bit. */
 #define PIECES 1024
