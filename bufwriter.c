@@ -401,42 +401,24 @@ int bw_printf(bw_writer *w, const char *fmt, ...)
     return rc;
 }
 
-static const char bw__digits2[201] =
+/* Declared in writer_internal.h, where the one decimal routine is. */
+const char bw__digits2[201] = {
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-/* Decimal digits of v, written backwards ending at `end`; returns the first. */
-static char *bw__dec(char *end, uint64_t v)
-{
-    while (v >= 100) {
-        size_t i = (size_t)(v % 100) * 2;
-        v /= 100;
-        *--end = bw__digits2[i + 1];
-        *--end = bw__digits2[i];
-    }
-    if (v >= 10) {
-        size_t i = (size_t)v * 2;
-        *--end = bw__digits2[i + 1];
-        *--end = bw__digits2[i];
-    } else {
-        *--end = (char)('0' + v);
-    }
-    return end;
-}
+    "8081828384858687888990919293949596979899"};
 
 int bw_put_dec_u64(bw_writer *w, uint64_t v)
 {
-    char b[20], *p = bw__dec(b + sizeof b, v);
+    unsigned char b[20], *p = bw__dec_digits(b + sizeof b, v);
     return bw_write(w, p, (size_t)(b + sizeof b - p));
 }
 
 int bw_put_dec_i64(bw_writer *w, int64_t v)
 {
-    char b[21], *p;
+    unsigned char b[21], *p;
     uint64_t u = (uint64_t)v;
     if (v < 0) u = 0 - u; /* INT64_MIN too */
-    p = bw__dec(b + sizeof b, u);
+    p = bw__dec_digits(b + sizeof b, u);
     if (v < 0) *--p = '-';
     return bw_write(w, p, (size_t)(b + sizeof b - p));
 }

@@ -411,4 +411,56 @@ static inline void bw__contig_release(bw_writer *w)
         bw__contig_release_block(p, b, block, cap, len);
 }
 
+/* ---- decimal text (bw_put_dec_*, bufwriter.c; the float text, fmt_float.c) ---- */
+
+/* Two decimal digits of every value below 100 (bufwriter.c). */
+extern const char bw__digits2[201];
+
+/* Eight digits of r < 10^8, ending at `end`: two independent halves of
+ * 32-bit arithmetic, cheaper than 64-bit division by 100 on every target. */
+static inline void bw__dec_digits8(unsigned char *end, uint32_t r)
+{
+    uint32_t hi = r / 10000, lo = r % 10000;
+    memcpy(end - 2, bw__digits2 + (lo % 100) * 2, 2);
+    memcpy(end - 4, bw__digits2 + (lo / 100) * 2, 2);
+    memcpy(end - 6, bw__digits2 + (hi % 100) * 2, 2);
+    memcpy(end - 8, bw__digits2 + (hi / 100) * 2, 2);
+}
+
+/* The decimal digits of f, written backwards ending at `end`; returns the
+ * first. The integer text (bw_put_dec_*) and the float text share it. */
+static inline unsigned char *bw__dec_digits(unsigned char *end, uint64_t f)
+{
+    uint32_t v;
+    if (f >= 100000000) {
+        bw__dec_digits8(end, (uint32_t)(f % 100000000));
+        f /= 100000000;
+        end -= 8;
+        if (f >= 100000000) {
+            bw__dec_digits8(end, (uint32_t)(f % 100000000));
+            f /= 100000000;
+            end -= 8;
+        }
+    }
+    v = (uint32_t)f;
+    while (v >= 10000) {
+        uint32_t r = v % 10000;
+        v /= 10000;
+        memcpy(end - 2, bw__digits2 + (r % 100) * 2, 2);
+        memcpy(end - 4, bw__digits2 + (r / 100) * 2, 2);
+        end -= 4;
+    }
+    if (v >= 100) {
+        memcpy(end -= 2, bw__digits2 + (v % 100) * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        memcpy(end - 2, bw__digits2 + v * 2, 2);
+        return end - 2;
+    }
+    end[-1] = (unsigned char)('0' + v);
+    return end - 1;
+}
+
+
 #endif /* BW_WRITER_INTERNAL_H */
