@@ -411,7 +411,7 @@ FUZZ_TIME  ?= 600
 FUZZ_SHORT ?= 20
 FUZZ_CFLAGS = $(CSTD) -g -O1 -I. -Wall -Wextra -Werror -pthread \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(B)/fuzz_ops: $(SRCS) $(HDRS) tests/fuzz/fuzz_ops.c tests/fuzz/fuzz_io.h
+$(B)/fuzz_ops: $(SRCS) $(HDRS) tests/fuzz/fuzz_ops.c $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(B)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_ops.c $(SRCS)
 
