@@ -391,6 +391,55 @@ static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
     return tc;
 }
 
+/* A block of a class (min_size at most the threshold): from this thread's
+ * cache, the class's shared level, or the backing allocator (then *fresh).
+ * Counted; NULL when the allocator fails. */
+static void *bw__rent_class(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *cap,
+                            bool *fresh)
+{
+    unsigned ci = bw__class_index(p, min_size);
+    size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
+    void *b;
+    *cap = p->opt.min_block_size << ci;
+    if (n > 0) {
+        b = bw__tc_take(&tc->cls[ci], n,
+                        atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
+    } else if ((b = bw__shared_pop(p, ci)) != NULL) {
+        BW__COUNT(p, tc, hits, 1);
+        BW__COUNT(p, tc, out_bytes, *cap);
+    } else {
+        b = bw__backing_alloc(p, tc, *cap);
+        if (b == NULL) return NULL;
+        BW__COUNT(p, tc, misses, 1);
+        BW__COUNT(p, tc, out_bytes, *cap);
+        *fresh = true;
+        return b;
+    }
+    /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
+    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, *cap);
+    else BW__TRACK_UNDEFINED(b, *cap);
+    return b;
+}
+
+/* Exactly cap bytes: in bypass mode a real allocation; above the threshold
+ * from the kept large blocks (large retention) or the backing allocator
+ * (then *fresh). Counted; NULL when the allocator fails. */
+static void *bw__rent_exact(bw_pool *p, bw__tcache *tc, size_t cap, bool *fresh)
+{
+    void *b = p->bypass ? NULL : bw__large_take(p, cap);
+    if (b != NULL) {
+        BW__COUNT(p, tc, hits, 1);
+        BW__COUNT(p, tc, large_hits, 1);
+    } else {
+        b = bw__backing_alloc(p, tc, cap);
+        if (b == NULL) return NULL;
+        BW__COUNT(p, tc, misses, 1);
+        *fresh = true;
+    }
+    BW__COUNT(p, tc, out_bytes, cap);
+    return b;
+}
+
 static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity)
 {
     bw__tcache *tc;
@@ -412,52 +461,13 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
     *capacity = 0;
     if (p == NULL || min_size > (size_t)PTRDIFF_MAX) return NULL;
     tc = bw__slow_enter(p, &now);
-
-    if (p->bypass) {
-        /* A real allocation of exactly what was asked for (at least 1). */
-        cap = min_size ? min_size : 1;
-        b = bw__backing_alloc(p, tc, cap);
-        if (b == NULL) return NULL;
-        BW__COUNT(p, tc, misses, 1);
-        fresh = true;
-    } else if (min_size <= p->opt.max_pooled_size) {
-        unsigned ci = bw__class_index(p, min_size);
-        size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
-        cap = p->opt.min_block_size << ci;
-        if (n > 0) {
-            b = bw__tc_take(&tc->cls[ci], n,
-                            atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
-        } else if ((b = bw__shared_pop(p, ci)) != NULL) {
-            BW__COUNT(p, tc, hits, 1);
-            BW__COUNT(p, tc, out_bytes, cap);
-        } else {
-            b = bw__backing_alloc(p, tc, cap);
-            if (b == NULL) return NULL;
-            BW__COUNT(p, tc, misses, 1);
-            BW__COUNT(p, tc, out_bytes, cap);
-            fresh = true;
-            goto rented;
-        }
-        /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
-        if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
-        else BW__TRACK_UNDEFINED(b, cap);
-        goto rented;
+    if (!p->bypass && min_size <= p->opt.max_pooled_size) {
+        b = bw__rent_class(p, tc, min_size, &cap, &fresh);
     } else {
-        /* Above the threshold: exactly what was asked for, from the kept
-         * large blocks (large retention) or the backing allocator. */
-        cap = min_size;
-        if ((b = bw__large_take(p, cap)) != NULL) {
-            BW__COUNT(p, tc, hits, 1);
-            BW__COUNT(p, tc, large_hits, 1);
-        } else {
-            b = bw__backing_alloc(p, tc, cap);
-            if (b == NULL) return NULL;
-            BW__COUNT(p, tc, misses, 1);
-            fresh = true;
-        }
+        cap = min_size != 0 || !p->bypass ? min_size : 1; /* bypass: at least 1 */
+        b = bw__rent_exact(p, tc, cap, &fresh);
     }
-    BW__COUNT(p, tc, out_bytes, cap);
-rented:
+    if (b == NULL) return NULL;
     /* Fresh memory holds whatever the allocator's last user left there. */
     if (fresh && (p->opt.flags & BW_POOL_ZERO_ON_RETURN)) bw__zero(b, cap);
     if (p->checked) {
@@ -494,6 +504,38 @@ static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
     return true;
 }
 
+/* A block coming back, checked: BW_EINVAL (reported in checked mode) for
+ * one the pool holds already or a capacity no rent of this pool gives;
+ * under BW_POOL_FILL a checked pool fills it, so all of it was written. */
+static int bw__return_check(bw_pool *p, void *block, size_t capacity, bool pooled,
+                            size_t *written)
+{
+    if (!p->bypass && BW__TRACK_IS_NOACCESS(block)) {
+        /* Under AddressSanitizer a block the pool holds is poisoned: this
+         * one came back before (or was never rented). In bypass mode
+         * ASan's own double-free report, with its stacks, says more. */
+        bw__report("bw_pool_return: block returned twice (it is poisoned: the pool holds it)",
+                   block, capacity);
+        return BW_EINVAL;
+    }
+    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->opt.min_block_size)) ||
+        capacity > (size_t)PTRDIFF_MAX || capacity == 0) {
+        if (p->checked)
+            bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
+                       block, capacity);
+        return BW_EINVAL;
+    }
+    if (p->checked) {
+        if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
+            return BW_EINVAL;
+        if (p->opt.flags & BW_POOL_FILL) {
+            memset(block, BW_FILL_RETURNED, capacity);
+            *written = capacity;
+        }
+    }
+    return BW_OK;
+}
+
 /* written: how far from the block's start its user may have written since
  * it was handed out (capacity when the pool cannot know). Under
  * BW_POOL_ZERO_ON_RETURN every block is handed out all zeros, so zeroing
@@ -522,30 +564,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
         return BW_OK;
     if (p == NULL) return BW_EINVAL;
     if (block == NULL) return BW_OK;
-    if (!p->bypass && BW__TRACK_IS_NOACCESS(block)) {
-        /* Under AddressSanitizer a block the pool holds is poisoned: this
-         * one came back before (or was never rented). In bypass mode
-         * ASan's own double-free report, with its stacks, says more. */
-        bw__report("bw_pool_return: block returned twice (it is poisoned: the pool holds it)",
-                   block, capacity);
-        return BW_EINVAL;
-    }
     pooled = capacity <= p->opt.max_pooled_size && !p->bypass;
-    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->opt.min_block_size)) ||
-        capacity > (size_t)PTRDIFF_MAX || capacity == 0) {
-        if (p->checked)
-            bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
-                       block, capacity);
-        return BW_EINVAL;
-    }
-    if (p->checked) {
-        if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
-            return BW_EINVAL;
-        if (p->opt.flags & BW_POOL_FILL) {
-            memset(block, BW_FILL_RETURNED, capacity);
-            written = capacity;
-        }
-    }
+    if (bw__return_check(p, block, capacity, pooled, &written) != BW_OK) return BW_EINVAL;
     tc = bw__slow_enter(p, &now);
     /* Zeroed before it is kept or freed: one user's bytes never reach the
      * next renter, here or through the allocator. Only what was written:
