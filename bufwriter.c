@@ -48,6 +48,7 @@ const char *bw_strerror(int status)
     case BW_EIO:       return "I/O error (bw_errno says why)";
     case BW_EFULL:     return "no room left in the fixed buffer";
     case BW_ELIMIT:    return "size limit reached (bw_set_limit)";
+    case BW_ENONFINITE: return "not a finite number (no JSON text for NaN or infinity)";
     default:           return "unknown bufwriter status";
     }
 }
@@ -675,7 +676,8 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     return b;
 }
 
-void *bw_detach_malloc(bw_writer *w, size_t *len)
+/* bw_detach_malloc's every case; the usual one comes first, below. */
+static BW__COLD void *bw__detach_malloc_rest(bw_writer *w, size_t *len)
 {
     unsigned char *b;
     size_t l, cap;
@@ -688,7 +690,8 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
          * with room for the NUL (a segmented block's link after the bytes
          * is room too), shrunk to fit when it is much larger than them;
          * the pool says when a copy is cheaper (pool_writer.h). */
-        if (l < cap && bw__pool_hand_off(w->pool, w->data, cap, l + 1)) {
+        if (l < cap && !bw__pool_copies(w->pool, cap, l + 1) &&
+            bw__pool_hand_off(w->pool, w->data, cap, l + 1)) {
             bw__move_down(w, NULL);
             b = w->data;
             b[l] = 0;
@@ -717,6 +720,36 @@ done:
     bw__job_done(w);
     bw__reset(w);
     if (len != NULL) *len = l;
+    return b;
+}
+
+/* The usual case alone, with no frame to speak of: a contiguous writer on
+ * a pooled block whose text the pool would rather copy (pool_writer.h).
+ * Then the call is the caller's own malloc, memcpy and bw_release (its
+ * inline return of a small message's block), and costs what they do but
+ * for the call and these tests (issue 36: K rows). */
+void *bw_detach_malloc(bw_writer *w, size_t *len)
+{
+    unsigned char *b;
+    size_t l;
+    if (w == NULL || w->mode != BW__CONTIG || w->data == NULL || (w->flags & BW__EXTERNAL))
+        return bw__detach_malloc_rest(w, len);
+    l = bw_len(w);
+    if (!bw__pool_copies(w->pool, bw__contig_block_cap(w), l + 1) ||
+        (b = (unsigned char *)malloc(l + 1)) == NULL)
+        return bw__detach_malloc_rest(w, len);
+    memcpy(b, w->data + bw__start(w), l);
+    b[l] = 0;
+    if (len != NULL) *len = l;
+    /* bw_release's first case inline: a small message's block back by the
+     * thread cache's inline push. */
+    if (bw__return_first(w->pool, w->data, w->cap)) {
+        w->data = NULL;
+        w->cap = 0;
+        bw__reset(w);
+    } else {
+        bw_release(w);
+    }
     return b;
 }
 

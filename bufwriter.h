@@ -260,6 +260,9 @@ struct iovec;
 #define BW_EFULL     (-5)  /* a fixed writer has no room for the call */
 #define BW_ELIMIT    (-6)  /* the call would take bw_tell past the writer's
                               size limit (bw_set_limit) */
+#define BW_ENONFINITE (-7) /* a JSON number was asked of a NaN or an
+                              infinity (BW_DEC_JSON): nothing written, not
+                              recorded */
 
 /* A one-line English description of a status code. Never NULL; unknown codes
  * give "unknown bufwriter status". The string is static. */
@@ -878,6 +881,54 @@ BW_API int bw_put_dec_i64(bw_writer *w, int64_t v);
 BW_API int bw_put_dec_f64(bw_writer *w, double v);
 BW_API int bw_put_dec_f32(bw_writer *w, float v);
 
+/* The same digits for JSON, and into a room of known size. The flags
+ * (any combination; 0 is bw_put_dec_f64's text):
+ *   BW_DEC_JSON        finite values only: a NaN or an infinity writes
+ *                      nothing and returns BW_ENONFINITE, not recorded (the
+ *                      writer is fine: write "null", or fail your own way)
+ *   BW_DEC_POINT_ZERO  ".0" after a text with neither point nor exponent,
+ *                      so a parser reads a real back, not an integer:
+ *                      3.0 -> "3.0", 1e16 -> "10000000000000000.0",
+ *                      -0.0 -> "-0.0", 1e17 -> "1e+17" (unchanged)
+ *   BW_DEC_EXP_SHORT   the exponent without "+" and leading zeros:
+ *                      1e17 -> "1e17", 1e-5 -> "1e-5", 1.5e300 -> "1.5e300"
+ *   BW_DEC_JSON_REAL   all three: jansson's and yyjson's layout of a real
+ * A flags argument, not one JSON call, because the JSON writers that asked
+ * agree only on refusing NaN and infinities: cJSON prints printf's layout
+ * (BW_DEC_JSON: "3", "1e+17"), jansson and yyjson mark a real with ".0"
+ * and drop the exponent's "+" and zeros (BW_DEC_JSON_REAL). The text reads
+ * back exactly with strtod (strtof for a float) and every JSON parser
+ * that rounds correctly, whatever the flags. At most BW_DEC_F64_MAX bytes
+ * for either type (a float's "-10000000000000000.0" is 20). Unknown flags
+ * are BW_EINVAL, not recorded. A NULL w is BW_EINVAL and a recorded error
+ * is returned first; otherwise what bw_put_dec_f64 returns. */
+#define BW_DEC_JSON       1u
+#define BW_DEC_POINT_ZERO 2u
+#define BW_DEC_EXP_SHORT  4u
+#define BW_DEC_JSON_REAL  (BW_DEC_JSON | BW_DEC_POINT_ZERO | BW_DEC_EXP_SHORT)
+BW_API int bw_put_dec_f64_flags(bw_writer *w, double v, unsigned flags);
+BW_API int bw_put_dec_f32_flags(bw_writer *w, float v, unsigned flags);
+
+/* The text with flags into dst's room bytes, as snprintf without its NUL:
+ * *len (may be NULL) gets the text's length, and BW_OK when it fits in
+ * room (stored, and no byte after it touched), BW_EFULL when it does not
+ * (nothing stored: room 0 and a NULL dst ask for the length first). So an
+ * exact-room buffer (cJSON's ensure(), a fixed record) takes the text in
+ * place with no local copy, and grows by the length only when it must:
+ *
+ *   size_t n;
+ *   int rc = bw_fmt_dec_f64(out + used, size - used, d, BW_DEC_JSON, &n);
+ *   if (rc == BW_EFULL && grow(n) == 0)       // room for n more bytes
+ *       rc = bw_fmt_dec_f64(out + used, size - used, d, BW_DEC_JSON, &n);
+ *   if (rc == BW_ENONFINITE) ...               // NaN or inf: no JSON number
+ *
+ * BW_ENONFINITE (*len 0, nothing stored) as for the puts; BW_EINVAL for
+ * unknown flags or a NULL dst with room > 0. No writer, no allocation:
+ * with room for BW_DEC_F64_MAX bytes it costs what the cursor form does,
+ * with less a copy of the text from the stack. */
+BW_API int bw_fmt_dec_f64(void *dst, size_t room, double v, unsigned flags, size_t *len);
+BW_API int bw_fmt_dec_f32(void *dst, size_t room, float v, unsigned flags, size_t *len);
+
 /* Lowercase hex of n bytes at src (2n characters). src NULL with n > 0 is
  * BW_EINVAL; 2n not representable is BW_EOVERFLOW. */
 BW_API int bw_put_hex(bw_writer *w, const void *src, size_t n);
@@ -1064,12 +1115,16 @@ BW__INLINE size_t bw_len(const bw_writer *w);
  * there is no storage yet. See INVALIDATION above. */
 BW__INLINE const unsigned char *bw_data(const bw_writer *w);
 
-/* bw_len plus bw_free_capacity. */
+/* bw_len plus bw_free_capacity (so bw_len while an error is recorded). */
 BW__INLINE size_t bw_capacity(const bw_writer *w);
 
 /* What the next writes can take without the cold path: the rest of the block
- * (segmented: of the last block; streaming: of the buffer; fixed: of buf).
- * Consumed room is not counted. */
+ * (segmented: of the last block; streaming: of the buffer; fixed: of buf),
+ * no further than a size limit (bw_set_limit), and 0 while an error is
+ * recorded (every write then returns it). Consumed room is not counted.
+ * Inline, a load and a subtract: the cheap way to know that a write of n
+ * bytes will not move, link or send the held bytes (n <= this), as
+ * bw_try_span's test is. */
 BW__INLINE size_t bw_free_capacity(const bw_writer *w);
 
 /* Make the held bytes contiguous and return them: no copy when they already
@@ -1134,16 +1189,19 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
  * malloc elsewhere); else one copy
  * into malloc(bw_len + 1), and the writer's storage goes back to its pool
  * (references get their done call). Nothing held gives "" (still to free).
- * The caller's memory fits: a block much larger than the bytes with their
- * NUL (more than twice them, plus 64 bytes) is copied when they are at
- * most 16 KiB and it is one the thread cache keeps, else shrunk to fit
- * with the allocator's realloc (a realloc that fails leaves it whole).
- * What a hand-off costs the pool: the block handed over leaves it (counted
- * as a return and a backing free; no block is allocated in its place
- * then), so a later rent of that size allocates one unless the pool keeps
- * another; a copy costs it nothing, its block goes back to it. A 200-byte
- * text in a 512-byte first block is copied: the next writer's first block
- * is that one again.
+ * What a hand-off costs the pool decides: the block handed over leaves it
+ * (counted as a return and a backing free; no block is allocated in its
+ * place then), so the next rent of that size allocates one; a copy costs
+ * it nothing, its block goes back to it. So bytes of at most 64 KiB in a
+ * block of a class the thread cache keeps (to 1 MiB by default; none with
+ * BW_POOL_NO_THREAD_CACHE, _BYPASS, _ZERO_ON_RETURN or checked mode) are
+ * copied into malloc(bw_len + 1), whatever their length: the copy costs
+ * the caller's own malloc, memcpy and bw_release and a call, and the next
+ * job rents the same block (a 252-byte text handed over in its 512-byte
+ * first block cost 3.6x a copy). Longer ones are handed over, and the
+ * caller's memory still fits: a block much larger than the bytes with
+ * their NUL (more than twice them, plus 64 bytes) is shrunk with the
+ * allocator's realloc (a realloc that fails leaves it whole).
  * The writer becomes empty as with bw_detach (no error, positions at 0,
  * mode, pool and a fixed writer's buffer kept). Works while an error is
  * recorded. NULL for a NULL w; NULL with BW_ENOMEM recorded, nothing
@@ -1575,17 +1633,11 @@ BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
 BW__INLINE uint64_t bw_tell(const bw_writer *w) { return w ? w->pos + w->len : 0; }
 BW__INLINE size_t bw_len(const bw_writer *w)
 { return w ? BW__CAST(size_t, w->pos + w->len - w->base) : 0; }
-BW__INLINE size_t bw_free_capacity(const bw_writer *w)
-{
-    size_t f;
-    if (!w) return 0;
-    f = w->cap - w->len;
-    if (BW__UNLIKELY(w->flags & BW__LIMITED)) { /* no further than the size limit */
-        uint64_t t = w->pos + w->len, r = w->limit > t ? w->limit - t : 0;
-        if (r < f) f = BW__CAST(size_t, r);
-    }
-    return f;
-}
+/* lim is where the inline fast path ends: cap, at most where a size limit
+ * falls, len while an error is recorded. Reading it is 0.3's load and
+ * subtract: a test of the limit's flag here cost the ports that call this
+ * per write 2-4% (issue 36). */
+BW__INLINE size_t bw_free_capacity(const bw_writer *w) { return w ? w->lim - w->len : 0; }
 BW__INLINE size_t bw_capacity(const bw_writer *w)
 { return bw_len(w) + bw_free_capacity(w); }
 

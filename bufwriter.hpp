@@ -95,6 +95,15 @@ struct free_delete {
 };
 } // namespace detail
 
+// bw_fmt_dec_f64 / bw_fmt_dec_f32 (by v's type): the text into room bytes
+// at dst, *len its length; BW_EFULL, nothing stored, when it does not fit.
+template <class T>
+inline int fmt_dec(void *dst, size_t room, T v, unsigned flags, size_t *len) noexcept {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "a float or a double");
+    if constexpr (std::is_same_v<T, float>) return bw_fmt_dec_f32(dst, room, v, flags, len);
+    else return bw_fmt_dec_f64(dst, room, v, flags, len);
+}
+
 class writer;
 class detached;
 
@@ -378,6 +387,15 @@ class writer {
         else if constexpr (std::is_same_v<T, double>) return bw_put_dec_f64(&w_, v);
         else if constexpr (std::is_signed_v<T>) return bw_put_dec_i64(&w_, v);
         else return bw_put_dec_u64(&w_, v);
+    }
+    // With flags (BW_DEC_JSON, BW_DEC_JSON_REAL, ...): bw_put_dec_f64_flags
+    // for a double, bw_put_dec_f32_flags for a float; BW_ENONFINITE, not
+    // recorded, for a NaN or an infinity under BW_DEC_JSON.
+    template <class T> int put_dec(T v, unsigned flags) noexcept {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                      "a float or a double");
+        if constexpr (std::is_same_v<T, float>) return bw_put_dec_f32_flags(&w_, v, flags);
+        else return bw_put_dec_f64_flags(&w_, v, flags);
     }
     // bw_putc: one byte, (unsigned char)c. In parentheses: <stdio.h> may
     // define putc as a macro.

@@ -28,6 +28,16 @@
 
 #include <string.h>
 
+/* The text's steps, inlined into each encoder: the plain ones
+ * (bw_enc_dec_f64, _f32) then test no flag at run time, as before the
+ * flags came (rows T of bench/BENCHMARKS.md), and the flags' forms share
+ * one encoder per type. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__FF_INLINE static inline __attribute__((always_inline))
+#else
+#  define BW__FF_INLINE static inline
+#endif
+
 /* ---- 64 x 64 -> 128-bit products ------------------------------------- */
 
 #if defined(__SIZEOF_INT128__)
@@ -131,7 +141,7 @@ static uint64_t bw__ff_shortest64(uint64_t c, int q, int *e)
     return bw__ff_pick(vb, vbl, vbr, c & 1);
 }
 
-static uint64_t bw__ff_shortest32(uint64_t c, int q, int *e)
+BW__FF_INLINE uint64_t bw__ff_shortest32(uint64_t c, int q, int *e)
 {
     int irregular = c == (uint64_t)1 << 23 && q > -149;
     int k = irregular ? bw__ff_log10_34_pow2(q) : bw__ff_log10_pow2(q);
@@ -171,11 +181,34 @@ static int bw__ff_ndigits(uint64_t f)
     return t + 1 - (f < pow10[t]);
 }
 
+/* The flags a caller may pass (bufwriter.h). */
+#define BW__DEC_FLAGS (BW_DEC_JSON | BW_DEC_POINT_ZERO | BW_DEC_EXP_SHORT)
+
+/* The exponent of the exponent form, x != 0 or x == 0 never reached (the
+ * form is for x < -4 or x >= 17): "e+17", "e-05", "e+300"; with
+ * BW_DEC_EXP_SHORT no "+" and no leading zero, "e17", "e-5". */
+BW__FF_INLINE unsigned char *bw__ff_exp(unsigned char *p, int x, unsigned flags)
+{
+    unsigned ax = (unsigned)(x < 0 ? -x : x);
+    *p++ = 'e';
+    if (x < 0) *p++ = '-';
+    else if (!(flags & BW_DEC_EXP_SHORT)) *p++ = '+';
+    if (ax >= 100) {
+        *p++ = (unsigned char)('0' + ax / 100);
+        ax %= 100;
+    } else if (ax < 10 && (flags & BW_DEC_EXP_SHORT)) {
+        *p = (unsigned char)('0' + ax);
+        return p + 1;
+    }
+    memcpy(p, bw__digits2 + ax * 2, 2);
+    return p + 2;
+}
+
 /* f 10^e (f > 0) as printf("%.17g") lays out its digits: exponent form
  * when the decimal exponent x (of the first digit) is below -4 or at least
- * 17, else plain digits with zeros, no trailing zeros either way. The
- * digits go straight to their place. */
-static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
+ * 17, else plain digits with zeros, no trailing zeros either way; flags as
+ * bufwriter.h's BW_DEC_* say. The digits go straight to their place. */
+BW__FF_INLINE unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e, unsigned flags)
 {
     int n, x, i;
     /* Trailing zeros off: the shortest digits have at most 17. */
@@ -190,7 +223,6 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
     n = bw__ff_ndigits(f);
     x = e + n - 1;
     if (x < -4 || x >= 17) {
-        unsigned ax = (unsigned)(x < 0 ? -x : x);
         if (n > 1) { /* d.ddd: the digits one place right, the first moved back */
             bw__dec_digits(p + 1 + n, f);
             p[0] = p[1];
@@ -199,14 +231,7 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
         } else {
             *p++ = (unsigned char)('0' + f);
         }
-        *p++ = 'e';
-        *p++ = x < 0 ? '-' : '+';
-        if (ax >= 100) {
-            *p++ = (unsigned char)('0' + ax / 100);
-            ax %= 100;
-        }
-        memcpy(p, bw__digits2 + ax * 2, 2);
-        return p + 2;
+        return bw__ff_exp(p, x, flags);
     }
     if (x < 0) { /* 0.000ddd */
         *p++ = '0';
@@ -215,10 +240,15 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
         bw__dec_digits(p + n, f);
         return p + n;
     }
-    if (x + 1 >= n) { /* ddd000 */
+    if (x + 1 >= n) { /* ddd000, and ".0" after it for BW_DEC_POINT_ZERO */
         bw__dec_digits(p + n, f);
         for (i = n; i <= x; i++) p[i] = '0';
-        return p + x + 1;
+        p += x + 1;
+        if (flags & BW_DEC_POINT_ZERO) {
+            memcpy(p, ".0", 2);
+            p += 2;
+        }
+        return p;
     }
     bw__dec_digits(p + 1 + n, f); /* ddd.ddd: the integer digits moved back */
     for (i = 0; i <= x; i++) p[i] = p[i + 1];
@@ -226,8 +256,10 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
     return p + n + 1;
 }
 
-static unsigned char *bw__ff_special(unsigned char *p, int neg, int nan)
+/* nan, inf, -inf; NULL, nothing stored, under BW_DEC_JSON. */
+BW__FF_INLINE unsigned char *bw__ff_special(unsigned char *p, int neg, int nan, unsigned flags)
 {
+    if (flags & BW_DEC_JSON) return NULL;
     if (nan) {
         memcpy(p, "nan", 3);
         return p + 3;
@@ -237,20 +269,28 @@ static unsigned char *bw__ff_special(unsigned char *p, int neg, int nan)
     return p + 3;
 }
 
-unsigned char *bw_enc_dec_f64(unsigned char *p, double v)
+/* Zero: "0", "0.0" for BW_DEC_POINT_ZERO (after the sign). */
+BW__FF_INLINE unsigned char *bw__ff_zero(unsigned char *p, unsigned flags)
+{
+    *p = '0';
+    if (!(flags & BW_DEC_POINT_ZERO)) return p + 1;
+    memcpy(p + 1, ".0", 2);
+    return p + 3;
+}
+
+/* The text of v with flags at p (room for BW_DEC_F64_MAX); NULL, nothing
+ * stored, for NaN or an infinity under BW_DEC_JSON. */
+BW__FF_INLINE unsigned char *bw__ff_enc64(unsigned char *p, double v, unsigned flags)
 {
     uint64_t bits, t, c;
     int be, q, e;
     memcpy(&bits, &v, sizeof bits);
     t = bits & (((uint64_t)1 << 52) - 1);
     be = (int)(bits >> 52 & 0x7ff);
-    if (be == 0x7ff) return bw__ff_special(p, (int)(bits >> 63), t != 0);
+    if (be == 0x7ff) return bw__ff_special(p, (int)(bits >> 63), t != 0, flags);
     if (bits >> 63) *p++ = '-';
     if (be == 0) {
-        if (t == 0) {
-            *p = '0';
-            return p + 1;
-        }
+        if (t == 0) return bw__ff_zero(p, flags);
         c = t;
         q = -1074;
     } else {
@@ -260,13 +300,13 @@ unsigned char *bw_enc_dec_f64(unsigned char *p, double v)
          * other decimal as short is another integer, at least 1 away, and
          * R is at most 1 wide). */
         if (q <= 0 && q > -53 && (c & (((uint64_t)1 << -q) - 1)) == 0)
-            return bw__ff_text(p, c >> -q, 0);
+            return bw__ff_text(p, c >> -q, 0, flags);
     }
     c = bw__ff_shortest64(c, q, &e);
-    return bw__ff_text(p, c, e);
+    return bw__ff_text(p, c, e, flags);
 }
 
-unsigned char *bw_enc_dec_f32(unsigned char *p, float v)
+BW__FF_INLINE unsigned char *bw__ff_enc32(unsigned char *p, float v, unsigned flags)
 {
     uint32_t bits, t;
     uint64_t c;
@@ -274,23 +314,34 @@ unsigned char *bw_enc_dec_f32(unsigned char *p, float v)
     memcpy(&bits, &v, sizeof bits);
     t = bits & ((1u << 23) - 1);
     be = (int)(bits >> 23 & 0xff);
-    if (be == 0xff) return bw__ff_special(p, (int)(bits >> 31), t != 0);
+    if (be == 0xff) return bw__ff_special(p, (int)(bits >> 31), t != 0, flags);
     if (bits >> 31) *p++ = '-';
     if (be == 0) {
-        if (t == 0) {
-            *p = '0';
-            return p + 1;
-        }
+        if (t == 0) return bw__ff_zero(p, flags);
         c = t;
         q = -149;
     } else {
         c = t | 1u << 23;
         q = be - 150;
         if (q <= 0 && q > -24 && (c & (((uint64_t)1 << -q) - 1)) == 0)
-            return bw__ff_text(p, c >> -q, 0);
+            return bw__ff_text(p, c >> -q, 0, flags);
     }
     c = bw__ff_shortest32(c, q, &e);
-    return bw__ff_text(p, c, e);
+    return bw__ff_text(p, c, e, flags);
+}
+
+unsigned char *bw_enc_dec_f64(unsigned char *p, double v) { return bw__ff_enc64(p, v, 0); }
+unsigned char *bw_enc_dec_f32(unsigned char *p, float v) { return bw__ff_enc32(p, v, 0); }
+
+/* The flags' encoders: one copy each, flags tested at run time. */
+static unsigned char *bw__ff_enc64_flags(unsigned char *p, double v, unsigned flags)
+{
+    return bw__ff_enc64(p, v, flags);
+}
+
+static unsigned char *bw__ff_enc32_flags(unsigned char *p, float v, unsigned flags)
+{
+    return bw__ff_enc32(p, v, flags);
 }
 
 /* The puts: with room for the longest text, straight into the writer (the
@@ -315,4 +366,68 @@ int bw_put_dec_f32(bw_writer *w, float v)
         return BW_OK;
     }
     return bw_write(w, b, (size_t)(bw_enc_dec_f32(b, v) - b));
+}
+
+/* The flags' puts: as above, with the text stored first and committed only
+ * when there is one (no text: a NaN or an infinity under BW_DEC_JSON). The
+ * checks a put makes come first, so a recorded error wins over the value;
+ * neither BW_ENONFINITE nor unknown flags are recorded (the writer is not
+ * at fault, and a JSON writer goes on, say with "null"). */
+static int bw__put_dec_flags(bw_writer *w, double d, float f, int is32, unsigned flags)
+{
+    unsigned char b[BW_DEC_F64_MAX], *q;
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (flags & ~(unsigned)BW__DEC_FLAGS) return BW_EINVAL;
+    if (w->lim - w->len >= BW_DEC_F64_MAX) {
+        q = is32 ? bw__ff_enc32_flags(w->data + w->len, f, flags)
+                 : bw__ff_enc64_flags(w->data + w->len, d, flags);
+        if (q == NULL) return BW_ENONFINITE;
+        w->len = (size_t)(q - w->data);
+        return BW_OK;
+    }
+    q = is32 ? bw__ff_enc32_flags(b, f, flags) : bw__ff_enc64_flags(b, d, flags);
+    if (q == NULL) return BW_ENONFINITE;
+    return bw_write(w, b, (size_t)(q - b));
+}
+
+int bw_put_dec_f64_flags(bw_writer *w, double v, unsigned flags)
+{
+    return bw__put_dec_flags(w, v, 0, 0, flags);
+}
+
+int bw_put_dec_f32_flags(bw_writer *w, float v, unsigned flags)
+{
+    return bw__put_dec_flags(w, 0, v, 1, flags);
+}
+
+/* Into the room given: straight there when it holds the longest text,
+ * else on the stack and copied when it fits, so nothing is stored past
+ * room and a text that does not fit stores nothing. */
+static int bw__fmt_dec(void *dst, size_t room, double d, float f, int is32, unsigned flags,
+                       size_t *len)
+{
+    unsigned char b[BW_DEC_F64_MAX], *p = room >= BW_DEC_F64_MAX ? (unsigned char *)dst : b, *q;
+    size_t n;
+    if (len != NULL) *len = 0;
+    if ((flags & ~(unsigned)BW__DEC_FLAGS) || (dst == NULL && room != 0)) return BW_EINVAL;
+    q = is32 ? bw__ff_enc32_flags(p, f, flags) : bw__ff_enc64_flags(p, d, flags);
+    if (q == NULL) return BW_ENONFINITE;
+    n = (size_t)(q - p);
+    if (len != NULL) *len = n;
+    if (p == b) {
+        if (n > room) return BW_EFULL;
+        memcpy(dst, b, n);
+    }
+    return BW_OK;
+}
+
+int bw_fmt_dec_f64(void *dst, size_t room, double v, unsigned flags, size_t *len)
+{
+    return bw__fmt_dec(dst, room, v, 0, 0, flags, len);
+}
+
+int bw_fmt_dec_f32(void *dst, size_t room, float v, unsigned flags, size_t *len)
+{
+    return bw__fmt_dec(dst, room, 0, v, 1, flags, len);
 }

@@ -92,6 +92,7 @@ void register_messages(const Options &o);      // bench_messages.cpp: E
 void register_output(const Options &o);        // bench_output.cpp: F, G
 void register_zero_copy(const Options &o);     // bench_zero_copy.cpp: Z
 void register_float_text(const Options &o);    // bench_float_text.cpp: T
+void register_handoff(const Options &o);       // bench_handoff.cpp: K
 
 } // namespace bwbench
 

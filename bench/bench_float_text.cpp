@@ -12,6 +12,10 @@
 //                          "%1.15g", sscanf it back, "%1.17g" when it differs
 //     bw_put_dec_f64       the shortest digits that read back
 //     bw_enc_dec_f64       the same through the cursor, one span for all
+//     bw_put_dec_f64_json  bw_put_dec_f64_flags(BW_DEC_JSON_REAL): jansson's
+//                          and yyjson's layout ("3.0", "1e17")
+//     bw_fmt_dec_f64_room  bw_fmt_dec_f64(BW_DEC_JSON) into one span, given
+//                          the room left each time (an exact-room buffer)
 //   Baseline: snprintf_17g. bytes_per_value: the text's length, ',' included.
 #include "bench_common.h"
 
@@ -46,6 +50,20 @@ std::vector<double> make_values(int set)
 template <int Method> void put_all(bw_writer *w, const std::vector<double> &v)
 {
     char b[40];
+    if (Method == 5) {
+        size_t room = 0, k = 0;
+        unsigned char *p = static_cast<unsigned char *>(
+            bw_get_span(w, v.size() * (BW_DEC_F64_MAX + 1), &room));
+        if (p == nullptr) return;
+        unsigned char *end = p + room;
+        for (double d : v) {
+            bw_fmt_dec_f64(p, static_cast<size_t>(end - p), d, BW_DEC_JSON, &k);
+            p += k;
+            *p++ = ',';
+        }
+        bw_advance_to(w, p);
+        return;
+    }
     if (Method == 3) {
         unsigned char *p =
             static_cast<unsigned char *>(bw_get_span(w, v.size() * (BW_DEC_F64_MAX + 1), nullptr));
@@ -66,6 +84,8 @@ template <int Method> void put_all(bw_writer *w, const std::vector<double> &v)
             int n = snprintf(b, sizeof b, "%1.15g", d);
             if (sscanf(b, "%lg", &back) != 1 || back != d) n = snprintf(b, sizeof b, "%1.17g", d);
             bw_write(w, b, static_cast<size_t>(n));
+        } else if (Method == 4) {
+            bw_put_dec_f64_flags(w, d, BW_DEC_JSON_REAL);
         } else {
             bw_put_dec_f64(w, d);
         }
@@ -119,6 +139,8 @@ void register_float_text(const Options &)
     reg("T/print_check_reprint", bm_float_text<1>);
     reg("T/bw_put_dec_f64", bm_float_text<2>);
     reg("T/bw_enc_dec_f64", bm_float_text<3>);
+    reg("T/bw_put_dec_f64_json", bm_float_text<4>);
+    reg("T/bw_fmt_dec_f64_room", bm_float_text<5>);
 }
 
 } // namespace bwbench

@@ -10,7 +10,10 @@
  * prices (0.00 to 99999.99), random32 (floats of every exponent).
  * METHOD: put (bw_put_dec_f64 / _f32 into a contiguous writer), enc (the
  * cursor into one span), snprintf ("%.17g", "%.9g" for floats; then
- * bw_write), pcr (cJSON's "%1.15g", sscanf back, "%1.17g" when it differs). */
+ * bw_write), pcr (cJSON's "%1.15g", sscanf back, "%1.17g" when it differs),
+ * json (bw_put_dec_f64_flags / _f32_flags with BW_DEC_JSON_REAL: jansson's
+ * and yyjson's layout), room (bw_fmt_dec_f64 / _f32 with BW_DEC_JSON into
+ * one span, given the room left each time: an exact-room buffer's way). */
 #include "bufwriter.h"
 
 #include <stdint.h>
@@ -28,6 +31,31 @@ TEXT_LOOP void text_loop_put(bw_writer *w, const double *v, size_t n, int f32);
 TEXT_LOOP void text_loop_enc(bw_writer *w, const double *v, size_t n, int f32);
 TEXT_LOOP void text_loop_snprintf(bw_writer *w, const double *v, size_t n, int f32);
 TEXT_LOOP void text_loop_pcr(bw_writer *w, const double *v, size_t n, int f32);
+TEXT_LOOP void text_loop_json(bw_writer *w, const double *v, size_t n, int f32);
+TEXT_LOOP void text_loop_room(bw_writer *w, const double *v, size_t n, int f32);
+
+void text_loop_json(bw_writer *w, const double *v, size_t n, int f32)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (f32) bw_put_dec_f32_flags(w, (float)v[i], BW_DEC_JSON_REAL);
+        else bw_put_dec_f64_flags(w, v[i], BW_DEC_JSON_REAL);
+    }
+}
+
+void text_loop_room(bw_writer *w, const double *v, size_t n, int f32)
+{
+    size_t room, i, k;
+    unsigned char *p = bw_get_span(w, n * BW_DEC_F64_MAX, &room), *end;
+    if (p == NULL) return;
+    end = p + room;
+    for (i = 0; i < n; i++) {
+        if (f32) bw_fmt_dec_f32(p, (size_t)(end - p), (float)v[i], BW_DEC_JSON, &k);
+        else bw_fmt_dec_f64(p, (size_t)(end - p), v[i], BW_DEC_JSON, &k);
+        p += k;
+    }
+    bw_advance_to(w, p);
+}
 
 void text_loop_put(bw_writer *w, const double *v, size_t n, int f32)
 {
@@ -78,7 +106,7 @@ int main(int argc, char **argv)
     int f32;
     bw_writer w = BW_WRITER_INIT;
     if (argc < 4) {
-        fprintf(stderr, "usage: float_driver N random|prices|random32 put|enc|snprintf|pcr\n");
+        fprintf(stderr, "usage: float_driver N random|prices|random32 put|enc|snprintf|pcr|json|room\n");
         return 2;
     }
     n = (size_t)strtoul(argv[1], NULL, 10);
@@ -109,6 +137,8 @@ int main(int argc, char **argv)
     else if (strcmp(argv[3], "enc") == 0) text_loop_enc(&w, v, n, f32);
     else if (strcmp(argv[3], "snprintf") == 0) text_loop_snprintf(&w, v, n, f32);
     else if (strcmp(argv[3], "pcr") == 0) text_loop_pcr(&w, v, n, f32);
+    else if (strcmp(argv[3], "json") == 0) text_loop_json(&w, v, n, f32);
+    else if (strcmp(argv[3], "room") == 0) text_loop_room(&w, v, n, f32);
     else return 2;
     printf("%zu values, %zu bytes, %.2f bytes per value\n", n, bw_len(&w),
            (double)bw_len(&w) / (double)n);

@@ -31,6 +31,15 @@
  *                                   malloc (cJSON's print: malloc(256),
  *                                   memcpy, realloc to 201 bytes). Exit 3
  *                                   where bw_detach_malloc is missing.
+ *   profile_driver textoff N LEN KIND  N texts of LEN bytes (256-byte
+ *                                   pieces) built on the shared pool and
+ *                                   given to free() in textoff_loop*:
+ *                                   KIND = detach (bw_detach_malloc) | copy
+ *                                   (malloc(LEN + 1), memcpy, bw_release)
+ *   profile_driver free N           N bw_free_capacity calls in free_loop*
+ *                                   on a contiguous writer holding bytes,
+ *                                   each read again from memory (the ports
+ *                                   that ask before every write: issue 36)
  *   profile_driver version          the linked library's version
  * Count one with callgrind, only the measured loop:
  *   valgrind --tool=callgrind --toggle-collect='msg_loop*' profile_driver msg 1000000 64 pooled
@@ -79,6 +88,53 @@ PUT_LOOP void rec_loop_put(bw_writer *w, uint32_t n, uint32_t key);
 #ifdef DRV_CURSOR
 PUT_LOOP void rec_loop_cursor(bw_writer *w, uint32_t n, uint32_t key);
 #endif
+PUT_LOOP unsigned long free_loop(bw_writer *w, uint32_t n);
+#ifdef DRV_HANDOFF
+PUT_LOOP unsigned long textoff_loop(uint32_t n, size_t len, int detach);
+
+/* K's rows (bench_handoff.cpp) for callgrind: the text built in a writer,
+ * then handed over (bw_detach_malloc) or copied (malloc + memcpy, the
+ * writer released); the caller reads a byte and frees it. */
+unsigned long textoff_loop(uint32_t n, size_t len, int detach)
+{
+    static unsigned char text[4096 + 256];
+    unsigned long sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bw_writer w;
+        size_t got = len;
+        char *s;
+        bw_init(&w, NULL, 0);
+        for (size_t k = 0; k < len; k += 256)
+            bw_write(&w, text + k % 4096, len - k < 256 ? len - k : 256);
+        if (detach) {
+            s = (char *)bw_detach_malloc(&w, &got);
+        } else {
+            s = (char *)malloc(len + 1);
+            if (s != NULL) {
+                memcpy(s, bw_data(&w), len);
+                s[len] = 0;
+            }
+            bw_release(&w);
+        }
+        if (s == NULL) return 0;
+        sum += (unsigned char)s[got / 2];
+        free(s);
+    }
+    return sum;
+}
+#endif
+
+/* The empty asm with a memory clobber makes each call load the writer's
+ * fields again, as a call between writes must. */
+unsigned long free_loop(bw_writer *w, uint32_t n)
+{
+    unsigned long sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        sum += bw_free_capacity(w);
+        __asm__ volatile("" : : : "memory");
+    }
+    return sum;
+}
 
 void put_loop(bw_writer *w, uint32_t n, uint32_t key)
 {
@@ -384,8 +440,10 @@ int main(int argc, char **argv)
                         "       %s rec N hand|cursor|put\n"
                         "       %s refs N BODY linked|copied\n"
                         "       %s handoff N pooled|malloc\n"
+                        "       %s textoff N LEN detach|copy\n"
+                        "       %s free N x\n"
                         "       %s version\n", argv[0], argv[0], argv[0], argv[0], argv[0],
-                argv[0], argv[0]);
+                argv[0], argv[0], argv[0], argv[0]);
         return 2;
     }
     long n = atol(argv[2]);
@@ -412,6 +470,21 @@ int main(int argc, char **argv)
 #else
         return 3;
 #endif
+    }
+    if (strcmp(argv[1], "textoff") == 0 && argc > 4) {
+#ifdef DRV_HANDOFF
+        sink += textoff_loop((uint32_t)n, size, strcmp(argv[4], "detach") == 0);
+        return 0;
+#else
+        return 3;
+#endif
+    }
+    if (strcmp(argv[1], "free") == 0) {
+        bw_writer w;
+        if (bw_init(&w, NULL, 4096) != BW_OK || bw_write(&w, "0123456789", 10) != BW_OK) return 1;
+        sink += free_loop(&w, (uint32_t)n);
+        bw_release(&w);
+        return 0;
     }
     if (strcmp(argv[1], "rec") == 0) return rec_main((uint32_t)n, argv[3], &sink);
     if (strcmp(argv[1], "refs") == 0 && argc > 4 && size <= sizeof bodies[0]) {

@@ -90,7 +90,7 @@ if [ "$mode" = full ]; then
   # chunks 64 B..64 KiB (10 MiB), main policies; C; D with 1 and 2 threads;
   # E; F; G at 1 GiB; H; I. Then D again in bench_nocount (no malloc
   # interposition): the malloc_free timings without the counting wrappers.
-  ALL='^(A|B|C|D|E|F|G|H|I|J|T)/'
+  ALL='^(A|B|C|D|E|F|G|H|I|J|K|T)/'
   run glibc "" build/bench "$ALL" glibc-full --bw_full
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ALL" jemalloc-full --bw_full
   [ -n "$MI" ] && run mimalloc "$MI" build/bench "$ALL" mimalloc-full --bw_full
@@ -105,7 +105,7 @@ else
   # mimalloc; J (the 0.3 sweep) under all three. (The files keep their old
   # names, *-ACDE, so that earlier
   # records stay comparable.)
-  ACDE='^(A|C|D|E|F|G|H|I|R|T)/'
+  ACDE='^(A|C|D|E|F|G|H|I|K|R|T)/'
   # jemalloc: the same without the min_first_block sweep (E/mfb*: the pool's
   # thread cache serves those rows, whatever the allocator; ~15 s saved).
   ACDE_NO_MFB='^(A|C|D|F|G|H|I)/|^E/(raw_store|bw_inline|bufwriter)/'

@@ -653,8 +653,6 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
 /* More than twice need and 64 bytes more: a 200-byte string in a 512-byte
  * block is, a 250-byte one or a 40-byte one in a 128-byte block is not
  * (malloc's own rounding and header are about that much). */
-#define BW__HAND_OFF_COPY_MAX ((size_t)16 << 10)
-
 static bool bw__much_larger(size_t cap, size_t need)
 {
     return cap > 64 && need < (cap - 64) / 2;
@@ -662,14 +660,8 @@ static bool bw__much_larger(size_t cap, size_t need)
 
 BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need)
 {
+    (void)need; /* bw__pool_copies weighed it */
     if (p == NULL || b == NULL) return false;
-    /* A block the thread cache keeps, much larger than the bytes, and at
-     * most 16 KiB of them: a copy into malloc(need) costs less than the
-     * block the next job would rent from malloc in its place (the cache's
-     * class emptied), and the caller's memory fits. More bytes are not
-     * copied: the block is shrunk in place (bw__pool_hand_off_fit). */
-    if (need <= BW__HAND_OFF_COPY_MAX && cap <= p->fast_rent_limit && bw__much_larger(cap, need))
-        return false;
     /* A checked block carries a canary and is tracked: never handed off. */
     if (p->checked || p->extra != 0 || !bw__alloc_is_malloc(&p->alloc, cap)) return false;
     BW__POOL_ADD(p, returns, 1);

@@ -157,13 +157,30 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
     return p->alloc.realloc != NULL && (p->opt.flags & BW_POOL_ZERO_ON_RETURN) == 0;
 }
 
-/* bw_detach_malloc: true when block b, rented from p with capacity cap, is
- * to be handed over as memory free() releases; it then leaves the pool's
- * counts (a return and a backing free) and is the caller's. False changes
- * nothing: copy the bytes instead. That is when the block is not malloc's,
- * and when it is a thread-cached class much larger than need, the bytes
- * with their NUL, with need at most 16 KiB (the block then stays in the
- * pool for the next job). */
+/* bw_detach_malloc's first question, inline: whether need bytes (the text
+ * and its NUL) in a block of cap from p are copied rather than handed
+ * over, for what a hand-off costs the pool. A block of a class the thread
+ * cache keeps is the one the next job rents from it at once; handed over,
+ * it leaves the pool and the next job's rent goes to the backing
+ * allocator: a 252-byte text handed over in its 512-byte first block cost
+ * 3.6x the instructions of building it and copying it out (the slow rent,
+ * malloc and the general return; bench/profile_driver textoff, issue 36).
+ * So texts up to 64 KiB in those blocks are copied, whatever the block's
+ * size, and the caller's memory fits them. Past 64 KiB the block goes, as
+ * before: a copy and a hand-off count the same instructions there (1.000x
+ * at 64 KiB, 0.997x-1.000x at 128-512 KiB), and a hand-off copies nothing
+ * (a memcpy that big is a few instructions, rep movsb, to callgrind). */
+#define BW__HAND_OFF_COPY_MAX ((size_t)64 << 10 | 1)
+static inline bool bw__pool_copies(const bw_pool *p, size_t cap, size_t need)
+{
+    return p != NULL && need <= BW__HAND_OFF_COPY_MAX && cap <= p->fast_rent_limit;
+}
+
+/* bw_detach_malloc, when bw__pool_copies said no: true when block b,
+ * rented from p with capacity cap, is to be handed over as memory free()
+ * releases; it then leaves the pool's counts (a return and a backing free)
+ * and is the caller's. False changes nothing: copy the bytes instead
+ * (the block is not malloc's, or carries a canary). */
 BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need);
 /* After bw__pool_hand_off, the need bytes at the start of b in place: the
  * block the caller gets. One much larger than need (more than twice need,

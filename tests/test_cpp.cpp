@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <sys/uio.h>
 #include <utility>
@@ -335,4 +336,22 @@ Test(cpp_wrapper, try_span_is_all_or_nothing)
     cr_assert_null(w.try_span(5));
     cr_assert_eq(w.error(), BW_OK);
     cr_assert_not_null(w.try_span(4));
+}
+
+Test(cpp_wrapper, float_text_for_json_and_into_a_room)
+{
+    bw::writer w;
+    cr_assert_eq(w.put_dec(3.0, BW_DEC_JSON_REAL), BW_OK);
+    cr_assert_eq(w.putc(','), BW_OK);
+    cr_assert_eq(w.put_dec(1e17f, BW_DEC_JSON), BW_OK);
+    cr_assert_eq(w.put_dec(std::numeric_limits<double>::infinity(), BW_DEC_JSON), BW_ENONFINITE);
+    cr_assert_eq(w.error(), BW_OK);
+    std::optional<std::string_view> out = w.view();
+    cr_assert(out && *out == "3.0,1e+17");
+    char b[8];
+    size_t n = 0;
+    cr_assert_eq(bw::fmt_dec(b, 3, 0.125, 0, &n), BW_EFULL);
+    cr_assert_eq(n, 5u);
+    cr_assert_eq(bw::fmt_dec(b, 5, 0.125f, 0, &n), BW_OK);
+    cr_assert(std::string_view(b, n) == "0.125");
 }

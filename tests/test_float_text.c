@@ -4,7 +4,11 @@
  * 0.1 + 0.2, integers at 2^53, every notation switch), every power of ten
  * and of two against the printf + strtod oracle (float_oracle.h), random
  * doubles of every exponent and random floats against it, the maximum
- * lengths, and the puts in every mode with the usual error model.
+ * lengths, and the puts in every mode with the usual error model. The
+ * JSON and room forms (bw_put_dec_f64_flags, bw_fmt_dec_f64, and f32's):
+ * exact bytes per flag, NaN and infinities, the plain text made JSON's
+ * by hand and read back exactly for random values, every room from 0 to
+ * the text's length, the puts in every mode.
  *
  * The random counts are 1M each (FLOAT_TEXT_COUNT), fewer in the slow
  * flavours (valgrind, sanitizers), and BW_FLOAT_TEXT_COUNT in the
@@ -463,4 +467,271 @@ Test(float_text, the_cursor_writes_into_a_span_committed_with_advance_to)
         ref_str(&r, "\n");
     }
     h_close_expecting(&h, &r, "cursor");
+}
+
+/* ---- The flags (BW_DEC_JSON, _POINT_ZERO, _EXP_SHORT) and the room form -- */
+
+/* What the flags make of the plain text, derived from it by hand (as
+ * jansson post-processes printf's): NULL for a NaN or an infinity under
+ * BW_DEC_JSON. */
+static const char *flagged(const char *plain, unsigned flags)
+{
+    static char b[64];
+    char *e;
+    int special = strstr(plain, "nan") != NULL || strstr(plain, "inf") != NULL;
+    if (special && (flags & BW_DEC_JSON)) return NULL;
+    snprintf(b, sizeof b, "%s", plain);
+    e = strchr(b, 'e');
+    if (e != NULL && (flags & BW_DEC_EXP_SHORT)) {
+        char *d = e + 1, *s;
+        if (*d == '+') memmove(d, d + 1, strlen(d + 1) + 1);
+        if (*d == '-') d++;
+        for (s = d; s[0] == '0' && s[1] != '\0'; s++) {}
+        memmove(d, s, strlen(s) + 1);
+    }
+    if (!special && e == NULL && strchr(b, '.') == NULL && (flags & BW_DEC_POINT_ZERO))
+        strcat(b, ".0");
+    return b;
+}
+
+/* bw_fmt_dec_f64 / _f32 (is32) of v with flags into a room of 64 bytes:
+ * its status, the text NUL-terminated in out, nothing past it stored. */
+static int fmt_text(double v, int is32, unsigned flags, char *out)
+{
+    unsigned char b[72];
+    size_t n = 99;
+    int rc;
+    memset(b, 0xEE, sizeof b);
+    rc = is32 ? bw_fmt_dec_f32(b, 64, (float)v, flags, &n) : bw_fmt_dec_f64(b, 64, v, flags, &n);
+    if (rc != BW_OK) {
+        cr_expect_eq(n, 0, "%a: no length with %d", v, rc);
+        cr_expect(all_bytes(b, sizeof b, 0xEE), "%a: nothing stored", v);
+        out[0] = '\0';
+        return rc;
+    }
+    cr_assert(n > 0 && n <= BW_DEC_F64_MAX, "%a flags %u: %zu bytes", v, flags, n);
+    cr_expect(all_bytes(b + n, sizeof b - n, 0xEE), "%a: nothing stored past the text", v);
+    memcpy(out, b, n);
+    out[n] = '\0';
+    return rc;
+}
+
+/* v's text with flags is the plain text as the flags make it, and reads
+ * back as v; 1 when it is. */
+static int check_flags(double v, int is32, unsigned flags)
+{
+    char got[80];
+    const char *plain = is32 ? text32((float)v) : text64(v), *want = flagged(plain, flags);
+    int rc = fmt_text(v, is32, flags, got);
+    if (want == NULL) {
+        cr_expect_eq(rc, BW_ENONFINITE, "%a flags %u", v, flags);
+        return rc == BW_ENONFINITE;
+    }
+    if (rc != BW_OK || strcmp(got, want) != 0 || (!isnan(v) && !fo_reads_back(got, v, is32))) {
+        cr_expect(0, "%a flags %u: rc %d, got \"%s\", want \"%s\"", v, flags, rc, got, want);
+        return 0;
+    }
+    return 1;
+}
+
+static const struct {
+    double v;
+    const char *json, *real; /* BW_DEC_JSON; BW_DEC_JSON_REAL */
+} json_cases[] = {
+    {0.0, "0", "0.0"},
+    {-0.0, "-0", "-0.0"},
+    {1.0, "1", "1.0"},
+    {-3.0, "-3", "-3.0"},
+    {100000.0, "100000", "100000.0"},
+    {1e16, "10000000000000000", "10000000000000000.0"},
+    {9007199254740993.0, "9007199254740992", "9007199254740992.0"},
+    {1e17, "1e+17", "1e17"},
+    {1.5e300, "1.5e+300", "1.5e300"},
+    {1e100, "1e+100", "1e100"},
+    {0.1, "0.1", "0.1"},
+    {123.456, "123.456", "123.456"},
+    {0.0001, "0.0001", "0.0001"},
+    {0.00001, "1e-05", "1e-5"},
+    {1.25e-7, "1.25e-07", "1.25e-7"},
+    {5e-324, "5e-324", "5e-324"},
+    {2.2250738585072014e-308, "2.2250738585072014e-308", "2.2250738585072014e-308"},
+    {1.7976931348623157e308, "1.7976931348623157e+308", "1.7976931348623157e308"},
+    {-1.7976931348623157e308, "-1.7976931348623157e+308", "-1.7976931348623157e308"},
+    {0.30000000000000004, "0.30000000000000004", "0.30000000000000004"},
+};
+
+Test(float_json, exact_bytes_of_every_edge_case_for_cjson_and_for_a_real)
+{
+    size_t i;
+    char got[80];
+    for (i = 0; i < sizeof json_cases / sizeof json_cases[0]; i++) {
+        double v = json_cases[i].v;
+        cr_expect_eq(fmt_text(v, 0, BW_DEC_JSON, got), BW_OK);
+        expect_text(got, json_cases[i].json, v);
+        cr_expect_eq(fmt_text(v, 0, BW_DEC_JSON_REAL, got), BW_OK);
+        expect_text(got, json_cases[i].real, v);
+    }
+    cr_expect_eq(fmt_text(1e17, 0, BW_DEC_POINT_ZERO, got), BW_OK);
+    expect_text(got, "1e+17", 1e17);
+    cr_expect_eq(fmt_text(3.0, 0, BW_DEC_EXP_SHORT, got), BW_OK);
+    expect_text(got, "3", 3.0);
+    cr_expect_eq(fmt_text(-1e16f, 1, BW_DEC_JSON_REAL, got), BW_OK);
+    expect_text(got, "-10000000000000000.0", -1e16f);
+    cr_expect_eq(fmt_text(1e-5f, 1, BW_DEC_JSON_REAL, got), BW_OK);
+    expect_text(got, "1e-5", 1e-5f);
+    cr_expect_eq(fmt_text(FLT_MAX, 1, BW_DEC_JSON_REAL, got), BW_OK);
+    expect_text(got, "3.4028235e38", FLT_MAX);
+}
+
+/* Without BW_DEC_JSON the specials are text as ever; with it, nothing. */
+Test(float_json, nan_and_infinities_are_enonfinite_under_json_and_text_without)
+{
+    static const double specials[] = {NAN, -NAN, INFINITY, -INFINITY};
+    unsigned flags;
+    size_t i;
+    char got[80];
+    for (i = 0; i < 4; i++)
+        for (flags = 0; flags <= BW_DEC_JSON_REAL; flags++) {
+            int rc = fmt_text(specials[i], 0, flags, got);
+            int rc32 = fmt_text(specials[i], 1, flags, got);
+            if (flags & BW_DEC_JSON) {
+                cr_expect_eq(rc, BW_ENONFINITE, "%a flags %u", specials[i], flags);
+                cr_expect_eq(rc32, BW_ENONFINITE);
+            } else {
+                cr_expect_eq(rc, BW_OK);
+                expect_text(got, text32((float)specials[i]), specials[i]);
+            }
+        }
+    cr_expect(strstr(bw_strerror(BW_ENONFINITE), "finite") != NULL);
+}
+
+Test(float_json, random_doubles_and_floats_read_back_exactly_with_every_flag)
+{
+    long i, n = random_count() / 4, bad = 0;
+    unsigned flags;
+    rng_state = 0x51ed270b27b5ac01ull;
+    for (i = 0; i < n && bad < 10; i++) {
+        uint64_t r = rng();
+        flags = (unsigned)(r & 7);
+        bad += !check_flags(from_bits(rng()), 0, flags);
+        bad += !check_flags(from_bits32((uint32_t)(r >> 32)), 1, flags);
+        /* integral values, where ".0" goes */
+        bad += !check_flags((double)(int64_t)(rng() >> (r >> 3 & 63)), 0, flags);
+    }
+    cr_expect_eq(bad, 0, "%ld of %ld differ", bad, i);
+    for (i = -330; i <= 310 && bad < 10; i++) /* every power of ten: both exponent forms */
+        for (flags = 0; flags <= BW_DEC_JSON_REAL; flags++) bad += !check_flags(pow(10, (double)i), 0, flags);
+    cr_expect_eq(bad, 0);
+}
+
+/* Every room from 0 to the text's length: BW_EFULL with the length and
+ * nothing stored below it, the text and nothing past it from it on. */
+Test(float_json, every_room_below_the_length_is_efull_with_the_length_and_stores_nothing)
+{
+    long i, n = random_count() / 100;
+    rng_state = 7;
+    for (i = 0; i < n; i++) {
+        uint64_t r = rng();
+        unsigned flags = (unsigned)(r & 7);
+        int is32 = (int)(r >> 3 & 1);
+        double v = is32 ? (double)from_bits32((uint32_t)(rng() >> 32)) : from_bits(rng());
+        char want[80];
+        size_t need, room, got;
+        unsigned char b[BW_DEC_F64_MAX + 8];
+        int rc = fmt_text(v, is32, flags, want);
+        if (rc != BW_OK) continue; /* NaN, infinities: the test above */
+        need = strlen(want);
+        cr_assert_eq(is32 ? bw_fmt_dec_f32(NULL, 0, (float)v, flags, &got)
+                          : bw_fmt_dec_f64(NULL, 0, v, flags, &got), BW_EFULL);
+        cr_assert_eq(got, need, "the length first");
+        for (room = 0; room <= need; room++) {
+            memset(b, 0xEE, sizeof b);
+            got = 99;
+            rc = is32 ? bw_fmt_dec_f32(b, room, (float)v, flags, &got)
+                      : bw_fmt_dec_f64(b, room, v, flags, &got);
+            cr_assert_eq(got, need, "%a: room %zu", v, room);
+            if (room < need) {
+                cr_assert_eq(rc, BW_EFULL, "%a: room %zu of %zu", v, room, need);
+                cr_assert(all_bytes(b, sizeof b, 0xEE), "%a: room %zu: stored", v, room);
+            } else {
+                cr_assert_eq(rc, BW_OK, "%a: room %zu", v, room);
+                cr_assert(memcmp(b, want, need) == 0);
+                cr_assert(all_bytes(b + need, sizeof b - need, 0xEE), "past the room");
+            }
+        }
+    }
+}
+
+Test(float_json, bad_flags_and_a_null_dst_with_room_are_einval)
+{
+    unsigned char b[32];
+    size_t n = 5;
+    cr_expect_eq(bw_fmt_dec_f64(b, sizeof b, 1.0, 8, &n), BW_EINVAL);
+    cr_expect_eq(n, 0);
+    cr_expect_eq(bw_fmt_dec_f32(b, sizeof b, 1.0f, 1u << 31, NULL), BW_EINVAL);
+    cr_expect_eq(bw_fmt_dec_f64(NULL, 1, 1.0, 0, &n), BW_EINVAL);
+    cr_expect_eq(bw_fmt_dec_f64(b, sizeof b, 2.5, 0, NULL), BW_OK, "len may be NULL");
+    cr_expect(memcmp(b, "2.5", 3) == 0);
+    cr_expect_eq(bw_put_dec_f64_flags(NULL, 1.0, 0), BW_EINVAL);
+    cr_expect_eq(bw_put_dec_f32_flags(NULL, 1.0f, 0), BW_EINVAL);
+}
+
+/* The puts with flags: the room form's bytes in every mode after any
+ * prefix; a NaN or an infinity under BW_DEC_JSON writes nothing and
+ * records nothing; unknown flags likewise; a recorded error comes first. */
+Test(float_json, the_flag_puts_give_the_room_forms_bytes_in_every_mode)
+{
+    static const size_t prefixes[] = {0, 1, 63, 4090};
+    int m;
+    size_t k;
+    FOR_EACH_MODE(m)
+        for (k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++) {
+            harness h;
+            ref r = {0};
+            char t[80];
+            int j;
+            h_open_pattern(&h, m, prefixes[k], &r);
+            for (j = 0; j < 200; j++) {
+                unsigned flags = (unsigned)(rng() & 7);
+                double v = j % 7 == 0 ? (double)(j - 100) : from_bits(rng());
+                float f = from_bits32((uint32_t)rng());
+                int rc = fmt_text(v, 0, flags, t);
+                cr_assert_eq(bw_put_dec_f64_flags(&h.w, v, flags), rc, "%s", mode_name[m]);
+                ref_str(&r, t);
+                rc = fmt_text(f, 1, flags, t);
+                cr_assert_eq(bw_put_dec_f32_flags(&h.w, f, flags), rc, "%s", mode_name[m]);
+                ref_str(&r, t);
+                cr_assert_eq(bw_put_dec_f64_flags(&h.w, NAN, BW_DEC_JSON), BW_ENONFINITE);
+                cr_assert_eq(bw_put_dec_f32_flags(&h.w, -INFINITY, BW_DEC_JSON_REAL),
+                             BW_ENONFINITE);
+                cr_assert_eq(bw_put_dec_f64_flags(&h.w, 1.0, 64), BW_EINVAL);
+                cr_assert_eq(bw_error(&h.w), BW_OK, "%s: not recorded", mode_name[m]);
+                cr_assert_eq(bw_put_u8(&h.w, ','), BW_OK);
+                ref_str(&r, ",");
+            }
+            cr_expect_eq(bw_tell(&h.w), r.len, "%s", mode_name[m]);
+            record_einval(&h);
+            cr_expect_eq(bw_put_dec_f64_flags(&h.w, NAN, BW_DEC_JSON), BW_EINVAL,
+                         "%s: the recorded error first", mode_name[m]);
+            cr_expect_eq(bw_put_dec_f32_flags(&h.w, 1.0f, 0), BW_EINVAL);
+            cr_expect_eq(bw_tell(&h.w), r.len, "%s: nothing written", mode_name[m]);
+            bw_clear_error(&h.w);
+            cr_expect_eq(bw_flush(&h.w), BW_OK);
+            h_close_expecting(&h, &r, mode_name[m]);
+        }
+}
+
+/* A fixed writer: the flags' text fits exactly or is refused whole. */
+Test(float_json, a_fixed_writer_takes_an_exact_fit_of_a_real)
+{
+    unsigned char buf[8];
+    bw_writer w;
+    cr_assert_eq(bw_init_fixed(&w, buf, 5), BW_OK);
+    cr_assert_eq(bw_puts(&w, "x"), BW_OK);
+    cr_expect_eq(bw_put_dec_f64_flags(&w, 12.0, BW_DEC_JSON_REAL), BW_OK, "4 bytes in 4");
+    cr_expect(memcmp(bw_data(&w), "x12.0", 5) == 0);
+    cr_expect_eq(bw_put_dec_f64_flags(&w, NAN, BW_DEC_JSON), BW_ENONFINITE, "before room");
+    cr_expect_eq(bw_error(&w), BW_OK);
+    cr_expect_eq(bw_put_dec_f64_flags(&w, 0.0, 0), BW_EFULL);
+    bw_release(&w);
 }

@@ -185,6 +185,10 @@ Test(recorded_error, recorded_error_refuses_every_writing_call_and_changes_nothi
         cr_expect_eq(bw_reserve(&h.w, 100000), e);
         cr_expect_null(bw_get_span(&h.w, 1, &avail));
         cr_expect_eq(avail, 0);
+        /* No write can take anything: the free capacity is 0 (as span's
+         * avail), and the capacity is what is held. */
+        cr_expect_eq(bw_free_capacity(&h.w), 0, "%s", mode_name[m]);
+        cr_expect_eq(bw_capacity(&h.w), bw_len(&h.w));
         cr_expect_eq(bw_advance(&h.w, 0), e);
         cr_expect_eq(bw_flush(&h.w), e);
         cr_expect_eq(bw_write_fd(&h.w, fds[1], &n), e);

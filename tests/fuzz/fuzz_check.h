@@ -275,14 +275,15 @@ static void post(slot *x)
     if (x->mode == STREAM && w->cap) CHECK(w->cap >= x->sbuf);
     if (x->mode == FIXED) {
         CHECK(bw_capacity(w) <= x->fsize);
-        if (x->len == 0 && (oc.consumed || oc.fresh))
+        if (x->len == 0 && (oc.consumed || oc.fresh) && x->err == BW_OK)
             CHECK(bw_free_capacity(w) == MIN(x->fsize, lim_room(x)));
     }
     /* When everything held was consumed the start is back at the block's
      * beginning (bw_consume). */
-    if (oc.consumed && x->mode != CHAIN && x->len == 0)
+    if (oc.consumed && x->mode != CHAIN && x->len == 0 && x->err == BW_OK)
         CHECK(bw_free_capacity(w) == MIN(w->cap, lim_room(x)));
     CHECK(bw_free_capacity(w) <= lim_room(x)); /* no span past the limit */
+    if (x->err != BW_OK) CHECK(bw_free_capacity(w) == 0); /* every write fails */
 
     compare(x);
     /* Segmented blocks never move: the first byte held before, if still

@@ -274,3 +274,59 @@ static size_t dec_float(unsigned char *out, double v, int is32)
     }
     return n;
 }
+
+/* The text with BW_DEC_* flags, from dec_float's (checked above) the way
+ * jansson post-processes printf's: "+" and the exponent's leading zeros
+ * dropped (BW_DEC_EXP_SHORT), ".0" after a text with neither point nor
+ * exponent (BW_DEC_POINT_ZERO). Returns its length, or 0 for a NaN or an
+ * infinity under BW_DEC_JSON (no text); the text reads back as the value. */
+static size_t dec_float_flags(unsigned char *out, double v, int is32, unsigned flags)
+{
+    char t[48], *e;
+    size_t n = dec_float((unsigned char *)t, v, is32);
+    int special = is32 ? !isfinite((float)v) : !isfinite(v);
+    t[n] = 0;
+    if (special && (flags & BW_DEC_JSON)) return 0;
+    e = strchr(t, 'e');
+    if (e != NULL && (flags & BW_DEC_EXP_SHORT)) {
+        char *d = e + 1;
+        if (*d == '+') memmove(d, d + 1, strlen(d));
+        if (*d == '-') d++;
+        while (d[0] == '0' && d[1] != 0) memmove(d, d + 1, strlen(d));
+    }
+    if (!special && e == NULL && strchr(t, '.') == NULL && (flags & BW_DEC_POINT_ZERO))
+        strcat(t, ".0");
+    n = strlen(t);
+    CHECK(n <= BW_DEC_F64_MAX);
+    if (!special) {
+        char *end;
+        if (is32) {
+            float g = strtof(t, &end), f = (float)v;
+            CHECK(*end == 0 && memcmp(&g, &f, sizeof f) == 0);
+        } else {
+            double g = strtod(t, &end);
+            CHECK(*end == 0 && memcmp(&g, &v, sizeof v) == 0);
+        }
+    }
+    memcpy(out, t, n);
+    return n;
+}
+
+/* bw_fmt_dec_f64 / _f32 into `room` bytes of a guarded buffer: the status
+ * and *len the text's length (ref, n; n 0: no text) say, the text stored
+ * exactly when it fits, and nothing else stored (not even within the room). */
+static void check_fmt_dec(double v, int is32, unsigned flags, size_t room, const unsigned char *ref,
+                          size_t n)
+{
+    unsigned char b[BW_DEC_F64_MAX + 16];
+    size_t got = 12345, i;
+    int rc, bad = flags & ~(unsigned)BW_DEC_JSON_REAL;
+    memset(b, 0xA5, sizeof b);
+    rc = is32 ? bw_fmt_dec_f32(b, room, (float)v, flags, &got)
+              : bw_fmt_dec_f64(b, room, v, flags, &got);
+    if (bad) CHECK(rc == BW_EINVAL && got == 0);
+    else if (n == 0) CHECK(rc == BW_ENONFINITE && got == 0);
+    else CHECK(got == n && rc == (n <= room ? BW_OK : BW_EFULL));
+    if (rc == BW_OK) CHECK(memcmp(b, ref, n) == 0);
+    for (i = rc == BW_OK ? n : 0; i < sizeof b; i++) CHECK(b[i] == 0xA5);
+}

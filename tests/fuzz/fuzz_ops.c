@@ -30,8 +30,12 @@
  * in the cursor: the put's bytes are the cursor form's, and the text reads
  * back with strtod/strtof as exactly the value, laid out as bufwriter.h
  * says), try_span (granted exactly when the free space covers it, and no
- * effect otherwise) and set_first_buffer (a storage-less contiguous writer
- * takes the caller's buffer; every other case is BW_EINVAL). After EVERY
+ * effect otherwise), set_first_buffer (a storage-less contiguous writer
+ * takes the caller's buffer; every other case is BW_EINVAL) and the float
+ * text with BW_DEC_* flags (bw_put_dec_f64_flags/f32_flags, and
+ * bw_fmt_dec_f64/f32 at every room: the plain text made JSON's by hand,
+ * BW_ENONFINITE and BW_EINVAL recorded never, nothing stored past the
+ * room or when it does not fit). After EVERY
  * operation:
  *   - the status returned, bw_error, bw_errno, bw_len, bw_tell;
  *   - the held bytes, through bw_copy_out of everything and through bw_iovec

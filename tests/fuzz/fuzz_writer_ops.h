@@ -129,6 +129,33 @@ static void op_file(in *s, slot *x)
 }
 #endif
 
+/* dec_float's other half: the flags' put, and the room form at a room,
+ * against dec_float's text made JSON's by hand (dec_float_flags). Unknown
+ * flag bits 1 time in 4; neither they nor BW_ENONFINITE are recorded. */
+static void dec_flags(in *s, slot *x, int is32)
+{
+    bw_writer *w = &x->w;
+    unsigned flags = u8(s), k = flags >> 4 & 3;
+    double d = pick_double(s);
+    size_t fr = u8(s) % (BW_DEC_F64_MAX + 2), n;
+    int rc, bad;
+    flags = k == 0 ? flags : flags & BW_DEC_JSON_REAL;
+    bad = (flags & ~(unsigned)BW_DEC_JSON_REAL) != 0;
+    n = dec_float_flags(expb, d, is32, flags & BW_DEC_JSON_REAL);
+    check_fmt_dec(d, is32, flags, fr, expb, n);
+    if (n > MAX_LEN - x->len) return;
+    oc.req = n;
+    rc = is32 ? bw_put_dec_f32_flags(w, (float)d, flags) : bw_put_dec_f64_flags(w, d, flags);
+    if (x->err != BW_OK) {
+        none(x, rc, x->err);
+    } else if (bad || n == 0) { /* the writer as it was */
+        CHECK(rc == (bad ? BW_EINVAL : BW_ENONFINITE));
+        CHECK(bw_error(w) == BW_OK && bw_tell(w) == oc.tell0);
+    } else {
+        wrote(x, rc, n, room(x, n));
+    }
+}
+
 /* bw_write of src[0, n), checked: the bytes expected are copied first, as
  * src may be the writer's own held bytes. */
 static void write_checked(slot *x, const unsigned char *src, size_t n)
@@ -855,8 +882,14 @@ static void op_dec_float(in *s, slot *x)
     bw_writer *w = &x->w;
     size_t left = MAX_LEN - x->len, n = 0;
     int rc;
-    int is32 = (int)(u8(s) & 1);
-    double d = pick_double(s);
+    unsigned sel = u8(s);
+    int is32 = (int)(sel & 1);
+    double d;
+    if (sel & 2) { /* with BW_DEC_* flags (a bit of this byte: the ops keep their numbers) */
+        dec_flags(s, x, is32);
+        return;
+    }
+    d = pick_double(s);
     n = dec_float(expb, d, is32);
     if (n > left) return;
     oc.req = n; /* stored in place when the longest fits, else bw_write */
