@@ -411,9 +411,9 @@ static inline void bw__contig_release(bw_writer *w)
         bw__contig_release_block(p, b, block, cap, len);
 }
 
-/* ---- decimal text (bw_put_dec_*, bufwriter.c; the float text, fmt_float.c) ---- */
+/* ---- decimal text (bw_put_dec_*, fmt_int.c; the float text, fmt_float.c) ---- */
 
-/* Two decimal digits of every value below 100 (bufwriter.c). */
+/* Two decimal digits of every value below 100 (fmt_int.c). */
 extern const char bw__digits2[201];
 
 /* Eight digits of r < 10^8, ending at `end`: two independent halves of
