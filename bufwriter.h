@@ -468,12 +468,14 @@ typedef struct bw_pool_options {
      * it alone, and a size no job has needed for decay_ms is forgotten),
      * nothing while fewer than two, at most max_learned_size. A contiguous
      * writer's move, and its first block when the first write is larger
-     * than min_first_block, go as far towards it as bw_init's bound
+     * than min_first_block, take a block of it that the pool holds idle;
+     * else they go as far towards it as bw_init's bound on fresh memory
      * allows: to it when it is at most 16 x the bytes the writer needs,
      * else to it divided by 16 as often as it takes to fit, so that each
      * later move can reach it in one step: a stream of 64 KiB jobs in
-     * 8 KiB writes rents one 64 KiB block a job, of 1 MiB jobs 64 KiB then
-     * 1 MiB (64 KiB copied); after 64 MiB jobs a 20 KiB job gets 256 KiB. Until two
+     * 8 KiB writes rents one 64 KiB block a job, of 1 MiB jobs 8 KiB then
+     * their idle 1 MiB block (8 KiB copied); after 64 MiB jobs a 20 KiB
+     * job gets the idle 64 MiB block, or 256 KiB when none is. Until two
      * are recorded (a fresh pool), a move to past jump_floor of a writer at
      * most at the threshold goes to 16 x max(capacity, jump_floor), at most
      * max_learned_size: a first 10 MiB job rents 16 KiB, 256 KiB, 4 MiB
@@ -606,11 +608,27 @@ typedef struct bw_writer bw_writer;
  * towards the size the pool has learned its jobs past jump_floor (16 KiB)
  * end at (the learned jump, see bw_pool_options), or in a fresh pool 16 x
  * the capacity past jump_floor, so big jobs copy and fault in few blocks.
- * The bound: a move never goes past 16 x the bytes the writer needs (len +
- * n) further than the growth rule does, whatever other jobs, threads or
- * pool flags did (BW_POOL_LEARN_SIZE's first block aside): a 20 KiB job
- * holds at most 256 KiB after 64 MiB jobs, and a climb copies at most
- * about 1/15 of the job. */
+ * The bound is on fresh memory: a move takes a block of the learned jump's
+ * size that the pool holds idle (thread cache, shared level, kept large
+ * blocks) whatever its size, and otherwise never gets from the backing
+ * allocator a block past 16 x the bytes the writer needs (len + n) further
+ * than the growth rule does, whatever other jobs, threads or pool flags
+ * did (BW_POOL_LEARN_SIZE's first block aside). So a stream of similar jobs
+ * copies only its first block, a 20 KiB job after 64 MiB jobs takes the
+ * idle 64 MiB block if it is free and else at most 256 KiB of fresh memory,
+ * a burst on many threads shares what is idle (each idle block goes to
+ * one writer) and reserves at most 16 x each, and a climb copies at most
+ * about 1/15 of the job.
+ * Above the threshold a block grows in place where the allocator can (on
+ * Linux, by moving pages, never bytes). On Linux with the pool's own
+ * allocator, a move that needs a fresh block there (no kept one of its
+ * size) maps 16 x that block of address space and lets the writer use the
+ * growth rule's capacity of it, widened in place as it grows, so a first
+ * 10 MiB job goes from 4 to 16 MiB with no copy and no remap: pages never
+ * written cost no memory, so the bound holds for the memory it takes (the
+ * capacity), not the address space; the pool's outstanding_bytes counts
+ * the address space while the writer holds it, and the block goes back
+ * (release, detach, a later move) cut to the capacity. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a

@@ -17,32 +17,40 @@
  * The window starts at the growth rule's size for what was asked for (at
  * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
  * so it costs a cold path per doubling, as growth does, and is at most
- * twice the furthest byte asked for. */
+ * twice the furthest byte asked for (an exact-size block of BW_POOL_BYPASS
+ * less than twice that is the window whole: see bw__contig_window). */
 #define BW__ZERO_STEP ((size_t)4096)
 
 static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
 {
     /* By the growth rule (0: past what it can represent, the block), so
-     * capacities stay the sizes the rule gives. */
+     * capacities stay the sizes the rule gives. A window is the whole
+     * block or at most half of it, so widening it at least doubles it, as
+     * the rule does: a block of an exact size (BW_POOL_BYPASS rents what
+     * is asked for, 4205 bytes for a learned 4205) less than twice the
+     * rule's size is taken whole (widening 4096 to 4205 broke the rule). */
     want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
-    return want != 0 && want < block ? want : block;
+    return want != 0 && want <= block / 2 ? want : block;
 }
 
 /* A newly rented block of got bytes for a writer that asked for want: its
- * window on a zeroing pool, the whole block otherwise. */
+ * window on a zeroing pool or in a reservation (BW__RESERVED, set by
+ * bw__contig_rent), the whole block otherwise. */
 static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
 {
     w->m.g.block = got;
-    w->cap = bw__pool_zeroes(p) ? bw__contig_window(p, got, want) : got;
+    w->cap = bw__pool_zeroes(p) || (w->flags & BW__RESERVED) ? bw__contig_window(p, got, want)
+                                                              : got;
 }
 
-/* Widen a zeroing pool's window in place for n more bytes; false when the
- * block itself has no room for them (or there is no window). */
+/* Widen a zeroing pool's window or a reservation's in place for n more
+ * bytes; false when the block itself has no room for them (or there is no
+ * window). */
 static bool bw__contig_widen(bw_writer *w, size_t n)
 {
     size_t want;
-    if ((w->flags & BW__EXTERNAL) || !bw__pool_zeroes(w->pool) || w->cap == w->m.g.block ||
-        w->m.g.block - w->len < n)
+    if ((w->flags & BW__EXTERNAL) || !(bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED)) ||
+        w->cap == w->m.g.block || w->m.g.block - w->len < n)
         return false;
     want = w->len + n; /* at most the block: no overflow */
     if (want < 2 * w->cap) want = 2 * w->cap;
@@ -52,12 +60,45 @@ static bool bw__contig_widen(bw_writer *w, size_t n)
 }
 
 
+/* A reservation back to a block of its window (bw__pool_cut), before the
+ * block moves, is regrown or leaves the writer any way but its return
+ * (bw__pool_return_written cuts it there). */
+static void bw__contig_fit(bw_writer *w)
+{
+    if (!(w->flags & BW__RESERVED)) return;
+    if (w->cap < w->m.g.block) bw__pool_cut(w->pool, w->data, w->m.g.block, w->cap);
+    w->m.g.block = w->cap;
+    w->flags &= (unsigned char)~BW__RESERVED;
+}
+
+/* The address space a move into fresh memory above the threshold asks for
+ * (bw__pool_rent_reserve) with a block of cap: 16 x cap, so a first job
+ * that reaches its first large block (4 MiB after 256 KiB) grows to
+ * 64 MiB by widening its window, with no copy and no remap. */
+#define BW__RESERVE_FACTOR ((size_t)16)
+
+/* A block for the size the pool's rule gave (an idle block of the learned
+ * jump first, bw__pool_rent_size), or a reservation when it must be fresh
+ * memory above the threshold. */
+static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got)
+{
+    size_t cap = s->size;
+    size_t reserve = cap <= BW__MAX_BLOCK / BW__RESERVE_FACTOR ? cap * BW__RESERVE_FACTOR : cap;
+    if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p) || s->warm > cap)
+        return bw__pool_rent_size(p, s, got);
+    return bw__pool_rent_reserve(p, cap, reserve, got);
+}
+
 /* The size a contiguous writer moves to for n more bytes (the pool's
  * rule: first block, growth, learned jump). */
-static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
+static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *out)
 {
-    return bw__pool_contig_size(p, w->len - bw__start(w), w->cap,
-                                (w->flags & BW__EXTERNAL) != 0, n, out);
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    r.external = (w->flags & BW__EXTERNAL) != 0;
+    r.n = n;
+    r.held = w->len - bw__start(w);
+    r.cap = w->cap;
+    return bw__pool_size(p, &r, out);
 }
 
 /* Move a contiguous writer's held bytes into a new block with room for n
@@ -67,13 +108,15 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
 static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got, start = bw__start(w), held = w->len - start;
+    size_t got, start = bw__start(w), held = w->len - start;
+    bw__size cap;
     unsigned char *nb;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     rc = bw__contig_size(w, p, n, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
-    nb = (unsigned char *)bw_pool_rent(p, cap, &got);
+    bw__contig_fit(w); /* the old block goes back whole, as its window */
+    nb = (unsigned char *)bw__contig_rent(p, &cap, &got);
     if (nb == NULL) return bw__fail(w, BW_ENOMEM);
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
@@ -81,8 +124,14 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
         *old_cap = bw__contig_block_cap(w);
     }
     /* The window as the growth rule would grow: held + n, at least twice
-     * the old capacity (no overflow: bw__contig_size checked both). */
-    bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
+     * the old capacity (no overflow: bw__contig_size checked both); in a
+     * reservation, the size the rule gave. */
+    if (got > cap.size && cap.warm <= cap.size && bw__pool_reserves(p)) {
+        w->flags |= BW__RESERVED;
+        bw__contig_take(w, p, got, cap.size);
+    } else {
+        bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
+    }
     w->flags &= (unsigned char)~BW__EXTERNAL;
     w->data = nb;
     w->pos = w->base;
@@ -107,13 +156,15 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
     if (w->data != NULL) {
         bw__move_down(w, &src);
         if (w->cap - w->len >= n || bw__contig_widen(w, n)) goto copy;
+        bw__contig_fit(w); /* regrown or moved: a block of its window */
         if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
             size_t cap;
+            bw__size want;
             unsigned char *nb;
-            rc = bw__contig_size(w, w->pool, n, &cap);
+            rc = bw__contig_size(w, w->pool, n, &want);
             if (rc != BW_OK) return bw__fail(w, rc);
-            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, cap);
+            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, &want, &cap);
             if (nb == NULL) return bw__fail(w, BW_ENOMEM);
             w->data = nb;
             w->cap = cap;
@@ -148,7 +199,8 @@ static int bw__contig_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
 BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p;
-    size_t cap, got = 0;
+    size_t got = 0;
+    bw__size cap = {0, 0, false};
     unsigned char *b;
     int rc;
     /* bw_reserve comes here first, before its own checks. */
@@ -158,12 +210,12 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n <= bw__pool_first_block(p)) {
-        cap = bw__pool_first_block(p);
+        cap.size = bw__pool_first_block(p);
     } else {
         rc = bw__contig_size(w, p, n, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
-    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    b = (unsigned char *)bw__pool_rent_size(p, &cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
     bw__contig_take(w, p, got, n);
@@ -193,7 +245,10 @@ static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
 {
     size_t want, l = bw_len(w);
     bw_pool *p;
-    if (!(w->flags & BW__EXTERNAL)) return bw__block_hand_out(w, block, cap);
+    if (!(w->flags & BW__EXTERNAL)) {
+        bw__contig_fit(w); /* the caller gets a block of its window */
+        return bw__block_hand_out(w, block, cap);
+    }
     if (l == 0) return 1;
     p = bw__pool_of(w);
     if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
@@ -210,10 +265,10 @@ static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
 static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap;
+    bw__size cap;
     int fills = 0;
     if (p != NULL && bw__contig_size(w, p, need, &cap) == BW_OK)
-        fills = cap - (w->len - bw__start(w)) == need;
+        fills = cap.size - (w->len - bw__start(w)) == need;
     return bw__printf_grow(w, need, fmt, ap, fills);
 }
 
@@ -222,15 +277,18 @@ static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list
 static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got;
+    bw__size_req r = {BW__SIZE_START, false, 0, 0, 0, 0, 0, 1};
+    bw__size cap;
+    size_t got;
     void *b;
     int rc;
 
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
-    rc = bw__pool_start_size(p, initial_capacity, &cap);
+    r.n = initial_capacity;
+    rc = bw__pool_size(p, &r, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
-    b = bw_pool_rent(p, cap, &got);
+    b = bw_pool_rent(p, cap.size, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = (unsigned char *)b;
     bw__contig_take(w, p, got, initial_capacity);

@@ -174,29 +174,20 @@ static void bw__close_open(bw_writer *w)
     pc->blk->pieces++;
 }
 
-/* The size of a new block for `want` bytes with its trailer: the growth
- * rule's, rounded up to BW__SEG_ALIGN (an exact-size rent, BW_POOL_BYPASS
- * or above the threshold, may not be aligned). */
-static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
-{
-    size_t n;
-    int rc = bw__pool_grow(p, 0, want, 0, &n);
-    if (rc != BW_OK) return rc;
-    if (n > BW__MAX_BLOCK - (BW__SEG_ALIGN - 1)) return BW_EOVERFLOW;
-    *out = (n + (BW__SEG_ALIGN - 1)) & ~(size_t)(BW__SEG_ALIGN - 1);
-    return BW_OK;
-}
-
-/* Rent a block of exactly the size bw__seg_size gives for `want` (trailer
- * included): its trailer set, not linked anywhere. NULL: recorded. */
-static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
+/* Rent a block of the size the pool's rule gives for request r (SEG or
+ * BLOCK: n bytes, trailer included, aligned to BW__SEG_ALIGN): its trailer
+ * set, not linked anywhere. NULL: recorded. */
+static bw__blk *bw__blk_rent(bw_writer *w, bw__size_req *r)
 {
     bw_pool *p = bw__pool_of(w);
     size_t got = 0;
+    bw__size want;
     unsigned char *d;
     bw__blk *b;
-    int rc = p != NULL ? bw__seg_size(p, want, &want) : BW_ENOMEM;
-    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want, &got) : NULL;
+    int rc;
+    r->align = BW__SEG_ALIGN;
+    rc = p != NULL ? bw__pool_size(p, r, &want) : BW_ENOMEM;
+    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want.size, &got) : NULL;
     if (d == NULL) {
         bw__fail(w, rc != BW_OK ? rc : BW_ENOMEM);
         return NULL;
@@ -221,26 +212,28 @@ static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *
     }
 }
 
-/* The next block for `need` contiguous bytes, by the pool's rule for
- * segmented writers (bw__pool_seg_size), told what the writer holds, and
- * what it holds above the threshold. One request, however large. */
+/* The next block for `need` contiguous bytes: one request to the pool's
+ * size rule, told what the writer holds, and what it holds above the
+ * threshold. One request, however large. */
 static bw__blk *bw__blk_next(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, held = 0, count = 0;
+    bw__size_req r = {BW__SIZE_SEG, false, 0, 0, 0, 0, 0, 1};
     if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
         bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
         return NULL;
     }
+    r.n = need + BW__SEG_HDR;
+    r.held = bw_len(w);
+    r.cap = w->data != NULL ? w->cap + BW__SEG_HDR : 0;
     /* Only a segmented writer about to pass the threshold walks its blocks. */
-    if (prev > bw__pool_threshold(p) / 2)
-        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &held, &count);
-    if (prev > bw__pool_threshold(p)) {
-        held += prev;
-        count++;
+    if (r.cap > bw__pool_threshold(p) / 2)
+        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &r.large_held, &r.large_count);
+    if (r.cap > bw__pool_threshold(p)) {
+        r.large_held += r.cap;
+        r.large_count++;
     }
-    return bw__blk_rent(w, bw__pool_seg_size(p, prev, bw_len(w), held, count,
-                                             need + BW__SEG_HDR));
+    return bw__blk_rent(w, &r);
 }
 
 static void bw__blk_return(bw_writer *w, bw__blk *b)
@@ -415,6 +408,7 @@ static void bw__seg_drop_storage(bw_writer *w)
 static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
 {
     size_t held, off = 0, k;
+    bw__size_req r = {BW__SIZE_BLOCK, false, 0, 0, 0, 0, 0, 1};
     bw__cursor c = {0, 0};
     const unsigned char *src;
     bw__blk *b;
@@ -426,7 +420,8 @@ static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
         bw__fail(w, BW_EOVERFLOW);
         return NULL;
     }
-    b = bw__blk_rent(w, held + extra + BW__SEG_HDR);
+    r.n = held + extra + BW__SEG_HDR;
+    b = bw__blk_rent(w, &r);
     if (b == NULL) return NULL;
     while (bw__seg_walk(w, &c, &src, &k)) {
         if (k != 0) memcpy(b->data + off, src, k);
@@ -501,7 +496,8 @@ static unsigned char *bw__seg_span(const bw_writer *w, size_t i, uint64_t pos, u
  * patch never writes the caller's memory); their done is called. */
 static int bw__seg_own(bw_writer *w, size_t i, uint64_t end, size_t bytes)
 {
-    bw__blk *b = bw__blk_rent(w, bytes + BW__SEG_HDR);
+    bw__size_req r = {BW__SIZE_BLOCK, false, bytes + BW__SEG_HDR, 0, 0, 0, 0, 1};
+    bw__blk *b = bw__blk_rent(w, &r);
     size_t off = 0;
     if (b == NULL) return BW_ENOMEM;
     for (; i < w->m.c.count && w->m.c.pc[i].end - w->m.c.pc[i].n < end; i++) {

@@ -16,6 +16,8 @@
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
+#define BW__RESERVED  0x4u /* contiguous: the block is a reservation of
+                              m.g.block bytes, cap its window (mode_contig.c) */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
@@ -307,7 +309,7 @@ static inline void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR | BW__FD_ERRNO);
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO);
     w->lim = w->cap; /* no error now */
     if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
 }
@@ -330,10 +332,11 @@ static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
  * compare away from their block, with no load of the table and no call. */
 static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
 
-/* The block's capacity (bw_detach's, and what goes back to the pool). */
+/* The block's capacity (bw_detach's, and what goes back to the pool): a
+ * zeroing pool's window or a reservation's is narrower. */
 static inline size_t bw__contig_block_cap(const bw_writer *w)
 {
-    return bw__pool_zeroes(w->pool) ? w->m.g.block : w->cap;
+    return bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED) ? w->m.g.block : w->cap;
 }
 
 /* The first write of every small message comes here (bw_reserve, or

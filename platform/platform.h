@@ -107,13 +107,19 @@ BW__INTERNAL uint64_t bw__now_ms(void);
  * boundary, asking for huge pages (NULL on failure); bw__remap moves a
  * mapped block's pages to a new mapping of new_size (no copy where the
  * kernel can move pages; NULL on failure, the block untouched); bw__unmap
- * gives one back (size as mapped). bw__malloc_trim returns malloc's free
+ * gives one back (size as mapped); bw__unmap_tail gives back a mapped
+ * block's pages past its first `keep` bytes in place (keep a multiple of
+ * 2 MiB, below size): the block keeps its address and its pages below
+ * keep, and is then a block of keep bytes. Pages of a mapping that were
+ * never written cost address space, not memory: bw__unmap_tail over them
+ * frees nothing but addresses. bw__malloc_trim returns malloc's free
  * memory to the system where the C library can (glibc), else nothing. */
 #if defined(__linux__)
 #  define BW__MAP_MIN ((size_t)2 << 20)
 BW__INTERNAL void *bw__map(size_t size);
 BW__INTERNAL void *bw__remap(void *block, size_t old_size, size_t new_size);
 BW__INTERNAL void bw__unmap(void *block, size_t size);
+BW__INTERNAL void bw__unmap_tail(void *block, size_t size, size_t keep);
 #endif
 BW__INTERNAL void bw__malloc_trim(void);
 

@@ -118,6 +118,13 @@ void *bw__map(size_t size)
 
 void bw__unmap(void *block, size_t size) { (void)munmap(block, BW__PAGE_ROUND(size)); }
 
+/* At a 2 MiB boundary of a 2 MiB aligned block, so the huge pages below
+ * keep stay whole. */
+void bw__unmap_tail(void *block, size_t size, size_t keep)
+{
+    (void)munmap((unsigned char *)block + keep, BW__PAGE_ROUND(size) - keep);
+}
+
 void *bw__remap(void *block, size_t old_size, size_t new_size)
 {
     void *nb = bw__map(new_size);

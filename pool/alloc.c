@@ -68,6 +68,17 @@ BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size)
     return a->alloc == bw__libc_alloc && a->free == bw__libc_free;
 }
 
+BW__INTERNAL bool bw__alloc_maps(const bw_allocator *a)
+{
+#ifdef BW__MAP_MIN
+    return a->alloc == bw__libc_alloc && a->realloc == bw__libc_realloc &&
+           a->free == bw__libc_free;
+#else
+    (void)a;
+    return false;
+#endif
+}
+
 const bw_allocator *bw_allocator_libc(void) { return &bw__libc; }
 
 /* After bw_pool_trim freed blocks into malloc: the C library may keep the

@@ -6,15 +6,22 @@
  * least twice the old block) is bw__pool_grow in pool_writer.h, inline
  * for the writer's fast paths.
  *
- * The bound. Past the jump floor (16 KiB), a contiguous writer never moves
- * to a block larger than BW__BOUND (16) times the bytes it needs, whatever
- * other jobs or threads did: a 20 KiB job after 64 MiB jobs holds at most
- * 256 KiB, where 0.3 gave it the 64 MiB block. Within the bound a move goes
- * as far towards the learned size as it can: to it when it is at most 16 x
- * the need, else to the learned size divided by 16 as often as it takes to
- * fit, so each later move can reach it in one step and the whole climb
- * copies at most 1/15 of the job (a stream of 1 MiB jobs written 8 KiB at
- * a time: 64 KiB, then 1 MiB).
+ * The bound is on fresh memory, not warm memory. A move towards the
+ * learned size first takes a block of that size already idle in the pool
+ * (the thread's cache, a class's shared level, the kept large blocks)
+ * whatever its size, because it costs no new memory: a stream of similar
+ * jobs takes its block at the first move and copies only its first block.
+ * Only a block the pool must get from its backing allocator is bounded:
+ * past the jump floor (16 KiB), never larger than BW__BOUND (16) times the
+ * bytes the writer needs, whatever other jobs or threads did, so a burst
+ * of 20 KiB jobs on many threads after 64 MiB jobs takes the one idle
+ * 64 MiB block (one thread: the levels hand out a block under their lock)
+ * and reserves at most 256 KiB each, where 0.3 gave each a fresh 64 MiB
+ * block. Within the bound a move goes as far towards the learned size as
+ * it can: to it when it is at most 16 x the need, else to the learned
+ * size divided by 16 as often as it takes to fit, so each later move can
+ * reach it in one step and the whole climb copies at most 1/15 of the job
+ * (a stream of 1 MiB jobs with nothing idle: 64 KiB, then 1 MiB).
  *
  * The learned jump (on unless BW_POOL_NO_LEARNED_GROWTH): contiguous
  * writers that end past the jump floor record their length and when; the
@@ -94,12 +101,21 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
         atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
     }
     if (p->learn_growth && len > p->opt.jump_floor) {
-        uint64_t now = bw__now_ms();
-        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
+        uint64_t now = bw__now_ms(), age = p->opt.decay_ms, was_ms;
+        size_t was;
+        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed) % BW__RECENT;
+        was = atomic_load_explicit(&p->big[i].len, memory_order_relaxed);
+        was_ms = atomic_load_explicit(&p->big[i].ms, memory_order_relaxed);
         /* The time first: a reader that sees the new length sees a time
          * at least as new (or the slot's old one: then it ages early). */
-        atomic_store_explicit(&p->big[i % BW__RECENT].ms, now, memory_order_relaxed);
-        atomic_store_explicit(&p->big[i % BW__RECENT].len, len, memory_order_relaxed);
+        atomic_store_explicit(&p->big[i].ms, now, memory_order_relaxed);
+        atomic_store_explicit(&p->big[i].len, len, memory_order_relaxed);
+        /* A stream of similar jobs replaces a length that still counted
+         * with the same one: the lengths that count are the same, so is
+         * the statistic, and the time it next changes by ageing can only
+         * be later (the stored one recomputes it no later than due). The
+         * recomputation cost a 64 KiB job 530 of its 9,400 instructions. */
+        if (was == len && (age == BW_DECAY_NEVER || now - was_ms < age || was_ms > now)) return;
         bw__jump_update(p, now);
     }
 }
@@ -134,9 +150,9 @@ BW__INTERNAL size_t bw__learned_large(bw_pool *p)
 }
 
 /* The block on the way to `target` that a writer needing `need` bytes may
- * move to: target when it is at most BW__BOUND x need, else target / 16^k
- * for the least k that fits (both powers of two by the growth rule), so
- * that every later move can reach target in one step. */
+ * take fresh: target when it is at most BW__BOUND x need, else
+ * target / 16^k for the least k that fits (both powers of two by the
+ * growth rule), so that every later move can reach target in one step. */
 static size_t bw__toward(const bw_pool *p, size_t target, size_t need)
 {
     size_t t = bw__grow_size(p, target), bound;
@@ -146,87 +162,84 @@ static size_t bw__toward(const bw_pool *p, size_t target, size_t need)
     return t;
 }
 
-/* The size a contiguous writer moves to for n more bytes, the block size a
- * rent of it gives (see the top of this file and bufwriter.h's bw_init):
- * its first block (min_first_block, the learned starting size), else the
- * growth rule; then, for a move or a first block for more than
- * min_first_block (not a small message), as far towards the learned jump
- * (or, for a move in a fresh pool, 16x past the floor) as the bound
- * allows: a stream of 64 KiB jobs in 8 KiB writes then rents one block a
- * job and copies nothing. */
-BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
-                                      size_t n, size_t *out)
+/* A contiguous writer's first block or move (see the top of this file and
+ * bufwriter.h's bw_init): its first block (min_first_block, the learned
+ * starting size), else the growth rule; then, for a move or a first block
+ * for more than min_first_block (not a small message), as far towards the
+ * learned jump (or, for a move in a fresh pool, 16x past the floor) as the
+ * bound allows, and the learned jump itself as the warm size: a stream of
+ * 1 MiB jobs in 8 KiB writes then takes its idle 1 MiB block at the first
+ * move and copies 8 KiB. */
+static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
 {
-    size_t want = n, size, need, target;
+    size_t want = r->n, size, need, target, t;
     int rc;
-    if (cap == 0) {
+    if (r->cap == 0) {
         size_t first = bw__learned(p);
         if (first < p->opt.min_first_block) first = p->opt.min_first_block;
         if (first > want) want = first;
     }
-    if (cap == 0 && want <= p->opt.max_pooled_size) {
+    out->learned = p->learn && (r->cap == 0 || r->external);
+    if (r->cap == 0 && want <= p->opt.max_pooled_size) {
         size = bw_pool_class_size(p, want);
     } else {
-        rc = bw__pool_grow(p, held, want, cap, &size);
+        rc = bw__pool_grow(p, r->held, want, r->cap, &size);
         if (rc != BW_OK) return rc;
     }
-    if (external && p->learn) {
+    if (r->external && p->learn) {
         /* Out of the caller's buffer: its first block of the pool's, so the
          * learned size as for a writer that started with none. */
         size_t first = bw__grow_size(p, bw__learned(p));
         if (first > size) size = first;
     }
-    need = held + n; /* bw__pool_grow checked the sum */
-    if (!p->learn_growth || (cap == 0 && need <= p->opt.min_first_block)) {
-        *out = size;
-        return BW_OK;
-    }
+    need = r->held + r->n; /* bw__pool_grow checked the sum */
+    out->size = size;
+    if (!p->learn_growth || (r->cap == 0 && need <= p->opt.min_first_block)) return BW_OK;
+    out->learned = true;
     target = bw__learned_large(p);
-    if (target == 0 && cap != 0 && cap <= p->opt.max_pooled_size &&
-        size > p->opt.jump_floor) {
+    if (target > size) {
+        /* Warm: the learned size itself, if the pool has one idle. */
+        t = bw__grow_size(p, target);
+        out->warm = t > size ? t : 0;
+    } else if (target == 0 && r->cap != 0 && r->cap <= p->opt.max_pooled_size &&
+               size > p->opt.jump_floor) {
         /* Fresh: 16x from the floor, up to the threshold. */
-        target = cap > p->opt.jump_floor ? cap : p->opt.jump_floor;
+        target = r->cap > p->opt.jump_floor ? r->cap : p->opt.jump_floor;
         target = target <= p->opt.max_learned_size / BW__BOUND ? target * BW__BOUND
                                                               : p->opt.max_learned_size;
     }
     if (target > size) {
-        target = bw__toward(p, target, need);
-        if (target > size) size = target;
+        t = bw__toward(p, target, need);
+        if (t > size) out->size = t;
     }
-    *out = size;
+    if (out->warm <= out->size) out->warm = 0;
     return BW_OK;
 }
 
-BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
+/* A segmented writer's next block for n contiguous bytes (its trailer
+ * included) after a block of r->cap (0: its first), the writer holding
+ * r->held bytes: max(the growth rule's size for n, chain_block_size,
+ * min(2 x prev, the growth rule's size for held + n)). Doubling only as
+ * far as the held bytes justify: a growing writer holds what its blocks
+ * did, so its blocks double (O(log n) of them), while a writer that
+ * consumes as it goes (a queue, a socket's backlog) stays at the size of
+ * what it holds; 0.4 doubled on whatever was held, and a queue of at most
+ * 1,100 bytes ended with a 32 MiB block. Blocks above the threshold are
+ * kept as large blocks when they come back, so a segmented writer keeps
+ * doubling there while its large blocks (r->large_held bytes in
+ * r->large_count blocks) still fit the large retention bounds, then takes
+ * the largest power of two that fits: a 64 MiB job is ten pooled blocks
+ * and six large ones that all come back to the next job (with 1 MiB
+ * blocks only 32 of its 64 were kept, max_blocks_per_class, and every job
+ * paid for 32 MiB of fresh pages). Past the bounds it doubles on, as a
+ * contiguous writer does: large blocks are huge-page mappings (alloc.c),
+ * so a 256 MiB job costs about a fresh mapping of its size, where
+ * threshold-sized blocks from malloc cost 4-5x that in page faults.
+ * Without large retention, threshold-sized blocks, which the classes keep
+ * for the next job. */
+static size_t bw__size_seg(const bw_pool *p, const bw__size_req *r)
 {
-    size_t learned = bw__learned(p);
-    return bw__pool_grow(p, 0, learned > initial ? learned : initial, 0, out);
-}
-
-/* A segmented writer's next block for `need` contiguous bytes after a
- * block of prev (0: its first), the writer holding len bytes:
- * max(the growth rule's size for need, chain_block_size, min(2 x prev,
- * the growth rule's size for len + need)). Doubling only as far as the
- * held bytes justify: a growing writer holds what its blocks did, so its
- * blocks double (O(log n) of them), while a writer that consumes as it
- * goes (a queue, a socket's backlog) stays at the size of what it holds;
- * 0.4 doubled on whatever was held, and a queue of at most 1,100 bytes
- * ended with a 32 MiB block. Blocks above the threshold are kept as
- * large blocks when they come back, so a chain keeps doubling there while
- * its large blocks (held bytes in count blocks) still fit the large
- * retention bounds, then takes the largest power of two that fits: a
- * 64 MiB chain is ten pooled blocks and six large ones that all come back
- * to the next job (with 1 MiB blocks only 32 of its 64 were kept,
- * max_blocks_per_class, and every job paid for 32 MiB of fresh pages).
- * Past the bounds it doubles on, as a contiguous writer does: large blocks
- * are huge-page mappings (alloc.c), so a 256 MiB job costs about a fresh
- * mapping of its size, where threshold-sized blocks from malloc cost 4-5x
- * that in page faults. Without large retention, threshold-sized blocks,
- * which the classes keep for the next job. The caller adds its trailer to
- * need and rounds the result by the growth rule. */
-BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
-                                      size_t count, size_t need)
-{
+    size_t prev = r->cap, need = r->n, len = r->held, held = r->large_held;
     size_t want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev, room, fit;
     const size_t max = p->opt.max_pooled_size;
     fit = bw__grow_size(p, len < BW__MAX_BLOCK - need ? len + need : BW__MAX_BLOCK);
@@ -235,7 +248,7 @@ BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len,
     if (want > max) {
         if (!p->keep_large) {
             want = max;
-        } else if (count < p->opt.max_large_blocks && held < p->opt.max_large_bytes) {
+        } else if (r->large_count < p->opt.max_large_blocks && held < p->opt.max_large_bytes) {
             room = p->opt.max_large_bytes - held;
             if (want > room) {
                 room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
@@ -244,4 +257,64 @@ BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len,
         }
     }
     return want > need ? want : need;
+}
+
+/* Every size a writer gets, decided here (the request kinds: pool_writer.h). */
+BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out)
+{
+    size_t n = r->n, learned;
+    int rc;
+    out->size = out->warm = 0;
+    out->learned = false;
+    switch (r->kind) {
+    case BW__SIZE_CONTIG:
+        return bw__size_contig(p, r, out);
+    case BW__SIZE_START:
+        /* bw_init's initial capacity, or the learned size when larger. */
+        learned = bw__learned(p);
+        out->learned = p->learn;
+        return bw__pool_grow(p, 0, learned > n ? learned : n, 0, &out->size);
+    case BW__SIZE_SEG:
+        n = bw__size_seg(p, r);
+        break;
+    default: /* BW__SIZE_BLOCK */
+        break;
+    }
+    /* Segmented blocks: by the growth rule, rounded up to r->align (a rent
+     * of exactly that size, BW_POOL_BYPASS or above the threshold, may not
+     * be aligned). */
+    rc = bw__pool_grow(p, 0, n, 0, &n);
+    if (rc != BW_OK) return rc;
+    if (n > BW__MAX_BLOCK - (r->align - 1)) return BW_EOVERFLOW;
+    out->size = (n + (r->align - 1)) & ~(r->align - 1);
+    return BW_OK;
+}
+
+/* Whether a contiguous writer's final length teaches the pool: above
+ * this. The two learners of bw__learn_record: BW_POOL_LEARN_SIZE takes
+ * every length, the learned jump those past the floor. */
+static size_t bw__learn_above(const bw_pool *p)
+{
+    return p->learn ? 0 : p->learn_growth ? p->opt.jump_floor : SIZE_MAX;
+}
+
+/* The writer's shortcuts, asked of bw__pool_size once at creation: a small
+ * message's first block is what a first write of min_first_block bytes
+ * gets (the same for every smaller one), kept only when no learned
+ * statistic decided it and its writers cannot teach the pool (at most
+ * learn_above): then the size rule and bw__learn_record have nothing to
+ * say about such a writer, and the inline paths skip both. */
+BW__INTERNAL void bw__pool_shortcuts(bw_pool *p)
+{
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    bw__size s;
+    r.n = p->opt.min_first_block;
+    p->learn_above = bw__learn_above(p);
+    p->first_block = bw__pool_size(p, &r, &s) == BW_OK && !s.learned && s.warm == 0 &&
+                             s.size <= p->learn_above
+                         ? s.size
+                         : 0;
+    p->first_class = bw__class_index(p, p->first_block);
+    /* The thread cache serves it inline only when its class is cached. */
+    p->first_fast = p->first_block - 1 < p->fast_rent_limit ? p->first_block : 0;
 }

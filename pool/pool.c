@@ -268,12 +268,11 @@ static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
     p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
     p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
     p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
-    /* What bw__pool_contig_size and bw__job_done would decide for a small
-     * message. */
-    p->first_block = !p->learn && !(p->learn_growth && o->min_first_block > o->jump_floor)
-                         ? o->min_first_block : 0;
-    p->first_class = bw__class_index(p, o->min_first_block);
-    p->learn_above = p->learn ? 0 : p->learn_growth ? o->jump_floor : SIZE_MAX;
+    /* Reservations are the platform's mappings, cut in place: only for its
+     * own blocks, exact sizes (no canary, no bypass), nothing to zero. */
+    p->reserves = bw__alloc_maps(&p->alloc) && !p->checked && !p->bypass &&
+                  (o->flags & BW_POOL_ZERO_ON_RETURN) == 0;
+    bw__pool_shortcuts(p);
 }
 
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
@@ -391,62 +390,41 @@ static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
     return tc;
 }
 
-/* A block of a class (min_size at most the threshold): from this thread's
- * cache, the class's shared level, or the backing allocator (then *fresh).
- * Counted; NULL when the allocator fails. */
-static void *bw__rent_class(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *cap,
-                            bool *fresh)
+/* A block of at least min_size bytes from where the pool keeps them (the
+ * thread's cache tc, the shared level, the kept large blocks), counted;
+ * NULL when none is idle. *cap gets its size. */
+static void *bw__rent_idle(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *cap)
 {
-    unsigned ci = bw__class_index(p, min_size);
-    size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
     void *b;
-    *cap = p->opt.min_block_size << ci;
-    if (n > 0) {
-        b = bw__tc_take(&tc->cls[ci], n,
-                        atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
-    } else if ((b = bw__shared_pop(p, ci)) != NULL) {
-        BW__COUNT(p, tc, hits, 1);
-        BW__COUNT(p, tc, out_bytes, *cap);
+    if (min_size <= p->opt.max_pooled_size) {
+        unsigned ci = bw__class_index(p, min_size);
+        size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
+        *cap = p->opt.min_block_size << ci;
+        if (n > 0) /* counted by the pop */
+            return bw__tc_take(&tc->cls[ci], n,
+                               atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
+        b = bw__shared_pop(p, ci);
     } else {
-        b = bw__backing_alloc(p, tc, *cap);
-        if (b == NULL) return NULL;
-        BW__COUNT(p, tc, misses, 1);
-        BW__COUNT(p, tc, out_bytes, *cap);
-        *fresh = true;
-        return b;
+        /* Above the threshold: a kept block of exactly min_size bytes. */
+        *cap = min_size;
+        b = bw__large_take(p, min_size);
+        if (b != NULL) BW__COUNT(p, tc, large_hits, 1);
     }
-    /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
-    if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, *cap);
-    else BW__TRACK_UNDEFINED(b, *cap);
+    if (b == NULL) return NULL;
+    BW__COUNT(p, tc, hits, 1);
+    BW__COUNT(p, tc, out_bytes, *cap);
     return b;
 }
 
-/* Exactly cap bytes: in bypass mode a real allocation; above the threshold
- * from the kept large blocks (large retention) or the backing allocator
- * (then *fresh). Counted; NULL when the allocator fails. */
-static void *bw__rent_exact(bw_pool *p, bw__tcache *tc, size_t cap, bool *fresh)
-{
-    void *b = p->bypass ? NULL : bw__large_take(p, cap);
-    if (b != NULL) {
-        BW__COUNT(p, tc, hits, 1);
-        BW__COUNT(p, tc, large_hits, 1);
-    } else {
-        b = bw__backing_alloc(p, tc, cap);
-        if (b == NULL) return NULL;
-        BW__COUNT(p, tc, misses, 1);
-        *fresh = true;
-    }
-    BW__COUNT(p, tc, out_bytes, cap);
-    return b;
-}
-
-static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity)
+/* idle: only a block the pool holds, never the backing allocator's: NULL
+ * when there is none. */
+static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity,
+                                        bool idle)
 {
     bw__tcache *tc;
     uint64_t now;
     void *b;
     size_t cap;
-    bool fresh = false;
 
     /* A pool switch (the thread's last cache is another pool's): find this
      * pool's cache in the thread's map and serve from it as the fast path
@@ -461,15 +439,25 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
     *capacity = 0;
     if (p == NULL || min_size > (size_t)PTRDIFF_MAX) return NULL;
     tc = bw__slow_enter(p, &now);
-    if (!p->bypass && min_size <= p->opt.max_pooled_size) {
-        b = bw__rent_class(p, tc, min_size, &cap, &fresh);
+
+    if (!p->bypass && (b = bw__rent_idle(p, tc, min_size, &cap)) != NULL) {
+        /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
+        if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
+        else BW__TRACK_UNDEFINED(b, cap);
+    } else if (idle) {
+        return NULL;
     } else {
-        cap = min_size != 0 || !p->bypass ? min_size : 1; /* bypass: at least 1 */
-        b = bw__rent_exact(p, tc, cap, &fresh);
+        /* A real allocation: exactly what was asked for (at least 1) in
+         * bypass mode and above the threshold, else min_size's class. */
+        cap = p->bypass || min_size > p->opt.max_pooled_size ? (min_size ? min_size : 1)
+                                                              : bw_pool_class_size(p, min_size);
+        b = bw__backing_alloc(p, tc, cap);
+        if (b == NULL) return NULL;
+        BW__COUNT(p, tc, misses, 1);
+        BW__COUNT(p, tc, out_bytes, cap);
+        /* Fresh memory holds whatever the allocator's last user left there. */
+        if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) bw__zero(b, cap);
     }
-    if (b == NULL) return NULL;
-    /* Fresh memory holds whatever the allocator's last user left there. */
-    if (fresh && (p->opt.flags & BW_POOL_ZERO_ON_RETURN)) bw__zero(b, cap);
     if (p->checked) {
         bw__check_rented(p, b, cap);
         if (p->opt.flags & BW_POOL_FILL) memset(b, BW_FILL_RENTED, cap);
@@ -485,7 +473,20 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
         void *b = bw__tc_pop(p, bw__tl_last, min_size, capacity);
         if (BW__LIKELY(b != NULL)) return b;
     }
-    return bw__rent_slow(p, min_size, capacity);
+    return bw__rent_slow(p, min_size, capacity, false);
+}
+
+/* The warm block is taken under the lock of the level that holds it (the
+ * calling thread's own cache needs none), so of threads that race for one
+ * idle block one gets it and the others rent s->size: a burst of small
+ * jobs takes at most the blocks that were idle, and fresh memory within
+ * the bound. */
+BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity)
+{
+    void *b;
+    if (s->warm > s->size && (b = bw__rent_slow(p, s->warm, capacity, true)) != NULL)
+        return b;
+    return bw_pool_rent(p, s->size, capacity);
 }
 
 /* Reserve budget for one more slot of class ci in tc. A cache never
@@ -610,35 +611,94 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
 BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
                                          size_t written)
 {
-    if (!bw__pool_zeroes(p)) return bw_pool_return(p, block, capacity);
+    if (!bw__pool_zeroes(p)) {
+        /* On a pool that does not zero, only a reservation's window ends
+         * before its block: the block goes back as what was written. */
+        if (written < capacity && p->reserves) {
+            bw__pool_cut(p, block, capacity, written);
+            capacity = written;
+        }
+        return bw_pool_return(p, block, capacity);
+    }
     return bw__return_slow(p, block, capacity, written);
 }
 
+BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
+                                         size_t *capacity)
+{
+#ifdef BW__MAP_MIN
+    bw__tcache *tc;
+    uint64_t now;
+    void *b;
+    if (p->reserves && size >= BW__MAP_MIN && size > p->opt.max_pooled_size &&
+        reserve > size) {
+        tc = bw__slow_enter(p, &now);
+        if ((b = bw__large_take(p, size)) != NULL) {
+            /* Idle memory first: it costs no fresh pages. */
+            BW__COUNT(p, tc, hits, 1);
+            BW__COUNT(p, tc, large_hits, 1);
+            BW__COUNT(p, tc, out_bytes, size);
+            *capacity = size;
+            return b;
+        }
+        /* Only where growth would take fresh memory all the way: with
+         * blocks kept above the threshold, the writer's next moves take
+         * them (warm memory beats fresh pages, even with a copy), and a
+         * reservation would fault in fresh pages every job. */
+        if (atomic_load_explicit(&p->large_bytes, memory_order_relaxed) == 0 &&
+            (b = bw__backing_alloc(p, tc, reserve)) != NULL) {
+            BW__COUNT(p, tc, misses, 1);
+            BW__COUNT(p, tc, out_bytes, reserve);
+            *capacity = reserve;
+            return b;
+        }
+        /* No address space for it: the block alone. */
+    }
+#else
+    (void)reserve;
+#endif
+    return bw_pool_rent(p, size, capacity);
+}
+
+BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t size)
+{
+#ifdef BW__MAP_MIN
+    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
+    bw__unmap_tail(block, capacity, size);
+    BW__COUNT(p, tc, out_bytes, (uint64_t)size - (uint64_t)capacity);
+#else
+    (void)p, (void)block, (void)capacity, (void)size;
+#endif
+}
+
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
-                                   size_t new_cap)
+                                   const bw__size *s, size_t *new_cap)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
-    void *nb;
-    if ((nb = bw__large_take(p, new_cap)) != NULL) {
+    void *nb = NULL;
+    if (s->warm > s->size && (nb = bw__large_take(p, s->warm)) != NULL) *new_cap = s->warm;
+    if (nb == NULL && (nb = bw__large_take(p, s->size)) != NULL) *new_cap = s->size;
+    if (nb != NULL) {
         /* Warm memory: a copy of len bytes costs less than fresh pages. */
         BW__COUNT(p, tc, hits, 1);
         BW__COUNT(p, tc, large_hits, 1);
-        BW__COUNT(p, tc, out_bytes, new_cap);
-        if (p->checked) bw__check_rented(p, nb, new_cap);
+        BW__COUNT(p, tc, out_bytes, *new_cap);
+        if (p->checked) bw__check_rented(p, nb, *new_cap);
         memcpy(nb, b, len);
         (void)bw_pool_return(p, b, old_cap);
         return nb;
     }
+    *new_cap = s->size;
     if (p->checked && !bw__check_return(p, b, old_cap, false)) return NULL;
-    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap + p->extra, new_cap + p->extra);
+    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap + p->extra, *new_cap + p->extra);
     if (nb == NULL) {
         if (p->checked) bw__check_rented(p, b, old_cap); /* still the caller's */
         return NULL;
     }
     if (p->checked) {
-        bw__canary_set(nb, new_cap);
+        bw__canary_set(nb, *new_cap);
         bw__check_freed(p, b);
-        bw__check_rented(p, nb, new_cap);
+        bw__check_rented(p, nb, *new_cap);
     }
     /* One realloc is one backing free and one backing allocation, one
      * return and one rent: the counters stay balanced. */
@@ -646,7 +706,7 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
     BW__COUNT(p, tc, backing_frees, 1);
     BW__COUNT(p, tc, misses, 1);
     BW__COUNT(p, tc, returns, 1);
-    BW__COUNT(p, tc, out_bytes, (uint64_t)new_cap - (uint64_t)old_cap);
+    BW__COUNT(p, tc, out_bytes, (uint64_t)*new_cap - (uint64_t)old_cap);
     return nb;
 }
 

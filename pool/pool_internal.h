@@ -221,13 +221,17 @@ struct bw_pool {
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
-    /* The writer's shortcuts (mode_contig.c), set once the fields they come
-     * from are, so a small message reads one field for each question. */
+    /* The writer's shortcuts (mode_contig.c), asked of the size rule once at
+     * creation (bw__pool_shortcuts), so a small message reads one field for
+     * each question. */
     size_t first_block;        /* a contiguous writer's first block when it
                                   needs at most this many bytes: min_first,
                                   when no learned size or jump applies to it;
                                   0 when one does                            */
     unsigned first_class;      /* its class index                            */
+    size_t first_fast;         /* first_block when the thread cache serves
+                                  its class inline, else 0: each cache's
+                                  first_size                                 */
     size_t learn_above;        /* a contiguous writer's final length teaches
                                   the pool when above this: 0 with
                                   BW_POOL_LEARN_SIZE, jump_floor with the
@@ -244,6 +248,7 @@ struct bw_pool {
     bw__mutex large_lock;
     struct bw__large *large;   /* oldest first                               */
     bool keep_large;           /* large retention on                         */
+    bool reserves;             /* writers may rent reservations (pool.c)     */
     size_t nlarge;
     _Atomic size_t large_bytes;
     /* Learned starting size (growth.c): the last lengths writers ended at. */
@@ -315,6 +320,10 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
 BW__INTERNAL void bw__alloc_trim(const bw_allocator *a);
 /* Whether a block of that size from hook a is memory free() releases. */
 BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size);
+/* Whether hook a's blocks of BW__MAP_MIN bytes and up are the platform's
+ * mappings (bw__map): the libc hooks where the platform maps; never where
+ * BW__MAP_MIN is not defined. */
+BW__INTERNAL bool bw__alloc_maps(const bw_allocator *a);
 
 /* Blocks on their way back to the allocator, gathered under a lock and
  * freed after it (bw__backing_free outside every lock). A shared-level
@@ -525,6 +534,10 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
 /* Learning (growth.c). */
+/* Set the writer's shortcuts (first_block, first_class, first_fast,
+ * learn_above) from bw__pool_size, once the options and the fast paths'
+ * limits are derived. */
+BW__INTERNAL void bw__pool_shortcuts(bw_pool *p);
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL size_t bw__learned_large(bw_pool *p);

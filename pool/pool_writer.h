@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pool_writer.h - what the writer's files ask of the pool, and all
- * it asks: the growth rule, a contiguous writer's next size (first block,
- * learned size, learned jump), a segmented writer's share of large
- * retention, learning from a finished job, the inline thread-cache rent
+ * it asks: the growth rule, every size it gets (one request, one answer:
+ * bw__pool_size), learning from a finished job, the inline thread-cache rent
  * and return of a small message, growing a large block in place and
  * handing a block to free(); beyond these, only the public bw_pool_*
  * functions. The writer never reads the fields of
@@ -45,25 +44,46 @@ static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t c
     return *out != 0 ? BW_OK : BW_EOVERFLOW;
 }
 
-/* The size a contiguous writer moves to for n more bytes, holding `held`
- * in a block of cap (0: none yet; external: the caller's buffer): the
- * first block, the growth rule and the learned jump (growth.c). */
-BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
-                                      size_t n, size_t *out);
-/* A contiguous writer's first block for an initial capacity: the larger of
- * it and the learned size (BW_POOL_LEARN_SIZE), by the growth rule. */
-BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out);
-/* A segmented writer's next block for need contiguous bytes after a block
- * of prev (0: its first), when it holds len bytes and its blocks above the
- * threshold hold `held` bytes in `count` blocks (growth.c). */
-BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
-                                      size_t count, size_t need);
+/* What a writer asks the pool for, one request for every size it gets;
+ * bw__pool_size (growth.c) is the one function that answers, and the pool
+ * derives its shortcuts (first_block, learn_above) by asking it too. */
+enum {
+    BW__SIZE_CONTIG, /* a contiguous writer's first block (cap 0) or move   */
+    BW__SIZE_START,  /* bw_init's block for an initial capacity of n       */
+    BW__SIZE_SEG,    /* a segmented writer's next block                    */
+    BW__SIZE_BLOCK   /* a block for n contiguous bytes, by the growth rule  */
+};
+typedef struct bw__size_req {
+    unsigned kind;
+    bool external;      /* CONTIG: held bytes in the caller's buffer           */
+    size_t n;           /* CONTIG: bytes more; START: the initial capacity;
+                           SEG, BLOCK: contiguous bytes, trailer included    */
+    size_t held;        /* CONTIG: bytes held; SEG: the writer's length      */
+    size_t cap;         /* CONTIG: the block held; SEG: the last block (0:
+                           none yet)                                         */
+    size_t large_held;  /* SEG: bytes in its blocks above the threshold      */
+    size_t large_count; /* SEG: and how many                                 */
+    size_t align;       /* SEG, BLOCK: a power of two the size is rounded to */
+} bw__size_req;
+/* The answer: rent size (SEG and BLOCK: exactly), unless the pool has a
+ * block of warm bytes idle (0: do not look), which costs no fresh memory
+ * (bw__pool_rent_size). learned: a learned statistic took part, so the
+ * answer may change as the pool learns. */
+typedef struct bw__size {
+    size_t size, warm;
+    bool learned;
+} bw__size;
+BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out);
+/* bw_pool_rent of a size bw__pool_size gave: an idle block of s->warm
+ * bytes when the pool holds one (one thread gets it), else s->size. */
+BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity);
 
 /* The pool's threshold: rents at or below it come from its classes. */
 static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }
 
 /* A contiguous writer's usual first block when it needs at most this many
- * bytes (rent it with bw__rent_first); 0 when learning decides instead. */
+ * bytes (rent it with bw__rent_first); 0 when learning decides instead
+ * (bw__pool_shortcuts). */
 static inline size_t bw__pool_first_block(const bw_pool *p) { return p->first_block; }
 
 /* Whether a contiguous writer that ends at len bytes teaches the pool
@@ -132,22 +152,47 @@ static inline bool bw__pool_zeroes(const bw_pool *p)
 
 /* bw_pool_return for a block whose user wrote nothing at or past
  * `written` since it was rented: a zeroing pool zeroes [0, written) only
- * (the rest still holds the zeros the block was handed out with). The
- * public bw_pool_return cannot know, so it zeroes the whole block. */
+ * (the rest still holds the zeros the block was handed out with); any
+ * other pool is given a reservation back cut to `written` (bw__pool_cut).
+ * The public bw_pool_return cannot know, so it zeroes the whole block. */
 BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
                                          size_t written);
+
+/* Reservations: a contiguous writer whose move must take fresh memory
+ * above the threshold rents, where the pool's blocks there are the
+ * platform's mappings (Linux; bw__pool_reserves), `reserve` bytes of
+ * address space of which it writes only a window below the growth rule's
+ * size (m.g.block and cap in mode_contig.c), widened in place as it
+ * grows: no copy and no remap until the window reaches the reservation.
+ * Pages of a mapping that were never written cost no memory, so the
+ * writer's fresh memory is its window, within the bound as any block the
+ * rule gives. A kept block of `size` comes first (*capacity = size);
+ * a reservation only while the pool keeps no block above the threshold
+ * (else the writer's later moves take kept ones: no fresh pages in steady
+ * state); otherwise, or when the mapping fails, a plain rent of size.
+ * NULL on failure. */
+BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
+                                         size_t *capacity);
+/* Cut a reservation of capacity bytes to its first `size` (a power of two
+ * of at least 2 MiB, the window) in place: the pages past it were never
+ * written. Then a block of size, as any rented one (its return, regrow). */
+BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t size);
+/* Whether bw__pool_rent_reserve may hand out more than the size asked. */
+static inline bool bw__pool_reserves(const bw_pool *p) { return p->reserves; }
 
 /* The shared pool once created (pool.c), for a writer's inline first rent;
  * NULL before: then bw_pool_shared() creates it. */
 extern bw_pool *_Atomic bw__shared_pool;
 
-/* Grow a block above the threshold (used by the writer): into a kept large
- * block of new_cap bytes when there is one (copying len bytes: warm memory
- * beats fresh pages), else with the allocator's realloc hook (glibc moves
- * large blocks with mremap instead of copying). Returns the new block, or
- * NULL with b untouched. Only where bw__pool_can_regrow says so. */
+/* Grow a block above the threshold (used by the writer) to what
+ * bw__pool_size said: into an idle kept large block of s->warm bytes, else
+ * of s->size, when there is one (copying len bytes: warm memory beats
+ * fresh pages), else with the allocator's realloc hook to s->size (glibc
+ * moves large blocks with mremap instead of copying). Returns the new
+ * block and its size in *new_cap, or NULL with b untouched. Only where
+ * bw__pool_can_regrow says so. */
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
-                                   size_t new_cap);
+                                   const bw__size *s, size_t *new_cap);
 /* Whether bw__pool_regrow may be used: the hook has a realloc, and the pool
  * does not zero what comes back (realloc gives the old bytes to the
  * allocator as they are, so the next malloc in the process could read

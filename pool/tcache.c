@@ -367,10 +367,8 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     tc->pool = p;
     /* A small message's block: the pool's first block, when the fast paths
      * serve its class (bw__rent_first, bw__return_fast). */
-    if (p->first_block - 1 < p->fast_rent_limit) {
-        tc->first_size = p->first_block;
-        tc->first = &tc->cls[p->first_class];
-    }
+    tc->first_size = p->first_fast;
+    tc->first = &tc->cls[p->first_class];
     tc->last_decay = p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     for (i = 0; i < p->tc_classes; i++) tc->seen[i].ms = tc->last_decay;
     atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);

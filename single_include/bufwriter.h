@@ -393,6 +393,9 @@ struct iovec;
 #define BW_EFULL     (-5)  /* a fixed writer has no room for the call */
 #define BW_ELIMIT    (-6)  /* the call would take bw_tell past the writer's
                               size limit (bw_set_limit) */
+#define BW_ENONFINITE (-7) /* a JSON number was asked of a NaN or an
+                              infinity (BW_DEC_JSON): nothing written, not
+                              recorded */
 
 /* A one-line English description of a status code. Never NULL; unknown codes
  * give "unknown bufwriter status". The string is static. */
@@ -598,12 +601,14 @@ typedef struct bw_pool_options {
      * it alone, and a size no job has needed for decay_ms is forgotten),
      * nothing while fewer than two, at most max_learned_size. A contiguous
      * writer's move, and its first block when the first write is larger
-     * than min_first_block, go as far towards it as bw_init's bound
+     * than min_first_block, take a block of it that the pool holds idle;
+     * else they go as far towards it as bw_init's bound on fresh memory
      * allows: to it when it is at most 16 x the bytes the writer needs,
      * else to it divided by 16 as often as it takes to fit, so that each
      * later move can reach it in one step: a stream of 64 KiB jobs in
-     * 8 KiB writes rents one 64 KiB block a job, of 1 MiB jobs 64 KiB then
-     * 1 MiB (64 KiB copied); after 64 MiB jobs a 20 KiB job gets 256 KiB. Until two
+     * 8 KiB writes rents one 64 KiB block a job, of 1 MiB jobs 8 KiB then
+     * their idle 1 MiB block (8 KiB copied); after 64 MiB jobs a 20 KiB
+     * job gets the idle 64 MiB block, or 256 KiB when none is. Until two
      * are recorded (a fresh pool), a move to past jump_floor of a writer at
      * most at the threshold goes to 16 x max(capacity, jump_floor), at most
      * max_learned_size: a first 10 MiB job rents 16 KiB, 256 KiB, 4 MiB
@@ -736,11 +741,27 @@ typedef struct bw_writer bw_writer;
  * towards the size the pool has learned its jobs past jump_floor (16 KiB)
  * end at (the learned jump, see bw_pool_options), or in a fresh pool 16 x
  * the capacity past jump_floor, so big jobs copy and fault in few blocks.
- * The bound: a move never goes past 16 x the bytes the writer needs (len +
- * n) further than the growth rule does, whatever other jobs, threads or
- * pool flags did (BW_POOL_LEARN_SIZE's first block aside): a 20 KiB job
- * holds at most 256 KiB after 64 MiB jobs, and a climb copies at most
- * about 1/15 of the job. */
+ * The bound is on fresh memory: a move takes a block of the learned jump's
+ * size that the pool holds idle (thread cache, shared level, kept large
+ * blocks) whatever its size, and otherwise never gets from the backing
+ * allocator a block past 16 x the bytes the writer needs (len + n) further
+ * than the growth rule does, whatever other jobs, threads or pool flags
+ * did (BW_POOL_LEARN_SIZE's first block aside). So a stream of similar jobs
+ * copies only its first block, a 20 KiB job after 64 MiB jobs takes the
+ * idle 64 MiB block if it is free and else at most 256 KiB of fresh memory,
+ * a burst on many threads shares what is idle (each idle block goes to
+ * one writer) and reserves at most 16 x each, and a climb copies at most
+ * about 1/15 of the job.
+ * Above the threshold a block grows in place where the allocator can (on
+ * Linux, by moving pages, never bytes). On Linux with the pool's own
+ * allocator, a move that needs a fresh block there (no kept one of its
+ * size) maps 16 x that block of address space and lets the writer use the
+ * growth rule's capacity of it, widened in place as it grows, so a first
+ * 10 MiB job goes from 4 to 16 MiB with no copy and no remap: pages never
+ * written cost no memory, so the bound holds for the memory it takes (the
+ * capacity), not the address space; the pool's outstanding_bytes counts
+ * the address space while the writer holds it, and the block goes back
+ * (release, detach, a later move) cut to the capacity. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a
@@ -1011,6 +1032,54 @@ BW_API int bw_put_dec_i64(bw_writer *w, int64_t v);
 BW_API int bw_put_dec_f64(bw_writer *w, double v);
 BW_API int bw_put_dec_f32(bw_writer *w, float v);
 
+/* The same digits for JSON, and into a room of known size. The flags
+ * (any combination; 0 is bw_put_dec_f64's text):
+ *   BW_DEC_JSON        finite values only: a NaN or an infinity writes
+ *                      nothing and returns BW_ENONFINITE, not recorded (the
+ *                      writer is fine: write "null", or fail your own way)
+ *   BW_DEC_POINT_ZERO  ".0" after a text with neither point nor exponent,
+ *                      so a parser reads a real back, not an integer:
+ *                      3.0 -> "3.0", 1e16 -> "10000000000000000.0",
+ *                      -0.0 -> "-0.0", 1e17 -> "1e+17" (unchanged)
+ *   BW_DEC_EXP_SHORT   the exponent without "+" and leading zeros:
+ *                      1e17 -> "1e17", 1e-5 -> "1e-5", 1.5e300 -> "1.5e300"
+ *   BW_DEC_JSON_REAL   all three: jansson's and yyjson's layout of a real
+ * A flags argument, not one JSON call, because the JSON writers that asked
+ * agree only on refusing NaN and infinities: cJSON prints printf's layout
+ * (BW_DEC_JSON: "3", "1e+17"), jansson and yyjson mark a real with ".0"
+ * and drop the exponent's "+" and zeros (BW_DEC_JSON_REAL). The text reads
+ * back exactly with strtod (strtof for a float) and every JSON parser
+ * that rounds correctly, whatever the flags. At most BW_DEC_F64_MAX bytes
+ * for either type (a float's "-10000000000000000.0" is 20). Unknown flags
+ * are BW_EINVAL, not recorded. A NULL w is BW_EINVAL and a recorded error
+ * is returned first; otherwise what bw_put_dec_f64 returns. */
+#define BW_DEC_JSON       1u
+#define BW_DEC_POINT_ZERO 2u
+#define BW_DEC_EXP_SHORT  4u
+#define BW_DEC_JSON_REAL  (BW_DEC_JSON | BW_DEC_POINT_ZERO | BW_DEC_EXP_SHORT)
+BW_API int bw_put_dec_f64_flags(bw_writer *w, double v, unsigned flags);
+BW_API int bw_put_dec_f32_flags(bw_writer *w, float v, unsigned flags);
+
+/* The text with flags into dst's room bytes, as snprintf without its NUL:
+ * *len (may be NULL) gets the text's length, and BW_OK when it fits in
+ * room (stored, and no byte after it touched), BW_EFULL when it does not
+ * (nothing stored: room 0 and a NULL dst ask for the length first). So an
+ * exact-room buffer (cJSON's ensure(), a fixed record) takes the text in
+ * place with no local copy, and grows by the length only when it must:
+ *
+ *   size_t n;
+ *   int rc = bw_fmt_dec_f64(out + used, size - used, d, BW_DEC_JSON, &n);
+ *   if (rc == BW_EFULL && grow(n) == 0)       // room for n more bytes
+ *       rc = bw_fmt_dec_f64(out + used, size - used, d, BW_DEC_JSON, &n);
+ *   if (rc == BW_ENONFINITE) ...               // NaN or inf: no JSON number
+ *
+ * BW_ENONFINITE (*len 0, nothing stored) as for the puts; BW_EINVAL for
+ * unknown flags or a NULL dst with room > 0. No writer, no allocation:
+ * with room for BW_DEC_F64_MAX bytes it costs what the cursor form does,
+ * with less a copy of the text from the stack. */
+BW_API int bw_fmt_dec_f64(void *dst, size_t room, double v, unsigned flags, size_t *len);
+BW_API int bw_fmt_dec_f32(void *dst, size_t room, float v, unsigned flags, size_t *len);
+
 /* Lowercase hex of n bytes at src (2n characters). src NULL with n > 0 is
  * BW_EINVAL; 2n not representable is BW_EOVERFLOW. */
 BW_API int bw_put_hex(bw_writer *w, const void *src, size_t n);
@@ -1197,12 +1266,16 @@ BW__INLINE size_t bw_len(const bw_writer *w);
  * there is no storage yet. See INVALIDATION above. */
 BW__INLINE const unsigned char *bw_data(const bw_writer *w);
 
-/* bw_len plus bw_free_capacity. */
+/* bw_len plus bw_free_capacity (so bw_len while an error is recorded). */
 BW__INLINE size_t bw_capacity(const bw_writer *w);
 
 /* What the next writes can take without the cold path: the rest of the block
- * (segmented: of the last block; streaming: of the buffer; fixed: of buf).
- * Consumed room is not counted. */
+ * (segmented: of the last block; streaming: of the buffer; fixed: of buf),
+ * no further than a size limit (bw_set_limit), and 0 while an error is
+ * recorded (every write then returns it). Consumed room is not counted.
+ * Inline, a load and a subtract: the cheap way to know that a write of n
+ * bytes will not move, link or send the held bytes (n <= this), as
+ * bw_try_span's test is. */
 BW__INLINE size_t bw_free_capacity(const bw_writer *w);
 
 /* Make the held bytes contiguous and return them: no copy when they already
@@ -1267,16 +1340,19 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
  * malloc elsewhere); else one copy
  * into malloc(bw_len + 1), and the writer's storage goes back to its pool
  * (references get their done call). Nothing held gives "" (still to free).
- * The caller's memory fits: a block much larger than the bytes with their
- * NUL (more than twice them, plus 64 bytes) is copied when they are at
- * most 16 KiB and it is one the thread cache keeps, else shrunk to fit
- * with the allocator's realloc (a realloc that fails leaves it whole).
- * What a hand-off costs the pool: the block handed over leaves it (counted
- * as a return and a backing free; no block is allocated in its place
- * then), so a later rent of that size allocates one unless the pool keeps
- * another; a copy costs it nothing, its block goes back to it. A 200-byte
- * text in a 512-byte first block is copied: the next writer's first block
- * is that one again.
+ * What a hand-off costs the pool decides: the block handed over leaves it
+ * (counted as a return and a backing free; no block is allocated in its
+ * place then), so the next rent of that size allocates one; a copy costs
+ * it nothing, its block goes back to it. So bytes of at most 64 KiB in a
+ * block of a class the thread cache keeps (to 1 MiB by default; none with
+ * BW_POOL_NO_THREAD_CACHE, _BYPASS, _ZERO_ON_RETURN or checked mode) are
+ * copied into malloc(bw_len + 1), whatever their length: the copy costs
+ * the caller's own malloc, memcpy and bw_release and a call, and the next
+ * job rents the same block (a 252-byte text handed over in its 512-byte
+ * first block cost 3.6x a copy). Longer ones are handed over, and the
+ * caller's memory still fits: a block much larger than the bytes with
+ * their NUL (more than twice them, plus 64 bytes) is shrunk with the
+ * allocator's realloc (a realloc that fails leaves it whole).
  * The writer becomes empty as with bw_detach (no error, positions at 0,
  * mode, pool and a fixed writer's buffer kept). Works while an error is
  * recorded. NULL for a NULL w; NULL with BW_ENOMEM recorded, nothing
@@ -1708,17 +1784,11 @@ BW__INLINE int bw_error(const bw_writer *w) { return w ? w->err : BW_EINVAL; }
 BW__INLINE uint64_t bw_tell(const bw_writer *w) { return w ? w->pos + w->len : 0; }
 BW__INLINE size_t bw_len(const bw_writer *w)
 { return w ? BW__CAST(size_t, w->pos + w->len - w->base) : 0; }
-BW__INLINE size_t bw_free_capacity(const bw_writer *w)
-{
-    size_t f;
-    if (!w) return 0;
-    f = w->cap - w->len;
-    if (BW__UNLIKELY(w->flags & BW__LIMITED)) { /* no further than the size limit */
-        uint64_t t = w->pos + w->len, r = w->limit > t ? w->limit - t : 0;
-        if (r < f) f = BW__CAST(size_t, r);
-    }
-    return f;
-}
+/* lim is where the inline fast path ends: cap, at most where a size limit
+ * falls, len while an error is recorded. Reading it is 0.3's load and
+ * subtract: a test of the limit's flag here cost the ports that call this
+ * per write 2-4% (issue 36). */
+BW__INLINE size_t bw_free_capacity(const bw_writer *w) { return w ? w->lim - w->len : 0; }
 BW__INLINE size_t bw_capacity(const bw_writer *w)
 { return bw_len(w) + bw_free_capacity(w); }
 
@@ -2518,13 +2588,19 @@ BW__INTERNAL uint64_t bw__now_ms(void);
  * boundary, asking for huge pages (NULL on failure); bw__remap moves a
  * mapped block's pages to a new mapping of new_size (no copy where the
  * kernel can move pages; NULL on failure, the block untouched); bw__unmap
- * gives one back (size as mapped). bw__malloc_trim returns malloc's free
+ * gives one back (size as mapped); bw__unmap_tail gives back a mapped
+ * block's pages past its first `keep` bytes in place (keep a multiple of
+ * 2 MiB, below size): the block keeps its address and its pages below
+ * keep, and is then a block of keep bytes. Pages of a mapping that were
+ * never written cost address space, not memory: bw__unmap_tail over them
+ * frees nothing but addresses. bw__malloc_trim returns malloc's free
  * memory to the system where the C library can (glibc), else nothing. */
 #if defined(__linux__)
 #  define BW__MAP_MIN ((size_t)2 << 20)
 BW__INTERNAL void *bw__map(size_t size);
 BW__INTERNAL void *bw__remap(void *block, size_t old_size, size_t new_size);
 BW__INTERNAL void bw__unmap(void *block, size_t size);
+BW__INTERNAL void bw__unmap_tail(void *block, size_t size, size_t keep);
 #endif
 BW__INTERNAL void bw__malloc_trim(void);
 
@@ -2849,13 +2925,17 @@ struct bw_pool {
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
-    /* The writer's shortcuts (bufwriter.c), set once the fields they come
-     * from are, so a small message reads one field for each question. */
+    /* The writer's shortcuts (bufwriter.c), asked of the size rule once at
+     * creation (bw__pool_shortcuts), so a small message reads one field for
+     * each question. */
     size_t first_block;        /* a contiguous writer's first block when it
                                   needs at most this many bytes: min_first,
                                   when no learned size or jump applies to it;
                                   0 when one does                            */
     unsigned first_class;      /* its class index                            */
+    size_t first_fast;         /* first_block when the thread cache serves
+                                  its class inline, else 0: each cache's
+                                  first_size                                 */
     size_t learn_above;        /* a contiguous writer's final length teaches
                                   the pool when above this: 0 with
                                   BW_POOL_LEARN_SIZE, jump_floor with the
@@ -2872,6 +2952,7 @@ struct bw_pool {
     bw__mutex large_lock;
     struct bw__large *large;   /* oldest first                               */
     bool keep_large;           /* large retention on                         */
+    bool reserves;             /* writers may rent reservations (pool.c)     */
     size_t nlarge;
     _Atomic size_t large_bytes;
     /* Learned starting size (growth.c): the last lengths writers ended at. */
@@ -2943,6 +3024,10 @@ BW__INTERNAL void bw__backing_free(bw_pool *p, bw__tcache *tc, void *b, size_t s
 BW__INTERNAL void bw__alloc_trim(const bw_allocator *a);
 /* Whether a block of that size from hook a is memory free() releases. */
 BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size);
+/* Whether hook a's blocks of BW__MAP_MIN bytes and up are the platform's
+ * mappings (bw__map): the libc hooks where the platform maps; never where
+ * BW__MAP_MIN is not defined. */
+BW__INTERNAL bool bw__alloc_maps(const bw_allocator *a);
 
 /* Blocks on their way back to the allocator, gathered under a lock and
  * freed after it (bw__backing_free outside every lock). A shared-level
@@ -3153,6 +3238,10 @@ BW__INTERNAL bool bw__large_keep(bw_pool *p, void *b, size_t size, uint64_t now)
 BW__INTERNAL void bw__large_free_all(bw_pool *p);
 BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
 /* Learning (growth.c). */
+/* Set the writer's shortcuts (first_block, first_class, first_fast,
+ * learn_above) from bw__pool_size, once the options and the fast paths'
+ * limits are derived. */
+BW__INTERNAL void bw__pool_shortcuts(bw_pool *p);
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
 BW__INTERNAL size_t bw__learned_large(bw_pool *p);
@@ -3172,9 +3261,8 @@ BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
 
 /*************** Begin file pool/pool_writer.h ******************************/
 /* pool_writer.h - what the writer (bufwriter.c) asks of the pool, and all
- * it asks: the growth rule, a contiguous writer's next size (first block,
- * learned size, learned jump), a segmented writer's share of large
- * retention, learning from a finished job, the inline thread-cache rent
+ * it asks: the growth rule, every size it gets (one request, one answer:
+ * bw__pool_size), learning from a finished job, the inline thread-cache rent
  * and return of a small message, growing a large block in place and
  * handing a block to free(); beyond these, only the public bw_pool_*
  * functions. The writer never reads the fields of
@@ -3217,19 +3305,39 @@ static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t c
     return *out != 0 ? BW_OK : BW_EOVERFLOW;
 }
 
-/* The size a contiguous writer moves to for n more bytes, holding `held`
- * in a block of cap (0: none yet; external: the caller's buffer): the
- * first block, the growth rule and the learned jump (growth.c). */
-BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
-                                      size_t n, size_t *out);
-/* A contiguous writer's first block for an initial capacity: the larger of
- * it and the learned size (BW_POOL_LEARN_SIZE), by the growth rule. */
-BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out);
-/* A segmented writer's next block for need contiguous bytes after a block
- * of prev (0: its first), when it holds len bytes and its blocks above the
- * threshold hold `held` bytes in `count` blocks (growth.c). */
-BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
-                                      size_t count, size_t need);
+/* What a writer asks the pool for, one request for every size it gets;
+ * bw__pool_size (growth.c) is the one function that answers, and the pool
+ * derives its shortcuts (first_block, learn_above) by asking it too. */
+enum {
+    BW__SIZE_CONTIG, /* a contiguous writer's first block (cap 0) or move   */
+    BW__SIZE_START,  /* bw_init's block for an initial capacity of n       */
+    BW__SIZE_SEG,    /* a segmented writer's next block                    */
+    BW__SIZE_BLOCK   /* a block for n contiguous bytes, by the growth rule  */
+};
+typedef struct bw__size_req {
+    unsigned kind;
+    bool external;      /* CONTIG: held bytes in the caller's buffer           */
+    size_t n;           /* CONTIG: bytes more; START: the initial capacity;
+                           SEG, BLOCK: contiguous bytes, trailer included    */
+    size_t held;        /* CONTIG: bytes held; SEG: the writer's length      */
+    size_t cap;         /* CONTIG: the block held; SEG: the last block (0:
+                           none yet)                                         */
+    size_t large_held;  /* SEG: bytes in its blocks above the threshold      */
+    size_t large_count; /* SEG: and how many                                 */
+    size_t align;       /* SEG, BLOCK: a power of two the size is rounded to */
+} bw__size_req;
+/* The answer: rent size (SEG and BLOCK: exactly), unless the pool has a
+ * block of warm bytes idle (0: do not look), which costs no fresh memory
+ * (bw__pool_rent_size). learned: a learned statistic took part, so the
+ * answer may change as the pool learns. */
+typedef struct bw__size {
+    size_t size, warm;
+    bool learned;
+} bw__size;
+BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out);
+/* bw_pool_rent of a size bw__pool_size gave: an idle block of s->warm
+ * bytes when the pool holds one (one thread gets it), else s->size. */
+BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity);
 
 /* The pool's threshold: rents at or below it come from its classes. */
 static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }
@@ -3242,7 +3350,8 @@ static inline size_t bw__pool_min_first(const bw_pool *p) { return p->opt.min_fi
 static inline size_t bw__pool_chain_block(const bw_pool *p) { return p->opt.chain_block_size; }
 
 /* A contiguous writer's usual first block when it needs at most this many
- * bytes (rent it with bw__rent_first); 0 when learning decides instead. */
+ * bytes (rent it with bw__rent_first); 0 when learning decides instead
+ * (bw__pool_shortcuts). */
 static inline size_t bw__pool_first_block(const bw_pool *p) { return p->first_block; }
 
 /* Whether a contiguous writer that ends at len bytes teaches the pool
@@ -3311,22 +3420,47 @@ static inline bool bw__pool_zeroes(const bw_pool *p)
 
 /* bw_pool_return for a block whose user wrote nothing at or past
  * `written` since it was rented: a zeroing pool zeroes [0, written) only
- * (the rest still holds the zeros the block was handed out with). The
- * public bw_pool_return cannot know, so it zeroes the whole block. */
+ * (the rest still holds the zeros the block was handed out with); any
+ * other pool is given a reservation back cut to `written` (bw__pool_cut).
+ * The public bw_pool_return cannot know, so it zeroes the whole block. */
 BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
                                          size_t written);
+
+/* Reservations: a contiguous writer whose move must take fresh memory
+ * above the threshold rents, where the pool's blocks there are the
+ * platform's mappings (Linux; bw__pool_reserves), `reserve` bytes of
+ * address space of which it writes only a window below the growth rule's
+ * size (m.g.block and cap in mode_contig.c), widened in place as it
+ * grows: no copy and no remap until the window reaches the reservation.
+ * Pages of a mapping that were never written cost no memory, so the
+ * writer's fresh memory is its window, within the bound as any block the
+ * rule gives. A kept block of `size` comes first (*capacity = size);
+ * a reservation only while the pool keeps no block above the threshold
+ * (else the writer's later moves take kept ones: no fresh pages in steady
+ * state); otherwise, or when the mapping fails, a plain rent of size.
+ * NULL on failure. */
+BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
+                                         size_t *capacity);
+/* Cut a reservation of capacity bytes to its first `size` (a power of two
+ * of at least 2 MiB, the window) in place: the pages past it were never
+ * written. Then a block of size, as any rented one (its return, regrow). */
+BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t size);
+/* Whether bw__pool_rent_reserve may hand out more than the size asked. */
+static inline bool bw__pool_reserves(const bw_pool *p) { return p->reserves; }
 
 /* The shared pool once created (pool.c), for a writer's inline first rent;
  * NULL before: then bw_pool_shared() creates it. */
 static bw_pool *_Atomic bw__shared_pool;
 
-/* Grow a block above the threshold (used by the writer): into a kept large
- * block of new_cap bytes when there is one (copying len bytes: warm memory
- * beats fresh pages), else with the allocator's realloc hook (glibc moves
- * large blocks with mremap instead of copying). Returns the new block, or
- * NULL with b untouched. Only where bw__pool_can_regrow says so. */
+/* Grow a block above the threshold (used by the writer) to what
+ * bw__pool_size said: into an idle kept large block of s->warm bytes, else
+ * of s->size, when there is one (copying len bytes: warm memory beats
+ * fresh pages), else with the allocator's realloc hook to s->size (glibc
+ * moves large blocks with mremap instead of copying). Returns the new
+ * block and its size in *new_cap, or NULL with b untouched. Only where
+ * bw__pool_can_regrow says so. */
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
-                                   size_t new_cap);
+                                   const bw__size *s, size_t *new_cap);
 /* Whether bw__pool_regrow may be used: the hook has a realloc, and the pool
  * does not zero what comes back (realloc gives the old bytes to the
  * allocator as they are, so the next malloc in the process could read
@@ -3336,13 +3470,30 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
     return p->alloc.realloc != NULL && (p->opt.flags & BW_POOL_ZERO_ON_RETURN) == 0;
 }
 
-/* bw_detach_malloc: true when block b, rented from p with capacity cap, is
- * to be handed over as memory free() releases; it then leaves the pool's
- * counts (a return and a backing free) and is the caller's. False changes
- * nothing: copy the bytes instead. That is when the block is not malloc's,
- * and when it is a thread-cached class much larger than need, the bytes
- * with their NUL, with need at most 16 KiB (the block then stays in the
- * pool for the next job). */
+/* bw_detach_malloc's first question, inline: whether need bytes (the text
+ * and its NUL) in a block of cap from p are copied rather than handed
+ * over, for what a hand-off costs the pool. A block of a class the thread
+ * cache keeps is the one the next job rents from it at once; handed over,
+ * it leaves the pool and the next job's rent goes to the backing
+ * allocator: a 252-byte text handed over in its 512-byte first block cost
+ * 3.6x the instructions of building it and copying it out (the slow rent,
+ * malloc and the general return; bench/profile_driver textoff, issue 36).
+ * So texts up to 64 KiB in those blocks are copied, whatever the block's
+ * size, and the caller's memory fits them. Past 64 KiB the block goes, as
+ * before: a copy and a hand-off count the same instructions there (1.000x
+ * at 64 KiB, 0.997x-1.000x at 128-512 KiB), and a hand-off copies nothing
+ * (a memcpy that big is a few instructions, rep movsb, to callgrind). */
+#define BW__HAND_OFF_COPY_MAX ((size_t)64 << 10 | 1)
+static inline bool bw__pool_copies(const bw_pool *p, size_t cap, size_t need)
+{
+    return p != NULL && need <= BW__HAND_OFF_COPY_MAX && cap <= p->fast_rent_limit;
+}
+
+/* bw_detach_malloc, when bw__pool_copies said no: true when block b,
+ * rented from p with capacity cap, is to be handed over as memory free()
+ * releases; it then leaves the pool's counts (a return and a backing free)
+ * and is the caller's. False changes nothing: copy the bytes instead
+ * (the block is not malloc's, or carries a canary). */
 BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need);
 /* After bw__pool_hand_off, the need bytes at the start of b in place: the
  * block the caller gets. One much larger than need (more than twice need,
@@ -3374,6 +3525,8 @@ BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t
 /* bw_writer.flags */
 #define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
+#define BW__RESERVED  0x4u /* contiguous: the block is a reservation of
+                              m.g.block bytes, cap its window (mode_contig.c) */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
@@ -3673,7 +3826,7 @@ static inline void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__CSTR | BW__FD_ERRNO);
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO);
     w->lim = w->cap; /* no error now */
     if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
 }
@@ -3696,10 +3849,11 @@ static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
  * compare away from their block, with no load of the table and no call. */
 static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
 
-/* The block's capacity (bw_detach's, and what goes back to the pool). */
+/* The block's capacity (bw_detach's, and what goes back to the pool): a
+ * zeroing pool's window or a reservation's is narrower. */
 static inline size_t bw__contig_block_cap(const bw_writer *w)
 {
-    return bw__pool_zeroes(w->pool) ? w->m.g.block : w->cap;
+    return bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED) ? w->m.g.block : w->cap;
 }
 
 /* The first write of every small message comes here (bw_reserve, or
@@ -3830,6 +3984,7 @@ const char *bw_strerror(int status)
     case BW_EIO:       return "I/O error (bw_errno says why)";
     case BW_EFULL:     return "no room left in the fixed buffer";
     case BW_ELIMIT:    return "size limit reached (bw_set_limit)";
+    case BW_ENONFINITE: return "not a finite number (no JSON text for NaN or infinity)";
     default:           return "unknown bufwriter status";
     }
 }
@@ -4477,7 +4632,8 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     return b;
 }
 
-void *bw_detach_malloc(bw_writer *w, size_t *len)
+/* bw_detach_malloc's every case; the usual one comes first, below. */
+static BW__COLD void *bw__detach_malloc_rest(bw_writer *w, size_t *len)
 {
     unsigned char *b;
     size_t l, cap;
@@ -4490,7 +4646,8 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
          * with room for the NUL (a segmented block's link after the bytes
          * is room too), shrunk to fit when it is much larger than them;
          * the pool says when a copy is cheaper (pool_writer.h). */
-        if (l < cap && bw__pool_hand_off(w->pool, w->data, cap, l + 1)) {
+        if (l < cap && !bw__pool_copies(w->pool, cap, l + 1) &&
+            bw__pool_hand_off(w->pool, w->data, cap, l + 1)) {
             bw__move_down(w, NULL);
             b = w->data;
             b[l] = 0;
@@ -4519,6 +4676,36 @@ done:
     bw__job_done(w);
     bw__reset(w);
     if (len != NULL) *len = l;
+    return b;
+}
+
+/* The usual case alone, with no frame to speak of: a contiguous writer on
+ * a pooled block whose text the pool would rather copy (pool_writer.h).
+ * Then the call is the caller's own malloc, memcpy and bw_release (its
+ * inline return of a small message's block), and costs what they do but
+ * for the call and these tests (issue 36: K rows). */
+void *bw_detach_malloc(bw_writer *w, size_t *len)
+{
+    unsigned char *b;
+    size_t l;
+    if (w == NULL || w->mode != BW__CONTIG || w->data == NULL || (w->flags & BW__EXTERNAL))
+        return bw__detach_malloc_rest(w, len);
+    l = bw_len(w);
+    if (!bw__pool_copies(w->pool, bw__contig_block_cap(w), l + 1) ||
+        (b = (unsigned char *)malloc(l + 1)) == NULL)
+        return bw__detach_malloc_rest(w, len);
+    memcpy(b, w->data + bw__start(w), l);
+    b[l] = 0;
+    if (len != NULL) *len = l;
+    /* bw_release's first case inline: a small message's block back by the
+     * thread cache's inline push. */
+    if (bw__return_first(w->pool, w->data, w->cap)) {
+        w->data = NULL;
+        w->cap = 0;
+        bw__reset(w);
+    } else {
+        bw_release(w);
+    }
     return b;
 }
 
@@ -4612,6 +4799,16 @@ int bw_pad(bw_writer *w, size_t align)
 /* #include "fmt_float_table.h": amalgamated above */
 
 #include <string.h>
+
+/* The text's steps, inlined into each encoder: the plain ones
+ * (bw_enc_dec_f64, _f32) then test no flag at run time, as before the
+ * flags came (rows T of bench/BENCHMARKS.md), and the flags' forms share
+ * one encoder per type. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__FF_INLINE static inline __attribute__((always_inline))
+#else
+#  define BW__FF_INLINE static inline
+#endif
 
 /* ---- 64 x 64 -> 128-bit products ------------------------------------- */
 
@@ -4716,7 +4913,7 @@ static uint64_t bw__ff_shortest64(uint64_t c, int q, int *e)
     return bw__ff_pick(vb, vbl, vbr, c & 1);
 }
 
-static uint64_t bw__ff_shortest32(uint64_t c, int q, int *e)
+BW__FF_INLINE uint64_t bw__ff_shortest32(uint64_t c, int q, int *e)
 {
     int irregular = c == (uint64_t)1 << 23 && q > -149;
     int k = irregular ? bw__ff_log10_34_pow2(q) : bw__ff_log10_pow2(q);
@@ -4806,11 +5003,34 @@ static void bw__ff_digits(unsigned char *end, uint64_t f)
     }
 }
 
+/* The flags a caller may pass (bufwriter.h). */
+#define BW__DEC_FLAGS (BW_DEC_JSON | BW_DEC_POINT_ZERO | BW_DEC_EXP_SHORT)
+
+/* The exponent of the exponent form, x != 0 or x == 0 never reached (the
+ * form is for x < -4 or x >= 17): "e+17", "e-05", "e+300"; with
+ * BW_DEC_EXP_SHORT no "+" and no leading zero, "e17", "e-5". */
+BW__FF_INLINE unsigned char *bw__ff_exp(unsigned char *p, int x, unsigned flags)
+{
+    unsigned ax = (unsigned)(x < 0 ? -x : x);
+    *p++ = 'e';
+    if (x < 0) *p++ = '-';
+    else if (!(flags & BW_DEC_EXP_SHORT)) *p++ = '+';
+    if (ax >= 100) {
+        *p++ = (unsigned char)('0' + ax / 100);
+        ax %= 100;
+    } else if (ax < 10 && (flags & BW_DEC_EXP_SHORT)) {
+        *p = (unsigned char)('0' + ax);
+        return p + 1;
+    }
+    memcpy(p, bw__ff_d2 + ax * 2, 2);
+    return p + 2;
+}
+
 /* f 10^e (f > 0) as printf("%.17g") lays out its digits: exponent form
  * when the decimal exponent x (of the first digit) is below -4 or at least
- * 17, else plain digits with zeros, no trailing zeros either way. The
- * digits go straight to their place. */
-static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
+ * 17, else plain digits with zeros, no trailing zeros either way; flags as
+ * bufwriter.h's BW_DEC_* say. The digits go straight to their place. */
+BW__FF_INLINE unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e, unsigned flags)
 {
     int n, x, i;
     /* Trailing zeros off: the shortest digits have at most 17. */
@@ -4825,7 +5045,6 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
     n = bw__ff_ndigits(f);
     x = e + n - 1;
     if (x < -4 || x >= 17) {
-        unsigned ax = (unsigned)(x < 0 ? -x : x);
         if (n > 1) { /* d.ddd: the digits one place right, the first moved back */
             bw__ff_digits(p + 1 + n, f);
             p[0] = p[1];
@@ -4834,14 +5053,7 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
         } else {
             *p++ = (unsigned char)('0' + f);
         }
-        *p++ = 'e';
-        *p++ = x < 0 ? '-' : '+';
-        if (ax >= 100) {
-            *p++ = (unsigned char)('0' + ax / 100);
-            ax %= 100;
-        }
-        memcpy(p, bw__ff_d2 + ax * 2, 2);
-        return p + 2;
+        return bw__ff_exp(p, x, flags);
     }
     if (x < 0) { /* 0.000ddd */
         *p++ = '0';
@@ -4850,10 +5062,15 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
         bw__ff_digits(p + n, f);
         return p + n;
     }
-    if (x + 1 >= n) { /* ddd000 */
+    if (x + 1 >= n) { /* ddd000, and ".0" after it for BW_DEC_POINT_ZERO */
         bw__ff_digits(p + n, f);
         for (i = n; i <= x; i++) p[i] = '0';
-        return p + x + 1;
+        p += x + 1;
+        if (flags & BW_DEC_POINT_ZERO) {
+            memcpy(p, ".0", 2);
+            p += 2;
+        }
+        return p;
     }
     bw__ff_digits(p + 1 + n, f); /* ddd.ddd: the integer digits moved back */
     for (i = 0; i <= x; i++) p[i] = p[i + 1];
@@ -4861,8 +5078,10 @@ static unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e)
     return p + n + 1;
 }
 
-static unsigned char *bw__ff_special(unsigned char *p, int neg, int nan)
+/* nan, inf, -inf; NULL, nothing stored, under BW_DEC_JSON. */
+BW__FF_INLINE unsigned char *bw__ff_special(unsigned char *p, int neg, int nan, unsigned flags)
 {
+    if (flags & BW_DEC_JSON) return NULL;
     if (nan) {
         memcpy(p, "nan", 3);
         return p + 3;
@@ -4872,20 +5091,28 @@ static unsigned char *bw__ff_special(unsigned char *p, int neg, int nan)
     return p + 3;
 }
 
-unsigned char *bw_enc_dec_f64(unsigned char *p, double v)
+/* Zero: "0", "0.0" for BW_DEC_POINT_ZERO (after the sign). */
+BW__FF_INLINE unsigned char *bw__ff_zero(unsigned char *p, unsigned flags)
+{
+    *p = '0';
+    if (!(flags & BW_DEC_POINT_ZERO)) return p + 1;
+    memcpy(p + 1, ".0", 2);
+    return p + 3;
+}
+
+/* The text of v with flags at p (room for BW_DEC_F64_MAX); NULL, nothing
+ * stored, for NaN or an infinity under BW_DEC_JSON. */
+BW__FF_INLINE unsigned char *bw__ff_enc64(unsigned char *p, double v, unsigned flags)
 {
     uint64_t bits, t, c;
     int be, q, e;
     memcpy(&bits, &v, sizeof bits);
     t = bits & (((uint64_t)1 << 52) - 1);
     be = (int)(bits >> 52 & 0x7ff);
-    if (be == 0x7ff) return bw__ff_special(p, (int)(bits >> 63), t != 0);
+    if (be == 0x7ff) return bw__ff_special(p, (int)(bits >> 63), t != 0, flags);
     if (bits >> 63) *p++ = '-';
     if (be == 0) {
-        if (t == 0) {
-            *p = '0';
-            return p + 1;
-        }
+        if (t == 0) return bw__ff_zero(p, flags);
         c = t;
         q = -1074;
     } else {
@@ -4895,13 +5122,13 @@ unsigned char *bw_enc_dec_f64(unsigned char *p, double v)
          * other decimal as short is another integer, at least 1 away, and
          * R is at most 1 wide). */
         if (q <= 0 && q > -53 && (c & (((uint64_t)1 << -q) - 1)) == 0)
-            return bw__ff_text(p, c >> -q, 0);
+            return bw__ff_text(p, c >> -q, 0, flags);
     }
     c = bw__ff_shortest64(c, q, &e);
-    return bw__ff_text(p, c, e);
+    return bw__ff_text(p, c, e, flags);
 }
 
-unsigned char *bw_enc_dec_f32(unsigned char *p, float v)
+BW__FF_INLINE unsigned char *bw__ff_enc32(unsigned char *p, float v, unsigned flags)
 {
     uint32_t bits, t;
     uint64_t c;
@@ -4909,23 +5136,34 @@ unsigned char *bw_enc_dec_f32(unsigned char *p, float v)
     memcpy(&bits, &v, sizeof bits);
     t = bits & ((1u << 23) - 1);
     be = (int)(bits >> 23 & 0xff);
-    if (be == 0xff) return bw__ff_special(p, (int)(bits >> 31), t != 0);
+    if (be == 0xff) return bw__ff_special(p, (int)(bits >> 31), t != 0, flags);
     if (bits >> 31) *p++ = '-';
     if (be == 0) {
-        if (t == 0) {
-            *p = '0';
-            return p + 1;
-        }
+        if (t == 0) return bw__ff_zero(p, flags);
         c = t;
         q = -149;
     } else {
         c = t | 1u << 23;
         q = be - 150;
         if (q <= 0 && q > -24 && (c & (((uint64_t)1 << -q) - 1)) == 0)
-            return bw__ff_text(p, c >> -q, 0);
+            return bw__ff_text(p, c >> -q, 0, flags);
     }
     c = bw__ff_shortest32(c, q, &e);
-    return bw__ff_text(p, c, e);
+    return bw__ff_text(p, c, e, flags);
+}
+
+unsigned char *bw_enc_dec_f64(unsigned char *p, double v) { return bw__ff_enc64(p, v, 0); }
+unsigned char *bw_enc_dec_f32(unsigned char *p, float v) { return bw__ff_enc32(p, v, 0); }
+
+/* The flags' encoders: one copy each, flags tested at run time. */
+static unsigned char *bw__ff_enc64_flags(unsigned char *p, double v, unsigned flags)
+{
+    return bw__ff_enc64(p, v, flags);
+}
+
+static unsigned char *bw__ff_enc32_flags(unsigned char *p, float v, unsigned flags)
+{
+    return bw__ff_enc32(p, v, flags);
 }
 
 /* The puts: with room for the longest text, straight into the writer (the
@@ -4950,6 +5188,70 @@ int bw_put_dec_f32(bw_writer *w, float v)
         return BW_OK;
     }
     return bw_write(w, b, (size_t)(bw_enc_dec_f32(b, v) - b));
+}
+
+/* The flags' puts: as above, with the text stored first and committed only
+ * when there is one (no text: a NaN or an infinity under BW_DEC_JSON). The
+ * checks a put makes come first, so a recorded error wins over the value;
+ * neither BW_ENONFINITE nor unknown flags are recorded (the writer is not
+ * at fault, and a JSON writer goes on, say with "null"). */
+static int bw__put_dec_flags(bw_writer *w, double d, float f, int is32, unsigned flags)
+{
+    unsigned char b[BW_DEC_F64_MAX], *q;
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (flags & ~(unsigned)BW__DEC_FLAGS) return BW_EINVAL;
+    if (w->lim - w->len >= BW_DEC_F64_MAX) {
+        q = is32 ? bw__ff_enc32_flags(w->data + w->len, f, flags)
+                 : bw__ff_enc64_flags(w->data + w->len, d, flags);
+        if (q == NULL) return BW_ENONFINITE;
+        w->len = (size_t)(q - w->data);
+        return BW_OK;
+    }
+    q = is32 ? bw__ff_enc32_flags(b, f, flags) : bw__ff_enc64_flags(b, d, flags);
+    if (q == NULL) return BW_ENONFINITE;
+    return bw_write(w, b, (size_t)(q - b));
+}
+
+int bw_put_dec_f64_flags(bw_writer *w, double v, unsigned flags)
+{
+    return bw__put_dec_flags(w, v, 0, 0, flags);
+}
+
+int bw_put_dec_f32_flags(bw_writer *w, float v, unsigned flags)
+{
+    return bw__put_dec_flags(w, 0, v, 1, flags);
+}
+
+/* Into the room given: straight there when it holds the longest text,
+ * else on the stack and copied when it fits, so nothing is stored past
+ * room and a text that does not fit stores nothing. */
+static int bw__fmt_dec(void *dst, size_t room, double d, float f, int is32, unsigned flags,
+                       size_t *len)
+{
+    unsigned char b[BW_DEC_F64_MAX], *p = room >= BW_DEC_F64_MAX ? (unsigned char *)dst : b, *q;
+    size_t n;
+    if (len != NULL) *len = 0;
+    if ((flags & ~(unsigned)BW__DEC_FLAGS) || (dst == NULL && room != 0)) return BW_EINVAL;
+    q = is32 ? bw__ff_enc32_flags(p, f, flags) : bw__ff_enc64_flags(p, d, flags);
+    if (q == NULL) return BW_ENONFINITE;
+    n = (size_t)(q - p);
+    if (len != NULL) *len = n;
+    if (p == b) {
+        if (n > room) return BW_EFULL;
+        memcpy(dst, b, n);
+    }
+    return BW_OK;
+}
+
+int bw_fmt_dec_f64(void *dst, size_t room, double v, unsigned flags, size_t *len)
+{
+    return bw__fmt_dec(dst, room, v, 0, 0, flags, len);
+}
+
+int bw_fmt_dec_f32(void *dst, size_t room, float v, unsigned flags, size_t *len)
+{
+    return bw__fmt_dec(dst, room, 0, v, 1, flags, len);
 }
 /*************** End file fmt_float.c ***************************************/
 
@@ -5355,32 +5657,40 @@ BW__INTERNAL int bw__at_once(const bw_writer *w, size_t n) { return (void)w, (vo
  * The window starts at the growth rule's size for what was asked for (at
  * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
  * so it costs a cold path per doubling, as growth does, and is at most
- * twice the furthest byte asked for. */
+ * twice the furthest byte asked for (an exact-size block of BW_POOL_BYPASS
+ * less than twice that is the window whole: see bw__contig_window). */
 #define BW__ZERO_STEP ((size_t)4096)
 
 static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
 {
     /* By the growth rule (0: past what it can represent, the block), so
-     * capacities stay the sizes the rule gives. */
+     * capacities stay the sizes the rule gives. A window is the whole
+     * block or at most half of it, so widening it at least doubles it, as
+     * the rule does: a block of an exact size (BW_POOL_BYPASS rents what
+     * is asked for, 4205 bytes for a learned 4205) less than twice the
+     * rule's size is taken whole (widening 4096 to 4205 broke the rule). */
     want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
-    return want != 0 && want < block ? want : block;
+    return want != 0 && want <= block / 2 ? want : block;
 }
 
 /* A newly rented block of got bytes for a writer that asked for want: its
- * window on a zeroing pool, the whole block otherwise. */
+ * window on a zeroing pool or in a reservation (BW__RESERVED, set by
+ * bw__contig_rent), the whole block otherwise. */
 static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
 {
     w->m.g.block = got;
-    w->cap = bw__pool_zeroes(p) ? bw__contig_window(p, got, want) : got;
+    w->cap = bw__pool_zeroes(p) || (w->flags & BW__RESERVED) ? bw__contig_window(p, got, want)
+                                                              : got;
 }
 
-/* Widen a zeroing pool's window in place for n more bytes; false when the
- * block itself has no room for them (or there is no window). */
+/* Widen a zeroing pool's window or a reservation's in place for n more
+ * bytes; false when the block itself has no room for them (or there is no
+ * window). */
 static bool bw__contig_widen(bw_writer *w, size_t n)
 {
     size_t want;
-    if ((w->flags & BW__EXTERNAL) || !bw__pool_zeroes(w->pool) || w->cap == w->m.g.block ||
-        w->m.g.block - w->len < n)
+    if ((w->flags & BW__EXTERNAL) || !(bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED)) ||
+        w->cap == w->m.g.block || w->m.g.block - w->len < n)
         return false;
     want = w->len + n; /* at most the block: no overflow */
     if (want < 2 * w->cap) want = 2 * w->cap;
@@ -5390,12 +5700,45 @@ static bool bw__contig_widen(bw_writer *w, size_t n)
 }
 
 
+/* A reservation back to a block of its window (bw__pool_cut), before the
+ * block moves, is regrown or leaves the writer any way but its return
+ * (bw__pool_return_written cuts it there). */
+static void bw__contig_fit(bw_writer *w)
+{
+    if (!(w->flags & BW__RESERVED)) return;
+    if (w->cap < w->m.g.block) bw__pool_cut(w->pool, w->data, w->m.g.block, w->cap);
+    w->m.g.block = w->cap;
+    w->flags &= (unsigned char)~BW__RESERVED;
+}
+
+/* The address space a move into fresh memory above the threshold asks for
+ * (bw__pool_rent_reserve) with a block of cap: 16 x cap, so a first job
+ * that reaches its first large block (4 MiB after 256 KiB) grows to
+ * 64 MiB by widening its window, with no copy and no remap. */
+#define BW__RESERVE_FACTOR ((size_t)16)
+
+/* A block for the size the pool's rule gave (an idle block of the learned
+ * jump first, bw__pool_rent_size), or a reservation when it must be fresh
+ * memory above the threshold. */
+static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got)
+{
+    size_t cap = s->size;
+    size_t reserve = cap <= BW__MAX_BLOCK / BW__RESERVE_FACTOR ? cap * BW__RESERVE_FACTOR : cap;
+    if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p) || s->warm > cap)
+        return bw__pool_rent_size(p, s, got);
+    return bw__pool_rent_reserve(p, cap, reserve, got);
+}
+
 /* The size a contiguous writer moves to for n more bytes (the pool's
  * rule: first block, growth, learned jump). */
-static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out)
+static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *out)
 {
-    return bw__pool_contig_size(p, w->len - bw__start(w), w->cap,
-                                (w->flags & BW__EXTERNAL) != 0, n, out);
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    r.external = (w->flags & BW__EXTERNAL) != 0;
+    r.n = n;
+    r.held = w->len - bw__start(w);
+    r.cap = w->cap;
+    return bw__pool_size(p, &r, out);
 }
 
 /* Move a contiguous writer's held bytes into a new block with room for n
@@ -5405,13 +5748,15 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, size_t *out
 static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got, start = bw__start(w), held = w->len - start;
+    size_t got, start = bw__start(w), held = w->len - start;
+    bw__size cap;
     unsigned char *nb;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     rc = bw__contig_size(w, p, n, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
-    nb = (unsigned char *)bw_pool_rent(p, cap, &got);
+    bw__contig_fit(w); /* the old block goes back whole, as its window */
+    nb = (unsigned char *)bw__contig_rent(p, &cap, &got);
     if (nb == NULL) return bw__fail(w, BW_ENOMEM);
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
@@ -5419,8 +5764,14 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
         *old_cap = bw__contig_block_cap(w);
     }
     /* The window as the growth rule would grow: held + n, at least twice
-     * the old capacity (no overflow: bw__contig_size checked both). */
-    bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
+     * the old capacity (no overflow: bw__contig_size checked both); in a
+     * reservation, the size the rule gave. */
+    if (got > cap.size && cap.warm <= cap.size && bw__pool_reserves(p)) {
+        w->flags |= BW__RESERVED;
+        bw__contig_take(w, p, got, cap.size);
+    } else {
+        bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
+    }
     w->flags &= (unsigned char)~BW__EXTERNAL;
     w->data = nb;
     w->pos = w->base;
@@ -5445,13 +5796,15 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
     if (w->data != NULL) {
         bw__move_down(w, &src);
         if (w->cap - w->len >= n || bw__contig_widen(w, n)) goto copy;
+        bw__contig_fit(w); /* regrown or moved: a block of its window */
         if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
             size_t cap;
+            bw__size want;
             unsigned char *nb;
-            rc = bw__contig_size(w, w->pool, n, &cap);
+            rc = bw__contig_size(w, w->pool, n, &want);
             if (rc != BW_OK) return bw__fail(w, rc);
-            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, cap);
+            nb = (unsigned char *)bw__pool_regrow(w->pool, w->data, w->cap, w->len, &want, &cap);
             if (nb == NULL) return bw__fail(w, BW_ENOMEM);
             w->data = nb;
             w->cap = cap;
@@ -5486,7 +5839,8 @@ static int bw__contig_keep(bw_writer *w, size_t n, void **old, size_t *old_cap)
 BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p;
-    size_t cap, got = 0;
+    size_t got = 0;
+    bw__size cap = {0, 0, false};
     unsigned char *b;
     int rc;
     /* bw_reserve comes here first, before its own checks. */
@@ -5496,12 +5850,12 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n <= bw__pool_first_block(p)) {
-        cap = bw__pool_first_block(p);
+        cap.size = bw__pool_first_block(p);
     } else {
         rc = bw__contig_size(w, p, n, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
-    b = (unsigned char *)bw_pool_rent(p, cap, &got);
+    b = (unsigned char *)bw__pool_rent_size(p, &cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
     bw__contig_take(w, p, got, n);
@@ -5531,7 +5885,10 @@ static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
 {
     size_t want, l = bw_len(w);
     bw_pool *p;
-    if (!(w->flags & BW__EXTERNAL)) return bw__block_hand_out(w, block, cap);
+    if (!(w->flags & BW__EXTERNAL)) {
+        bw__contig_fit(w); /* the caller gets a block of its window */
+        return bw__block_hand_out(w, block, cap);
+    }
     if (l == 0) return 1;
     p = bw__pool_of(w);
     if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
@@ -5548,10 +5905,10 @@ static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
 static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap;
+    bw__size cap;
     int fills = 0;
     if (p != NULL && bw__contig_size(w, p, need, &cap) == BW_OK)
-        fills = cap - (w->len - bw__start(w)) == need;
+        fills = cap.size - (w->len - bw__start(w)) == need;
     return bw__printf_grow(w, need, fmt, ap, fills);
 }
 
@@ -5560,15 +5917,18 @@ static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list
 static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t cap, got;
+    bw__size_req r = {BW__SIZE_START, false, 0, 0, 0, 0, 0, 1};
+    bw__size cap;
+    size_t got;
     void *b;
     int rc;
 
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
-    rc = bw__pool_start_size(p, initial_capacity, &cap);
+    r.n = initial_capacity;
+    rc = bw__pool_size(p, &r, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
-    b = bw_pool_rent(p, cap, &got);
+    b = bw_pool_rent(p, cap.size, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = (unsigned char *)b;
     bw__contig_take(w, p, got, initial_capacity);
@@ -5919,29 +6279,20 @@ static void bw__close_open(bw_writer *w)
     pc->blk->pieces++;
 }
 
-/* The size of a new block for `want` bytes with its trailer: the growth
- * rule's, rounded up to BW__SEG_ALIGN (an exact-size rent, BW_POOL_BYPASS
- * or above the threshold, may not be aligned). */
-static int bw__seg_size(const bw_pool *p, size_t want, size_t *out)
-{
-    size_t n;
-    int rc = bw__pool_grow(p, 0, want, 0, &n);
-    if (rc != BW_OK) return rc;
-    if (n > BW__MAX_BLOCK - (BW__SEG_ALIGN - 1)) return BW_EOVERFLOW;
-    *out = (n + (BW__SEG_ALIGN - 1)) & ~(size_t)(BW__SEG_ALIGN - 1);
-    return BW_OK;
-}
-
-/* Rent a block of exactly the size bw__seg_size gives for `want` (trailer
- * included): its trailer set, not linked anywhere. NULL: recorded. */
-static bw__blk *bw__blk_rent(bw_writer *w, size_t want)
+/* Rent a block of the size the pool's rule gives for request r (SEG or
+ * BLOCK: n bytes, trailer included, aligned to BW__SEG_ALIGN): its trailer
+ * set, not linked anywhere. NULL: recorded. */
+static bw__blk *bw__blk_rent(bw_writer *w, bw__size_req *r)
 {
     bw_pool *p = bw__pool_of(w);
     size_t got = 0;
+    bw__size want;
     unsigned char *d;
     bw__blk *b;
-    int rc = p != NULL ? bw__seg_size(p, want, &want) : BW_ENOMEM;
-    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want, &got) : NULL;
+    int rc;
+    r->align = BW__SEG_ALIGN;
+    rc = p != NULL ? bw__pool_size(p, r, &want) : BW_ENOMEM;
+    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want.size, &got) : NULL;
     if (d == NULL) {
         bw__fail(w, rc != BW_OK ? rc : BW_ENOMEM);
         return NULL;
@@ -5966,26 +6317,28 @@ static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *
     }
 }
 
-/* The next block for `need` contiguous bytes, by the pool's rule for
- * segmented writers (bw__pool_seg_size), told what the writer holds, and
- * what it holds above the threshold. One request, however large. */
+/* The next block for `need` contiguous bytes: one request to the pool's
+ * size rule, told what the writer holds, and what it holds above the
+ * threshold. One request, however large. */
 static bw__blk *bw__blk_next(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t prev = w->data != NULL ? w->cap + BW__SEG_HDR : 0, held = 0, count = 0;
+    bw__size_req r = {BW__SIZE_SEG, false, 0, 0, 0, 0, 0, 1};
     if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
         bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
         return NULL;
     }
+    r.n = need + BW__SEG_HDR;
+    r.held = bw_len(w);
+    r.cap = w->data != NULL ? w->cap + BW__SEG_HDR : 0;
     /* Only a segmented writer about to pass the threshold walks its blocks. */
-    if (prev > bw__pool_threshold(p) / 2)
-        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &held, &count);
-    if (prev > bw__pool_threshold(p)) {
-        held += prev;
-        count++;
+    if (r.cap > bw__pool_threshold(p) / 2)
+        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &r.large_held, &r.large_count);
+    if (r.cap > bw__pool_threshold(p)) {
+        r.large_held += r.cap;
+        r.large_count++;
     }
-    return bw__blk_rent(w, bw__pool_seg_size(p, prev, bw_len(w), held, count,
-                                             need + BW__SEG_HDR));
+    return bw__blk_rent(w, &r);
 }
 
 static void bw__blk_return(bw_writer *w, bw__blk *b)
@@ -6160,6 +6513,7 @@ static void bw__seg_drop_storage(bw_writer *w)
 static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
 {
     size_t held, off = 0, k;
+    bw__size_req r = {BW__SIZE_BLOCK, false, 0, 0, 0, 0, 0, 1};
     bw__cursor c = {0, 0};
     const unsigned char *src;
     bw__blk *b;
@@ -6171,7 +6525,8 @@ static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
         bw__fail(w, BW_EOVERFLOW);
         return NULL;
     }
-    b = bw__blk_rent(w, held + extra + BW__SEG_HDR);
+    r.n = held + extra + BW__SEG_HDR;
+    b = bw__blk_rent(w, &r);
     if (b == NULL) return NULL;
     while (bw__seg_walk(w, &c, &src, &k)) {
         if (k != 0) memcpy(b->data + off, src, k);
@@ -6246,7 +6601,8 @@ static unsigned char *bw__seg_span(const bw_writer *w, size_t i, uint64_t pos, u
  * patch never writes the caller's memory); their done is called. */
 static int bw__seg_own(bw_writer *w, size_t i, uint64_t end, size_t bytes)
 {
-    bw__blk *b = bw__blk_rent(w, bytes + BW__SEG_HDR);
+    bw__size_req r = {BW__SIZE_BLOCK, false, bytes + BW__SEG_HDR, 0, 0, 0, 0, 1};
+    bw__blk *b = bw__blk_rent(w, &r);
     size_t off = 0;
     if (b == NULL) return BW_ENOMEM;
     for (; i < w->m.c.count && w->m.c.pc[i].end - w->m.c.pc[i].n < end; i++) {
@@ -6838,6 +7194,13 @@ void *bw__map(size_t size)
 
 void bw__unmap(void *block, size_t size) { (void)munmap(block, BW__PAGE_ROUND(size)); }
 
+/* At a 2 MiB boundary of a 2 MiB aligned block, so the huge pages below
+ * keep stay whole. */
+void bw__unmap_tail(void *block, size_t size, size_t keep)
+{
+    (void)munmap((unsigned char *)block + keep, BW__PAGE_ROUND(size) - keep);
+}
+
 void *bw__remap(void *block, size_t old_size, size_t new_size)
 {
     void *nb = bw__map(new_size);
@@ -7306,6 +7669,17 @@ BW__INTERNAL bool bw__alloc_is_malloc(const bw_allocator *a, size_t size)
     return a->alloc == bw__libc_alloc && a->free == bw__libc_free;
 }
 
+BW__INTERNAL bool bw__alloc_maps(const bw_allocator *a)
+{
+#ifdef BW__MAP_MIN
+    return a->alloc == bw__libc_alloc && a->realloc == bw__libc_realloc &&
+           a->free == bw__libc_free;
+#else
+    (void)a;
+    return false;
+#endif
+}
+
 const bw_allocator *bw_allocator_libc(void) { return &bw__libc; }
 
 /* After bw_pool_trim freed blocks into malloc: the C library may keep the
@@ -7708,15 +8082,22 @@ BW__INTERNAL void bw__pool_unregister(bw_pool *p)
  * least twice the old block) is bw__pool_grow in pool_writer.h, inline
  * for the writer's fast paths.
  *
- * The bound. Past the jump floor (16 KiB), a contiguous writer never moves
- * to a block larger than BW__BOUND (16) times the bytes it needs, whatever
- * other jobs or threads did: a 20 KiB job after 64 MiB jobs holds at most
- * 256 KiB, where 0.3 gave it the 64 MiB block. Within the bound a move goes
- * as far towards the learned size as it can: to it when it is at most 16 x
- * the need, else to the learned size divided by 16 as often as it takes to
- * fit, so each later move can reach it in one step and the whole climb
- * copies at most 1/15 of the job (a stream of 1 MiB jobs written 8 KiB at
- * a time: 64 KiB, then 1 MiB).
+ * The bound is on fresh memory, not warm memory. A move towards the
+ * learned size first takes a block of that size already idle in the pool
+ * (the thread's cache, a class's shared level, the kept large blocks)
+ * whatever its size, because it costs no new memory: a stream of similar
+ * jobs takes its block at the first move and copies only its first block.
+ * Only a block the pool must get from its backing allocator is bounded:
+ * past the jump floor (16 KiB), never larger than BW__BOUND (16) times the
+ * bytes the writer needs, whatever other jobs or threads did, so a burst
+ * of 20 KiB jobs on many threads after 64 MiB jobs takes the one idle
+ * 64 MiB block (one thread: the levels hand out a block under their lock)
+ * and reserves at most 256 KiB each, where 0.3 gave each a fresh 64 MiB
+ * block. Within the bound a move goes as far towards the learned size as
+ * it can: to it when it is at most 16 x the need, else to the learned
+ * size divided by 16 as often as it takes to fit, so each later move can
+ * reach it in one step and the whole climb copies at most 1/15 of the job
+ * (a stream of 1 MiB jobs with nothing idle: 64 KiB, then 1 MiB).
  *
  * The learned jump (on unless BW_POOL_NO_LEARNED_GROWTH): contiguous
  * writers that end past the jump floor record their length and when; the
@@ -7796,12 +8177,21 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
         atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
     }
     if (p->learn_growth && len > p->opt.jump_floor) {
-        uint64_t now = bw__now_ms();
-        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed);
+        uint64_t now = bw__now_ms(), age = p->opt.decay_ms, was_ms;
+        size_t was;
+        i = atomic_fetch_add_explicit(&p->big_next, 1, memory_order_relaxed) % BW__RECENT;
+        was = atomic_load_explicit(&p->big[i].len, memory_order_relaxed);
+        was_ms = atomic_load_explicit(&p->big[i].ms, memory_order_relaxed);
         /* The time first: a reader that sees the new length sees a time
          * at least as new (or the slot's old one: then it ages early). */
-        atomic_store_explicit(&p->big[i % BW__RECENT].ms, now, memory_order_relaxed);
-        atomic_store_explicit(&p->big[i % BW__RECENT].len, len, memory_order_relaxed);
+        atomic_store_explicit(&p->big[i].ms, now, memory_order_relaxed);
+        atomic_store_explicit(&p->big[i].len, len, memory_order_relaxed);
+        /* A stream of similar jobs replaces a length that still counted
+         * with the same one: the lengths that count are the same, so is
+         * the statistic, and the time it next changes by ageing can only
+         * be later (the stored one recomputes it no later than due). The
+         * recomputation cost a 64 KiB job 530 of its 9,400 instructions. */
+        if (was == len && (age == BW_DECAY_NEVER || now - was_ms < age || was_ms > now)) return;
         bw__jump_update(p, now);
     }
 }
@@ -7836,9 +8226,9 @@ BW__INTERNAL size_t bw__learned_large(bw_pool *p)
 }
 
 /* The block on the way to `target` that a writer needing `need` bytes may
- * move to: target when it is at most BW__BOUND x need, else target / 16^k
- * for the least k that fits (both powers of two by the growth rule), so
- * that every later move can reach target in one step. */
+ * take fresh: target when it is at most BW__BOUND x need, else
+ * target / 16^k for the least k that fits (both powers of two by the
+ * growth rule), so that every later move can reach target in one step. */
 static size_t bw__toward(const bw_pool *p, size_t target, size_t need)
 {
     size_t t = bw__grow_size(p, target), bound;
@@ -7848,87 +8238,84 @@ static size_t bw__toward(const bw_pool *p, size_t target, size_t need)
     return t;
 }
 
-/* The size a contiguous writer moves to for n more bytes, the block size a
- * rent of it gives (see the top of this file and bufwriter.h's bw_init):
- * its first block (min_first_block, the learned starting size), else the
- * growth rule; then, for a move or a first block for more than
- * min_first_block (not a small message), as far towards the learned jump
- * (or, for a move in a fresh pool, 16x past the floor) as the bound
- * allows: a stream of 64 KiB jobs in 8 KiB writes then rents one block a
- * job and copies nothing. */
-BW__INTERNAL int bw__pool_contig_size(bw_pool *p, size_t held, size_t cap, bool external,
-                                      size_t n, size_t *out)
+/* A contiguous writer's first block or move (see the top of this file and
+ * bufwriter.h's bw_init): its first block (min_first_block, the learned
+ * starting size), else the growth rule; then, for a move or a first block
+ * for more than min_first_block (not a small message), as far towards the
+ * learned jump (or, for a move in a fresh pool, 16x past the floor) as the
+ * bound allows, and the learned jump itself as the warm size: a stream of
+ * 1 MiB jobs in 8 KiB writes then takes its idle 1 MiB block at the first
+ * move and copies 8 KiB. */
+static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
 {
-    size_t want = n, size, need, target;
+    size_t want = r->n, size, need, target, t;
     int rc;
-    if (cap == 0) {
+    if (r->cap == 0) {
         size_t first = bw__learned(p);
         if (first < p->opt.min_first_block) first = p->opt.min_first_block;
         if (first > want) want = first;
     }
-    if (cap == 0 && want <= p->opt.max_pooled_size) {
+    out->learned = p->learn && (r->cap == 0 || r->external);
+    if (r->cap == 0 && want <= p->opt.max_pooled_size) {
         size = bw_pool_class_size(p, want);
     } else {
-        rc = bw__pool_grow(p, held, want, cap, &size);
+        rc = bw__pool_grow(p, r->held, want, r->cap, &size);
         if (rc != BW_OK) return rc;
     }
-    if (external && p->learn) {
+    if (r->external && p->learn) {
         /* Out of the caller's buffer: its first block of the pool's, so the
          * learned size as for a writer that started with none. */
         size_t first = bw__grow_size(p, bw__learned(p));
         if (first > size) size = first;
     }
-    need = held + n; /* bw__pool_grow checked the sum */
-    if (!p->learn_growth || (cap == 0 && need <= p->opt.min_first_block)) {
-        *out = size;
-        return BW_OK;
-    }
+    need = r->held + r->n; /* bw__pool_grow checked the sum */
+    out->size = size;
+    if (!p->learn_growth || (r->cap == 0 && need <= p->opt.min_first_block)) return BW_OK;
+    out->learned = true;
     target = bw__learned_large(p);
-    if (target == 0 && cap != 0 && cap <= p->opt.max_pooled_size &&
-        size > p->opt.jump_floor) {
+    if (target > size) {
+        /* Warm: the learned size itself, if the pool has one idle. */
+        t = bw__grow_size(p, target);
+        out->warm = t > size ? t : 0;
+    } else if (target == 0 && r->cap != 0 && r->cap <= p->opt.max_pooled_size &&
+               size > p->opt.jump_floor) {
         /* Fresh: 16x from the floor, up to the threshold. */
-        target = cap > p->opt.jump_floor ? cap : p->opt.jump_floor;
+        target = r->cap > p->opt.jump_floor ? r->cap : p->opt.jump_floor;
         target = target <= p->opt.max_learned_size / BW__BOUND ? target * BW__BOUND
                                                               : p->opt.max_learned_size;
     }
     if (target > size) {
-        target = bw__toward(p, target, need);
-        if (target > size) size = target;
+        t = bw__toward(p, target, need);
+        if (t > size) out->size = t;
     }
-    *out = size;
+    if (out->warm <= out->size) out->warm = 0;
     return BW_OK;
 }
 
-BW__INTERNAL int bw__pool_start_size(bw_pool *p, size_t initial, size_t *out)
+/* A segmented writer's next block for n contiguous bytes (its trailer
+ * included) after a block of r->cap (0: its first), the writer holding
+ * r->held bytes: max(the growth rule's size for n, chain_block_size,
+ * min(2 x prev, the growth rule's size for held + n)). Doubling only as
+ * far as the held bytes justify: a growing writer holds what its blocks
+ * did, so its blocks double (O(log n) of them), while a writer that
+ * consumes as it goes (a queue, a socket's backlog) stays at the size of
+ * what it holds; 0.4 doubled on whatever was held, and a queue of at most
+ * 1,100 bytes ended with a 32 MiB block. Blocks above the threshold are
+ * kept as large blocks when they come back, so a segmented writer keeps
+ * doubling there while its large blocks (r->large_held bytes in
+ * r->large_count blocks) still fit the large retention bounds, then takes
+ * the largest power of two that fits: a 64 MiB job is ten pooled blocks
+ * and six large ones that all come back to the next job (with 1 MiB
+ * blocks only 32 of its 64 were kept, max_blocks_per_class, and every job
+ * paid for 32 MiB of fresh pages). Past the bounds it doubles on, as a
+ * contiguous writer does: large blocks are huge-page mappings (alloc.c),
+ * so a 256 MiB job costs about a fresh mapping of its size, where
+ * threshold-sized blocks from malloc cost 4-5x that in page faults.
+ * Without large retention, threshold-sized blocks, which the classes keep
+ * for the next job. */
+static size_t bw__size_seg(const bw_pool *p, const bw__size_req *r)
 {
-    size_t learned = bw__learned(p);
-    return bw__pool_grow(p, 0, learned > initial ? learned : initial, 0, out);
-}
-
-/* A segmented writer's next block for `need` contiguous bytes after a
- * block of prev (0: its first), the writer holding len bytes:
- * max(the growth rule's size for need, chain_block_size, min(2 x prev,
- * the growth rule's size for len + need)). Doubling only as far as the
- * held bytes justify: a growing writer holds what its blocks did, so its
- * blocks double (O(log n) of them), while a writer that consumes as it
- * goes (a queue, a socket's backlog) stays at the size of what it holds;
- * 0.4 doubled on whatever was held, and a queue of at most 1,100 bytes
- * ended with a 32 MiB block. Blocks above the threshold are kept as
- * large blocks when they come back, so a chain keeps doubling there while
- * its large blocks (held bytes in count blocks) still fit the large
- * retention bounds, then takes the largest power of two that fits: a
- * 64 MiB chain is ten pooled blocks and six large ones that all come back
- * to the next job (with 1 MiB blocks only 32 of its 64 were kept,
- * max_blocks_per_class, and every job paid for 32 MiB of fresh pages).
- * Past the bounds it doubles on, as a contiguous writer does: large blocks
- * are huge-page mappings (alloc.c), so a 256 MiB job costs about a fresh
- * mapping of its size, where threshold-sized blocks from malloc cost 4-5x
- * that in page faults. Without large retention, threshold-sized blocks,
- * which the classes keep for the next job. The caller adds its trailer to
- * need and rounds the result by the growth rule. */
-BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len, size_t held,
-                                      size_t count, size_t need)
-{
+    size_t prev = r->cap, need = r->n, len = r->held, held = r->large_held;
     size_t want = prev > BW__MAX_BLOCK / 2 ? BW__MAX_BLOCK : 2 * prev, room, fit;
     const size_t max = p->opt.max_pooled_size;
     fit = bw__grow_size(p, len < BW__MAX_BLOCK - need ? len + need : BW__MAX_BLOCK);
@@ -7937,7 +8324,7 @@ BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len,
     if (want > max) {
         if (!p->keep_large) {
             want = max;
-        } else if (count < p->opt.max_large_blocks && held < p->opt.max_large_bytes) {
+        } else if (r->large_count < p->opt.max_large_blocks && held < p->opt.max_large_bytes) {
             room = p->opt.max_large_bytes - held;
             if (want > room) {
                 room = (size_t)1 << bw__log2(room); /* the largest power of two that fits */
@@ -7946,6 +8333,66 @@ BW__INTERNAL size_t bw__pool_seg_size(const bw_pool *p, size_t prev, size_t len,
         }
     }
     return want > need ? want : need;
+}
+
+/* Every size a writer gets, decided here (the request kinds: pool_writer.h). */
+BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out)
+{
+    size_t n = r->n, learned;
+    int rc;
+    out->size = out->warm = 0;
+    out->learned = false;
+    switch (r->kind) {
+    case BW__SIZE_CONTIG:
+        return bw__size_contig(p, r, out);
+    case BW__SIZE_START:
+        /* bw_init's initial capacity, or the learned size when larger. */
+        learned = bw__learned(p);
+        out->learned = p->learn;
+        return bw__pool_grow(p, 0, learned > n ? learned : n, 0, &out->size);
+    case BW__SIZE_SEG:
+        n = bw__size_seg(p, r);
+        break;
+    default: /* BW__SIZE_BLOCK */
+        break;
+    }
+    /* Segmented blocks: by the growth rule, rounded up to r->align (a rent
+     * of exactly that size, BW_POOL_BYPASS or above the threshold, may not
+     * be aligned). */
+    rc = bw__pool_grow(p, 0, n, 0, &n);
+    if (rc != BW_OK) return rc;
+    if (n > BW__MAX_BLOCK - (r->align - 1)) return BW_EOVERFLOW;
+    out->size = (n + (r->align - 1)) & ~(r->align - 1);
+    return BW_OK;
+}
+
+/* Whether a contiguous writer's final length teaches the pool: above
+ * this. The two learners of bw__learn_record: BW_POOL_LEARN_SIZE takes
+ * every length, the learned jump those past the floor. */
+static size_t bw__learn_above(const bw_pool *p)
+{
+    return p->learn ? 0 : p->learn_growth ? p->opt.jump_floor : SIZE_MAX;
+}
+
+/* The writer's shortcuts, asked of bw__pool_size once at creation: a small
+ * message's first block is what a first write of min_first_block bytes
+ * gets (the same for every smaller one), kept only when no learned
+ * statistic decided it and its writers cannot teach the pool (at most
+ * learn_above): then the size rule and bw__learn_record have nothing to
+ * say about such a writer, and the inline paths skip both. */
+BW__INTERNAL void bw__pool_shortcuts(bw_pool *p)
+{
+    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1};
+    bw__size s;
+    r.n = p->opt.min_first_block;
+    p->learn_above = bw__learn_above(p);
+    p->first_block = bw__pool_size(p, &r, &s) == BW_OK && !s.learned && s.warm == 0 &&
+                             s.size <= p->learn_above
+                         ? s.size
+                         : 0;
+    p->first_class = bw__class_index(p, p->first_block);
+    /* The thread cache serves it inline only when its class is cached. */
+    p->first_fast = p->first_block - 1 < p->fast_rent_limit ? p->first_block : 0;
 }
 /*************** End file pool/growth.c *************************************/
 
@@ -8351,12 +8798,11 @@ static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
     p->learn = (o->flags & BW_POOL_LEARN_SIZE) != 0;
     p->learn_growth = (o->flags & BW_POOL_NO_LEARNED_GROWTH) == 0;
     p->keep_large = (o->flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS)) == 0 && !p->bypass;
-    /* What bw__pool_contig_size and bw__job_done would decide for a small
-     * message. */
-    p->first_block = !p->learn && !(p->learn_growth && o->min_first_block > o->jump_floor)
-                         ? o->min_first_block : 0;
-    p->first_class = bw__class_index(p, o->min_first_block);
-    p->learn_above = p->learn ? 0 : p->learn_growth ? o->jump_floor : SIZE_MAX;
+    /* Reservations are the platform's mappings, cut in place: only for its
+     * own blocks, exact sizes (no canary, no bypass), nothing to zero. */
+    p->reserves = bw__alloc_maps(&p->alloc) && !p->checked && !p->bypass &&
+                  (o->flags & BW_POOL_ZERO_ON_RETURN) == 0;
+    bw__pool_shortcuts(p);
 }
 
 int bw_pool_create(bw_pool **out, const bw_pool_options *opts)
@@ -8474,13 +8920,41 @@ static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
     return tc;
 }
 
-static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity)
+/* A block of at least min_size bytes from where the pool keeps them (the
+ * thread's cache tc, the shared level, the kept large blocks), counted;
+ * NULL when none is idle. *cap gets its size. */
+static void *bw__rent_idle(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *cap)
+{
+    void *b;
+    if (min_size <= p->opt.max_pooled_size) {
+        unsigned ci = bw__class_index(p, min_size);
+        size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
+        *cap = p->opt.min_block_size << ci;
+        if (n > 0) /* counted by the pop */
+            return bw__tc_take(&tc->cls[ci], n,
+                               atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
+        b = bw__shared_pop(p, ci);
+    } else {
+        /* Above the threshold: a kept block of exactly min_size bytes. */
+        *cap = min_size;
+        b = bw__large_take(p, min_size);
+        if (b != NULL) BW__COUNT(p, tc, large_hits, 1);
+    }
+    if (b == NULL) return NULL;
+    BW__COUNT(p, tc, hits, 1);
+    BW__COUNT(p, tc, out_bytes, *cap);
+    return b;
+}
+
+/* idle: only a block the pool holds, never the backing allocator's: NULL
+ * when there is none. */
+static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity,
+                                        bool idle)
 {
     bw__tcache *tc;
     uint64_t now;
     void *b;
     size_t cap;
-    bool fresh = false;
 
     /* A pool switch (the thread's last cache is another pool's): find this
      * pool's cache in the thread's map and serve from it as the fast path
@@ -8496,53 +8970,24 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
     if (p == NULL || min_size > (size_t)PTRDIFF_MAX) return NULL;
     tc = bw__slow_enter(p, &now);
 
-    if (p->bypass) {
-        /* A real allocation of exactly what was asked for (at least 1). */
-        cap = min_size ? min_size : 1;
-        b = bw__backing_alloc(p, tc, cap);
-        if (b == NULL) return NULL;
-        BW__COUNT(p, tc, misses, 1);
-        fresh = true;
-    } else if (min_size <= p->opt.max_pooled_size) {
-        unsigned ci = bw__class_index(p, min_size);
-        size_t n = tc != NULL && ci < p->tc_classes ? bw__tc_held(tc, ci) : 0;
-        cap = p->opt.min_block_size << ci;
-        if (n > 0) {
-            b = bw__tc_take(&tc->cls[ci], n,
-                            atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed));
-        } else if ((b = bw__shared_pop(p, ci)) != NULL) {
-            BW__COUNT(p, tc, hits, 1);
-            BW__COUNT(p, tc, out_bytes, cap);
-        } else {
-            b = bw__backing_alloc(p, tc, cap);
-            if (b == NULL) return NULL;
-            BW__COUNT(p, tc, misses, 1);
-            BW__COUNT(p, tc, out_bytes, cap);
-            fresh = true;
-            goto rented;
-        }
+    if (!p->bypass && (b = bw__rent_idle(p, tc, min_size, &cap)) != NULL) {
         /* A retained block: accessible again (zeros under ZERO_ON_RETURN). */
         if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) BW__TRACK_DEFINED(b, cap);
         else BW__TRACK_UNDEFINED(b, cap);
-        goto rented;
+    } else if (idle) {
+        return NULL;
     } else {
-        /* Above the threshold: exactly what was asked for, from the kept
-         * large blocks (large retention) or the backing allocator. */
-        cap = min_size;
-        if ((b = bw__large_take(p, cap)) != NULL) {
-            BW__COUNT(p, tc, hits, 1);
-            BW__COUNT(p, tc, large_hits, 1);
-        } else {
-            b = bw__backing_alloc(p, tc, cap);
-            if (b == NULL) return NULL;
-            BW__COUNT(p, tc, misses, 1);
-            fresh = true;
-        }
+        /* A real allocation: exactly what was asked for (at least 1) in
+         * bypass mode and above the threshold, else min_size's class. */
+        cap = p->bypass || min_size > p->opt.max_pooled_size ? (min_size ? min_size : 1)
+                                                              : bw_pool_class_size(p, min_size);
+        b = bw__backing_alloc(p, tc, cap);
+        if (b == NULL) return NULL;
+        BW__COUNT(p, tc, misses, 1);
+        BW__COUNT(p, tc, out_bytes, cap);
+        /* Fresh memory holds whatever the allocator's last user left there. */
+        if (p->opt.flags & BW_POOL_ZERO_ON_RETURN) bw__zero(b, cap);
     }
-    BW__COUNT(p, tc, out_bytes, cap);
-rented:
-    /* Fresh memory holds whatever the allocator's last user left there. */
-    if (fresh && (p->opt.flags & BW_POOL_ZERO_ON_RETURN)) bw__zero(b, cap);
     if (p->checked) {
         bw__check_rented(p, b, cap);
         if (p->opt.flags & BW_POOL_FILL) memset(b, BW_FILL_RENTED, cap);
@@ -8558,7 +9003,20 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
         void *b = bw__tc_pop(p, bw__tl_last, min_size, capacity);
         if (BW__LIKELY(b != NULL)) return b;
     }
-    return bw__rent_slow(p, min_size, capacity);
+    return bw__rent_slow(p, min_size, capacity, false);
+}
+
+/* The warm block is taken under the lock of the level that holds it (the
+ * calling thread's own cache needs none), so of threads that race for one
+ * idle block one gets it and the others rent s->size: a burst of small
+ * jobs takes at most the blocks that were idle, and fresh memory within
+ * the bound. */
+BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity)
+{
+    void *b;
+    if (s->warm > s->size && (b = bw__rent_slow(p, s->warm, capacity, true)) != NULL)
+        return b;
+    return bw_pool_rent(p, s->size, capacity);
 }
 
 /* Reserve budget for one more slot of class ci in tc. A cache never
@@ -8673,35 +9131,94 @@ int bw_pool_return(bw_pool *p, void *block, size_t capacity)
 BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
                                          size_t written)
 {
-    if (!bw__pool_zeroes(p)) return bw_pool_return(p, block, capacity);
+    if (!bw__pool_zeroes(p)) {
+        /* On a pool that does not zero, only a reservation's window ends
+         * before its block: the block goes back as what was written. */
+        if (written < capacity && p->reserves) {
+            bw__pool_cut(p, block, capacity, written);
+            capacity = written;
+        }
+        return bw_pool_return(p, block, capacity);
+    }
     return bw__return_slow(p, block, capacity, written);
 }
 
+BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
+                                         size_t *capacity)
+{
+#ifdef BW__MAP_MIN
+    bw__tcache *tc;
+    uint64_t now;
+    void *b;
+    if (p->reserves && size >= BW__MAP_MIN && size > p->opt.max_pooled_size &&
+        reserve > size) {
+        tc = bw__slow_enter(p, &now);
+        if ((b = bw__large_take(p, size)) != NULL) {
+            /* Idle memory first: it costs no fresh pages. */
+            BW__COUNT(p, tc, hits, 1);
+            BW__COUNT(p, tc, large_hits, 1);
+            BW__COUNT(p, tc, out_bytes, size);
+            *capacity = size;
+            return b;
+        }
+        /* Only where growth would take fresh memory all the way: with
+         * blocks kept above the threshold, the writer's next moves take
+         * them (warm memory beats fresh pages, even with a copy), and a
+         * reservation would fault in fresh pages every job. */
+        if (atomic_load_explicit(&p->large_bytes, memory_order_relaxed) == 0 &&
+            (b = bw__backing_alloc(p, tc, reserve)) != NULL) {
+            BW__COUNT(p, tc, misses, 1);
+            BW__COUNT(p, tc, out_bytes, reserve);
+            *capacity = reserve;
+            return b;
+        }
+        /* No address space for it: the block alone. */
+    }
+#else
+    (void)reserve;
+#endif
+    return bw_pool_rent(p, size, capacity);
+}
+
+BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t size)
+{
+#ifdef BW__MAP_MIN
+    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
+    bw__unmap_tail(block, capacity, size);
+    BW__COUNT(p, tc, out_bytes, (uint64_t)size - (uint64_t)capacity);
+#else
+    (void)p, (void)block, (void)capacity, (void)size;
+#endif
+}
+
 BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
-                                   size_t new_cap)
+                                   const bw__size *s, size_t *new_cap)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
-    void *nb;
-    if ((nb = bw__large_take(p, new_cap)) != NULL) {
+    void *nb = NULL;
+    if (s->warm > s->size && (nb = bw__large_take(p, s->warm)) != NULL) *new_cap = s->warm;
+    if (nb == NULL && (nb = bw__large_take(p, s->size)) != NULL) *new_cap = s->size;
+    if (nb != NULL) {
         /* Warm memory: a copy of len bytes costs less than fresh pages. */
         BW__COUNT(p, tc, hits, 1);
         BW__COUNT(p, tc, large_hits, 1);
-        BW__COUNT(p, tc, out_bytes, new_cap);
-        if (p->checked) bw__check_rented(p, nb, new_cap);
+        BW__COUNT(p, tc, out_bytes, *new_cap);
+        if (p->checked) bw__check_rented(p, nb, *new_cap);
         memcpy(nb, b, len);
         (void)bw_pool_return(p, b, old_cap);
         return nb;
     }
+    *new_cap = s->size;
     if (p->checked && !bw__check_return(p, b, old_cap, false)) return NULL;
-    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap + p->extra, new_cap + p->extra);
+    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap + p->extra, *new_cap + p->extra);
     if (nb == NULL) {
         if (p->checked) bw__check_rented(p, b, old_cap); /* still the caller's */
         return NULL;
     }
     if (p->checked) {
-        bw__canary_set(nb, new_cap);
+        bw__canary_set(nb, *new_cap);
         bw__check_freed(p, b);
-        bw__check_rented(p, nb, new_cap);
+        bw__check_rented(p, nb, *new_cap);
     }
     /* One realloc is one backing free and one backing allocation, one
      * return and one rent: the counters stay balanced. */
@@ -8709,15 +9226,13 @@ BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t l
     BW__COUNT(p, tc, backing_frees, 1);
     BW__COUNT(p, tc, misses, 1);
     BW__COUNT(p, tc, returns, 1);
-    BW__COUNT(p, tc, out_bytes, (uint64_t)new_cap - (uint64_t)old_cap);
+    BW__COUNT(p, tc, out_bytes, (uint64_t)*new_cap - (uint64_t)old_cap);
     return nb;
 }
 
 /* More than twice need and 64 bytes more: a 200-byte string in a 512-byte
  * block is, a 250-byte one or a 40-byte one in a 128-byte block is not
  * (malloc's own rounding and header are about that much). */
-#define BW__HAND_OFF_COPY_MAX ((size_t)16 << 10)
-
 static bool bw__much_larger(size_t cap, size_t need)
 {
     return cap > 64 && need < (cap - 64) / 2;
@@ -8725,14 +9240,8 @@ static bool bw__much_larger(size_t cap, size_t need)
 
 BW__INTERNAL bool bw__pool_hand_off(bw_pool *p, void *b, size_t cap, size_t need)
 {
+    (void)need; /* bw__pool_copies weighed it */
     if (p == NULL || b == NULL) return false;
-    /* A block the thread cache keeps, much larger than the bytes, and at
-     * most 16 KiB of them: a copy into malloc(need) costs less than the
-     * block the next job would rent from malloc in its place (the cache's
-     * class emptied), and the caller's memory fits. More bytes are not
-     * copied: the block is shrunk in place (bw__pool_hand_off_fit). */
-    if (need <= BW__HAND_OFF_COPY_MAX && cap <= p->fast_rent_limit && bw__much_larger(cap, need))
-        return false;
     /* A checked block carries a canary and is tracked: never handed off. */
     if (p->checked || p->extra != 0 || !bw__alloc_is_malloc(&p->alloc, cap)) return false;
     BW__POOL_ADD(p, returns, 1);
@@ -9162,10 +9671,8 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     tc->pool = p;
     /* A small message's block: the pool's first block, when the fast paths
      * serve its class (bw__rent_first, bw__return_fast). */
-    if (p->first_block - 1 < p->fast_rent_limit) {
-        tc->first_size = p->first_block;
-        tc->first = &tc->cls[p->first_class];
-    }
+    tc->first_size = p->first_fast;
+    tc->first = &tc->cls[p->first_class];
     tc->last_decay = p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     for (i = 0; i < p->tc_classes; i++) tc->seen[i].ms = tc->last_decay;
     atomic_store_explicit(&tc->pool_id, p->id, memory_order_relaxed);

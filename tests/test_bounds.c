@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #define _DEFAULT_SOURCE 1 /* nanosleep */
-/* test_bounds.c - how much a contiguous writer may hold, whatever other
- * jobs taught the pool: past the jump floor never more than 16 x the bytes
- * it needs (bw_init's growth rule), under every pool flag; a segmented
+/* test_bounds.c - how much fresh memory a contiguous writer may take,
+ * whatever other jobs taught the pool: past the jump floor never a block
+ * of more than 16 x the bytes it needs from the backing allocator (bw_init's
+ * growth rule; a block of the learned size the pool holds idle costs no
+ * fresh memory and is taken whatever its size), under every pool flag and
+ * with many threads at once; a segmented
  * writer used as a queue, within 16 x the most it held; the learned
  * jump ages out after decay_ms; BW_POOL_LEARN_SIZE's statistic (the second
  * largest of the last 16 lengths) at every sample count. */
@@ -24,25 +27,39 @@ static void length_job(bw_pool *p, size_t len)
     bw_release(&w);
 }
 
-/* A job of `total` bytes in 8 KiB writes (the last one shorter), checking
- * after each write that a writer past the floor holds at most 16 x its
- * bytes. Returns the largest capacity it had. */
-static size_t bounded_job(bw_pool *p, size_t total, const char *what)
+/* The bytes ta's allocator has handed out and not had back. */
+static size_t live(test_alloc *ta) { return (size_t)ta->live_bytes; }
+
+/* A job of `total` bytes in 8 KiB writes (the last one shorter) on p, whose
+ * backing allocator is ta, checking after each write that a writer past
+ * the floor holding more than 16 x its bytes got that block with no fresh
+ * memory (an idle block of the pool's). Returns the fresh memory the job
+ * took at its peak (checked mode's canaries aside); *top, when not NULL,
+ * gets the largest capacity it had. */
+static size_t bounded_job(bw_pool *p, test_alloc *ta, size_t total, const char *what,
+                          size_t *top)
 {
     bw_writer w;
-    size_t top = 0, floor = 16 * KiB;
+    size_t floor = 16 * KiB, start = live(ta), fresh = 0, most = 0;
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     while (bw_len(&w) < total) {
         size_t n = total - bw_len(&w) < sizeof chunk ? total - bw_len(&w) : sizeof chunk;
+        long calls = ta->calls;
         cr_assert_eq(bw_write(&w, chunk, n), BW_OK);
-        if (bw_capacity(&w) > top) top = bw_capacity(&w);
-        if (bw_capacity(&w) > floor)
-            cr_expect_leq(bw_capacity(&w), 16 * bw_len(&w), "%s: %zu bytes in a %zu block", what,
-                          bw_len(&w), bw_capacity(&w));
+        if (bw_capacity(&w) > most) most = bw_capacity(&w);
+        if (live(ta) > start && live(ta) - start > fresh) fresh = live(ta) - start;
+        if (bw_capacity(&w) > floor && bw_capacity(&w) > 16 * bw_len(&w))
+            cr_expect_eq(ta->calls, calls, "%s: %zu bytes in a fresh %zu block", what,
+                         bw_len(&w), bw_capacity(&w));
     }
     bw_release(&w);
-    return top;
+    if (top != NULL) *top = most;
+    return fresh;
 }
+
+/* Checked mode's canary after each backing block, at most one per block
+ * of a 20 KiB job's climb. */
+#define CANARIES 256
 
 static const unsigned every_flag[] = {
     0, BW_POOL_ZERO_ON_RETURN, BW_POOL_NO_THREAD_CACHE, BW_POOL_CHECKED,
@@ -50,9 +67,9 @@ static const unsigned every_flag[] = {
     BW_POOL_ZERO_ON_RETURN | BW_POOL_NO_THREAD_CACHE,
 };
 
-Test(bounds, a_20_kib_job_after_64_mib_jobs_holds_at_most_320_kib)
+Test(bounds, a_20_kib_job_after_64_mib_jobs_takes_at_most_320_kib_of_fresh_memory)
 {
-    size_t f, k;
+    size_t f, k, top;
     fill_chunk(11);
     for (f = 0; f < sizeof every_flag / sizeof every_flag[0]; f++) {
         test_alloc ta;
@@ -66,23 +83,27 @@ Test(bounds, a_20_kib_job_after_64_mib_jobs_holds_at_most_320_kib)
         /* Alone: after two 64 MiB jobs, fifteen 20 KiB ones. */
         length_job(p, 64 * MiB);
         length_job(p, 64 * MiB);
-        for (k = 0; k < 15; k++)
-            cr_expect_leq(bounded_job(p, 20 * KiB, what), 320 * KiB, "%s, job %zu", what, k);
+        for (k = 0; k < 15; k++) {
+            cr_expect_leq(bounded_job(p, &ta, 20 * KiB, what, &top), 320 * KiB + CANARIES,
+                          "%s, job %zu", what, k);
+            cr_expect(top <= 320 * KiB || top == 64 * MiB, "%s: a %zu block", what, top);
+        }
         /* Interleaved with more 64 MiB jobs. */
         for (k = 0; k < 8; k++) {
             length_job(p, 64 * MiB);
-            cr_expect_leq(bounded_job(p, 20 * KiB, what), 320 * KiB, "%s, interleaved %zu",
-                          what, k);
+            cr_expect_leq(bounded_job(p, &ta, 20 * KiB, what, NULL), 320 * KiB + CANARIES,
+                          "%s, interleaved %zu", what, k);
         }
         /* And every size from the floor to 4 MiB keeps the bound. */
-        for (k = 17 * KiB; k <= 4 * MiB; k = k * 3 / 2) bounded_job(p, k, what);
+        for (k = 17 * KiB; k <= 4 * MiB; k = k * 3 / 2) bounded_job(p, &ta, k, what, NULL);
         ta_finish(&ta, p);
     }
 }
 
 /* Sixteen threads each hold a 20 KiB job at once on a zeroing pool that
- * has seen 64 MiB jobs: what they hold is bounded (0.3 handed each a
- * 64 MiB block, zeroed: 1 GiB). */
+ * has seen 64 MiB jobs: the fresh memory they take is bounded (0.3 handed
+ * each a 64 MiB block, zeroed: 1 GiB). Fresh memory is what the pool holds
+ * more, out or kept: an idle block taken moves from kept to out. */
 #define THREADS 16
 static bw_pool *g_pool;
 static pthread_barrier_t g_all_hold;
@@ -106,7 +127,7 @@ Test(bounds, sixteen_threads_of_20_kib_on_a_zeroing_pool_hold_at_most_16_mib)
 {
     pthread_t t[THREADS];
     size_t cap[THREADS], i;
-    uint64_t before;
+    uint64_t before, held;
     bw_pool_options o;
     memset(&o, 0, sizeof o);
     o.flags = BW_POOL_ZERO_ON_RETURN;
@@ -115,18 +136,90 @@ Test(bounds, sixteen_threads_of_20_kib_on_a_zeroing_pool_hold_at_most_16_mib)
     length_job(g_pool, 64 * MiB);
     length_job(g_pool, 64 * MiB);
     cr_assert_eq(stats_of(g_pool).learned_large_size, 64 * MiB);
-    before = outstanding(g_pool);
+    before = outstanding(g_pool) + stats_of(g_pool).retained_bytes;
     cr_assert_eq(pthread_barrier_init(&g_all_hold, NULL, THREADS + 1), 0);
     for (i = 0; i < THREADS; i++)
         cr_assert_eq(pthread_create(&t[i], NULL, hold_20_kib, &cap[i]), 0);
     pthread_barrier_wait(&g_all_hold);
-    cr_expect_leq(outstanding(g_pool) - before, 16 * MiB, "%llu bytes held",
-                  (unsigned long long)(outstanding(g_pool) - before));
-    for (i = 0; i < THREADS; i++) cr_expect_leq(cap[i], 320 * KiB, "thread %zu: %zu", i, cap[i]);
+    held = outstanding(g_pool) + stats_of(g_pool).retained_bytes - before;
+    cr_expect_leq(held, 16 * MiB, "%llu bytes fresh", (unsigned long long)held);
+    for (i = 0; i < THREADS; i++)
+        cr_expect(cap[i] <= 320 * KiB || cap[i] == 64 * MiB, "thread %zu: %zu", i, cap[i]);
     pthread_barrier_wait(&g_all_hold);
     for (i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
     pthread_barrier_destroy(&g_all_hold);
     bw_pool_destroy(g_pool);
+}
+
+/* The same burst under every pool flag, all threads moving at once: the
+ * 64 MiB block the jobs before left idle goes to one of them (the pool
+ * hands it out under its lock), the others climb within the bound. 0.4
+ * gave none of them the idle block; a take that was not atomic would give
+ * it to two. */
+static pthread_barrier_t g_start;
+
+static void *race_20_kib(void *arg)
+{
+    bw_writer w;
+    size_t *cap = (size_t *)arg;
+    cr_assert_eq(bw_init(&w, g_pool, 0), BW_OK);
+    pthread_barrier_wait(&g_start);
+    cr_assert_eq(bw_write(&w, chunk, 8 * KiB), BW_OK);
+    cr_assert_eq(bw_write(&w, chunk, 8 * KiB), BW_OK);
+    cr_assert_eq(bw_write(&w, chunk, 4 * KiB), BW_OK);
+    *cap = bw_capacity(&w);
+    pthread_barrier_wait(&g_all_hold);
+    pthread_barrier_wait(&g_all_hold);
+    bw_release(&w);
+    return NULL;
+}
+
+Test(bounds, sixteen_threads_of_20_kib_take_one_idle_block_and_320_kib_fresh_each, .timeout = 60)
+{
+    size_t f, i;
+    fill_chunk(12);
+    for (f = 0; f < sizeof every_flag / sizeof every_flag[0]; f++) {
+        unsigned flags = every_flag[f];
+        int idle = !(flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS |
+                               BW_POOL_NO_LEARNED_GROWTH));
+        test_alloc ta;
+        bw_pool_options o = fresh_opts(&ta);
+        pthread_t t[THREADS];
+        size_t cap[THREADS], taken = 0, before, fresh;
+        uint64_t hits;
+        o.flags = flags;
+        o.decay_ms = BW_DECAY_NEVER;
+        g_pool = mkpool(&o);
+        length_job(g_pool, 64 * MiB);
+        length_job(g_pool, 64 * MiB);
+        if (!(flags & BW_POOL_NO_LEARNED_GROWTH))
+            cr_assert_eq(stats_of(g_pool).learned_large_size, 64 * MiB);
+        before = live(&ta);
+        hits = stats_of(g_pool).large_hits;
+        cr_assert_eq(pthread_barrier_init(&g_start, NULL, THREADS), 0);
+        cr_assert_eq(pthread_barrier_init(&g_all_hold, NULL, THREADS + 1), 0);
+        for (i = 0; i < THREADS; i++)
+            cr_assert_eq(pthread_create(&t[i], NULL, race_20_kib, &cap[i]), 0);
+        pthread_barrier_wait(&g_all_hold);
+        fresh = live(&ta) - before;
+        /* The takes of a kept large block (a zeroing pool's writer shows
+         * only a window of it as its capacity). */
+        taken = (size_t)(stats_of(g_pool).large_hits - hits);
+        cr_expect_eq(taken, idle ? 1 : 0, "flags %#x: %zu threads took the idle block", flags,
+                     taken);
+        for (i = 0; i < THREADS; i++) {
+            if (cap[i] == 64 * MiB) taken--;
+            else cr_expect_leq(cap[i], 320 * KiB, "flags %#x, thread %zu: %zu", flags, i, cap[i]);
+        }
+        cr_expect_leq(taken, 1, "flags %#x: more 64 MiB blocks than takes", flags);
+        cr_expect_leq(fresh, THREADS * (320 * KiB + CANARIES), "flags %#x: %zu bytes fresh",
+                      flags, fresh);
+        pthread_barrier_wait(&g_all_hold);
+        for (i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+        pthread_barrier_destroy(&g_all_hold);
+        pthread_barrier_destroy(&g_start);
+        ta_finish(&ta, g_pool);
+    }
 }
 
 /* A segmented writer used as a queue: 1,000 bytes written, all but 100
@@ -186,7 +279,11 @@ Test(bounds, the_learned_jump_ages_out_after_decay_ms)
     /* Nobody needed it for decay_ms: forgotten, and a job climbs as in a
      * fresh pool (16 KiB -> 256 KiB). */
     cr_expect_eq(stats_of(p).learned_large_size, 0);
-    cr_expect_eq(bounded_job(p, 100 * KiB, "aged"), 256 * KiB);
+    {
+        size_t top;
+        bounded_job(p, &ta, 100 * KiB, "aged", &top);
+        cr_expect_eq(top, 256 * KiB);
+    }
     /* New jobs teach it again. */
     length_job(p, MiB);
     length_job(p, MiB);

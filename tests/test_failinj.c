@@ -21,6 +21,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#if defined(__linux__)
+#  include <sys/resource.h> /* setrlimit: address space for reservations */
+#  include <unistd.h>
+#endif
 
 /* ======================================================================== */
 /* Contiguous jobs across the threshold                                     */
@@ -686,4 +690,97 @@ Test(failinj_refs, references_moves_and_detach_at_every_call)
     for (sticky = 0; sticky < 2; sticky++)
         cr_expect_eq(fail_each_call(ref_move_failing, NULL, (int)sticky, calls + 2), calls + 1,
                      "every backing call, failing, reaches the caller");
+}
+
+/* ======================================================================== */
+/* Reservations without the address space for them                         */
+/* ======================================================================== */
+
+/* A first job's move past the threshold asks the kernel for 16 x its block
+ * of address space (mode_contig.c, bw__contig_rent); capped here (this
+ * process's RLIMIT_AS: not where a sanitizer, valgrind or qemu-user owns
+ * the address space) so that the reservation fails, the job goes on in a
+ * block of its own size, and where even that fails, the write fails
+ * whole, and after bw_clear_error the job finishes with the same bytes. */
+#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && !defined(BW_VALGRIND) && \
+    !defined(BW_TEST_EMULATED)
+#  if defined(__has_feature)
+#    if !__has_feature(address_sanitizer)
+#      define RESERVE_RLIMIT_TEST 1
+#    endif
+#  else
+#    define RESERVE_RLIMIT_TEST 1
+#  endif
+#endif
+
+#ifdef RESERVE_RLIMIT_TEST
+/* Cap the address space at what is mapped now plus `more`. */
+static void cap_address_space(struct rlimit *old, size_t more)
+{
+    struct rlimit cap;
+    unsigned long vm_pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    cr_assert(f != NULL);
+    cr_assert_eq(fscanf(f, "%lu", &vm_pages), 1);
+    fclose(f);
+    cr_assert_eq(getrlimit(RLIMIT_AS, old), 0);
+    cap = *old;
+    cap.rlim_cur = (rlim_t)vm_pages * (rlim_t)sysconf(_SC_PAGESIZE) + (rlim_t)more;
+    cr_assert_eq(setrlimit(RLIMIT_AS, &cap), 0);
+}
+
+static int write_pattern(bw_writer *w, size_t from, size_t to, unsigned seed)
+{
+    unsigned char buf[8192];
+    size_t i, n;
+    int rc = BW_OK;
+    for (; from < to && rc == BW_OK; from += n) {
+        n = to - from < sizeof buf ? to - from : sizeof buf;
+        for (i = 0; i < n; i++) buf[i] = pat(from + i, seed);
+        rc = bw_write(w, buf, n);
+    }
+    return rc;
+}
+#endif
+
+Test(allocfail, a_reservation_without_address_space_falls_back_to_its_block)
+{
+#ifdef RESERVE_RLIMIT_TEST
+    bw_pool_options o;
+    bw_pool *p;
+    bw_writer w;
+    struct rlimit old;
+    size_t i, bad = 0;
+    int rc;
+    memset(&o, 0, sizeof o); /* the libc allocator: blocks past 2 MiB are mappings */
+    p = mkpool(&o);
+    /* Room for the 4, 8 and 16 MiB blocks of a remapped climb, not for a
+     * 64 MiB reservation. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cap_address_space(&old, (size_t)40 << 20);
+    rc = write_pattern(&w, 0, (size_t)10 << 20, 31);
+    setrlimit(RLIMIT_AS, &old);
+    cr_expect_eq(rc, BW_OK);
+    cr_assert_eq(bw_len(&w), (size_t)10 << 20);
+    for (i = 0; i < bw_len(&w); i++) bad += bw_data(&w)[i] != pat(i, 31);
+    cr_expect_eq(bad, 0, "%zu bytes differ", bad);
+    bw_release(&w);
+    cr_expect_eq(outstanding(p), 0);
+    /* No room even for the 4 MiB block: the write fails whole. */
+    bw_pool_trim(p);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(write_pattern(&w, 0, (size_t)256 << 10, 32), BW_OK);
+    cap_address_space(&old, (size_t)1 << 20);
+    rc = write_pattern(&w, (size_t)256 << 10, (size_t)300 << 10, 32);
+    setrlimit(RLIMIT_AS, &old);
+    cr_expect_eq(rc, BW_ENOMEM);
+    cr_expect_eq(bw_len(&w), (size_t)256 << 10, "the failed write kept nothing");
+    bw_clear_error(&w);
+    cr_assert_eq(write_pattern(&w, (size_t)256 << 10, (size_t)5 << 20, 32), BW_OK);
+    for (i = 0; i < bw_len(&w); i++) bad += bw_data(&w)[i] != pat(i, 32);
+    cr_expect_eq(bad, 0, "%zu bytes differ", bad);
+    bw_release(&w);
+    cr_expect_eq(outstanding(p), 0);
+    bw_pool_destroy(p);
+#endif
 }

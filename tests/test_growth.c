@@ -284,3 +284,169 @@ Test(growth, static_initializer_uses_shared_pool)
     cr_expect_eq(bw_writer_pool(&w), bw_pool_shared());
     bw_release(&w);
 }
+
+/* What broke: on a pool with BW_POOL_BYPASS (rents of exactly the size
+ * asked for), BW_POOL_ZERO_ON_RETURN and BW_POOL_LEARN_SIZE, a writer's
+ * first block is the learned size exactly (4205 bytes), and its zeroing
+ * window (4096, the rule's size) widened in place to the block's end:
+ * capacity 4096 -> 4205, not the growth rule's doubling (the fuzzer found
+ * it). Every growth must give at least twice the old capacity, and keep
+ * every byte. */
+Test(growth, zeroing_window_on_an_exact_size_block_still_doubles)
+{
+    test_alloc ta;
+    bw_pool *p = fresh_pool(&ta, 0,
+                            BW_POOL_BYPASS | BW_POOL_ZERO_ON_RETURN | BW_POOL_LEARN_SIZE);
+    bw_writer w;
+    size_t i, prev, grew = 0, bad = 0;
+    unsigned char b[3 * 4205];
+    for (i = 0; i < sizeof b; i++) b[i] = pat(i, 17);
+    for (i = 0; i < 2; i++) { /* teach the learned size: 4205 */
+        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        cr_assert_eq(bw_write(&w, b, 4205), BW_OK);
+        bw_release(&w);
+    }
+    cr_assert_eq(stats_of(p).learned_size, 4205);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, b, 100), BW_OK);
+    prev = bw_capacity(&w);
+    cr_assert_geq(prev, 4096);
+    for (i = 100; i < sizeof b; i += 100) {
+        size_t n = sizeof b - i < 100 ? sizeof b - i : 100;
+        cr_assert_eq(bw_write(&w, b + i, n), BW_OK);
+        if (bw_capacity(&w) != prev) {
+            cr_expect_geq(bw_capacity(&w), 2 * prev, "capacity %zu -> %zu", prev,
+                          bw_capacity(&w));
+            grew++;
+        }
+        prev = bw_capacity(&w);
+    }
+    cr_expect_geq(grew, 1);
+    cr_assert_eq(bw_len(&w), sizeof b);
+    for (i = 0; i < sizeof b; i++) bad += bw_data(&w)[i] != b[i];
+    cr_expect_eq(bad, 0, "%zu bytes differ", bad);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+/* Reservations (the pool's own allocator, on Linux): a first job's move
+ * into fresh memory above the threshold takes 16 x its block of address
+ * space and writes only a window of it, widened in place, so growing from
+ * 4 MiB to 16 MiB neither copies nor remaps; the block goes back cut to
+ * the window. Elsewhere (no mapping) the same job grows as before: the
+ * bytes and the pool's counts are checked everywhere. */
+static bw_pool *libc_pool(unsigned flags)
+{
+    bw_pool_options o;
+    memset(&o, 0, sizeof o); /* the libc allocator */
+    o.flags = flags;
+    return mkpool(&o);
+}
+
+Test(growth, a_first_large_job_widens_its_reservation_in_place)
+{
+    bw_pool *p = libc_pool(0);
+    bw_writer w;
+    bw_pool_stats s0, s1;
+    const unsigned char *large = NULL;
+    size_t moves = 0;
+    unsigned char buf[8192];
+    size_t done, i;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    for (done = 0; done < (10u << 20); done += sizeof buf) {
+        for (i = 0; i < sizeof buf; i++) buf[i] = pat(done + i, 21);
+        cr_assert_eq(bw_write(&w, buf, sizeof buf), BW_OK);
+        if (large == NULL && bw_capacity(&w) > (1u << 20)) {
+            cr_expect_eq(bw_capacity(&w), 4u << 20, "256 KiB, then 4 MiB");
+            large = bw_data(&w);
+            bw_pool_get_stats(p, &s0);
+        } else if (large != NULL && bw_data(&w) != large) {
+            moves++;
+            large = bw_data(&w);
+        }
+    }
+    check_bytes(&w, 10u << 20, 21);
+    cr_expect_eq(bw_capacity(&w), 16u << 20, "the growth rule's capacity");
+    bw_pool_get_stats(p, &s1);
+#ifdef __linux__
+    cr_expect_eq(moves, 0, "4 MiB to 16 MiB moved %zu times", moves);
+    cr_expect_eq(s1.backing_allocs, s0.backing_allocs, "no fresh block past the first");
+#endif
+    bw_release(&w);
+    bw_pool_get_stats(p, &s1);
+    cr_expect_eq(s1.outstanding_bytes, 0);
+    cr_expect_eq(s1.large_retained_bytes, 16u << 20, "kept as the window, not the reservation");
+    /* The next job takes the kept block whole. */
+    grow_fill(&w, 10u << 20, 8192, 22, NULL);
+    check_bytes(&w, 10u << 20, 22);
+    bw_release(&w);
+    bw_pool_get_stats(p, &s1);
+    cr_expect_eq(s1.outstanding_bytes, 0);
+    cr_expect_leq(s1.large_retained_bytes, 32u << 20);
+    bw_pool_destroy(p);
+}
+
+/* Out of a reservation every other way: a copy of its own bytes (in
+ * place), bw_detach (a block of the window, returned by its capacity), and
+ * growth past the reservation's end (a regrow of the window's block). */
+Test(growth, a_reservation_leaves_as_a_block_of_its_window)
+{
+    bw_pool *p = libc_pool(BW_POOL_NO_LEARNED_GROWTH); /* 1 MiB, then 2 MiB */
+    bw_writer w;
+    size_t len = 0, cap = 0, i, bad = 0;
+    unsigned char *b;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    grow_fill(&w, 3u << 20, 8192, 23, NULL);
+    cr_assert_eq(bw_capacity(&w), 4u << 20);
+    cr_assert_eq(bw_write(&w, bw_data(&w), 3u << 20), BW_OK); /* its own bytes */
+    cr_expect_eq(bw_capacity(&w), 8u << 20);
+    for (i = 0; i < (3u << 20); i++) bad += bw_data(&w)[(3u << 20) + i] != pat(i, 23);
+    cr_expect_eq(bad, 0, "%zu bytes differ", bad);
+    b = (unsigned char *)bw_detach(&w, &len, &cap);
+    cr_assert_not_null(b);
+    cr_expect_eq(len, 6u << 20);
+    cr_expect_eq(cap, 8u << 20, "the window's capacity");
+    cr_expect_eq(b[12345], pat(12345, 23));
+    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+    cr_expect_eq(outstanding(p), 0);
+    /* Past the end: 2 MiB in a reservation of 32 MiB, then 40 MiB. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    grow_fill(&w, (1u << 20) + 1, 8192, 24, NULL);
+    cr_assert_eq(bw_capacity(&w), 2u << 20);
+    cr_assert_eq(bw_reserve(&w, 40u << 20), BW_OK);
+    cr_expect_geq(bw_capacity(&w), (40u << 20) + (1u << 20) + 1);
+    check_bytes(&w, (1u << 20) + 1, 24);
+    bw_release(&w);
+    cr_expect_eq(outstanding(p), 0);
+    bw_pool_destroy(p);
+}
+
+/* A reservation is fresh memory: taken only when the pool keeps no block
+ * above the threshold, where growth would take fresh memory all the way.
+ * Jobs of 20 MiB (learned jump 32 MiB: 128 KiB, 2 MiB, 32 MiB) take the
+ * blocks the pool keeps once it has seen two, and no fresh one after. */
+Test(growth, a_steady_stream_of_large_jobs_takes_no_reservation)
+{
+    bw_pool *p = libc_pool(0);
+    bw_writer w;
+    bw_pool_stats s0, s1;
+    static unsigned char buf[8192];
+    size_t done;
+    int job;
+    memset(buf, 0x5a, sizeof buf);
+    for (job = 0; job < 5; job++) {
+        bw_pool_get_stats(p, &s0);
+        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        for (done = 0; done < (20u << 20); done += sizeof buf)
+            cr_assert_eq(bw_write(&w, buf, sizeof buf), BW_OK);
+        cr_assert_eq(bw_len(&w), 20u << 20);
+        cr_expect_eq(bw_data(&w)[(20u << 20) - 1], 0x5a);
+        bw_release(&w);
+        bw_pool_get_stats(p, &s1);
+        if (job >= 3)
+            cr_expect_eq(s1.backing_allocs, s0.backing_allocs, "job %d: %llu fresh blocks", job,
+                         (unsigned long long)(s1.backing_allocs - s0.backing_allocs));
+    }
+    cr_expect_eq(s1.outstanding_bytes, 0);
+    bw_pool_destroy(p);
+}

@@ -2,7 +2,9 @@
 #define _DEFAULT_SOURCE 1 /* nanosleep */
 /* test_jump.c - the learned jump (what contiguous writers past the jump
  * floor, 16 KiB by default, teach the pool), the bound on how far a move
- * goes towards it (16 x the bytes needed), and segmented writers that stay allocation-free in
+ * goes towards it with fresh memory (16 x the bytes needed; a block of the
+ * learned size the pool holds idle is taken whatever its size), and
+ * segmented writers that stay allocation-free in
  * steady state at large sizes (their blocks past the threshold are kept as
  * large blocks, within the pool's bounds). */
 #include "harness.h"
@@ -48,27 +50,48 @@ Test(jump, similar_jobs_reach_their_size_within_the_bound_after_two)
             cr_expect_eq(n, climb[i], "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k, n);
         }
         cr_expect_eq(stats_of(p).learned_large_size, sizes[i]);
-        /* From the third on: the first 8 KiB write goes towards the learned
-         * size as far as 16 x 8 KiB allows (1 MiB: its sixteenth, 64 KiB;
-         * 256 KiB and 4 MiB: 16 KiB), each later move as far again. */
+        /* From the third on: the first 8 KiB write takes the block of the
+         * learned size a job left idle (the thread's cache up to 1 MiB, the
+         * kept large blocks above): one block, one rent, nothing copied, no
+         * fresh memory. The climbs of 1 MiB jobs ended in 4 MiB blocks, so
+         * the first 1 MiB block is made by the third job (64 KiB, then
+         * 1 MiB, within the bound). */
         for (k = 0; k < 3; k++) {
-            static const size_t path[3][3] = { { 16 * KiB, 256 * KiB },
-                                               { 64 * KiB, MiB },
-                                               { 16 * KiB, 256 * KiB, 4 * MiB } };
-            size_t want = i == 2 ? 3 : 2, j;
+            long allocs = ta.allocs + ta.reallocs;
+            size_t want = i == 1 && k == 0 ? 2 : 1;
             rents = stats_of(p).rents;
             cr_expect_eq(write_job(p, sizes[i], caps, &n), sizes[i]);
             cr_expect_eq(n, want, "%zu KiB job %zu: %zu capacities", sizes[i] / KiB, k + 2, n);
+            cr_expect_eq(caps[0], want == 1 ? sizes[i] : 64 * KiB,
+                         "%zu KiB job: its first block is %zu", sizes[i] / KiB, caps[0]);
+            cr_expect_eq(stats_of(p).rents - rents, want, "one rent per capacity");
+            if (want == 1) cr_expect_eq(ta.allocs + ta.reallocs, allocs, "no fresh memory");
+        }
+        /* With nothing idle (the block is out), the bound: the first 8 KiB
+         * write goes towards the learned size as far as 16 x 8 KiB allows
+         * (1 MiB: its sixteenth, 64 KiB; 256 KiB and 4 MiB: 16 KiB), each
+         * later move as far again. */
+        {
+            static const size_t path[3][3] = { { 16 * KiB, 256 * KiB },
+                                               { 64 * KiB, MiB },
+                                               { 16 * KiB, 256 * KiB, 4 * MiB } };
+            size_t want = i == 2 ? 3 : 2, j, got;
+            bw_writer hold;
+            cr_assert_eq(bw_init(&hold, p, 0), BW_OK);
+            cr_assert_not_null(bw_get_span(&hold, sizes[i] / 2 + 1, &got));
+            cr_assert_eq(bw_capacity(&hold), sizes[i]);
+            cr_expect_eq(write_job(p, sizes[i], caps, &n), sizes[i]);
+            cr_expect_eq(n, want, "%zu KiB job, none idle: %zu capacities", sizes[i] / KiB, n);
             for (j = 0; j < n && j < want; j++)
                 cr_expect_eq(caps[j], path[i][j], "%zu KiB job: capacity %zu is %zu",
                              sizes[i] / KiB, j, caps[j]);
-            cr_expect_eq(stats_of(p).rents - rents, want, "one rent per capacity");
+            bw_release(&hold);
         }
         ta_finish(&ta, p);
     }
 }
 
-Test(jump, small_jobs_after_big_ones_hold_at_most_16x_their_bytes)
+Test(jump, small_jobs_after_big_ones_take_the_idle_block_or_16x_fresh_memory)
 {
     static const size_t small[] = { 1, 100, 512, 4000, 8 * KiB, 12 * KiB, 16 * KiB };
     test_alloc ta;
@@ -79,18 +102,34 @@ Test(jump, small_jobs_after_big_ones_hold_at_most_16x_their_bytes)
     cr_assert_eq(stats_of(p).learned_large_size, 4 * MiB);
     for (k = 0; k < 20; k++) {
         for (i = 0; i < sizeof small / sizeof small[0]; i++) {
+            long allocs = ta.allocs + ta.reallocs;
             size_t top = write_job(p, small[i], caps, &n);
-            cr_expect_leq(top, small[i] * 16 > 512 ? small[i] * 16 : 512,
-                          "a %zu-byte writer got %zu", small[i], top);
-            if (small[i] <= 512) cr_expect_eq(top, 512, "the first block");
+            /* Past the first block, the idle 4 MiB block (no fresh
+             * memory); a small message keeps its first block. */
+            if (small[i] <= 512) {
+                cr_expect_eq(top, 512, "the first block");
+                continue;
+            }
+            cr_expect_eq(top, 4 * MiB, "a %zu-byte writer got %zu", small[i], top);
+            cr_expect_eq(ta.allocs + ta.reallocs, allocs, "a %zu-byte writer: fresh memory",
+                         small[i]);
         }
     }
-    /* They teach nothing either: the learned size is still 4 MiB, and a
-     * 100 KiB job goes from 8 KiB to its sixteenth, 256 KiB (at most
-     * 16 x the 16 KiB it needed then), which holds it. */
+    /* They teach nothing either: the learned size is still 4 MiB. With
+     * the idle block out, a 100 KiB job goes from 8 KiB to its sixteenth,
+     * 256 KiB (at most 16 x the 16 KiB it needed then), which holds it. */
     cr_expect_eq(stats_of(p).learned_large_size, 4 * MiB);
-    cr_expect_eq(write_job(p, 100 * KiB, caps, &n), 256 * KiB);
-    cr_expect_eq(n, 2);
+    {
+        void *out = rent_ok(p, 4 * MiB, &n);
+        cr_expect_eq(write_job(p, 100 * KiB, caps, &n), 256 * KiB);
+        cr_expect_eq(n, 2);
+        for (k = 0; k < 20; k++)
+            for (i = 0; i < sizeof small / sizeof small[0]; i++)
+                cr_expect_leq(write_job(p, small[i], caps, &n),
+                              small[i] * 16 > 512 ? small[i] * 16 : 512,
+                              "none idle: a %zu-byte writer", small[i]);
+        cr_expect_eq(bw_pool_return(p, out, 4 * MiB), BW_OK);
+    }
     ta_finish(&ta, p);
 }
 
@@ -116,11 +155,12 @@ Test(jump, one_outlier_job_does_not_make_later_jobs_jump_to_its_size)
         cr_assert_eq(bw_len(&w), 256 * MiB);
         bw_release(&w);
         if (round == 0) {
-            /* One: the next 1 MiB job still jumps to 1 MiB. */
+            /* One: the next 1 MiB job still jumps to 1 MiB (its idle
+             * block, from the first write). */
             cr_expect_eq(stats_of(p).learned_large_size, MiB);
             cr_expect_eq(write_job(p, MiB, caps, &n), MiB);
-            cr_expect_eq(n, 2);
-            if (n == 2) cr_expect_eq(caps[1], MiB);
+            cr_expect_eq(n, 1);
+            if (n == 1) cr_expect_eq(caps[0], MiB);
         }
     }
     /* Two of the last 16 are no outlier: the jump follows them. */
@@ -183,7 +223,8 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     size_t k, caps[32], n;
     fill_chunk(3);
     /* A floor of 256 KiB: 200 KiB jobs teach nothing; once two 1 MiB jobs
-     * have, a 1 MiB job goes 64 KiB, 1 MiB. */
+     * have, a 1 MiB job goes 64 KiB, 1 MiB, and the next takes that idle
+     * 1 MiB block at its first write. */
     p = jump_pool(&ta, 0, 0, 256 * KiB);
     for (k = 0; k < 3; k++) write_job(p, 200 * KiB, caps, &n);
     cr_expect_eq(stats_of(p).learned_large_size, 0);
@@ -191,6 +232,8 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     cr_expect_eq(write_job(p, MiB, caps, &n), MiB);
     cr_expect_eq(n, 2, "64 KiB, then 1 MiB (%zu)", n);
     if (n == 2) cr_expect_eq(caps[0], 64 * KiB);
+    cr_expect_eq(write_job(p, MiB, caps, &n), MiB);
+    cr_expect_eq(n, 1, "1 MiB at once (%zu)", n);
     ta_finish(&ta, p);
     /* An 8 KiB threshold: the default floor is the threshold. */
     o = fresh_opts(&ta);
@@ -200,7 +243,7 @@ Test(jump, the_floor_is_an_option_and_never_above_a_small_threshold)
     p = mkpool(&o);
     for (k = 0; k < 2; k++) write_job(p, 600 * KiB, caps, &n);
     cr_expect_eq(write_job(p, 600 * KiB, caps, &n), MiB);
-    cr_expect_eq(n, 2, "64 KiB, then 1 MiB (%zu)", n);
+    cr_expect_eq(n, 1, "1 MiB at once, the kept large block (%zu)", n);
     ta_finish(&ta, p);
 }
 

@@ -263,9 +263,13 @@ static void post(slot *x)
             /* out of the caller's buffer, the learned size if larger */
             size_t first = learn_size && x->isize && oc.blk0 == x->ibuf ? st.learned_size : 0;
             /* the growth rule's size, or towards the learned jump within
-             * the bound: at most 16 x the bytes needed */
+             * the bound: at most 16 x the bytes needed from the allocator;
+             * or the learned jump's size itself, a block the pool held
+             * idle (no allocator call) */
             size_t bound = learned_jump ? 16 * (oc.held0 + oc.req) : 0;
-            CHECK(w->cap <= MAX(MAX(class_of(MAX(2 * oc.cap0, oc.held0 + oc.req)), first), bound));
+            size_t idle = learned_jump && calls == oc.calls0 ? st.learned_large_size : 0;
+            CHECK(w->cap <= MAX(MAX(class_of(MAX(2 * oc.cap0, oc.held0 + oc.req)), first),
+                                MAX(bound, idle)));
         }
     }
     if (x->mode == CONTIG) {
