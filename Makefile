@@ -137,7 +137,7 @@ JE_CFLAGS := -DBW_HAVE_JEMALLOC
 JE_LIBS   := -ljemalloc
 endif
 
-SRCS     := bufwriter.c mode_block.c mode_contig.c mode_seg.c mode_stream.c mode_fixed.c io.c fmt_float.c platform/posix.c platform/windows.c pool/pool.c pool/tcache.c pool/fork.c pool/large.c pool/growth.c pool/alloc.c pool/check.c
+SRCS     := bufwriter.c mode_block.c mode_contig.c mode_seg.c mode_stream.c mode_fixed.c io.c fmt_int.c fmt_float.c platform/posix.c platform/windows.c pool/pool.c pool/tcache.c pool/fork.c pool/large.c pool/growth.c pool/alloc.c pool/check.c
 HDRS     := bufwriter.h writer_internal.h fmt_float_table.h platform/platform.h platform/prelude.h pool/pool_internal.h pool/pool_writer.h pool/track.h
 B        := build
 OBJS     := $(SRCS:%.c=$(B)/%.o)
@@ -420,7 +420,7 @@ FUZZ_SHORT ?= 20
 # without the rest of BW_DEBUG (a checked pool takes other paths).
 FUZZ_CFLAGS = $(CSTD) -g -O1 -I. -Wall -Wextra -Werror -pthread -DBW_SEG_CHECK \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(B)/fuzz_ops: $(SRCS) $(HDRS) tests/fuzz/fuzz_ops.c tests/fuzz/fuzz_io.h
+$(B)/fuzz_ops: $(SRCS) $(HDRS) tests/fuzz/fuzz_ops.c $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(B)
 	clang $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_ops.c $(SRCS)
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* bufwriter.c - the writer's public calls, written once for every mode:
  * the sticky error, release and clear, reserve and spans, printf's first
- * pass, the encoders that are not inline, positions, reading out, detach,
+ * pass, positions, reading out, detach,
  * append and move; and the dispatcher, the mode table (bw__modes) that
  * maps w->mode to the mode's operations (bw__mode_ops, writer_internal.h).
  * Each mode is a file of its own that owns its storage, its inits, its
@@ -323,12 +323,19 @@ int bw_puts(bw_writer *w, const char *s)
  * writer moves, links or sends, copied from src, or with src NULL from the
  * writer's own held bytes (n is then bw_len). In buf (nbuf bytes) when they
  * fit, else in a block from the pool (*tmp, *tmp_cap: give it back after).
- * NULL with the error recorded. */
+ * A writer with no pool never allocates, and its room moves the held bytes
+ * down in place, a source among them with them: they move down now, and
+ * the source where it went is the copy. NULL with the error recorded. */
 BW__INTERNAL const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
                                          size_t nbuf, void **tmp, size_t *tmp_cap)
 {
     void *to = buf;
     *tmp = NULL;
+    if (bw__traits(w) & BW__NO_POOL) {
+        const void *at = src != NULL ? src : w->data + bw__start(w);
+        bw__move_down(w, &at);
+        return at;
+    }
     if (n > nbuf) {
         bw_pool *p = bw__pool_of(w);
         if (p == NULL || (*tmp = bw_pool_rent(p, n, tmp_cap)) == NULL) {
@@ -393,105 +400,6 @@ int bw_printf(bw_writer *w, const char *fmt, ...)
     va_start(ap, fmt);
     rc = bw_vprintf(w, fmt, ap);
     va_end(ap);
-    return rc;
-}
-
-static const char bw__digits2[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-/* Decimal digits of v, written backwards ending at `end`; returns the first. */
-static char *bw__dec(char *end, uint64_t v)
-{
-    while (v >= 100) {
-        size_t i = (size_t)(v % 100) * 2;
-        v /= 100;
-        *--end = bw__digits2[i + 1];
-        *--end = bw__digits2[i];
-    }
-    if (v >= 10) {
-        size_t i = (size_t)v * 2;
-        *--end = bw__digits2[i + 1];
-        *--end = bw__digits2[i];
-    } else {
-        *--end = (char)('0' + v);
-    }
-    return end;
-}
-
-int bw_put_dec_u64(bw_writer *w, uint64_t v)
-{
-    char b[20], *p = bw__dec(b + sizeof b, v);
-    return bw_write(w, p, (size_t)(b + sizeof b - p));
-}
-
-int bw_put_dec_i64(bw_writer *w, int64_t v)
-{
-    char b[21], *p;
-    uint64_t u = (uint64_t)v;
-    if (v < 0) u = 0 - u; /* INT64_MIN too */
-    p = bw__dec(b + sizeof b, u);
-    if (v < 0) *--p = '-';
-    return bw_write(w, p, (size_t)(b + sizeof b - p));
-}
-
-static void bw__hex(unsigned char *out, const unsigned char *in, size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    size_t i;
-    for (i = 0; i < n; i++) {
-        out[2 * i] = (unsigned char)digits[in[i] >> 4];
-        out[2 * i + 1] = (unsigned char)digits[in[i] & 15];
-    }
-}
-
-int bw_put_hex(bw_writer *w, const void *src, size_t n)
-{
-    unsigned char buf[256];
-    const unsigned char *in = (const unsigned char *)src;
-    void *tmp = NULL;
-    size_t tmp_cap = 0;
-    int rc = BW_OK, no_pool;
-
-    if (w == NULL) return BW_EINVAL;
-    if (w->err != BW_OK) return w->err;
-    if (n == 0) return BW_OK;
-    if (src == NULL) return bw__fail(w, BW_EINVAL);
-    no_pool = (bw__traits(w) & BW__NO_POOL) != 0;
-    if (n > BW__MAX_BLOCK / 2) return bw__fail(w, no_pool ? BW_EFULL : BW_EOVERFLOW);
-    if (BW__UNLIKELY(bw__over(w, 2 * n))) return bw__fail(w, BW_ELIMIT);
-    if (w->cap - w->len < 2 * n) {
-        /* The cold path may move, link or send the bytes src points into:
-         * they are copied first, but a writer with no pool never allocates
-         * and moves its held bytes down in place instead, src with them. */
-        if (bw__overlaps(w, src, n) && no_pool) {
-            const void *at = in;
-            bw__move_down(w, &at);
-            in = (const unsigned char *)at;
-        } else if (bw__overlaps(w, src, n)) {
-            in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
-            if (in == NULL) return w->err;
-        }
-        if (!bw__room_at_once(w, 2 * n)) {
-            /* Larger than a streaming buffer: in pieces (a prefix on
-             * failure). */
-            unsigned char out[512];
-            size_t i;
-            for (i = 0; i < n && rc == BW_OK; i += sizeof out / 2) {
-                size_t k = n - i < sizeof out / 2 ? n - i : sizeof out / 2;
-                bw__hex(out, in + i, k);
-                rc = bw__put(w, out, 2 * k);
-            }
-            goto done;
-        }
-        rc = bw__room(w, 2 * n, NULL);
-        if (rc != BW_OK) goto done;
-    }
-    bw__hex(w->data + w->len, in, n);
-    w->len += 2 * n;
-done:
-    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
     return rc;
 }
 
@@ -636,14 +544,9 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     len = bw_len(src);
     if (len == 0) return BW_OK;
     if (BW__UNLIKELY(bw__over(dst, len))) return bw__fail(dst, BW_ELIMIT);
-    if (dst == src && (bw__traits(dst) & BW__NO_POOL)) {
-        /* Nothing is allocated: one block, and a write from its own held
-         * bytes moves the source with them, so no copy. */
-        return bw__put(dst, dst->data + bw__start(dst), len);
-    }
     if (dst == src) {
-        /* A second copy of itself: copy out first (writing may move, link
-         * or send what is being read). */
+        /* A second copy of itself: made stable first (writing may move,
+         * link or send what is being read). */
         unsigned char buf[256];
         void *tmp;
         size_t tmp_cap = 0;

@@ -23,7 +23,7 @@
  * lowest bit set when bits were dropped) keeps each comparison exact.
  *
  * No allocation, no locale, no libc call but memcpy. */
-#include "bufwriter.h"
+#include "writer_internal.h" /* bufwriter.h, and the decimal digits bw_put_dec_* use */
 #include "fmt_float_table.h"
 
 #include <string.h>
@@ -158,11 +158,6 @@ BW__FF_INLINE uint64_t bw__ff_shortest32(uint64_t c, int q, int *e)
 
 /* ---- The text --------------------------------------------------------- */
 
-static const char bw__ff_d2[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
 /* How many decimal digits f (0 < f < 10^19) has. */
 static int bw__ff_ndigits(uint64_t f)
 {
@@ -186,51 +181,6 @@ static int bw__ff_ndigits(uint64_t f)
     return t + 1 - (f < pow10[t]);
 }
 
-/* Eight digits of r < 10^8, ending at `end`: two independent halves of
- * 32-bit arithmetic, cheaper than 64-bit division by 100 on every target. */
-static void bw__ff_digits8(unsigned char *end, uint32_t r)
-{
-    uint32_t hi = r / 10000, lo = r % 10000;
-    memcpy(end - 2, bw__ff_d2 + (lo % 100) * 2, 2);
-    memcpy(end - 4, bw__ff_d2 + (lo / 100) * 2, 2);
-    memcpy(end - 6, bw__ff_d2 + (hi % 100) * 2, 2);
-    memcpy(end - 8, bw__ff_d2 + (hi / 100) * 2, 2);
-}
-
-/* The digits of f (0 < f < 10^17 or an integer below 2^53), written
- * backwards ending at `end`. */
-static void bw__ff_digits(unsigned char *end, uint64_t f)
-{
-    uint32_t v;
-    if (f >= 100000000) {
-        bw__ff_digits8(end, (uint32_t)(f % 100000000));
-        f /= 100000000;
-        end -= 8;
-        if (f >= 100000000) {
-            bw__ff_digits8(end, (uint32_t)(f % 100000000));
-            f /= 100000000;
-            end -= 8;
-        }
-    }
-    v = (uint32_t)f;
-    while (v >= 10000) {
-        uint32_t r = v % 10000;
-        v /= 10000;
-        memcpy(end - 2, bw__ff_d2 + (r % 100) * 2, 2);
-        memcpy(end - 4, bw__ff_d2 + (r / 100) * 2, 2);
-        end -= 4;
-    }
-    if (v >= 100) {
-        memcpy(end -= 2, bw__ff_d2 + (v % 100) * 2, 2);
-        v /= 100;
-    }
-    if (v >= 10) {
-        memcpy(end - 2, bw__ff_d2 + v * 2, 2);
-    } else {
-        end[-1] = (unsigned char)('0' + v);
-    }
-}
-
 /* The flags a caller may pass (bufwriter.h). */
 #define BW__DEC_FLAGS (BW_DEC_JSON | BW_DEC_POINT_ZERO | BW_DEC_EXP_SHORT)
 
@@ -250,7 +200,7 @@ BW__FF_INLINE unsigned char *bw__ff_exp(unsigned char *p, int x, unsigned flags)
         *p = (unsigned char)('0' + ax);
         return p + 1;
     }
-    memcpy(p, bw__ff_d2 + ax * 2, 2);
+    memcpy(p, bw__digits2 + ax * 2, 2);
     return p + 2;
 }
 
@@ -274,7 +224,7 @@ BW__FF_INLINE unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e, un
     x = e + n - 1;
     if (x < -4 || x >= 17) {
         if (n > 1) { /* d.ddd: the digits one place right, the first moved back */
-            bw__ff_digits(p + 1 + n, f);
+            bw__dec_digits(p + 1 + n, f);
             p[0] = p[1];
             p[1] = '.';
             p += n + 1;
@@ -287,11 +237,11 @@ BW__FF_INLINE unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e, un
         *p++ = '0';
         *p++ = '.';
         for (i = x + 1; i < 0; i++) *p++ = '0';
-        bw__ff_digits(p + n, f);
+        bw__dec_digits(p + n, f);
         return p + n;
     }
     if (x + 1 >= n) { /* ddd000, and ".0" after it for BW_DEC_POINT_ZERO */
-        bw__ff_digits(p + n, f);
+        bw__dec_digits(p + n, f);
         for (i = n; i <= x; i++) p[i] = '0';
         p += x + 1;
         if (flags & BW_DEC_POINT_ZERO) {
@@ -300,7 +250,7 @@ BW__FF_INLINE unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e, un
         }
         return p;
     }
-    bw__ff_digits(p + 1 + n, f); /* ddd.ddd: the integer digits moved back */
+    bw__dec_digits(p + 1 + n, f); /* ddd.ddd: the integer digits moved back */
     for (i = 0; i <= x; i++) p[i] = p[i + 1];
     p[x + 1] = '.';
     return p + n + 1;

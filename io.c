@@ -1,16 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* io.c - getting bytes out of any writer: to a file descriptor (short
- * writes and EINTR handled; each send goes through the platform layer's
- * bw__fd_send, which never raises SIGPIPE), and a FILE* adapter for
- * fprintf code (the FILE itself comes from the platform layer). */
+/* io.c - getting bytes out of any writer: to a file descriptor (through
+ * the one send loop, bw__send_iov in mode_stream.c, whose sends never
+ * raise SIGPIPE), and a FILE* adapter for fprintf code (the FILE itself
+ * comes from the platform layer). It calls the public API and the
+ * dispatcher's cold paths only: no mode's file calls back into it. */
 #include "writer_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
-
-/* bw__vprintf_sent's FILE buffer, on the stack: the size of the pieces
- * printf output longer than a streaming buffer goes to the sink in. */
-#define BW__SENT_FILE_BUF 4096
 
 /* At most this many pieces per send (bw__fd_send sends fewer where the
  * system's limit, IOV_MAX, is lower). */
@@ -26,24 +23,21 @@ int bw_write_fd(bw_writer *w, int fd, size_t *written)
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     w->flags &= (unsigned char)~BW__FD_ERRNO;
-    if (bw_len(w) == 0) return BW_OK;
-    for (;;) {
-        size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
-        ptrdiff_t k;
-        if (n == 0) break;
+    while (rc == BW_OK && bw_len(w) != 0) {
+        size_t n = bw_iovec(w, iov, BW__IOV_BATCH), sent;
         if (n > BW__IOV_BATCH) n = BW__IOV_BATCH;
-        k = bw__fd_send(fd, iov, (int)n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            if (k == 0) errno = EIO; /* no progress and no reason: never loop */
-            rc = BW_EIO;           /* not recorded: calling again continues */
-            w->syserr = errno;     /* but kept, for bw_errno */
-            w->flags |= BW__FD_ERRNO;
-            break;
+        rc = bw__send_iov(fd, NULL, NULL, iov, n, &sent);
+        if (rc == BW_OK && sent == 0) { /* only empty pieces: no progress, never loop */
+            errno = EIO;
+            rc = BW_EIO;
         }
         /* What went out is no longer held; a short write just loops. */
-        bw__drop_front(w, (size_t)k);
-        done += (size_t)k;
+        bw__drop_front(w, sent);
+        done += sent;
+    }
+    if (rc != BW_OK) {
+        w->syserr = errno; /* not recorded: calling again continues, */
+        w->flags |= BW__FD_ERRNO; /* but kept, for bw_errno */
     }
     if (written != NULL) *written = done;
     return rc;
@@ -83,6 +77,8 @@ typedef struct bw__file {
     bw__kept_block *kept;
     size_t n, cap;
 } bw__file;
+/* The platform reads the cookie as a pointer to its first member. */
+typedef char bw__file_ops_first[offsetof(bw__file, ops) == 0 ? 1 : -1];
 
 static int bw__file_write(bw__file *f, const char *buf, size_t n)
 {
@@ -120,23 +116,6 @@ static void bw__file_close(bw__file *f)
     free(f);
 }
 
-/* bw__vprintf_sent's FILE: the writer, and the errno its sink failed with
- * (the FILE's own calls overwrite errno after it). */
-typedef struct bw__sent {
-    const bw__file_ops *ops; /* first: the platform's FILE calls it */
-    bw_writer *w;
-    int err_no;
-} bw__sent;
-
-static int bw__sent_piece(void *cookie, const char *buf, size_t n)
-{
-    bw__sent *st = (bw__sent *)cookie;
-    if (st->w->err == BW_OK && bw__send_past(st->w, buf, n) == BW_OK) return 1;
-    if (st->err_no == 0) st->err_no = errno;
-    errno = EIO;
-    return 0;
-}
-
 /* The FILE's calls: a write hands the bytes to the writer (0 with errno on
  * failure); close gives the kept blocks back. */
 static int bw__file_put(void *cookie, const char *buf, size_t n)
@@ -150,9 +129,6 @@ static int bw__file_put(void *cookie, const char *buf, size_t n)
 static void bw__file_closed(void *cookie) { bw__file_close((bw__file *)cookie); }
 
 static const bw__file_ops bw__file_calls = {bw__file_put, bw__file_closed};
-/* What the FILE behind bw__vprintf_sent hands over goes to the sink at
- * once, never into the buffer. */
-static const bw__file_ops bw__sent_calls = {bw__sent_piece, NULL};
 
 static bw__file *bw__file_new(bw_writer *w)
 {
@@ -181,31 +157,4 @@ FILE *bw_fopen(bw_writer *w)
     return fp;
 }
 
-/* printf output longer than a streaming writer's buffer: the held bytes
- * are sent, then the output goes to the sink in the pieces the FILE hands
- * over (its buffer is on the stack), so memory stays bounded whatever the
- * output's length, and the buffer, where arguments may point, is neither
- * written nor reused. On a failure the bytes sent are a prefix (bw_tell
- * says how many). */
-BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap)
-{
-    char buf[BW__SENT_FILE_BUF];
-    bw__sent st;
-    FILE *f;
-    int r, rc = bw_len(w) != 0 ? bw__send_held(w) : BW_OK;
-    if (rc != BW_OK) return rc;
-    st.ops = &bw__sent_calls;
-    st.w = w;
-    st.err_no = 0;
-    f = bw__file_make(&st);
-    if (f == NULL) return bw__fail(w, BW_ENOMEM);
-    (void)setvbuf(f, buf, _IOFBF, sizeof buf);
-    r = vfprintf(f, fmt, ap);
-    if (fclose(f) != 0 && w->err == BW_OK) (void)bw__fail(w, BW_EIO);
-    if (w->err != BW_OK) {
-        if (st.err_no != 0) errno = st.err_no; /* the sink's, as for any write */
-        return w->err;
-    }
-    return r >= 0 && (size_t)r == need ? BW_OK : bw__fail(w, BW_EINVAL);
-}
 #endif /* BW_HAVE_FILE_ADAPTER */

@@ -1,53 +1,73 @@
 /* SPDX-License-Identifier: MIT */
 /* mode_stream.c - the streaming room (bw_init_sink, bw_init_fd): one
  * buffer whose bytes go to a sink or a file descriptor when it fills or on
- * bw_flush; an enlarged buffer shrinks back once sent. It owns the send
- * loop over the sink contract, its room, its printf and its table,
- * bw__stream_ops. */
+ * bw_flush; an enlarged buffer shrinks back once sent. It owns the one
+ * send loop over the sink contract (bw_write_fd's too), its room, its
+ * printf (longer output through a FILE straight to the sink) and its
+ * table, bw__stream_ops. */
 #include "writer_internal.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 
 /* A streaming writer's buffer. */
 #define BW__STREAM_DEFAULT ((size_t)64 << 10)
 
-/* Streaming: hand p[0, n) to the sink or fd until all is taken or it fails
- * (the sink contract: 1..n taken, -1 with EINTR retried, -1 failed, anything
- * else broken). *sent gets what was taken. */
-static int bw__send_bytes(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
+/* The one send loop (a streaming writer's sends, bw_write_fd's): hands
+ * iov[0, cnt) to the sink (one piece a call) or, with sink NULL, to fd
+ * (writev's batch; bw__fd_send never raises SIGPIPE), until all is taken or
+ * it fails, by the sink contract: 1..n taken, -1 with EINTR retried, -1
+ * failed, anything else (0, more than offered) broken, with errno EIO, so
+ * that it never loops. *sent gets what was taken; iov is advanced over it. */
+BW__INTERNAL int bw__send_iov(int fd, bw_sink_fn sink, void *ctx, struct iovec *iov, size_t cnt,
+                              size_t *sent)
 {
-    size_t done = 0;
-    int rc = BW_OK;
-    while (done < n) {
+    size_t done = 0, left = 0, i;
+    for (i = 0; i < cnt; i++) left += iov[i].iov_len;
+    while (left != 0) {
+        size_t most = left;
         ptrdiff_t r;
-        if (w->flags & BW__FD) {
-            struct iovec one;
-            one.iov_base = (void *)(uintptr_t)(p + done);
-            one.iov_len = n - done;
-            r = bw__fd_send(w->m.s.fd, &one, 1);
-        } else if (w->m.s.sink != NULL) {
-            r = w->m.s.sink(w->m.s.ctx, p + done, n - done);
+        while (iov->iov_len == 0) iov++, cnt--;
+        if (sink != NULL) {
+            most = iov->iov_len;
+            r = sink(ctx, iov->iov_base, most);
         } else {
-            rc = BW_EINVAL; /* a streaming writer whose init failed */
-            break;
+            r = bw__fd_send(fd, iov, cnt < INT_MAX ? (int)cnt : INT_MAX);
         }
-        if (r > 0 && (size_t)r <= n - done) {
-            done += (size_t)r;
-        } else if (r == -1 && errno == EINTR) {
-            continue;
-        } else {
-            if (r != -1) errno = EIO; /* a broken sink: never loop on it */
-            rc = BW_EIO;
-            break;
+        if (r == -1 && errno == EINTR) continue;
+        if (r <= 0 || (size_t)r > most) {
+            if (r != -1) errno = EIO;
+            *sent = done;
+            return BW_EIO;
+        }
+        done += (size_t)r;
+        left -= (size_t)r;
+        for (i = (size_t)r; i != 0 && i >= iov->iov_len; iov++, cnt--) i -= iov->iov_len;
+        if (i != 0) { /* into the middle of a piece: never past the last */
+            iov->iov_base = (unsigned char *)iov->iov_base + i;
+            iov->iov_len -= i;
         }
     }
     *sent = done;
-    return rc;
+    return BW_OK;
+}
+
+/* Streaming: p[0, n) to the writer's sink or fd; *sent gets what was taken. */
+static int bw__send_bytes(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
+{
+    struct iovec one;
+    one.iov_base = (void *)(uintptr_t)p;
+    one.iov_len = n;
+    *sent = 0;
+    if (w->flags & BW__FD) return bw__send_iov(w->m.s.fd, NULL, NULL, &one, 1, sent);
+    if (w->m.s.sink == NULL) return BW_EINVAL; /* a streaming writer whose init failed */
+    return bw__send_iov(-1, w->m.s.sink, w->m.s.ctx, &one, 1, sent);
 }
 
 /* Send every held byte; on failure the rest stays held and BW_EIO is
  * recorded. Afterwards the buffer is empty and restarts at its beginning. */
-BW__INTERNAL int bw__send_held(bw_writer *w)
+static int bw__send_held(bw_writer *w)
 {
     size_t start = bw__start(w), sent;
     int rc = bw__send_bytes(w, w->data + start, w->len - start, &sent);
@@ -100,7 +120,7 @@ static int bw__stream_buffer(bw_writer *w, size_t n)
 /* Send p[0, n) straight from memory that is not the buffer (nothing is
  * held then), the positions following what was taken; a failure is
  * recorded. */
-BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
+static int bw__send_past(bw_writer *w, const void *p, size_t n)
 {
     size_t sent;
     int rc = bw__send_bytes(w, (const unsigned char *)p, n, &sent);
@@ -140,9 +160,66 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
     return bw__block_put(w, src, n);
 }
 
+#ifdef BW_HAVE_FILE_ADAPTER
+/* bw__vprintf_sent's FILE buffer, on the stack: the size of the pieces
+ * printf output longer than a streaming buffer goes to the sink in. */
+#define BW__SENT_FILE_BUF 4096
+
+/* bw__vprintf_sent's FILE: the writer, and the errno its sink failed with
+ * (the FILE's own calls overwrite errno after it). */
+typedef struct bw__sent {
+    const bw__file_ops *ops; /* first: the platform's FILE calls it */
+    bw_writer *w;
+    int err_no;
+} bw__sent;
+
+static int bw__sent_piece(void *cookie, const char *buf, size_t n)
+{
+    bw__sent *st = (bw__sent *)cookie;
+    if (st->w->err == BW_OK && bw__send_past(st->w, buf, n) == BW_OK) return 1;
+    if (st->err_no == 0) st->err_no = errno;
+    errno = EIO;
+    return 0;
+}
+
+/* What the FILE behind bw__vprintf_sent hands over goes to the sink at
+ * once, never into the buffer. */
+static const bw__file_ops bw__sent_calls = {bw__sent_piece, NULL};
+/* The platform reads the cookie as a pointer to its first member. */
+typedef char bw__sent_ops_first[offsetof(bw__sent, ops) == 0 ? 1 : -1];
+
+/* printf output longer than a streaming writer's buffer: the held bytes
+ * are sent, then the output goes to the sink in the pieces the FILE hands
+ * over (its buffer is on the stack), so memory stays bounded whatever the
+ * output's length, and the buffer, where arguments may point, is neither
+ * written nor reused. On a failure the bytes sent are a prefix (bw_tell
+ * says how many). */
+static int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    char buf[BW__SENT_FILE_BUF];
+    bw__sent st;
+    FILE *f;
+    int r, rc = bw_len(w) != 0 ? bw__send_held(w) : BW_OK;
+    if (rc != BW_OK) return rc;
+    st.ops = &bw__sent_calls;
+    st.w = w;
+    st.err_no = 0;
+    f = bw__file_make(&st);
+    if (f == NULL) return bw__fail(w, BW_ENOMEM);
+    (void)setvbuf(f, buf, _IOFBF, sizeof buf);
+    r = vfprintf(f, fmt, ap);
+    if (fclose(f) != 0 && w->err == BW_OK) (void)bw__fail(w, BW_EIO);
+    if (w->err != BW_OK) {
+        if (st.err_no != 0) errno = st.err_no; /* the sink's, as for any write */
+        return w->err;
+    }
+    return r >= 0 && (size_t)r == need ? BW_OK : bw__fail(w, BW_EINVAL);
+}
+#endif /* BW_HAVE_FILE_ADAPTER */
+
 /* Streaming: output up to the buffer size is formatted apart into a block
  * of that size at most and written all or nothing; longer output goes
- * straight to the sink through a FILE (bw__vprintf_sent, io.c) after the
+ * straight to the sink through a FILE (bw__vprintf_sent, above) after the
  * held bytes, so memory stays bounded and the buffer (where arguments may
  * point) is not touched. Without the FILE adapter it too is formatted
  * apart. */

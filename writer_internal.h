@@ -201,21 +201,13 @@ BW__INTERNAL size_t bw__block_size(const bw_writer *w);
                              bw_cstr's NUL                                    */
 BW__INTERNAL unsigned bw__traits(const bw_writer *w);
 
-/* Sending to a file descriptor: bw__fd_send (platform/platform.h), through
- * which bw_write_fd and a bw_init_fd writer both send. */
-
-/* Cold paths io.c shares (bufwriter.c). Record the first error; send every
- * held byte (streaming; a failure is recorded, the rest stays held); send
- * p[0, n) from memory other than the buffer with nothing held. */
+/* Record the first error (bufwriter.c). */
 BW__INTERNAL int bw__fail(bw_writer *w, int rc);
-BW__INTERNAL int bw__send_held(bw_writer *w);
-BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n);
-/* printf output of need bytes, longer than the buffer, sent straight to a
- * streaming writer's sink after the held bytes (io.c, with the FILE
- * adapter). */
-#ifdef BW_HAVE_FILE_ADAPTER
-BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap);
-#endif
+/* The one send loop, over the sink contract (mode_stream.c): iov[0, cnt)
+ * to sink, or to fd with sink NULL; bw_write_fd and a streaming writer
+ * send through it. */
+BW__INTERNAL int bw__send_iov(int fd, bw_sink_fn sink, void *ctx, struct iovec *iov, size_t cnt,
+                              size_t *sent);
 
 /* The room functions stay out of line (the fast paths' callers stay
  * small), but not `cold`: gcc compiles a cold function for size and turns
@@ -433,5 +425,57 @@ static inline void bw__contig_release(bw_writer *w)
     if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
         bw__contig_release_block(p, b, block, cap, len);
 }
+
+/* ---- decimal text (bw_put_dec_*, fmt_int.c; the float text, fmt_float.c) ---- */
+
+/* Two decimal digits of every value below 100 (fmt_int.c). */
+extern const char bw__digits2[201];
+
+/* Eight digits of r < 10^8, ending at `end`: two independent halves of
+ * 32-bit arithmetic, cheaper than 64-bit division by 100 on every target. */
+static inline void bw__dec_digits8(unsigned char *end, uint32_t r)
+{
+    uint32_t hi = r / 10000, lo = r % 10000;
+    memcpy(end - 2, bw__digits2 + (lo % 100) * 2, 2);
+    memcpy(end - 4, bw__digits2 + (lo / 100) * 2, 2);
+    memcpy(end - 6, bw__digits2 + (hi % 100) * 2, 2);
+    memcpy(end - 8, bw__digits2 + (hi / 100) * 2, 2);
+}
+
+/* The decimal digits of f, written backwards ending at `end`; returns the
+ * first. The integer text (bw_put_dec_*) and the float text share it. */
+static inline unsigned char *bw__dec_digits(unsigned char *end, uint64_t f)
+{
+    uint32_t v;
+    if (f >= 100000000) {
+        bw__dec_digits8(end, (uint32_t)(f % 100000000));
+        f /= 100000000;
+        end -= 8;
+        if (f >= 100000000) {
+            bw__dec_digits8(end, (uint32_t)(f % 100000000));
+            f /= 100000000;
+            end -= 8;
+        }
+    }
+    v = (uint32_t)f;
+    while (v >= 10000) {
+        uint32_t r = v % 10000;
+        v /= 10000;
+        memcpy(end - 2, bw__digits2 + (r % 100) * 2, 2);
+        memcpy(end - 4, bw__digits2 + (r / 100) * 2, 2);
+        end -= 4;
+    }
+    if (v >= 100) {
+        memcpy(end -= 2, bw__digits2 + (v % 100) * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        memcpy(end - 2, bw__digits2 + v * 2, 2);
+        return end - 2;
+    }
+    end[-1] = (unsigned char)('0' + v);
+    return end - 1;
+}
+
 
 #endif /* BW_WRITER_INTERNAL_H */

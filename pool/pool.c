@@ -505,6 +505,38 @@ static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
     return true;
 }
 
+/* A block coming back, checked: BW_EINVAL (reported in checked mode) for
+ * one the pool holds already or a capacity no rent of this pool gives;
+ * under BW_POOL_FILL a checked pool fills it, so all of it was written. */
+static int bw__return_check(bw_pool *p, void *block, size_t capacity, bool pooled,
+                            size_t *written)
+{
+    if (!p->bypass && BW__TRACK_IS_NOACCESS(block)) {
+        /* Under AddressSanitizer a block the pool holds is poisoned: this
+         * one came back before (or was never rented). In bypass mode
+         * ASan's own double-free report, with its stacks, says more. */
+        bw__report("bw_pool_return: block returned twice (it is poisoned: the pool holds it)",
+                   block, capacity);
+        return BW_EINVAL;
+    }
+    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->opt.min_block_size)) ||
+        capacity > (size_t)PTRDIFF_MAX || capacity == 0) {
+        if (p->checked)
+            bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
+                       block, capacity);
+        return BW_EINVAL;
+    }
+    if (p->checked) {
+        if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
+            return BW_EINVAL;
+        if (p->opt.flags & BW_POOL_FILL) {
+            memset(block, BW_FILL_RETURNED, capacity);
+            *written = capacity;
+        }
+    }
+    return BW_OK;
+}
+
 /* written: how far from the block's start its user may have written since
  * it was handed out (capacity when the pool cannot know). Under
  * BW_POOL_ZERO_ON_RETURN every block is handed out all zeros, so zeroing
@@ -533,30 +565,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
         return BW_OK;
     if (p == NULL) return BW_EINVAL;
     if (block == NULL) return BW_OK;
-    if (!p->bypass && BW__TRACK_IS_NOACCESS(block)) {
-        /* Under AddressSanitizer a block the pool holds is poisoned: this
-         * one came back before (or was never rented). In bypass mode
-         * ASan's own double-free report, with its stacks, says more. */
-        bw__report("bw_pool_return: block returned twice (it is poisoned: the pool holds it)",
-                   block, capacity);
-        return BW_EINVAL;
-    }
     pooled = capacity <= p->opt.max_pooled_size && !p->bypass;
-    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->opt.min_block_size)) ||
-        capacity > (size_t)PTRDIFF_MAX || capacity == 0) {
-        if (p->checked)
-            bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
-                       block, capacity);
-        return BW_EINVAL;
-    }
-    if (p->checked) {
-        if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
-            return BW_EINVAL;
-        if (p->opt.flags & BW_POOL_FILL) {
-            memset(block, BW_FILL_RETURNED, capacity);
-            written = capacity;
-        }
-    }
+    if (bw__return_check(p, block, capacity, pooled, &written) != BW_OK) return BW_EINVAL;
     tc = bw__slow_enter(p, &now);
     /* Zeroed before it is kept or freed: one user's bytes never reach the
      * next renter, here or through the allocator. Only what was written:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pool_internal.h - the pool's private structures, shared by the files of
  * pool/. The writer includes it only through pool_writer.h, whose inline
- * accessors read it; bufwriter.c itself reads none of it. Nothing here is
+ * accessors read it; the writer's files read none of it. Nothing here is
  * part of the public API. */
 #ifndef BW_POOL_INTERNAL_H
 #define BW_POOL_INTERNAL_H
@@ -31,18 +31,6 @@
  * (256 B) and 32 times the first block; 8 KiB would make most medium
  * messages jump to the size of a pool's big jobs. */
 #define BW__DEFAULT_JUMP_FLOOR   ((size_t)16 << 10)   /* 16 KiB */
-/* Until the pool has learned a jump (fewer than two jobs past the floor
- * recorded: a fresh pool), a contiguous writer past the floor and at most
- * at the threshold grows by this factor instead of 2, so the first job of a
- * process climbs through a few blocks instead of every class, each copied
- * and faulted in 4 KiB pages. Measured (a 10 MiB first job in 8 KiB writes
- * in a fresh process, CPU time, medians of 11, against a fresh huge-page
- * mapping written once): factor 2 1.55x (524 page faults), 4 1.41x (354),
- * 8 1.33x (306), 16 1.06x (81): from 256 KiB, 16x lands above the default
- * threshold in a huge-page block. The cost: a first job of 300 KiB touches
- * a 2 MiB huge page (460 us against 359 us with doubling); 1 and 4 MiB
- * first jobs take half the time. */
-#define BW__FRESH_GROWTH ((size_t)16)
 /* A writer's first block: 512 B holds a 256-byte payload with its header in
  * one rent; with 256 B such a message rented twice and copied (45 ns
  * against 19 ns per message, E/mfb rows), and 16 or 64 B messages cost the
@@ -233,7 +221,7 @@ struct bw_pool {
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
-    /* The writer's shortcuts (bufwriter.c), asked of the size rule once at
+    /* The writer's shortcuts (mode_contig.c), asked of the size rule once at
      * creation (bw__pool_shortcuts), so a small message reads one field for
      * each question. */
     size_t first_block;        /* a contiguous writer's first block when it

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pool_writer.h - what the writer (bufwriter.c) asks of the pool, and all
+/* pool_writer.h - what the writer's files ask of the pool, and all
  * it asks: the growth rule, every size it gets (one request, one answer:
  * bw__pool_size), learning from a finished job, the inline thread-cache rent
  * and return of a small message, growing a large block in place and
@@ -82,13 +82,6 @@ BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *cap
 
 /* The pool's threshold: rents at or below it come from its classes. */
 static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }
-
-/* A writer's first block is at least this (min_first_block's class). */
-static inline size_t bw__pool_min_first(const bw_pool *p) { return p->opt.min_first_block; }
-
-/* A segmented writer's first block, and the least of every later one
- * (chain_block_size's size by the growth rule). */
-static inline size_t bw__pool_chain_block(const bw_pool *p) { return p->opt.chain_block_size; }
 
 /* A contiguous writer's usual first block when it needs at most this many
  * bytes (rent it with bw__rent_first); 0 when learning decides instead

@@ -472,6 +472,13 @@ void h_close_expecting(harness *h, ref *r, const char *what)
     h_close_ref(h, r);
 }
 
+void h_close_expecting_str(harness *h, const char *want, const char *what)
+{
+    ref r = {0};
+    ref_str(&r, want);
+    h_close_expecting(h, &r, what);
+}
+
 void ref_str(ref *r, const char *s) { ref_add(r, s, strlen(s)); }
 
 /* Append a second copy of everything in r. */

@@ -228,6 +228,8 @@ void ref_from(ref *r, const harness *h); /* start r as the output so far */
  * exactly r. */
 void h_close_ref(harness *h, ref *r);
 void h_close_expecting(harness *h, ref *r, const char *what);
+/* h_close_expecting with the expected output a string. */
+void h_close_expecting_str(harness *h, const char *want, const char *what);
 
 /* Write pattern bytes until the writer's current block holds `tail` (tn
  * bytes) at its end with exactly `slack` bytes free after it. */

@@ -170,11 +170,7 @@ Test(limit, a_limit_below_tell_refuses_until_truncated)
         bw_clear_error(&h.w);
         cr_assert_eq(bw_set_limit(&h.w, 0), BW_OK);
         cr_expect_eq(bw_puts(&h.w, "no limit"), BW_OK, "%s", mode_name[m]);
-        {
-            ref r = {0};
-            ref_str(&r, "0123yno limit");
-            h_close_expecting(&h, &r, mode_name[m]);
-        }
+        h_close_expecting_str(&h, "0123yno limit", mode_name[m]);
     }
 }
 
@@ -196,11 +192,7 @@ Test(limit, survives_clear_and_release)
         bw_clear(&h.w);
         cr_expect_eq(bw_puts(&h.w, "abcdef"), BW_OK, "%s after clear", mode_name[m]);
         cr_expect_eq(bw_putc(&h.w, 'g'), BW_ELIMIT, "%s after clear", mode_name[m]);
-        {
-            ref r = {0};
-            ref_str(&r, "abcdef");
-            h_close_expecting(&h, &r, mode_name[m]);
-        }
+        h_close_expecting_str(&h, "abcdef", mode_name[m]);
     }
 }
 

@@ -281,8 +281,15 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void worker_start(struct worker *k, pthread_t *th)
+/* A thread that rents sizes[0, n) from p and returns them (then idles
+ * idle_ms and makes one slow call), and waits for worker_end. */
+static void worker_start(struct worker *k, pthread_t *th, bw_pool *p, const size_t *sizes,
+                         size_t n, int idle_ms)
 {
+    k->p = p;
+    k->sizes = sizes;
+    k->n = n;
+    k->idle_ms = idle_ms;
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
     k->done = k->go = 0;
@@ -315,11 +322,7 @@ Test(pool_cache, medium_blocks_stay_in_a_threads_cache_up_to_its_byte_bound)
     bw_pool_stats s0, s1;
     void *b[5];
     size_t cap[5], i;
-    k.p = p;
-    k.sizes = sizes;
-    k.n = 8;
-    k.idle_ms = 0;
-    worker_start(&k, &th);
+    worker_start(&k, &th, p, sizes, 8, 0);
     s0 = stats_of(p);
     cr_expect_eq(s0.retained_bytes, BOUND + 4 * 64 * KiB);
     cr_expect_eq(s0.backing_allocs, 8);
@@ -346,11 +349,7 @@ Test(pool_cache, a_threads_medium_blocks_go_back_at_its_exit)
     bw_pool_stats s0, s1;
     void *b[2];
     size_t cap[2];
-    k.p = p;
-    k.sizes = sizes;
-    k.n = 2;
-    k.idle_ms = 0;
-    worker_start(&k, &th);
+    worker_start(&k, &th, p, sizes, 2, 0);
     worker_end(&k, th);
     /* The exit moved them to the shared level: this thread's rents hit. */
     s0 = stats_of(p);
@@ -373,11 +372,8 @@ Test(pool_cache, medium_blocks_decay_from_an_idle_threads_cache_at_its_next_slow
     struct worker k;
     pthread_t th;
     bw_pool_stats s;
-    k.p = p;
-    k.sizes = sizes;
-    k.n = 2;
-    k.idle_ms = 3 * DECAY; /* idle, then one slow call, still alive after */
-    worker_start(&k, &th);
+    /* idle, then one slow call, still alive after */
+    worker_start(&k, &th, p, sizes, 2, 3 * DECAY);
     s = stats_of(p);
     cr_expect_eq(s.decayed_bytes, MiB + 256 * KiB,
                  "blocks idle for 3 x decay_ms in a live thread's cache survived its slow call");
