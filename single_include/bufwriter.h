@@ -4,10 +4,11 @@
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
  *   platform/prelude.h, bufwriter.h, fmt_float_table.h,
  *   platform/platform.h, pool/track.h, pool/pool_internal.h,
- *   pool/pool_writer.h, writer_internal.h, bufwriter.c, fmt_float.c, io.c,
- *   mode_block.c, mode_contig.c, mode_fixed.c, mode_seg.c, mode_stream.c,
- *   platform/posix.c, platform/windows.c, pool/alloc.c, pool/check.c,
- *   pool/fork.c, pool/growth.c, pool/large.c, pool/pool.c, pool/tcache.c.
+ *   pool/pool_writer.h, writer_internal.h, bufwriter.c, fmt_float.c,
+ *   fmt_int.c, io.c, mode_block.c, mode_contig.c, mode_fixed.c, mode_seg.c,
+ *   mode_stream.c, platform/posix.c, platform/windows.c, pool/alloc.c,
+ *   pool/check.c, pool/fork.c, pool/growth.c, pool/large.c, pool/pool.c,
+ *   pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
  * from a fresh generation (`make check-single`).
  *
@@ -2717,7 +2718,7 @@ BW__INTERNAL FILE *bw__file_make(void *cookie);
 /*************** Begin file pool/pool_internal.h ****************************/
 /* pool_internal.h - the pool's private structures, shared by the files of
  * pool/. The writer includes it only through pool_writer.h, whose inline
- * accessors read it; bufwriter.c itself reads none of it. Nothing here is
+ * accessors read it; the writer's files read none of it. Nothing here is
  * part of the public API. */
 #ifndef BW_POOL_INTERNAL_H
 #define BW_POOL_INTERNAL_H
@@ -2747,18 +2748,6 @@ BW__INTERNAL FILE *bw__file_make(void *cookie);
  * (256 B) and 32 times the first block; 8 KiB would make most medium
  * messages jump to the size of a pool's big jobs. */
 #define BW__DEFAULT_JUMP_FLOOR   ((size_t)16 << 10)   /* 16 KiB */
-/* Until the pool has learned a jump (fewer than two jobs past the floor
- * recorded: a fresh pool), a contiguous writer past the floor and at most
- * at the threshold grows by this factor instead of 2, so the first job of a
- * process climbs through a few blocks instead of every class, each copied
- * and faulted in 4 KiB pages. Measured (a 10 MiB first job in 8 KiB writes
- * in a fresh process, CPU time, medians of 11, against a fresh huge-page
- * mapping written once): factor 2 1.55x (524 page faults), 4 1.41x (354),
- * 8 1.33x (306), 16 1.06x (81): from 256 KiB, 16x lands above the default
- * threshold in a huge-page block. The cost: a first job of 300 KiB touches
- * a 2 MiB huge page (460 us against 359 us with doubling); 1 and 4 MiB
- * first jobs take half the time. */
-#define BW__FRESH_GROWTH ((size_t)16)
 /* A writer's first block: 512 B holds a 256-byte payload with its header in
  * one rent; with 256 B such a message rented twice and copied (45 ns
  * against 19 ns per message, E/mfb rows), and 16 or 64 B messages cost the
@@ -2949,7 +2938,7 @@ struct bw_pool {
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
                                   are next swept (ms)                         */
-    /* The writer's shortcuts (bufwriter.c), asked of the size rule once at
+    /* The writer's shortcuts (mode_contig.c), asked of the size rule once at
      * creation (bw__pool_shortcuts), so a small message reads one field for
      * each question. */
     size_t first_block;        /* a contiguous writer's first block when it
@@ -3284,7 +3273,7 @@ BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
 /*************** End file pool/pool_internal.h ******************************/
 
 /*************** Begin file pool/pool_writer.h ******************************/
-/* pool_writer.h - what the writer (bufwriter.c) asks of the pool, and all
+/* pool_writer.h - what the writer's files ask of the pool, and all
  * it asks: the growth rule, every size it gets (one request, one answer:
  * bw__pool_size), learning from a finished job, the inline thread-cache rent
  * and return of a small message, growing a large block in place and
@@ -3367,13 +3356,6 @@ BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *cap
 
 /* The pool's threshold: rents at or below it come from its classes. */
 static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }
-
-/* A writer's first block is at least this (min_first_block's class). */
-static inline size_t bw__pool_min_first(const bw_pool *p) { return p->opt.min_first_block; }
-
-/* A segmented writer's first block, and the least of every later one
- * (chain_block_size's size by the growth rule). */
-static inline size_t bw__pool_chain_block(const bw_pool *p) { return p->opt.chain_block_size; }
 
 /* A contiguous writer's usual first block when it needs at most this many
  * bytes (rent it with bw__rent_first); 0 when learning decides instead
@@ -3736,21 +3718,13 @@ BW__INTERNAL size_t bw__block_size(const bw_writer *w);
                              bw_cstr's NUL                                    */
 BW__INTERNAL unsigned bw__traits(const bw_writer *w);
 
-/* Sending to a file descriptor: bw__fd_send (platform/platform.h), through
- * which bw_write_fd and a bw_init_fd writer both send. */
-
-/* Cold paths io.c shares (bufwriter.c). Record the first error; send every
- * held byte (streaming; a failure is recorded, the rest stays held); send
- * p[0, n) from memory other than the buffer with nothing held. */
+/* Record the first error (bufwriter.c). */
 BW__INTERNAL int bw__fail(bw_writer *w, int rc);
-BW__INTERNAL int bw__send_held(bw_writer *w);
-BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n);
-/* printf output of need bytes, longer than the buffer, sent straight to a
- * streaming writer's sink after the held bytes (io.c, with the FILE
- * adapter). */
-#ifdef BW_HAVE_FILE_ADAPTER
-BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap);
-#endif
+/* The one send loop, over the sink contract (mode_stream.c): iov[0, cnt)
+ * to sink, or to fd with sink NULL; bw_write_fd and a streaming writer
+ * send through it. */
+BW__INTERNAL int bw__send_iov(int fd, bw_sink_fn sink, void *ctx, struct iovec *iov, size_t cnt,
+                              size_t *sent);
 
 /* The room functions stay out of line (the fast paths' callers stay
  * small), but not `cold`: gcc compiles a cold function for size and turns
@@ -3969,13 +3943,65 @@ static inline void bw__contig_release(bw_writer *w)
         bw__contig_release_block(p, b, block, cap, len);
 }
 
+/* ---- decimal text (bw_put_dec_*, fmt_int.c; the float text, fmt_float.c) ---- */
+
+/* Two decimal digits of every value below 100 (fmt_int.c). */
+static const char bw__digits2[201];
+
+/* Eight digits of r < 10^8, ending at `end`: two independent halves of
+ * 32-bit arithmetic, cheaper than 64-bit division by 100 on every target. */
+static inline void bw__dec_digits8(unsigned char *end, uint32_t r)
+{
+    uint32_t hi = r / 10000, lo = r % 10000;
+    memcpy(end - 2, bw__digits2 + (lo % 100) * 2, 2);
+    memcpy(end - 4, bw__digits2 + (lo / 100) * 2, 2);
+    memcpy(end - 6, bw__digits2 + (hi % 100) * 2, 2);
+    memcpy(end - 8, bw__digits2 + (hi / 100) * 2, 2);
+}
+
+/* The decimal digits of f, written backwards ending at `end`; returns the
+ * first. The integer text (bw_put_dec_*) and the float text share it. */
+static inline unsigned char *bw__dec_digits(unsigned char *end, uint64_t f)
+{
+    uint32_t v;
+    if (f >= 100000000) {
+        bw__dec_digits8(end, (uint32_t)(f % 100000000));
+        f /= 100000000;
+        end -= 8;
+        if (f >= 100000000) {
+            bw__dec_digits8(end, (uint32_t)(f % 100000000));
+            f /= 100000000;
+            end -= 8;
+        }
+    }
+    v = (uint32_t)f;
+    while (v >= 10000) {
+        uint32_t r = v % 10000;
+        v /= 10000;
+        memcpy(end - 2, bw__digits2 + (r % 100) * 2, 2);
+        memcpy(end - 4, bw__digits2 + (r / 100) * 2, 2);
+        end -= 4;
+    }
+    if (v >= 100) {
+        memcpy(end -= 2, bw__digits2 + (v % 100) * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        memcpy(end - 2, bw__digits2 + v * 2, 2);
+        return end - 2;
+    }
+    end[-1] = (unsigned char)('0' + v);
+    return end - 1;
+}
+
+
 #endif /* BW_WRITER_INTERNAL_H */
 /*************** End file writer_internal.h *********************************/
 
 /*************** Begin file bufwriter.c *************************************/
 /* bufwriter.c - the writer's public calls, written once for every mode:
  * the sticky error, release and clear, reserve and spans, printf's first
- * pass, the encoders that are not inline, positions, reading out, detach,
+ * pass, positions, reading out, detach,
  * append and move; and the dispatcher, the mode table (bw__modes) that
  * maps w->mode to the mode's operations (bw__mode_ops, writer_internal.h).
  * Each mode is a file of its own that owns its storage, its inits, its
@@ -4297,12 +4323,19 @@ int bw_puts(bw_writer *w, const char *s)
  * writer moves, links or sends, copied from src, or with src NULL from the
  * writer's own held bytes (n is then bw_len). In buf (nbuf bytes) when they
  * fit, else in a block from the pool (*tmp, *tmp_cap: give it back after).
- * NULL with the error recorded. */
+ * A writer with no pool never allocates, and its room moves the held bytes
+ * down in place, a source among them with them: they move down now, and
+ * the source where it went is the copy. NULL with the error recorded. */
 BW__INTERNAL const void *bw__stable_copy(bw_writer *w, const void *src, size_t n, void *buf,
                                          size_t nbuf, void **tmp, size_t *tmp_cap)
 {
     void *to = buf;
     *tmp = NULL;
+    if (bw__traits(w) & BW__NO_POOL) {
+        const void *at = src != NULL ? src : w->data + bw__start(w);
+        bw__move_down(w, &at);
+        return at;
+    }
     if (n > nbuf) {
         bw_pool *p = bw__pool_of(w);
         if (p == NULL || (*tmp = bw_pool_rent(p, n, tmp_cap)) == NULL) {
@@ -4367,105 +4400,6 @@ int bw_printf(bw_writer *w, const char *fmt, ...)
     va_start(ap, fmt);
     rc = bw_vprintf(w, fmt, ap);
     va_end(ap);
-    return rc;
-}
-
-static const char bw__digits2[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-/* Decimal digits of v, written backwards ending at `end`; returns the first. */
-static char *bw__dec(char *end, uint64_t v)
-{
-    while (v >= 100) {
-        size_t i = (size_t)(v % 100) * 2;
-        v /= 100;
-        *--end = bw__digits2[i + 1];
-        *--end = bw__digits2[i];
-    }
-    if (v >= 10) {
-        size_t i = (size_t)v * 2;
-        *--end = bw__digits2[i + 1];
-        *--end = bw__digits2[i];
-    } else {
-        *--end = (char)('0' + v);
-    }
-    return end;
-}
-
-int bw_put_dec_u64(bw_writer *w, uint64_t v)
-{
-    char b[20], *p = bw__dec(b + sizeof b, v);
-    return bw_write(w, p, (size_t)(b + sizeof b - p));
-}
-
-int bw_put_dec_i64(bw_writer *w, int64_t v)
-{
-    char b[21], *p;
-    uint64_t u = (uint64_t)v;
-    if (v < 0) u = 0 - u; /* INT64_MIN too */
-    p = bw__dec(b + sizeof b, u);
-    if (v < 0) *--p = '-';
-    return bw_write(w, p, (size_t)(b + sizeof b - p));
-}
-
-static void bw__hex(unsigned char *out, const unsigned char *in, size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    size_t i;
-    for (i = 0; i < n; i++) {
-        out[2 * i] = (unsigned char)digits[in[i] >> 4];
-        out[2 * i + 1] = (unsigned char)digits[in[i] & 15];
-    }
-}
-
-int bw_put_hex(bw_writer *w, const void *src, size_t n)
-{
-    unsigned char buf[256];
-    const unsigned char *in = (const unsigned char *)src;
-    void *tmp = NULL;
-    size_t tmp_cap = 0;
-    int rc = BW_OK, no_pool;
-
-    if (w == NULL) return BW_EINVAL;
-    if (w->err != BW_OK) return w->err;
-    if (n == 0) return BW_OK;
-    if (src == NULL) return bw__fail(w, BW_EINVAL);
-    no_pool = (bw__traits(w) & BW__NO_POOL) != 0;
-    if (n > BW__MAX_BLOCK / 2) return bw__fail(w, no_pool ? BW_EFULL : BW_EOVERFLOW);
-    if (BW__UNLIKELY(bw__over(w, 2 * n))) return bw__fail(w, BW_ELIMIT);
-    if (w->cap - w->len < 2 * n) {
-        /* The cold path may move, link or send the bytes src points into:
-         * they are copied first, but a writer with no pool never allocates
-         * and moves its held bytes down in place instead, src with them. */
-        if (bw__overlaps(w, src, n) && no_pool) {
-            const void *at = in;
-            bw__move_down(w, &at);
-            in = (const unsigned char *)at;
-        } else if (bw__overlaps(w, src, n)) {
-            in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
-            if (in == NULL) return w->err;
-        }
-        if (!bw__room_at_once(w, 2 * n)) {
-            /* Larger than a streaming buffer: in pieces (a prefix on
-             * failure). */
-            unsigned char out[512];
-            size_t i;
-            for (i = 0; i < n && rc == BW_OK; i += sizeof out / 2) {
-                size_t k = n - i < sizeof out / 2 ? n - i : sizeof out / 2;
-                bw__hex(out, in + i, k);
-                rc = bw__put(w, out, 2 * k);
-            }
-            goto done;
-        }
-        rc = bw__room(w, 2 * n, NULL);
-        if (rc != BW_OK) goto done;
-    }
-    bw__hex(w->data + w->len, in, n);
-    w->len += 2 * n;
-done:
-    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
     return rc;
 }
 
@@ -4610,14 +4544,9 @@ int bw_append_writer(bw_writer *dst, const bw_writer *src)
     len = bw_len(src);
     if (len == 0) return BW_OK;
     if (BW__UNLIKELY(bw__over(dst, len))) return bw__fail(dst, BW_ELIMIT);
-    if (dst == src && (bw__traits(dst) & BW__NO_POOL)) {
-        /* Nothing is allocated: one block, and a write from its own held
-         * bytes moves the source with them, so no copy. */
-        return bw__put(dst, dst->data + bw__start(dst), len);
-    }
     if (dst == src) {
-        /* A second copy of itself: copy out first (writing may move, link
-         * or send what is being read). */
+        /* A second copy of itself: made stable first (writing may move,
+         * link or send what is being read). */
         unsigned char buf[256];
         void *tmp;
         size_t tmp_cap = 0;
@@ -4834,7 +4763,7 @@ int bw_pad(bw_writer *w, size_t align)
  * lowest bit set when bits were dropped) keeps each comparison exact.
  *
  * No allocation, no locale, no libc call but memcpy. */
-/* #include "bufwriter.h": amalgamated above */
+/* #include "writer_internal.h": amalgamated above */
 /* #include "fmt_float_table.h": amalgamated above */
 
 #include <string.h>
@@ -4969,11 +4898,6 @@ BW__FF_INLINE uint64_t bw__ff_shortest32(uint64_t c, int q, int *e)
 
 /* ---- The text --------------------------------------------------------- */
 
-static const char bw__ff_d2[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
 /* How many decimal digits f (0 < f < 10^19) has. */
 static int bw__ff_ndigits(uint64_t f)
 {
@@ -4997,51 +4921,6 @@ static int bw__ff_ndigits(uint64_t f)
     return t + 1 - (f < pow10[t]);
 }
 
-/* Eight digits of r < 10^8, ending at `end`: two independent halves of
- * 32-bit arithmetic, cheaper than 64-bit division by 100 on every target. */
-static void bw__ff_digits8(unsigned char *end, uint32_t r)
-{
-    uint32_t hi = r / 10000, lo = r % 10000;
-    memcpy(end - 2, bw__ff_d2 + (lo % 100) * 2, 2);
-    memcpy(end - 4, bw__ff_d2 + (lo / 100) * 2, 2);
-    memcpy(end - 6, bw__ff_d2 + (hi % 100) * 2, 2);
-    memcpy(end - 8, bw__ff_d2 + (hi / 100) * 2, 2);
-}
-
-/* The digits of f (0 < f < 10^17 or an integer below 2^53), written
- * backwards ending at `end`. */
-static void bw__ff_digits(unsigned char *end, uint64_t f)
-{
-    uint32_t v;
-    if (f >= 100000000) {
-        bw__ff_digits8(end, (uint32_t)(f % 100000000));
-        f /= 100000000;
-        end -= 8;
-        if (f >= 100000000) {
-            bw__ff_digits8(end, (uint32_t)(f % 100000000));
-            f /= 100000000;
-            end -= 8;
-        }
-    }
-    v = (uint32_t)f;
-    while (v >= 10000) {
-        uint32_t r = v % 10000;
-        v /= 10000;
-        memcpy(end - 2, bw__ff_d2 + (r % 100) * 2, 2);
-        memcpy(end - 4, bw__ff_d2 + (r / 100) * 2, 2);
-        end -= 4;
-    }
-    if (v >= 100) {
-        memcpy(end -= 2, bw__ff_d2 + (v % 100) * 2, 2);
-        v /= 100;
-    }
-    if (v >= 10) {
-        memcpy(end - 2, bw__ff_d2 + v * 2, 2);
-    } else {
-        end[-1] = (unsigned char)('0' + v);
-    }
-}
-
 /* The flags a caller may pass (bufwriter.h). */
 #define BW__DEC_FLAGS (BW_DEC_JSON | BW_DEC_POINT_ZERO | BW_DEC_EXP_SHORT)
 
@@ -5061,7 +4940,7 @@ BW__FF_INLINE unsigned char *bw__ff_exp(unsigned char *p, int x, unsigned flags)
         *p = (unsigned char)('0' + ax);
         return p + 1;
     }
-    memcpy(p, bw__ff_d2 + ax * 2, 2);
+    memcpy(p, bw__digits2 + ax * 2, 2);
     return p + 2;
 }
 
@@ -5085,7 +4964,7 @@ BW__FF_INLINE unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e, un
     x = e + n - 1;
     if (x < -4 || x >= 17) {
         if (n > 1) { /* d.ddd: the digits one place right, the first moved back */
-            bw__ff_digits(p + 1 + n, f);
+            bw__dec_digits(p + 1 + n, f);
             p[0] = p[1];
             p[1] = '.';
             p += n + 1;
@@ -5098,11 +4977,11 @@ BW__FF_INLINE unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e, un
         *p++ = '0';
         *p++ = '.';
         for (i = x + 1; i < 0; i++) *p++ = '0';
-        bw__ff_digits(p + n, f);
+        bw__dec_digits(p + n, f);
         return p + n;
     }
     if (x + 1 >= n) { /* ddd000, and ".0" after it for BW_DEC_POINT_ZERO */
-        bw__ff_digits(p + n, f);
+        bw__dec_digits(p + n, f);
         for (i = n; i <= x; i++) p[i] = '0';
         p += x + 1;
         if (flags & BW_DEC_POINT_ZERO) {
@@ -5111,7 +4990,7 @@ BW__FF_INLINE unsigned char *bw__ff_text(unsigned char *p, uint64_t f, int e, un
         }
         return p;
     }
-    bw__ff_digits(p + 1 + n, f); /* ddd.ddd: the integer digits moved back */
+    bw__dec_digits(p + 1 + n, f); /* ddd.ddd: the integer digits moved back */
     for (i = 0; i <= x; i++) p[i] = p[i + 1];
     p[x + 1] = '.';
     return p + n + 1;
@@ -5294,19 +5173,102 @@ int bw_fmt_dec_f32(void *dst, size_t room, float v, unsigned flags, size_t *len)
 }
 /*************** End file fmt_float.c ***************************************/
 
+/*************** Begin file fmt_int.c ***************************************/
+/* fmt_int.c - integer text that is not inline: decimal (bw_put_dec_u64,
+ * bw_put_dec_i64) and hex (bw_put_hex), for every mode, on top of the
+ * dispatcher's cold paths; and the two-digit table the float text
+ * (fmt_float.c) shares. */
+/* #include "writer_internal.h": amalgamated above */
+
+/* Two decimal digits of every value below 100, for the one decimal routine
+ * (bw__dec_digits, writer_internal.h): this file's and the float text's. */
+static const char bw__digits2[201] = {
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899"};
+
+int bw_put_dec_u64(bw_writer *w, uint64_t v)
+{
+    unsigned char b[20], *p = bw__dec_digits(b + sizeof b, v);
+    return bw_write(w, p, (size_t)(b + sizeof b - p));
+}
+
+int bw_put_dec_i64(bw_writer *w, int64_t v)
+{
+    unsigned char b[21], *p;
+    uint64_t u = (uint64_t)v;
+    if (v < 0) u = 0 - u; /* INT64_MIN too */
+    p = bw__dec_digits(b + sizeof b, u);
+    if (v < 0) *--p = '-';
+    return bw_write(w, p, (size_t)(b + sizeof b - p));
+}
+
+static void bw__hex(unsigned char *out, const unsigned char *in, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    size_t i;
+    for (i = 0; i < n; i++) {
+        out[2 * i] = (unsigned char)digits[in[i] >> 4];
+        out[2 * i + 1] = (unsigned char)digits[in[i] & 15];
+    }
+}
+
+int bw_put_hex(bw_writer *w, const void *src, size_t n)
+{
+    unsigned char buf[256];
+    const unsigned char *in = (const unsigned char *)src;
+    void *tmp = NULL;
+    size_t tmp_cap = 0;
+    int rc = BW_OK;
+
+    if (w == NULL) return BW_EINVAL;
+    if (w->err != BW_OK) return w->err;
+    if (n == 0) return BW_OK;
+    if (src == NULL) return bw__fail(w, BW_EINVAL);
+    /* 2n bytes no writer can hold: the mode's room says which error
+     * (BW_EOVERFLOW, or BW_EFULL for a fixed buffer). */
+    if (n > BW__MAX_BLOCK / 2) return bw__room(w, SIZE_MAX, NULL);
+    if (BW__UNLIKELY(bw__over(w, 2 * n))) return bw__fail(w, BW_ELIMIT);
+    if (w->cap - w->len < 2 * n) {
+        /* The cold path may move, link or send the bytes src points into:
+         * they are made stable first. */
+        if (bw__overlaps(w, src, n)) {
+            in = (const unsigned char *)bw__stable_copy(w, src, n, buf, sizeof buf, &tmp, &tmp_cap);
+            if (in == NULL) return w->err;
+        }
+        if (!bw__room_at_once(w, 2 * n)) {
+            /* Larger than a streaming buffer: in pieces (a prefix on
+             * failure). */
+            unsigned char out[512];
+            size_t i;
+            for (i = 0; i < n && rc == BW_OK; i += sizeof out / 2) {
+                size_t k = n - i < sizeof out / 2 ? n - i : sizeof out / 2;
+                bw__hex(out, in + i, k);
+                rc = bw__put(w, out, 2 * k);
+            }
+            goto done;
+        }
+        rc = bw__room(w, 2 * n, NULL);
+        if (rc != BW_OK) goto done;
+    }
+    bw__hex(w->data + w->len, in, n);
+    w->len += 2 * n;
+done:
+    if (tmp != NULL) (void)bw_pool_return(w->pool, tmp, tmp_cap);
+    return rc;
+}
+/*************** End file fmt_int.c *****************************************/
+
 /*************** Begin file io.c ********************************************/
-/* io.c - getting bytes out of any writer: to a file descriptor (short
- * writes and EINTR handled; each send goes through the platform layer's
- * bw__fd_send, which never raises SIGPIPE), and a FILE* adapter for
- * fprintf code (the FILE itself comes from the platform layer). */
+/* io.c - getting bytes out of any writer: to a file descriptor (through
+ * the one send loop, bw__send_iov in mode_stream.c, whose sends never
+ * raise SIGPIPE), and a FILE* adapter for fprintf code (the FILE itself
+ * comes from the platform layer). It calls the public API and the
+ * dispatcher's cold paths only: no mode's file calls back into it. */
 /* #include "writer_internal.h": amalgamated above */
 
 #include <errno.h>
 #include <stdlib.h>
-
-/* bw__vprintf_sent's FILE buffer, on the stack: the size of the pieces
- * printf output longer than a streaming buffer goes to the sink in. */
-#define BW__SENT_FILE_BUF 4096
 
 /* At most this many pieces per send (bw__fd_send sends fewer where the
  * system's limit, IOV_MAX, is lower). */
@@ -5322,24 +5284,21 @@ int bw_write_fd(bw_writer *w, int fd, size_t *written)
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
     w->flags &= (unsigned char)~BW__FD_ERRNO;
-    if (bw_len(w) == 0) return BW_OK;
-    for (;;) {
-        size_t n = bw_iovec(w, iov, BW__IOV_BATCH);
-        ptrdiff_t k;
-        if (n == 0) break;
+    while (rc == BW_OK && bw_len(w) != 0) {
+        size_t n = bw_iovec(w, iov, BW__IOV_BATCH), sent;
         if (n > BW__IOV_BATCH) n = BW__IOV_BATCH;
-        k = bw__fd_send(fd, iov, (int)n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            if (k == 0) errno = EIO; /* no progress and no reason: never loop */
-            rc = BW_EIO;           /* not recorded: calling again continues */
-            w->syserr = errno;     /* but kept, for bw_errno */
-            w->flags |= BW__FD_ERRNO;
-            break;
+        rc = bw__send_iov(fd, NULL, NULL, iov, n, &sent);
+        if (rc == BW_OK && sent == 0) { /* only empty pieces: no progress, never loop */
+            errno = EIO;
+            rc = BW_EIO;
         }
         /* What went out is no longer held; a short write just loops. */
-        bw__drop_front(w, (size_t)k);
-        done += (size_t)k;
+        bw__drop_front(w, sent);
+        done += sent;
+    }
+    if (rc != BW_OK) {
+        w->syserr = errno; /* not recorded: calling again continues, */
+        w->flags |= BW__FD_ERRNO; /* but kept, for bw_errno */
     }
     if (written != NULL) *written = done;
     return rc;
@@ -5379,6 +5338,8 @@ typedef struct bw__file {
     bw__kept_block *kept;
     size_t n, cap;
 } bw__file;
+/* The platform reads the cookie as a pointer to its first member. */
+typedef char bw__file_ops_first[offsetof(bw__file, ops) == 0 ? 1 : -1];
 
 static int bw__file_write(bw__file *f, const char *buf, size_t n)
 {
@@ -5416,23 +5377,6 @@ static void bw__file_close(bw__file *f)
     free(f);
 }
 
-/* bw__vprintf_sent's FILE: the writer, and the errno its sink failed with
- * (the FILE's own calls overwrite errno after it). */
-typedef struct bw__sent {
-    const bw__file_ops *ops; /* first: the platform's FILE calls it */
-    bw_writer *w;
-    int err_no;
-} bw__sent;
-
-static int bw__sent_piece(void *cookie, const char *buf, size_t n)
-{
-    bw__sent *st = (bw__sent *)cookie;
-    if (st->w->err == BW_OK && bw__send_past(st->w, buf, n) == BW_OK) return 1;
-    if (st->err_no == 0) st->err_no = errno;
-    errno = EIO;
-    return 0;
-}
-
 /* The FILE's calls: a write hands the bytes to the writer (0 with errno on
  * failure); close gives the kept blocks back. */
 static int bw__file_put(void *cookie, const char *buf, size_t n)
@@ -5446,9 +5390,6 @@ static int bw__file_put(void *cookie, const char *buf, size_t n)
 static void bw__file_closed(void *cookie) { bw__file_close((bw__file *)cookie); }
 
 static const bw__file_ops bw__file_calls = {bw__file_put, bw__file_closed};
-/* What the FILE behind bw__vprintf_sent hands over goes to the sink at
- * once, never into the buffer. */
-static const bw__file_ops bw__sent_calls = {bw__sent_piece, NULL};
 
 static bw__file *bw__file_new(bw_writer *w)
 {
@@ -5477,33 +5418,6 @@ FILE *bw_fopen(bw_writer *w)
     return fp;
 }
 
-/* printf output longer than a streaming writer's buffer: the held bytes
- * are sent, then the output goes to the sink in the pieces the FILE hands
- * over (its buffer is on the stack), so memory stays bounded whatever the
- * output's length, and the buffer, where arguments may point, is neither
- * written nor reused. On a failure the bytes sent are a prefix (bw_tell
- * says how many). */
-BW__INTERNAL int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap)
-{
-    char buf[BW__SENT_FILE_BUF];
-    bw__sent st;
-    FILE *f;
-    int r, rc = bw_len(w) != 0 ? bw__send_held(w) : BW_OK;
-    if (rc != BW_OK) return rc;
-    st.ops = &bw__sent_calls;
-    st.w = w;
-    st.err_no = 0;
-    f = bw__file_make(&st);
-    if (f == NULL) return bw__fail(w, BW_ENOMEM);
-    (void)setvbuf(f, buf, _IOFBF, sizeof buf);
-    r = vfprintf(f, fmt, ap);
-    if (fclose(f) != 0 && w->err == BW_OK) (void)bw__fail(w, BW_EIO);
-    if (w->err != BW_OK) {
-        if (st.err_no != 0) errno = st.err_no; /* the sink's, as for any write */
-        return w->err;
-    }
-    return r >= 0 && (size_t)r == need ? BW_OK : bw__fail(w, BW_EINVAL);
-}
 #endif /* BW_HAVE_FILE_ADAPTER */
 /*************** End file io.c **********************************************/
 
@@ -7370,53 +7284,73 @@ int bw_set_block_size(bw_writer *w, size_t size)
 /*************** Begin file mode_stream.c ***********************************/
 /* mode_stream.c - the streaming room (bw_init_sink, bw_init_fd): one
  * buffer whose bytes go to a sink or a file descriptor when it fills or on
- * bw_flush; an enlarged buffer shrinks back once sent. It owns the send
- * loop over the sink contract, its room, its printf and its table,
- * bw__stream_ops. */
+ * bw_flush; an enlarged buffer shrinks back once sent. It owns the one
+ * send loop over the sink contract (bw_write_fd's too), its room, its
+ * printf (longer output through a FILE straight to the sink) and its
+ * table, bw__stream_ops. */
 /* #include "writer_internal.h": amalgamated above */
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 
 /* A streaming writer's buffer. */
 #define BW__STREAM_DEFAULT ((size_t)64 << 10)
 
-/* Streaming: hand p[0, n) to the sink or fd until all is taken or it fails
- * (the sink contract: 1..n taken, -1 with EINTR retried, -1 failed, anything
- * else broken). *sent gets what was taken. */
-static int bw__send_bytes(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
+/* The one send loop (a streaming writer's sends, bw_write_fd's): hands
+ * iov[0, cnt) to the sink (one piece a call) or, with sink NULL, to fd
+ * (writev's batch; bw__fd_send never raises SIGPIPE), until all is taken or
+ * it fails, by the sink contract: 1..n taken, -1 with EINTR retried, -1
+ * failed, anything else (0, more than offered) broken, with errno EIO, so
+ * that it never loops. *sent gets what was taken; iov is advanced over it. */
+BW__INTERNAL int bw__send_iov(int fd, bw_sink_fn sink, void *ctx, struct iovec *iov, size_t cnt,
+                              size_t *sent)
 {
-    size_t done = 0;
-    int rc = BW_OK;
-    while (done < n) {
+    size_t done = 0, left = 0, i;
+    for (i = 0; i < cnt; i++) left += iov[i].iov_len;
+    while (left != 0) {
+        size_t most = left;
         ptrdiff_t r;
-        if (w->flags & BW__FD) {
-            struct iovec one;
-            one.iov_base = (void *)(uintptr_t)(p + done);
-            one.iov_len = n - done;
-            r = bw__fd_send(w->m.s.fd, &one, 1);
-        } else if (w->m.s.sink != NULL) {
-            r = w->m.s.sink(w->m.s.ctx, p + done, n - done);
+        while (iov->iov_len == 0) iov++, cnt--;
+        if (sink != NULL) {
+            most = iov->iov_len;
+            r = sink(ctx, iov->iov_base, most);
         } else {
-            rc = BW_EINVAL; /* a streaming writer whose init failed */
-            break;
+            r = bw__fd_send(fd, iov, cnt < INT_MAX ? (int)cnt : INT_MAX);
         }
-        if (r > 0 && (size_t)r <= n - done) {
-            done += (size_t)r;
-        } else if (r == -1 && errno == EINTR) {
-            continue;
-        } else {
-            if (r != -1) errno = EIO; /* a broken sink: never loop on it */
-            rc = BW_EIO;
-            break;
+        if (r == -1 && errno == EINTR) continue;
+        if (r <= 0 || (size_t)r > most) {
+            if (r != -1) errno = EIO;
+            *sent = done;
+            return BW_EIO;
+        }
+        done += (size_t)r;
+        left -= (size_t)r;
+        for (i = (size_t)r; i != 0 && i >= iov->iov_len; iov++, cnt--) i -= iov->iov_len;
+        if (i != 0) { /* into the middle of a piece: never past the last */
+            iov->iov_base = (unsigned char *)iov->iov_base + i;
+            iov->iov_len -= i;
         }
     }
     *sent = done;
-    return rc;
+    return BW_OK;
+}
+
+/* Streaming: p[0, n) to the writer's sink or fd; *sent gets what was taken. */
+static int bw__send_bytes(bw_writer *w, const unsigned char *p, size_t n, size_t *sent)
+{
+    struct iovec one;
+    one.iov_base = (void *)(uintptr_t)p;
+    one.iov_len = n;
+    *sent = 0;
+    if (w->flags & BW__FD) return bw__send_iov(w->m.s.fd, NULL, NULL, &one, 1, sent);
+    if (w->m.s.sink == NULL) return BW_EINVAL; /* a streaming writer whose init failed */
+    return bw__send_iov(-1, w->m.s.sink, w->m.s.ctx, &one, 1, sent);
 }
 
 /* Send every held byte; on failure the rest stays held and BW_EIO is
  * recorded. Afterwards the buffer is empty and restarts at its beginning. */
-BW__INTERNAL int bw__send_held(bw_writer *w)
+static int bw__send_held(bw_writer *w)
 {
     size_t start = bw__start(w), sent;
     int rc = bw__send_bytes(w, w->data + start, w->len - start, &sent);
@@ -7469,7 +7403,7 @@ static int bw__stream_buffer(bw_writer *w, size_t n)
 /* Send p[0, n) straight from memory that is not the buffer (nothing is
  * held then), the positions following what was taken; a failure is
  * recorded. */
-BW__INTERNAL int bw__send_past(bw_writer *w, const void *p, size_t n)
+static int bw__send_past(bw_writer *w, const void *p, size_t n)
 {
     size_t sent;
     int rc = bw__send_bytes(w, (const unsigned char *)p, n, &sent);
@@ -7509,9 +7443,66 @@ static BW__COLD int bw__room_stream(bw_writer *w, size_t n, const void *src)
     return bw__block_put(w, src, n);
 }
 
+#ifdef BW_HAVE_FILE_ADAPTER
+/* bw__vprintf_sent's FILE buffer, on the stack: the size of the pieces
+ * printf output longer than a streaming buffer goes to the sink in. */
+#define BW__SENT_FILE_BUF 4096
+
+/* bw__vprintf_sent's FILE: the writer, and the errno its sink failed with
+ * (the FILE's own calls overwrite errno after it). */
+typedef struct bw__sent {
+    const bw__file_ops *ops; /* first: the platform's FILE calls it */
+    bw_writer *w;
+    int err_no;
+} bw__sent;
+
+static int bw__sent_piece(void *cookie, const char *buf, size_t n)
+{
+    bw__sent *st = (bw__sent *)cookie;
+    if (st->w->err == BW_OK && bw__send_past(st->w, buf, n) == BW_OK) return 1;
+    if (st->err_no == 0) st->err_no = errno;
+    errno = EIO;
+    return 0;
+}
+
+/* What the FILE behind bw__vprintf_sent hands over goes to the sink at
+ * once, never into the buffer. */
+static const bw__file_ops bw__sent_calls = {bw__sent_piece, NULL};
+/* The platform reads the cookie as a pointer to its first member. */
+typedef char bw__sent_ops_first[offsetof(bw__sent, ops) == 0 ? 1 : -1];
+
+/* printf output longer than a streaming writer's buffer: the held bytes
+ * are sent, then the output goes to the sink in the pieces the FILE hands
+ * over (its buffer is on the stack), so memory stays bounded whatever the
+ * output's length, and the buffer, where arguments may point, is neither
+ * written nor reused. On a failure the bytes sent are a prefix (bw_tell
+ * says how many). */
+static int bw__vprintf_sent(bw_writer *w, size_t need, const char *fmt, va_list ap)
+{
+    char buf[BW__SENT_FILE_BUF];
+    bw__sent st;
+    FILE *f;
+    int r, rc = bw_len(w) != 0 ? bw__send_held(w) : BW_OK;
+    if (rc != BW_OK) return rc;
+    st.ops = &bw__sent_calls;
+    st.w = w;
+    st.err_no = 0;
+    f = bw__file_make(&st);
+    if (f == NULL) return bw__fail(w, BW_ENOMEM);
+    (void)setvbuf(f, buf, _IOFBF, sizeof buf);
+    r = vfprintf(f, fmt, ap);
+    if (fclose(f) != 0 && w->err == BW_OK) (void)bw__fail(w, BW_EIO);
+    if (w->err != BW_OK) {
+        if (st.err_no != 0) errno = st.err_no; /* the sink's, as for any write */
+        return w->err;
+    }
+    return r >= 0 && (size_t)r == need ? BW_OK : bw__fail(w, BW_EINVAL);
+}
+#endif /* BW_HAVE_FILE_ADAPTER */
+
 /* Streaming: output up to the buffer size is formatted apart into a block
  * of that size at most and written all or nothing; longer output goes
- * straight to the sink through a FILE (bw__vprintf_sent, io.c) after the
+ * straight to the sink through a FILE (bw__vprintf_sent, above) after the
  * held bytes, so memory stays bounded and the buffer (where arguments may
  * point) is not touched. Without the FILE adapter it too is formatted
  * apart. */
@@ -9573,6 +9564,38 @@ static bool bw__tcache_reserve(bw_pool *p, bw__tcache *tc, unsigned ci)
     return true;
 }
 
+/* A block coming back, checked: BW_EINVAL (reported in checked mode) for
+ * one the pool holds already or a capacity no rent of this pool gives;
+ * under BW_POOL_FILL a checked pool fills it, so all of it was written. */
+static int bw__return_check(bw_pool *p, void *block, size_t capacity, bool pooled,
+                            size_t *written)
+{
+    if (!p->bypass && BW__TRACK_IS_NOACCESS(block)) {
+        /* Under AddressSanitizer a block the pool holds is poisoned: this
+         * one came back before (or was never rented). In bypass mode
+         * ASan's own double-free report, with its stacks, says more. */
+        bw__report("bw_pool_return: block returned twice (it is poisoned: the pool holds it)",
+                   block, capacity);
+        return BW_EINVAL;
+    }
+    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->opt.min_block_size)) ||
+        capacity > (size_t)PTRDIFF_MAX || capacity == 0) {
+        if (p->checked)
+            bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
+                       block, capacity);
+        return BW_EINVAL;
+    }
+    if (p->checked) {
+        if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
+            return BW_EINVAL;
+        if (p->opt.flags & BW_POOL_FILL) {
+            memset(block, BW_FILL_RETURNED, capacity);
+            *written = capacity;
+        }
+    }
+    return BW_OK;
+}
+
 /* written: how far from the block's start its user may have written since
  * it was handed out (capacity when the pool cannot know). Under
  * BW_POOL_ZERO_ON_RETURN every block is handed out all zeros, so zeroing
@@ -9601,30 +9624,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
         return BW_OK;
     if (p == NULL) return BW_EINVAL;
     if (block == NULL) return BW_OK;
-    if (!p->bypass && BW__TRACK_IS_NOACCESS(block)) {
-        /* Under AddressSanitizer a block the pool holds is poisoned: this
-         * one came back before (or was never rented). In bypass mode
-         * ASan's own double-free report, with its stacks, says more. */
-        bw__report("bw_pool_return: block returned twice (it is poisoned: the pool holds it)",
-                   block, capacity);
-        return BW_EINVAL;
-    }
     pooled = capacity <= p->opt.max_pooled_size && !p->bypass;
-    if ((pooled && (!bw__is_pow2(capacity) || capacity < p->opt.min_block_size)) ||
-        capacity > (size_t)PTRDIFF_MAX || capacity == 0) {
-        if (p->checked)
-            bw__report("bw_pool_return: wrong capacity (no rent of this pool gives it)",
-                       block, capacity);
-        return BW_EINVAL;
-    }
-    if (p->checked) {
-        if (!bw__check_return(p, block, capacity, pooled || p->keep_large))
-            return BW_EINVAL;
-        if (p->opt.flags & BW_POOL_FILL) {
-            memset(block, BW_FILL_RETURNED, capacity);
-            written = capacity;
-        }
-    }
+    if (bw__return_check(p, block, capacity, pooled, &written) != BW_OK) return BW_EINVAL;
     tc = bw__slow_enter(p, &now);
     /* Zeroed before it is kept or freed: one user's bytes never reach the
      * next renter, here or through the allocator. Only what was written:
