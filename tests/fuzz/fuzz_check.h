@@ -268,10 +268,22 @@ static void post(slot *x)
              * idle (no allocator call) */
             size_t bound = learned_jump ? 16 * (oc.held0 + oc.req) : 0;
             size_t idle = learned_jump && calls == oc.calls0 ? st.learned_large_size : 0;
-            CHECK(w->cap <= MAX(MAX(class_of(MAX(2 * oc.cap0, oc.held0 + oc.req)), first),
+            /* or, widened in place, the whole of a learned first block:
+             * a zeroing pool's window (at least 4 KiB) in an exact-size
+             * block (BW_POOL_BYPASS) is the block whole once the doubled
+             * window passes half of it, memory the writer already held */
+            size_t whole = w->data == oc.blk0 ? x->learned0 : 0;
+            CHECK(w->cap == whole ||
+                  w->cap <= MAX(MAX(class_of(MAX(2 * oc.cap0, oc.held0 + oc.req)), first),
                                 MAX(bound, idle)));
         }
     }
+    /* A new first pooled block (none before, the caller's buffer, or a new
+     * init) is the learned size when that is larger (bw_init, min_first_block). */
+    if (x->mode == CONTIG && w->data != oc.blk0)
+        x->learned0 = learn_size && (oc.kind == RESET || oc.cap0 == 0 || oc.blk0 == x->ibuf)
+                          ? st.learned_size
+                          : 0;
     if (x->mode == CONTIG) {
         if (x->isize && w->data == x->ibuf) CHECK(w->cap == x->isize);
         else if (w->cap && !bypass) CHECK(is_pow2(w->cap) && w->cap >= minblk);

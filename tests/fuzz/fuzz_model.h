@@ -18,6 +18,8 @@ typedef struct slot {
     unsigned char *fbuf;  /* fixed: the buffer (or NULL) and its size     */
     size_t fsize;
     size_t isize;         /* contiguous: the caller's first buffer's size */
+    size_t learned0;      /* contiguous: the learned size when its block
+                             was rented as a first pooled block (0: no)   */
     uint64_t limit;       /* bw_set_limit: 0 = none                       */
     sinkst sk;
     unsigned char ibuf[256];
