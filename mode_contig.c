@@ -243,8 +243,10 @@ BW__INTERNAL BW__COLD void bw__contig_release_block(bw_pool *p, unsigned char *b
  * else the block itself. */
 static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
 {
-    size_t want, l = bw_len(w);
+    size_t want, l;
     bw_pool *p;
+    BW__ASSUME(w != NULL); /* bw_detach checked; bw_len's own check hides it from gcc */
+    l = bw_len(w);
     if (!(w->flags & BW__EXTERNAL)) {
         bw__contig_fit(w); /* the caller gets a block of its window */
         return bw__block_hand_out(w, block, cap);

@@ -28,7 +28,10 @@ BW__INTERNAL int bw__send_iov(int fd, bw_sink_fn sink, void *ctx, struct iovec *
     while (left != 0) {
         size_t most = left;
         ptrdiff_t r;
-        while (iov->iov_len == 0) iov++, cnt--;
+        while (iov->iov_len == 0) {
+            iov++;
+            cnt--;
+        }
         if (sink != NULL) {
             most = iov->iov_len;
             r = sink(ctx, iov->iov_base, most);
