@@ -627,7 +627,11 @@ static int bw__seg_room_keep_chk(bw_writer *w, size_t n, void **old, size_t *old
     int rc = bw__seg_room_keep(w, n, old, old_cap);
     return bw__seg_check(w), rc;
 }
-static void bw__seg_drop_storage_chk(bw_writer *w) { bw__seg_drop_storage(w), bw__seg_check(w); }
+static void bw__seg_drop_storage_chk(bw_writer *w)
+{
+    bw__seg_drop_storage(w);
+    bw__seg_check(w);
+}
 static unsigned char *bw__seg_contiguous_chk(bw_writer *w, size_t extra)
 {
     unsigned char *p = bw__seg_contiguous(w, extra);
@@ -635,9 +639,14 @@ static unsigned char *bw__seg_contiguous_chk(bw_writer *w, size_t extra)
 }
 static void bw__seg_drop_front_chk(bw_writer *w, size_t n)
 {
-    bw__seg_drop_front(w, n), bw__seg_check(w);
+    bw__seg_drop_front(w, n);
+    bw__seg_check(w);
 }
-static void bw__seg_cut_chk(bw_writer *w, uint64_t pos) { bw__seg_cut(w, pos), bw__seg_check(w); }
+static void bw__seg_cut_chk(bw_writer *w, uint64_t pos)
+{
+    bw__seg_cut(w, pos);
+    bw__seg_check(w);
+}
 static int bw__seg_patch_chk(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
     int rc = bw__seg_patch(w, pos, src, n);

@@ -79,28 +79,9 @@ static inline size_t bw__pc_held(const bw_writer *w)
 
 /* The record at (*ch, *i), moved on to the next chunk's first when *i is
  * past a full chunk's last; NULL when it is past the held ones (where the
- * open piece comes). Static but not inline: `inline` made gcc -O2 inline
- * it into every caller, 157 bytes more in bw__seg_patch, 88 in
- * bw__seg_take. So not inline, seg_pieces.c (and seg_check.c without
- * the checks), which do not call it, would be told it is unused; an
- * unused attribute would make clang's -Wused-but-marked-unused speak in
- * mode_seg.c, hence the pragma around it alone. */
-#if defined(__GNUC__)
-#  pragma GCC diagnostic push
-#  pragma GCC diagnostic ignored "-Wunused-function"
-#endif
-static bw__piece *bw__pc_at(const bw_writer *w, bw__pchunk **ch, size_t *i)
-{
-    if (*ch != NULL && *ch != w->m.c.tail && *i == (*ch)->cap) {
-        *ch = (*ch)->next;
-        *i = 0;
-    }
-    if (*ch == NULL || (*ch == w->m.c.tail && *i >= w->m.c.count)) return NULL;
-    return &BW__PC(*ch)[*i];
-}
-#if defined(__GNUC__)
-#  pragma GCC diagnostic pop
-#endif
+ * open piece comes). Out of line (seg_pieces.c): inlined, gcc -O2 put it
+ * into every caller, 157 bytes more in bw__seg_patch, 88 in bw__seg_take. */
+BW__INTERNAL bw__piece *bw__pc_at(const bw_writer *w, bw__pchunk **ch, size_t *i);
 
 /* seg_pieces.c: room for k more closed pieces (bw__pc_reserve's slow way),
  * a piece leaving, and the owned blocks: added to the tree, rented (its

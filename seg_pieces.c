@@ -213,3 +213,14 @@ BW__INTERNAL bw__blk *bw__blk_next(bw_writer *w, size_t need)
     r.first = w->blk_log2 != 0 ? (size_t)1 << w->blk_log2 : 0;
     return bw__blk_rent(w, &r);
 }
+
+/* The record at (*ch, *i) (seg_internal.h). */
+BW__INTERNAL bw__piece *bw__pc_at(const bw_writer *w, bw__pchunk **ch, size_t *i)
+{
+    if (*ch != NULL && *ch != w->m.c.tail && *i == (*ch)->cap) {
+        *ch = (*ch)->next;
+        *i = 0;
+    }
+    if (*ch == NULL || (*ch == w->m.c.tail && *i >= w->m.c.count)) return NULL;
+    return &BW__PC(*ch)[*i];
+}
