@@ -620,12 +620,14 @@ static int bw__printf_seg(bw_writer *w, size_t need, const char *fmt, va_list ap
 static int bw__room_seg_chk(bw_writer *w, size_t n, const void *src)
 {
     int rc = bw__room_seg(w, n, src);
-    return bw__seg_check(w), rc;
+    bw__seg_check(w);
+    return rc;
 }
 static int bw__seg_room_keep_chk(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     int rc = bw__seg_room_keep(w, n, old, old_cap);
-    return bw__seg_check(w), rc;
+    bw__seg_check(w);
+    return rc;
 }
 static void bw__seg_drop_storage_chk(bw_writer *w)
 {
@@ -650,23 +652,27 @@ static void bw__seg_cut_chk(bw_writer *w, uint64_t pos)
 static int bw__seg_patch_chk(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
     int rc = bw__seg_patch(w, pos, src, n);
-    return bw__seg_check(w), rc;
+    bw__seg_check(w);
+    return rc;
 }
 static int bw__printf_seg_chk(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
     int rc = bw__printf_seg(w, need, fmt, ap);
-    return bw__seg_check(w), rc;
+    bw__seg_check(w);
+    return rc;
 }
 static int bw__seg_link_chk(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
 {
     int rc = bw__seg_link(w, data, n, done, ctx);
-    return bw__seg_check(w), rc;
+    bw__seg_check(w);
+    return rc;
 }
 static int bw__seg_take_chk(bw_writer *dst, bw_writer *src)
 {
     int rc = bw__seg_take(dst, src);
     if (src->mode == BW__SEG) bw__seg_check(src);
-    return bw__seg_check(dst), rc;
+    bw__seg_check(dst);
+    return rc;
 }
 #  define BW__SEG_OP(f) f##_chk
 #else
