@@ -637,7 +637,8 @@ static void bw__seg_drop_storage_chk(bw_writer *w)
 static unsigned char *bw__seg_contiguous_chk(bw_writer *w, size_t extra)
 {
     unsigned char *p = bw__seg_contiguous(w, extra);
-    return bw__seg_check(w), p;
+    bw__seg_check(w);
+    return p;
 }
 static void bw__seg_drop_front_chk(bw_writer *w, size_t n)
 {
