@@ -137,8 +137,8 @@ JE_CFLAGS := -DBW_HAVE_JEMALLOC
 JE_LIBS   := -ljemalloc
 endif
 
-SRCS     := bufwriter.c mode_block.c mode_contig.c mode_seg.c mode_stream.c mode_fixed.c io.c fmt_int.c fmt_float.c platform/posix.c platform/windows.c pool/pool.c pool/tcache.c pool/fork.c pool/large.c pool/growth.c pool/alloc.c pool/check.c
-HDRS     := bufwriter.h writer_internal.h fmt_float_table.h platform/platform.h platform/prelude.h pool/pool_internal.h pool/pool_writer.h pool/track.h
+SRCS     := bufwriter.c mode_block.c mode_contig.c mode_seg.c seg_pieces.c seg_check.c mode_stream.c mode_fixed.c io.c fmt_int.c fmt_float.c platform/posix.c platform/windows.c pool/pool.c pool/tcache.c pool/fork.c pool/large.c pool/growth.c pool/alloc.c pool/check.c
+HDRS     := bufwriter.h writer_internal.h seg_internal.h fmt_float_table.h platform/platform.h platform/prelude.h pool/pool_internal.h pool/pool_writer.h pool/track.h
 B        := build
 OBJS     := $(SRCS:%.c=$(B)/%.o)
 

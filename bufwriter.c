@@ -656,7 +656,7 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
 {
     unsigned char *b;
     size_t l;
-    if (w == NULL || w->mode != BW__CONTIG || w->data == NULL || (w->flags & BW__EXTERNAL))
+    if (w == NULL || !bw__is_contig(w) || w->data == NULL || (w->flags & BW__EXTERNAL))
         return bw__detach_malloc_rest(w, len);
     l = bw_len(w);
     if (!bw__pool_copies(w->pool, bw__contig_block_cap(w), l + 1) ||
