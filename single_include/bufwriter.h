@@ -4,11 +4,11 @@
  * GENERATED FILE - DO NOT EDIT. scripts/amalgamate.py made it from
  *   platform/prelude.h, bufwriter.h, fmt_float_table.h,
  *   platform/platform.h, pool/track.h, pool/pool_internal.h,
- *   pool/pool_writer.h, writer_internal.h, bufwriter.c, fmt_float.c,
- *   fmt_int.c, io.c, mode_block.c, mode_contig.c, mode_fixed.c, mode_seg.c,
- *   mode_stream.c, platform/posix.c, platform/windows.c, pool/alloc.c,
- *   pool/check.c, pool/fork.c, pool/growth.c, pool/large.c, pool/pool.c,
- *   pool/tcache.c.
+ *   pool/pool_writer.h, writer_internal.h, seg_internal.h, bufwriter.c,
+ *   fmt_float.c, fmt_int.c, io.c, mode_block.c, mode_contig.c,
+ *   mode_fixed.c, mode_seg.c, mode_stream.c, seg_check.c, seg_pieces.c,
+ *   platform/posix.c, platform/windows.c, pool/alloc.c, pool/check.c,
+ *   pool/fork.c, pool/growth.c, pool/large.c, pool/pool.c, pool/tcache.c.
  * Change those files and run `make single`; CI fails when this copy differs
  * from a fresh generation (`make check-single`).
  *
@@ -3998,6 +3998,180 @@ static inline unsigned char *bw__dec_digits(unsigned char *end, uint64_t f)
 #endif /* BW_WRITER_INTERNAL_H */
 /*************** End file writer_internal.h *********************************/
 
+/*************** Begin file seg_internal.h **********************************/
+/* seg_internal.h - what the segmented rooms share: mode_seg.c (the mode's
+ * operations and table), seg_pieces.c (the tree of owned blocks and the
+ * chunks of piece records) and seg_check.c (the invariants). The small
+ * helpers are static inline, so that each operation compiles as it did when
+ * the three were one file; the larger ones are BW__INTERNAL, called as they
+ * were. The layout of a piece and of a block's trailer is in
+ * writer_internal.h. */
+#ifndef BW_SEG_INTERNAL_H
+#define BW_SEG_INTERNAL_H
+
+/* #include "writer_internal.h": amalgamated above */
+
+/* The current block's trailer, at data + cap. */
+static inline bw__blk *bw__cur(const bw_writer *w)
+{
+    return (bw__blk *)(void *)(w->data + w->cap);
+}
+static inline size_t bw__blk_size(const bw__blk *b)
+{
+    return (size_t)((const unsigned char *)b - b->data) + BW__SEG_HDR;
+}
+
+/* Where the open piece starts (m.c.open): data[open] is where the last
+ * closed piece ends, or base (bw__seg_check states it). */
+static inline size_t bw__open(const bw_writer *w) { return w->m.c.open; }
+
+/* A block's key in the tree of owned blocks (seg_pieces.c) is its
+ * address, its priority a hash of that address. */
+static inline uintptr_t bw__key(const bw__blk *b) { return (uintptr_t)b->data; }
+static inline uint64_t bw__prio(const bw__blk *b)
+{
+    uint64_t x = (uint64_t)bw__key(b); /* murmur3's finalizer: distinct keys differ */
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    return x ^ (x >> 33);
+}
+
+/* The closed pieces' records sit in chunks rented from the pool, a list
+ * (prev: older, next: newer) from m.c.head, whose held records are
+ * [first, cap), to m.c.tail, whose held records are [0, count) (the head's
+ * [first, count) when head is tail); every chunk between is full. The
+ * chunks after the tail are spares, kept for the next pushes: a chunk
+ * emptied by consume goes there, and bw_clear keeps them all, so a writer
+ * used again allocates nothing. 0.4 kept one array that doubled by
+ * copying itself: 49% of a linked record's instructions at 5,000 records
+ * (callgrind, profile_driver refs). A record never moves, so growth costs
+ * one rent. seq numbers the records: a chunk's pc[0] is record seq, the
+ * next chunk's seq follows its last, so the held count is a subtraction.
+ * The head also keeps the address range of the tree's blocks (lo, hi),
+ * bw_append_ref's quick answer for memory that is not the writer's. */
+typedef struct bw__pchunk bw__pchunk;
+struct bw__pchunk {
+    bw__pchunk *prev, *next;
+    uint64_t seq;     /* pc[0]'s number among the records (64 bits: a
+                         size_t wraps after 2^32 on 32-bit, and a queue
+                         writer's records are numbered all its life)   */
+    size_t cap;       /* records it holds                                */
+    size_t bytes;     /* its size as rented                              */
+    uintptr_t lo, hi; /* the head's: the tree's blocks lie in [lo, hi)   */
+};
+#define BW__PC(ch) ((bw__piece *)(void *)((ch) + 1))
+
+/* The records after the header are aligned for their 64-bit end. */
+typedef char bw__pc_aligned[sizeof(bw__pchunk) % sizeof(uint64_t) == 0 ? 1 : -1];
+
+/* No closed piece held. */
+static inline int bw__pc_none(const bw_writer *w)
+{
+    return w->m.c.head == w->m.c.tail && w->m.c.first == w->m.c.count;
+}
+
+/* The closed pieces held. */
+static inline size_t bw__pc_held(const bw_writer *w)
+{
+    if (w->m.c.head == NULL) return 0;
+    return (size_t)(w->m.c.tail->seq + w->m.c.count - (w->m.c.head->seq + w->m.c.first));
+}
+
+/* The record at (*ch, *i), moved on to the next chunk's first when *i is
+ * past a full chunk's last; NULL when it is past the held ones (where the
+ * open piece comes). Out of line (seg_pieces.c): inlined, gcc -O2 put it
+ * into every caller, 157 bytes more in bw__seg_patch, 88 in bw__seg_take. */
+BW__INTERNAL bw__piece *bw__pc_at(const bw_writer *w, bw__pchunk **ch, size_t *i);
+
+/* seg_pieces.c: room for k more closed pieces (bw__pc_reserve's slow way),
+ * a piece leaving, and the owned blocks: added to the tree, rented (its
+ * trailer set, linked nowhere), the next one for a write. */
+BW__INTERNAL BW__COLD int bw__pc_more(bw_writer *w, size_t k);
+BW__INTERNAL void bw__piece_drop(bw_writer *w, bw__piece *pc);
+BW__INTERNAL void bw__blk_link(bw_writer *w, bw__blk *b);
+BW__INTERNAL bw__blk *bw__blk_rent(bw_writer *w, bw__size_req *r);
+BW__INTERNAL bw__blk *bw__blk_next(bw_writer *w, size_t need);
+
+/* Room for k more closed pieces: O(1) but for a chunk's rent. */
+static inline int bw__pc_reserve(bw_writer *w, size_t k)
+{
+    const bw__pchunk *t = w->m.c.tail;
+    if (BW__LIKELY(t != NULL && w->m.c.count + k <= t->cap)) return BW_OK;
+    return bw__pc_more(w, k);
+}
+
+/* The tail is full: the next chunk (reserved) becomes the tail. */
+static inline bw__pchunk *bw__pc_next_tail(bw_writer *w)
+{
+    bw__pchunk *t = w->m.c.tail, *nx = t->next;
+    nx->seq = t->seq + t->cap;
+    w->m.c.tail = nx;
+    w->m.c.count = 0;
+    return nx;
+}
+
+/* The head's records are all consumed (head is not the tail): it becomes
+ * the first spare, after the tail, and the next chunk the head. */
+static inline void bw__pc_head_done(bw_writer *w)
+{
+    bw__pchunk *h = w->m.c.head, *t = w->m.c.tail;
+    w->m.c.head = h->next;
+    h->next->prev = NULL;
+    h->next->lo = h->lo;
+    h->next->hi = h->hi;
+    h->prev = t;
+    h->next = t->next;
+    if (t->next != NULL) t->next->prev = h;
+    t->next = h;
+    w->m.c.first = 0;
+}
+
+/* The last closed piece leaves (some held): the tail steps back to the
+ * chunk before when it is left empty. */
+static inline void bw__pc_pop(bw_writer *w)
+{
+    bw__piece *pc = &BW__PC(w->m.c.tail)[--w->m.c.count];
+    if (w->m.c.count == 0 && w->m.c.tail != w->m.c.head) {
+        w->m.c.tail = w->m.c.tail->prev;
+        w->m.c.count = (uint32_t)w->m.c.tail->cap;
+    }
+    bw__piece_drop(w, pc);
+}
+
+/* No closed piece left: records start again at the head's first. */
+static inline void bw__pc_restart(bw_writer *w)
+{
+    if (w->m.c.head != NULL && bw__pc_none(w)) w->m.c.first = w->m.c.count = 0;
+}
+
+/* Take the highest block out of tree *t, or NULL: for emptying a whole
+ * tree in O(blocks) (rotations, no stack; the priorities no longer hold,
+ * so nothing but more pops may follow). Highest first, as the list gave
+ * the newest first: given back lowest first, the blocks of a job of 1,000
+ * moved headers that the pool cannot keep cost 716 page faults a job under
+ * glibc (bench Z/link_after_move: 45x slower). */
+static inline bw__blk *bw__blk_pop(bw__blk **t)
+{
+    bw__blk *b = *t, *r;
+    if (b == NULL) return NULL;
+    while ((r = b->right) != NULL) {
+        b->right = r->left;
+        r->left = b;
+        b = r;
+    }
+    *t = b->left;
+    return b;
+}
+
+/* Block b (NULL: none) goes back to the pool. */
+static inline void bw__blk_return(bw_writer *w, bw__blk *b)
+{
+    if (b != NULL) (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
+}
+
+#endif /* BW_SEG_INTERNAL_H */
+/*************** End file seg_internal.h ************************************/
+
 /*************** Begin file bufwriter.c *************************************/
 /* bufwriter.c - the writer's public calls, written once for every mode:
  * the sticky error, release and clear, reserve and spans, printf's first
@@ -4656,7 +4830,7 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
 {
     unsigned char *b;
     size_t l;
-    if (w == NULL || w->mode != BW__CONTIG || w->data == NULL || (w->flags & BW__EXTERNAL))
+    if (w == NULL || !bw__is_contig(w) || w->data == NULL || (w->flags & BW__EXTERNAL))
         return bw__detach_malloc_rest(w, len);
     l = bw_len(w);
     if (!bw__pool_copies(w->pool, bw__contig_block_cap(w), l + 1) ||
@@ -6061,14 +6235,11 @@ int bw_init_fixed(bw_writer *w, void *buf, size_t size)
 /*************** Begin file mode_seg.c **************************************/
 /* mode_seg.c - the segmented room (bw_init_chain): held bytes as pieces
  * over blocks the writer owns and over caller memory linked by reference
- * (bw_append_ref, bw_move). It owns the piece records (m.c.head), the tree of
- * owned blocks (m.c.blocks, a treap by address), the open piece, every
- * operation on them and its table, bw__seg_ops. The layout of a piece and
- * of a block's trailer is in writer_internal.h. */
-/* #include "writer_internal.h": amalgamated above */
-
-typedef char bw__seg_fits[sizeof(bw__blk) <= BW__SEG_HDR ? 1 : -1];
-typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
+ * (bw_append_ref, bw_move). It holds the open piece, every operation on
+ * the held bytes and the mode's table, bw__seg_ops. The tree of owned
+ * blocks and the chunks of piece records are seg_pieces.c's, the
+ * invariants seg_check.c's, what they share seg_internal.h's. */
+/* #include "seg_internal.h": amalgamated above */
 
 /* One rule (writer_internal.h, bw__piece): the held bytes are the closed
  * pieces, then the open piece data[open, len) of the current block. A
@@ -6077,289 +6248,6 @@ typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
  * moves once written, so every pointer to a held byte stays valid until
  * that byte leaves; a piece leaves by consume (front), truncate (back) or
  * reset, and a block goes back when the last piece in it leaves. */
-
-static bw__blk *bw__cur(const bw_writer *w) { return (bw__blk *)(void *)(w->data + w->cap); }
-static size_t bw__blk_size(const bw__blk *b)
-{
-    return (size_t)((const unsigned char *)b - b->data) + BW__SEG_HDR;
-}
-
-/* Where the open piece starts (m.c.open): data[open] is where the last
- * closed piece ends, or base (bw__seg_check states it). */
-static size_t bw__open(const bw_writer *w) { return w->m.c.open; }
-
-/* The owned blocks but the current one are a treap keyed by address
- * (m.c.blocks its root), a block's priority a hash of its address: found,
- * added and removed in O(log blocks) expected, whatever order they come
- * in. 0.4 kept a list, and bw_append_ref's overlap check walked it: after
- * n moves that each brought a block, n links cost O(n^2). The links live
- * in the trailer, so the tree costs no memory. */
-static uintptr_t bw__key(const bw__blk *b) { return (uintptr_t)b->data; }
-static uint64_t bw__prio(const bw__blk *b)
-{
-    uint64_t x = (uint64_t)bw__key(b); /* murmur3's finalizer: distinct keys differ */
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    return x ^ (x >> 33);
-}
-
-/* Split tree t into the blocks below key k (*l) and the rest (*r). */
-static void bw__blk_split(bw__blk *t, uintptr_t k, bw__blk **l, bw__blk **r)
-{
-    while (t != NULL) {
-        if (bw__key(t) < k) {
-            *l = t;
-            l = &t->right;
-            t = t->right;
-        } else {
-            *r = t;
-            r = &t->left;
-            t = t->left;
-        }
-    }
-    *l = *r = NULL;
-}
-
-static void bw__range_add(bw_writer *w, const bw__blk *b);
-
-/* Add b: down to where its priority belongs, the subtree there split
- * around it. */
-static void bw__blk_link(bw_writer *w, bw__blk *b)
-{
-    bw__blk **at = &w->m.c.blocks;
-    uint64_t pr = bw__prio(b);
-    bw__range_add(w, b);
-    while (*at != NULL && bw__prio(*at) > pr)
-        at = bw__key(b) < bw__key(*at) ? &(*at)->left : &(*at)->right;
-    bw__blk_split(*at, bw__key(b), &b->left, &b->right);
-    *at = b;
-}
-
-/* Remove b (in the tree): its two subtrees merged in its place. */
-static void bw__blk_unlink(bw_writer *w, bw__blk *b)
-{
-    bw__blk **at = &w->m.c.blocks, *l = b->left, *r = b->right;
-    while (*at != b) at = bw__key(b) < bw__key(*at) ? &(*at)->left : &(*at)->right;
-    while (l != NULL && r != NULL) { /* every key in l is below every key in r */
-        if (bw__prio(l) > bw__prio(r)) {
-            *at = l;
-            at = &l->right;
-            l = l->right;
-        } else {
-            *at = r;
-            at = &r->left;
-            r = r->left;
-        }
-    }
-    *at = l != NULL ? l : r;
-}
-
-/* Take the highest block out of tree *t, or NULL: for emptying a whole
- * tree in O(blocks) (rotations, no stack; the priorities no longer hold,
- * so nothing but more pops may follow). Highest first, as the list gave
- * the newest first: given back lowest first, the blocks of a job of 1,000
- * moved headers that the pool cannot keep cost 716 page faults a job under
- * glibc (bench Z/link_after_move: 45x slower). */
-static bw__blk *bw__blk_pop(bw__blk **t)
-{
-    bw__blk *b = *t, *r;
-    if (b == NULL) return NULL;
-    while ((r = b->right) != NULL) {
-        b->right = r->left;
-        r->left = b;
-        b = r;
-    }
-    *t = b->left;
-    return b;
-}
-
-/* A piece leaves: a reference's done is called; a block of the tree that
- * holds no piece any more goes back (the current block stays). */
-static void bw__piece_drop(bw_writer *w, bw__piece *pc)
-{
-    bw__blk *b = pc->blk;
-    if (b == NULL) {
-        if (pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
-        return;
-    }
-    if (--b->pieces == 0 && (w->data == NULL || b != bw__cur(w))) {
-        bw__blk_unlink(w, b);
-        (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
-    }
-}
-
-/* The closed pieces' records sit in chunks rented from the pool, a list
- * (prev: older, next: newer) from m.c.head, whose held records are
- * [first, cap), to m.c.tail, whose held records are [0, count) (the head's
- * [first, count) when head is tail); every chunk between is full. The
- * chunks after the tail are spares, kept for the next pushes: a chunk
- * emptied by consume goes there, and bw_clear keeps them all, so a writer
- * used again allocates nothing. 0.4 kept one array that doubled by
- * copying itself: 49% of a linked record's instructions at 5,000 records
- * (callgrind, profile_driver refs). A record never moves, so growth costs
- * one rent. seq numbers the records: a chunk's pc[0] is record seq, the
- * next chunk's seq follows its last, so the held count is a subtraction.
- * The head also keeps the address range of the tree's blocks (lo, hi),
- * bw_append_ref's quick answer for memory that is not the writer's. */
-typedef struct bw__pchunk bw__pchunk;
-struct bw__pchunk {
-    bw__pchunk *prev, *next;
-    uint64_t seq;     /* pc[0]'s number among the records (64 bits: a
-                         size_t wraps after 2^32 on 32-bit, and a queue
-                         writer's records are numbered all its life)   */
-    size_t cap;       /* records it holds                                */
-    size_t bytes;     /* its size as rented                              */
-    uintptr_t lo, hi; /* the head's: the tree's blocks lie in [lo, hi)   */
-};
-#define BW__PC(ch) ((bw__piece *)(void *)((ch) + 1))
-/* The first chunk's size; each next one twice the last, up to the largest:
- * O(log records) chunks (bw__seg_find walks them) for what a writer holds
- * at once, and one chunk never much larger than it needs. */
-#define BW__PC_FIRST ((size_t)1024)
-#define BW__PC_LARGEST ((size_t)1 << 20)
-
-/* The records after the header are aligned for their 64-bit end. */
-typedef char bw__pc_aligned[sizeof(bw__pchunk) % sizeof(uint64_t) == 0 ? 1 : -1];
-
-/* The tree's address range (the head's lo, hi) takes in block b, about
- * to join it: the range of b alone when the tree is empty. A block that
- * leaves does not narrow it: a wider range only sends bw__seg_overlaps to
- * the tree. The tree holds blocks only while closed pieces are held, so
- * there is a head to keep it. */
-static void bw__range_add(bw_writer *w, const bw__blk *b)
-{
-    bw__pchunk *h = w->m.c.head;
-    uintptr_t lo = bw__key(b), hi = (uintptr_t)b + BW__SEG_HDR;
-    if (h == NULL) return;
-    if (w->m.c.blocks == NULL) {
-        h->lo = lo;
-        h->hi = hi;
-        return;
-    }
-    if (lo < h->lo) h->lo = lo;
-    if (hi > h->hi) h->hi = hi;
-}
-
-/* No closed piece held. */
-static int bw__pc_none(const bw_writer *w)
-{
-    return w->m.c.head == w->m.c.tail && w->m.c.first == w->m.c.count;
-}
-
-/* The closed pieces held. */
-static size_t bw__pc_held(const bw_writer *w)
-{
-    if (w->m.c.head == NULL) return 0;
-    return (size_t)(w->m.c.tail->seq + w->m.c.count - (w->m.c.head->seq + w->m.c.first));
-}
-
-/* The record at (*ch, *i), moved on to the next chunk's first when *i is
- * past a full chunk's last; NULL when it is past the held ones (where the
- * open piece comes). */
-static bw__piece *bw__pc_at(const bw_writer *w, bw__pchunk **ch, size_t *i)
-{
-    if (*ch != NULL && *ch != w->m.c.tail && *i == (*ch)->cap) {
-        *ch = (*ch)->next;
-        *i = 0;
-    }
-    if (*ch == NULL || (*ch == w->m.c.tail && *i >= w->m.c.count)) return NULL;
-    return &BW__PC(*ch)[*i];
-}
-
-/* A new chunk of at least `want` bytes after `last` (NULL: the first). */
-static int bw__pc_rent(bw_writer *w, bw__pchunk *last, size_t want)
-{
-    bw_pool *p = bw__pool_of(w);
-    size_t got = 0;
-    bw__pchunk *c = p != NULL ? (bw__pchunk *)bw_pool_rent(p, want, &got) : NULL;
-    if (c == NULL) return bw__fail(w, BW_ENOMEM);
-    c->bytes = got;
-    c->cap = (got - sizeof *c) / sizeof(bw__piece);
-    if (c->cap > UINT32_MAX / 2) c->cap = UINT32_MAX / 2; /* count is 32 bits */
-    c->prev = last;
-    c->next = NULL;
-    c->seq = 0;
-    c->lo = c->hi = 0;
-    if (last != NULL) {
-        last->next = c;
-    } else {
-        w->m.c.head = w->m.c.tail = c;
-        w->m.c.first = w->m.c.count = 0;
-    }
-    return BW_OK;
-}
-
-/* Room for k more closed pieces beyond the tail's: the spares count, and
- * one chunk is rented for the rest. BW_ENOMEM recorded, nothing changed. */
-static BW__COLD int bw__pc_more(bw_writer *w, size_t k)
-{
-    bw__pchunk *last = w->m.c.tail, *c;
-    size_t room = last != NULL ? last->cap - w->m.c.count : 0, want;
-    for (c = last != NULL ? last->next : NULL; c != NULL && room < k; c = c->next) {
-        room += c->cap;
-        last = c;
-    }
-    if (room >= k) return BW_OK;
-    if (k - room > (BW__MAX_BLOCK - sizeof *c) / sizeof(bw__piece) || k > UINT32_MAX / 2)
-        return bw__fail(w, BW_EOVERFLOW);
-    want = last == NULL ? BW__PC_FIRST : last->bytes < BW__PC_LARGEST ? 2 * last->bytes
-                                                                      : BW__PC_LARGEST;
-    if (want < sizeof *c + (k - room) * sizeof(bw__piece))
-        want = sizeof *c + (k - room) * sizeof(bw__piece);
-    return bw__pc_rent(w, last, want);
-}
-
-/* Room for k more closed pieces: O(1) but for a chunk's rent. */
-static int bw__pc_reserve(bw_writer *w, size_t k)
-{
-    const bw__pchunk *t = w->m.c.tail;
-    if (BW__LIKELY(t != NULL && w->m.c.count + k <= t->cap)) return BW_OK;
-    return bw__pc_more(w, k);
-}
-
-/* The tail is full: the next chunk (reserved) becomes the tail. */
-static bw__pchunk *bw__pc_next_tail(bw_writer *w)
-{
-    bw__pchunk *t = w->m.c.tail, *nx = t->next;
-    nx->seq = t->seq + t->cap;
-    w->m.c.tail = nx;
-    w->m.c.count = 0;
-    return nx;
-}
-
-/* The head's records are all consumed (head is not the tail): it becomes
- * the first spare, after the tail, and the next chunk the head. */
-static void bw__pc_head_done(bw_writer *w)
-{
-    bw__pchunk *h = w->m.c.head, *t = w->m.c.tail;
-    w->m.c.head = h->next;
-    h->next->prev = NULL;
-    h->next->lo = h->lo;
-    h->next->hi = h->hi;
-    h->prev = t;
-    h->next = t->next;
-    if (t->next != NULL) t->next->prev = h;
-    t->next = h;
-    w->m.c.first = 0;
-}
-
-/* The last closed piece leaves (some held): the tail steps back to the
- * chunk before when it is left empty. */
-static void bw__pc_pop(bw_writer *w)
-{
-    bw__piece *pc = &BW__PC(w->m.c.tail)[--w->m.c.count];
-    if (w->m.c.count == 0 && w->m.c.tail != w->m.c.head) {
-        w->m.c.tail = w->m.c.tail->prev;
-        w->m.c.count = (uint32_t)w->m.c.tail->cap;
-    }
-    bw__piece_drop(w, pc);
-}
-
-/* No closed piece left: records start again at the head's first. */
-static void bw__pc_restart(bw_writer *w)
-{
-    if (w->m.c.head != NULL && bw__pc_none(w)) w->m.c.first = w->m.c.count = 0;
-}
 
 /* The one way a closed piece joins the records (room reserved): p[0, n)
  * in block blk (NULL: a reference, whose done, ctx and orig the caller
@@ -6398,74 +6286,6 @@ static void bw__close_open(bw_writer *w)
     w->m.c.open = w->len;
 }
 
-/* Rent a block of the size the pool's rule gives for request r (SEG or
- * BLOCK: n bytes, trailer included, aligned to BW__SEG_ALIGN): its trailer
- * set, not linked anywhere. NULL: recorded. */
-static bw__blk *bw__blk_rent(bw_writer *w, bw__size_req *r)
-{
-    bw_pool *p = bw__pool_of(w);
-    size_t got = 0;
-    bw__size want;
-    unsigned char *d;
-    bw__blk *b;
-    int rc;
-    r->align = BW__SEG_ALIGN;
-    rc = p != NULL ? bw__pool_size(p, r, &want) : BW_ENOMEM;
-    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want.size, &got) : NULL;
-    if (d == NULL) {
-        bw__fail(w, rc != BW_OK ? rc : BW_ENOMEM);
-        return NULL;
-    }
-    b = (bw__blk *)(void *)(d + got - BW__SEG_HDR);
-    b->data = d;
-    b->left = b->right = NULL;
-    b->pieces = 0;
-    return b;
-}
-
-/* The blocks of tree t larger than `above`: their bytes added to *held,
- * their number to *count (recursion as deep as the tree). */
-static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *count)
-{
-    for (; t != NULL; t = t->right) {
-        bw__blk_large(t->left, above, held, count);
-        if (bw__blk_size(t) > above) {
-            *held += bw__blk_size(t);
-            (*count)++;
-        }
-    }
-}
-
-/* The next block for `need` contiguous bytes: one request to the pool's
- * size rule, told what the writer holds, and what it holds above the
- * threshold. One request, however large. */
-static bw__blk *bw__blk_next(bw_writer *w, size_t need)
-{
-    bw_pool *p = bw__pool_of(w);
-    bw__size_req r = {BW__SIZE_SEG, false, 0, 0, 0, 0, 0, 1, 0};
-    if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
-        bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
-        return NULL;
-    }
-    r.n = need + BW__SEG_HDR;
-    r.held = bw_len(w);
-    r.cap = w->data != NULL ? w->cap + BW__SEG_HDR : 0;
-    /* Only a segmented writer about to pass the threshold walks its blocks. */
-    if (r.cap > bw__pool_threshold(p) / 2)
-        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &r.large_held, &r.large_count);
-    if (r.cap > bw__pool_threshold(p)) {
-        r.large_held += r.cap;
-        r.large_count++;
-    }
-    r.first = w->blk_log2 != 0 ? (size_t)1 << w->blk_log2 : 0;
-    return bw__blk_rent(w, &r);
-}
-
-static void bw__blk_return(bw_writer *w, bw__blk *b)
-{
-    if (b != NULL) (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
-}
-
 /* b becomes the current block (room for closing the open piece reserved).
  * The old one joins the tree when it holds pieces; else it is returned
  * for the caller to give back (bw_cstr's "" may still be read in it). */
@@ -6484,7 +6304,6 @@ static bw__blk *bw__blk_switch(bw_writer *w, bw__blk *b)
     bw__set_lim(w);
     return gone;
 }
-
 
 /* Room: a write fills the rest of the current block first; room alone
  * (src NULL) must be contiguous and leaves that rest. */
@@ -7030,200 +6849,65 @@ static int bw__printf_seg(bw_writer *w, size_t need, const char *fmt, va_list ap
 }
 
 #ifdef BW__SEG_CHECKS
-/* ---- the invariants (BW_DEBUG, and the fuzzer's build) ----
- * bw__seg_check states every rule of the segmented storage, as mimalloc's
- * mi_page_is_valid and _mi_heap_check do for theirs: the tests and the
- * fuzzer see the bytes, this sees the state behind them, after every
- * operation (the table below is wrapped). It aborts naming the rule. */
-#include <stdio.h>
-#include <stdlib.h>
-
-static void bw__seg_broken(const char *rule)
-{
-    fprintf(stderr, "bw__seg_check: broken invariant: %s\n", rule);
-    abort();
-}
-#define BW__SEG_RULE(c, rule) ((c) ? (void)0 : bw__seg_broken(rule))
-
-/* The tree t in address order: heap-ordered by priority, blocks apart,
- * each holding a piece; counted in *k, and listed in out[] if not NULL. */
-static void bw__check_tree(const bw__blk *t, const bw__blk **prev, const bw__blk **out,
-                           size_t *k)
-{
-    for (; t != NULL; t = t->right) {
-        BW__SEG_RULE(t->left == NULL || bw__prio(t->left) <= bw__prio(t),
-                     "the block tree is a heap by priority (left)");
-        BW__SEG_RULE(t->right == NULL || bw__prio(t->right) <= bw__prio(t),
-                     "the block tree is a heap by priority (right)");
-        bw__check_tree(t->left, prev, out, k);
-        BW__SEG_RULE((const unsigned char *)t > t->data, "a block's trailer follows its bytes");
-        BW__SEG_RULE(*prev == NULL || (uintptr_t)*prev + BW__SEG_HDR <= bw__key(t),
-                     "the block tree is in address order, blocks apart");
-        BW__SEG_RULE(t->pieces != 0, "a block in the tree holds a closed piece");
-        if (out != NULL) out[*k] = t;
-        (*k)++;
-        *prev = t;
-    }
-}
-
-/* Closed piece pc's block: blks[i] (blocks in address order, n of them),
- * or n for the current block cur; its bytes inside it. A reference's
- * bytes lie in what the caller linked. */
-static size_t bw__check_owner(const bw__blk *const *blks, size_t n, const bw__blk *cur,
-                              const bw__piece *pc)
-{
-    size_t lo = 0, hi = n;
-    BW__SEG_RULE(pc->n != 0 && pc->p != NULL, "a closed piece holds bytes");
-    if (pc->blk == NULL) {
-        BW__SEG_RULE((const unsigned char *)pc->orig <= pc->p &&
-                         pc->p + pc->n <= (const unsigned char *)pc->orig + pc->orig_n,
-                     "a reference's bytes lie in the memory linked");
-        return n + 1;
-    }
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (bw__key(blks[mid]) < bw__key(pc->blk)) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == n || blks[lo] != pc->blk) lo = n;
-    BW__SEG_RULE(lo < n || pc->blk == cur, "a piece's block is owned (current or in the tree)");
-    BW__SEG_RULE(pc->p >= pc->blk->data && pc->p + pc->n <= (const unsigned char *)pc->blk,
-                 "a piece's bytes lie inside its block");
-    return lo;
-}
-
-/* The chunks of records: a list from head (no prev) through tail to the
- * spares, each of its rented size; held records [first, cap) in the head,
- * [0, count) in the tail ([first, count) when one chunk), every chunk
- * between full; a chunk's seq follows the last's; the head a spare only
- * when nothing is held, and the tail empty only then. */
-static void bw__check_chunks(const bw_writer *w)
-{
-    const bw__pchunk *ch = w->m.c.head, *prev = NULL;
-    int at_tail = 0;
-    BW__SEG_RULE((w->m.c.head == NULL) == (w->m.c.tail == NULL),
-                 "a head of the records when a tail");
-    BW__SEG_RULE(w->m.c.head != NULL || (w->m.c.first == 0 && w->m.c.count == 0),
-                 "no chunk of records: none held");
-    for (; ch != NULL; prev = ch, ch = ch->next) {
-        BW__SEG_RULE(ch->prev == prev, "the chunks of records are a list (prev)");
-        BW__SEG_RULE(ch->cap != 0 && ch->cap <= UINT32_MAX / 2 &&
-                         sizeof *ch + ch->cap * sizeof(bw__piece) <= ch->bytes,
-                     "a chunk's records fit its rented size");
-        if (at_tail) continue; /* a spare: nothing more to hold */
-        BW__SEG_RULE(prev == NULL || ch->seq == prev->seq + prev->cap,
-                     "a chunk's records are numbered after the last's");
-        if (ch == w->m.c.tail) {
-            at_tail = 1;
-            BW__SEG_RULE(w->m.c.count <= ch->cap, "the tail's records [0, count) fit it");
-            BW__SEG_RULE(ch == w->m.c.head ? w->m.c.first <= w->m.c.count : w->m.c.count != 0,
-                         "the tail holds a record unless nothing is held");
-        }
-        if (ch == w->m.c.head && ch != w->m.c.tail)
-            BW__SEG_RULE(w->m.c.first < ch->cap, "the head holds a record unless it is the tail");
-    }
-    BW__SEG_RULE(w->m.c.head == NULL || at_tail, "the tail follows the head");
-}
-
-/* The writer's fields: storage, the open piece, the records, lim. */
-static void bw__check_fields(const bw_writer *w)
-{
-    BW__SEG_RULE(w->data != NULL || (w->cap == 0 && w->len == 0 && w->m.c.open == 0),
-                 "no current block: no capacity, no open piece");
-    BW__SEG_RULE(w->data == NULL || (w->m.c.open <= w->len && w->len <= w->cap),
-                 "the open piece data[open, len) lies in the current block");
-    BW__SEG_RULE(w->data == NULL || bw__cur(w)->data == w->data,
-                 "the current block's trailer is at data + cap");
-    BW__SEG_RULE(w->base <= bw_tell(w), "base is at or before tell");
-    BW__SEG_RULE(w->err != BW_OK ? w->lim == w->len
-                                 : w->lim <= w->cap &&
-                                       ((w->flags & BW__LIMITED) || w->lim == w->cap),
-                 "lim: cap (or the size limit's), len while an error is recorded");
-}
-
-BW__INTERNAL void bw__seg_check(const bw_writer *w)
-{
-    const bw__blk *prev = NULL, *cur = w->data != NULL ? bw__cur(w) : NULL, **blks;
-    size_t nblk = 0, i, k, *counts, sum = 0;
-    uint64_t at = w->base;
-    bw__pchunk *ch = w->m.c.head;
-    const bw__piece *pc;
-    bw__check_fields(w);
-    bw__check_chunks(w);
-    bw__check_tree(w->m.c.blocks, &prev, NULL, &nblk);
-    blks = (const bw__blk **)malloc((nblk + 1) * sizeof *blks);
-    counts = (size_t *)calloc(nblk + 2, sizeof *counts);
-    BW__SEG_RULE(blks != NULL && counts != NULL, "(the check's own memory)");
-    prev = NULL;
-    nblk = 0;
-    bw__check_tree(w->m.c.blocks, &prev, blks, &nblk);
-    for (i = w->m.c.first; (pc = bw__pc_at(w, &ch, &i)) != NULL; i++) {
-        BW__SEG_RULE(pc->blk != NULL || pc->done == NULL || (w->flags & BW__DONES),
-                     "a reference with a done is flagged (BW__DONES)");
-        counts[bw__check_owner(blks, nblk, cur, pc)]++;
-        BW__SEG_RULE(pc->end - pc->n == at, "each closed piece starts where the last ended");
-        at = pc->end;
-        sum += pc->n;
-    }
-    BW__SEG_RULE(at == w->pos + w->m.c.open,
-                 "the open piece starts where the last closed piece ends (or base)");
-    BW__SEG_RULE(bw_tell(w) - w->base == sum + (w->len - w->m.c.open),
-                 "the held bytes are the closed pieces and the open piece");
-    for (k = 0; k < nblk; k++) {
-        BW__SEG_RULE(counts[k] == blks[k]->pieces, "a block's piece count");
-        BW__SEG_RULE(w->m.c.head->lo <= bw__key(blks[k]) &&
-                         (uintptr_t)blks[k] + BW__SEG_HDR <= w->m.c.head->hi,
-                     "the tree's blocks lie in the head's range [lo, hi)");
-    }
-    BW__SEG_RULE(cur == NULL || counts[nblk] == cur->pieces, "the current block's piece count");
-    for (k = 0; cur != NULL && k < nblk; k++)
-        BW__SEG_RULE(blks[k] != cur, "the current block is not in the tree");
-    free(blks);
-    free(counts);
-}
-
-/* The operations that change the state, each followed by the check. */
+/* The operations that change the state, each followed by the check
+ * (seg_check.c). */
 static int bw__room_seg_chk(bw_writer *w, size_t n, const void *src)
 {
     int rc = bw__room_seg(w, n, src);
-    return bw__seg_check(w), rc;
+    bw__seg_check(w);
+    return rc;
 }
 static int bw__seg_room_keep_chk(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     int rc = bw__seg_room_keep(w, n, old, old_cap);
-    return bw__seg_check(w), rc;
+    bw__seg_check(w);
+    return rc;
 }
-static void bw__seg_drop_storage_chk(bw_writer *w) { bw__seg_drop_storage(w), bw__seg_check(w); }
+static void bw__seg_drop_storage_chk(bw_writer *w)
+{
+    bw__seg_drop_storage(w);
+    bw__seg_check(w);
+}
 static unsigned char *bw__seg_contiguous_chk(bw_writer *w, size_t extra)
 {
     unsigned char *p = bw__seg_contiguous(w, extra);
-    return bw__seg_check(w), p;
+    bw__seg_check(w);
+    return p;
 }
 static void bw__seg_drop_front_chk(bw_writer *w, size_t n)
 {
-    bw__seg_drop_front(w, n), bw__seg_check(w);
+    bw__seg_drop_front(w, n);
+    bw__seg_check(w);
 }
-static void bw__seg_cut_chk(bw_writer *w, uint64_t pos) { bw__seg_cut(w, pos), bw__seg_check(w); }
+static void bw__seg_cut_chk(bw_writer *w, uint64_t pos)
+{
+    bw__seg_cut(w, pos);
+    bw__seg_check(w);
+}
 static int bw__seg_patch_chk(bw_writer *w, uint64_t pos, const void *src, size_t n)
 {
     int rc = bw__seg_patch(w, pos, src, n);
-    return bw__seg_check(w), rc;
+    bw__seg_check(w);
+    return rc;
 }
 static int bw__printf_seg_chk(bw_writer *w, size_t need, const char *fmt, va_list ap)
 {
     int rc = bw__printf_seg(w, need, fmt, ap);
-    return bw__seg_check(w), rc;
+    bw__seg_check(w);
+    return rc;
 }
 static int bw__seg_link_chk(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
 {
     int rc = bw__seg_link(w, data, n, done, ctx);
-    return bw__seg_check(w), rc;
+    bw__seg_check(w);
+    return rc;
 }
 static int bw__seg_take_chk(bw_writer *dst, bw_writer *src)
 {
     int rc = bw__seg_take(dst, src);
     if (src->mode == BW__SEG) bw__seg_check(src);
-    return bw__seg_check(dst), rc;
+    bw__seg_check(dst);
+    return rc;
 }
 #  define BW__SEG_OP(f) f##_chk
 #else
@@ -7605,6 +7289,400 @@ int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
 }
 
 /*************** End file mode_stream.c *************************************/
+
+/*************** Begin file seg_check.c *************************************/
+/* seg_check.c - the segmented mode's inspection room: bw__seg_check, every
+ * invariant of a segmented writer's pieces, owned blocks, counts and
+ * positions, in BW_DEBUG builds and the fuzzer's (BW_SEG_CHECK). mode_seg.c
+ * runs it after every operation that changes the state. */
+/* #include "seg_internal.h": amalgamated above */
+
+#ifdef BW__SEG_CHECKS
+/* ---- the invariants (BW_DEBUG, and the fuzzer's build) ----
+ * bw__seg_check states every rule of the segmented storage, as mimalloc's
+ * mi_page_is_valid and _mi_heap_check do for theirs: the tests and the
+ * fuzzer see the bytes, this sees the state behind them, after every
+ * operation (the table below is wrapped). It aborts naming the rule. */
+#include <stdio.h>
+#include <stdlib.h>
+
+static void bw__seg_broken(const char *rule)
+{
+    fprintf(stderr, "bw__seg_check: broken invariant: %s\n", rule);
+    abort();
+}
+#define BW__SEG_RULE(c, rule) ((c) ? (void)0 : bw__seg_broken(rule))
+
+/* The tree t in address order: heap-ordered by priority, blocks apart,
+ * each holding a piece; counted in *k, and listed in out[] if not NULL. */
+static void bw__check_tree(const bw__blk *t, const bw__blk **prev, const bw__blk **out,
+                           size_t *k)
+{
+    for (; t != NULL; t = t->right) {
+        BW__SEG_RULE(t->left == NULL || bw__prio(t->left) <= bw__prio(t),
+                     "the block tree is a heap by priority (left)");
+        BW__SEG_RULE(t->right == NULL || bw__prio(t->right) <= bw__prio(t),
+                     "the block tree is a heap by priority (right)");
+        bw__check_tree(t->left, prev, out, k);
+        BW__SEG_RULE((const unsigned char *)t > t->data, "a block's trailer follows its bytes");
+        BW__SEG_RULE(*prev == NULL || (uintptr_t)*prev + BW__SEG_HDR <= bw__key(t),
+                     "the block tree is in address order, blocks apart");
+        BW__SEG_RULE(t->pieces != 0, "a block in the tree holds a closed piece");
+        if (out != NULL) out[*k] = t;
+        (*k)++;
+        *prev = t;
+    }
+}
+
+/* Closed piece pc's block: blks[i] (blocks in address order, n of them),
+ * or n for the current block cur; its bytes inside it. A reference's
+ * bytes lie in what the caller linked. */
+static size_t bw__check_owner(const bw__blk *const *blks, size_t n, const bw__blk *cur,
+                              const bw__piece *pc)
+{
+    size_t lo = 0, hi = n;
+    BW__SEG_RULE(pc->n != 0 && pc->p != NULL, "a closed piece holds bytes");
+    if (pc->blk == NULL) {
+        BW__SEG_RULE((const unsigned char *)pc->orig <= pc->p &&
+                         pc->p + pc->n <= (const unsigned char *)pc->orig + pc->orig_n,
+                     "a reference's bytes lie in the memory linked");
+        return n + 1;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (bw__key(blks[mid]) < bw__key(pc->blk)) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == n || blks[lo] != pc->blk) lo = n;
+    BW__SEG_RULE(lo < n || pc->blk == cur, "a piece's block is owned (current or in the tree)");
+    BW__SEG_RULE(pc->p >= pc->blk->data && pc->p + pc->n <= (const unsigned char *)pc->blk,
+                 "a piece's bytes lie inside its block");
+    return lo;
+}
+
+/* The chunks of records: a list from head (no prev) through tail to the
+ * spares, each of its rented size; held records [first, cap) in the head,
+ * [0, count) in the tail ([first, count) when one chunk), every chunk
+ * between full; a chunk's seq follows the last's; the head a spare only
+ * when nothing is held, and the tail empty only then. */
+static void bw__check_chunks(const bw_writer *w)
+{
+    const bw__pchunk *ch = w->m.c.head, *prev = NULL;
+    int at_tail = 0;
+    BW__SEG_RULE((w->m.c.head == NULL) == (w->m.c.tail == NULL),
+                 "a head of the records when a tail");
+    BW__SEG_RULE(w->m.c.head != NULL || (w->m.c.first == 0 && w->m.c.count == 0),
+                 "no chunk of records: none held");
+    for (; ch != NULL; prev = ch, ch = ch->next) {
+        BW__SEG_RULE(ch->prev == prev, "the chunks of records are a list (prev)");
+        BW__SEG_RULE(ch->cap != 0 && ch->cap <= UINT32_MAX / 2 &&
+                         sizeof *ch + ch->cap * sizeof(bw__piece) <= ch->bytes,
+                     "a chunk's records fit its rented size");
+        if (at_tail) continue; /* a spare: nothing more to hold */
+        BW__SEG_RULE(prev == NULL || ch->seq == prev->seq + prev->cap,
+                     "a chunk's records are numbered after the last's");
+        if (ch == w->m.c.tail) {
+            at_tail = 1;
+            BW__SEG_RULE(w->m.c.count <= ch->cap, "the tail's records [0, count) fit it");
+            BW__SEG_RULE(ch == w->m.c.head ? w->m.c.first <= w->m.c.count : w->m.c.count != 0,
+                         "the tail holds a record unless nothing is held");
+        }
+        if (ch == w->m.c.head && ch != w->m.c.tail)
+            BW__SEG_RULE(w->m.c.first < ch->cap, "the head holds a record unless it is the tail");
+    }
+    BW__SEG_RULE(w->m.c.head == NULL || at_tail, "the tail follows the head");
+}
+
+/* The writer's fields: storage, the open piece, the records, lim. */
+static void bw__check_fields(const bw_writer *w)
+{
+    BW__SEG_RULE(w->data != NULL || (w->cap == 0 && w->len == 0 && w->m.c.open == 0),
+                 "no current block: no capacity, no open piece");
+    BW__SEG_RULE(w->data == NULL || (w->m.c.open <= w->len && w->len <= w->cap),
+                 "the open piece data[open, len) lies in the current block");
+    BW__SEG_RULE(w->data == NULL || bw__cur(w)->data == w->data,
+                 "the current block's trailer is at data + cap");
+    BW__SEG_RULE(w->base <= bw_tell(w), "base is at or before tell");
+    BW__SEG_RULE(w->err != BW_OK ? w->lim == w->len
+                                 : w->lim <= w->cap &&
+                                       ((w->flags & BW__LIMITED) || w->lim == w->cap),
+                 "lim: cap (or the size limit's), len while an error is recorded");
+}
+
+BW__INTERNAL void bw__seg_check(const bw_writer *w)
+{
+    const bw__blk *prev = NULL, *cur = w->data != NULL ? bw__cur(w) : NULL, **blks;
+    size_t nblk = 0, i, k, *counts, sum = 0;
+    uint64_t at = w->base;
+    bw__pchunk *ch = w->m.c.head;
+    const bw__piece *pc;
+    bw__check_fields(w);
+    bw__check_chunks(w);
+    bw__check_tree(w->m.c.blocks, &prev, NULL, &nblk);
+    blks = (const bw__blk **)malloc((nblk + 1) * sizeof *blks);
+    counts = (size_t *)calloc(nblk + 2, sizeof *counts);
+    BW__SEG_RULE(blks != NULL && counts != NULL, "(the check's own memory)");
+    prev = NULL;
+    nblk = 0;
+    bw__check_tree(w->m.c.blocks, &prev, blks, &nblk);
+    for (i = w->m.c.first; (pc = bw__pc_at(w, &ch, &i)) != NULL; i++) {
+        BW__SEG_RULE(pc->blk != NULL || pc->done == NULL || (w->flags & BW__DONES),
+                     "a reference with a done is flagged (BW__DONES)");
+        counts[bw__check_owner(blks, nblk, cur, pc)]++;
+        BW__SEG_RULE(pc->end - pc->n == at, "each closed piece starts where the last ended");
+        at = pc->end;
+        sum += pc->n;
+    }
+    BW__SEG_RULE(at == w->pos + w->m.c.open,
+                 "the open piece starts where the last closed piece ends (or base)");
+    BW__SEG_RULE(bw_tell(w) - w->base == sum + (w->len - w->m.c.open),
+                 "the held bytes are the closed pieces and the open piece");
+    for (k = 0; k < nblk; k++) {
+        BW__SEG_RULE(counts[k] == blks[k]->pieces, "a block's piece count");
+        BW__SEG_RULE(w->m.c.head->lo <= bw__key(blks[k]) &&
+                         (uintptr_t)blks[k] + BW__SEG_HDR <= w->m.c.head->hi,
+                     "the tree's blocks lie in the head's range [lo, hi)");
+    }
+    BW__SEG_RULE(cur == NULL || counts[nblk] == cur->pieces, "the current block's piece count");
+    for (k = 0; cur != NULL && k < nblk; k++)
+        BW__SEG_RULE(blks[k] != cur, "the current block is not in the tree");
+    free(blks);
+    free(counts);
+}
+
+#else
+/* ISO C wants something in every translation unit. */
+typedef int bw__seg_check_unused;
+#endif /* BW__SEG_CHECKS */
+/*************** End file seg_check.c ***************************************/
+
+/*************** Begin file seg_pieces.c ************************************/
+/* seg_pieces.c - the segmented mode's storage room: the tree of blocks a
+ * segmented writer owns (m.c.blocks, a treap by address) and the chunks
+ * its closed pieces' records sit in (m.c.head to m.c.tail), with renting a
+ * block and a chunk. The operations on the held bytes are in mode_seg.c;
+ * what the rooms share, in seg_internal.h. */
+/* #include "seg_internal.h": amalgamated above */
+
+typedef char bw__seg_fits[sizeof(bw__blk) <= BW__SEG_HDR ? 1 : -1];
+typedef char bw__seg_hdr_aligned[BW__SEG_HDR % BW__SEG_ALIGN == 0 ? 1 : -1];
+
+/* The owned blocks but the current one are a treap keyed by address
+ * (m.c.blocks its root), a block's priority a hash of its address: found,
+ * added and removed in O(log blocks) expected, whatever order they come
+ * in. 0.4 kept a list, and bw_append_ref's overlap check walked it: after
+ * n moves that each brought a block, n links cost O(n^2). The links live
+ * in the trailer, so the tree costs no memory. */
+
+/* Split tree t into the blocks below key k (*l) and the rest (*r). */
+static void bw__blk_split(bw__blk *t, uintptr_t k, bw__blk **l, bw__blk **r)
+{
+    while (t != NULL) {
+        if (bw__key(t) < k) {
+            *l = t;
+            l = &t->right;
+            t = t->right;
+        } else {
+            *r = t;
+            r = &t->left;
+            t = t->left;
+        }
+    }
+    *l = *r = NULL;
+}
+
+static void bw__range_add(bw_writer *w, const bw__blk *b);
+
+/* Add b: down to where its priority belongs, the subtree there split
+ * around it. */
+BW__INTERNAL void bw__blk_link(bw_writer *w, bw__blk *b)
+{
+    bw__blk **at = &w->m.c.blocks;
+    uint64_t pr = bw__prio(b);
+    bw__range_add(w, b);
+    while (*at != NULL && bw__prio(*at) > pr)
+        at = bw__key(b) < bw__key(*at) ? &(*at)->left : &(*at)->right;
+    bw__blk_split(*at, bw__key(b), &b->left, &b->right);
+    *at = b;
+}
+
+/* Remove b (in the tree): its two subtrees merged in its place. */
+static void bw__blk_unlink(bw_writer *w, bw__blk *b)
+{
+    bw__blk **at = &w->m.c.blocks, *l = b->left, *r = b->right;
+    while (*at != b) at = bw__key(b) < bw__key(*at) ? &(*at)->left : &(*at)->right;
+    while (l != NULL && r != NULL) { /* every key in l is below every key in r */
+        if (bw__prio(l) > bw__prio(r)) {
+            *at = l;
+            at = &l->right;
+            l = l->right;
+        } else {
+            *at = r;
+            at = &r->left;
+            r = r->left;
+        }
+    }
+    *at = l != NULL ? l : r;
+}
+
+/* A piece leaves: a reference's done is called; a block of the tree that
+ * holds no piece any more goes back (the current block stays). */
+BW__INTERNAL void bw__piece_drop(bw_writer *w, bw__piece *pc)
+{
+    bw__blk *b = pc->blk;
+    if (b == NULL) {
+        if (pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
+        return;
+    }
+    if (--b->pieces == 0 && (w->data == NULL || b != bw__cur(w))) {
+        bw__blk_unlink(w, b);
+        (void)bw_pool_return(w->pool, b->data, bw__blk_size(b));
+    }
+}
+
+/* The first chunk of records' size (seg_internal.h, bw__pchunk); each next
+ * one twice the last, up to the largest: O(log records) chunks
+ * (bw__seg_find walks them) for what a writer holds at once, and one chunk
+ * never much larger than it needs. */
+#define BW__PC_FIRST ((size_t)1024)
+#define BW__PC_LARGEST ((size_t)1 << 20)
+
+/* The tree's address range (the head's lo, hi) takes in block b, about
+ * to join it: the range of b alone when the tree is empty. A block that
+ * leaves does not narrow it: a wider range only sends bw__seg_overlaps to
+ * the tree. The tree holds blocks only while closed pieces are held, so
+ * there is a head to keep it. */
+static void bw__range_add(bw_writer *w, const bw__blk *b)
+{
+    bw__pchunk *h = w->m.c.head;
+    uintptr_t lo = bw__key(b), hi = (uintptr_t)b + BW__SEG_HDR;
+    if (h == NULL) return;
+    if (w->m.c.blocks == NULL) {
+        h->lo = lo;
+        h->hi = hi;
+        return;
+    }
+    if (lo < h->lo) h->lo = lo;
+    if (hi > h->hi) h->hi = hi;
+}
+
+/* A new chunk of at least `want` bytes after `last` (NULL: the first). */
+static int bw__pc_rent(bw_writer *w, bw__pchunk *last, size_t want)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t got = 0;
+    bw__pchunk *c = p != NULL ? (bw__pchunk *)bw_pool_rent(p, want, &got) : NULL;
+    if (c == NULL) return bw__fail(w, BW_ENOMEM);
+    c->bytes = got;
+    c->cap = (got - sizeof *c) / sizeof(bw__piece);
+    if (c->cap > UINT32_MAX / 2) c->cap = UINT32_MAX / 2; /* count is 32 bits */
+    c->prev = last;
+    c->next = NULL;
+    c->seq = 0;
+    c->lo = c->hi = 0;
+    if (last != NULL) {
+        last->next = c;
+    } else {
+        w->m.c.head = w->m.c.tail = c;
+        w->m.c.first = w->m.c.count = 0;
+    }
+    return BW_OK;
+}
+
+/* Room for k more closed pieces beyond the tail's: the spares count, and
+ * one chunk is rented for the rest. BW_ENOMEM recorded, nothing changed. */
+BW__INTERNAL BW__COLD int bw__pc_more(bw_writer *w, size_t k)
+{
+    bw__pchunk *last = w->m.c.tail, *c;
+    size_t room = last != NULL ? last->cap - w->m.c.count : 0, want;
+    for (c = last != NULL ? last->next : NULL; c != NULL && room < k; c = c->next) {
+        room += c->cap;
+        last = c;
+    }
+    if (room >= k) return BW_OK;
+    if (k - room > (BW__MAX_BLOCK - sizeof *c) / sizeof(bw__piece) || k > UINT32_MAX / 2)
+        return bw__fail(w, BW_EOVERFLOW);
+    want = last == NULL ? BW__PC_FIRST : last->bytes < BW__PC_LARGEST ? 2 * last->bytes
+                                                                      : BW__PC_LARGEST;
+    if (want < sizeof *c + (k - room) * sizeof(bw__piece))
+        want = sizeof *c + (k - room) * sizeof(bw__piece);
+    return bw__pc_rent(w, last, want);
+}
+
+/* Rent a block of the size the pool's rule gives for request r (SEG or
+ * BLOCK: n bytes, trailer included, aligned to BW__SEG_ALIGN): its trailer
+ * set, not linked anywhere. NULL: recorded. */
+BW__INTERNAL bw__blk *bw__blk_rent(bw_writer *w, bw__size_req *r)
+{
+    bw_pool *p = bw__pool_of(w);
+    size_t got = 0;
+    bw__size want;
+    unsigned char *d;
+    bw__blk *b;
+    int rc;
+    r->align = BW__SEG_ALIGN;
+    rc = p != NULL ? bw__pool_size(p, r, &want) : BW_ENOMEM;
+    d = rc == BW_OK ? (unsigned char *)bw_pool_rent(p, want.size, &got) : NULL;
+    if (d == NULL) {
+        bw__fail(w, rc != BW_OK ? rc : BW_ENOMEM);
+        return NULL;
+    }
+    b = (bw__blk *)(void *)(d + got - BW__SEG_HDR);
+    b->data = d;
+    b->left = b->right = NULL;
+    b->pieces = 0;
+    return b;
+}
+
+/* The blocks of tree t larger than `above`: their bytes added to *held,
+ * their number to *count (recursion as deep as the tree). */
+static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *count)
+{
+    for (; t != NULL; t = t->right) {
+        bw__blk_large(t->left, above, held, count);
+        if (bw__blk_size(t) > above) {
+            *held += bw__blk_size(t);
+            (*count)++;
+        }
+    }
+}
+
+/* The next block for `need` contiguous bytes: one request to the pool's
+ * size rule, told what the writer holds, and what it holds above the
+ * threshold. One request, however large. */
+BW__INTERNAL bw__blk *bw__blk_next(bw_writer *w, size_t need)
+{
+    bw_pool *p = bw__pool_of(w);
+    bw__size_req r = {BW__SIZE_SEG, false, 0, 0, 0, 0, 0, 1, 0};
+    if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
+        bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
+        return NULL;
+    }
+    r.n = need + BW__SEG_HDR;
+    r.held = bw_len(w);
+    r.cap = w->data != NULL ? w->cap + BW__SEG_HDR : 0;
+    /* Only a segmented writer about to pass the threshold walks its blocks. */
+    if (r.cap > bw__pool_threshold(p) / 2)
+        bw__blk_large(w->m.c.blocks, bw__pool_threshold(p), &r.large_held, &r.large_count);
+    if (r.cap > bw__pool_threshold(p)) {
+        r.large_held += r.cap;
+        r.large_count++;
+    }
+    r.first = w->blk_log2 != 0 ? (size_t)1 << w->blk_log2 : 0;
+    return bw__blk_rent(w, &r);
+}
+
+/* The record at (*ch, *i) (seg_internal.h). */
+BW__INTERNAL bw__piece *bw__pc_at(const bw_writer *w, bw__pchunk **ch, size_t *i)
+{
+    if (*ch != NULL && *ch != w->m.c.tail && *i == (*ch)->cap) {
+        *ch = (*ch)->next;
+        *i = 0;
+    }
+    if (*ch == NULL || (*ch == w->m.c.tail && *i >= w->m.c.count)) return NULL;
+    return &BW__PC(*ch)[*i];
+}
+/*************** End file seg_pieces.c **************************************/
 
 /*************** Begin file platform/posix.c ********************************/
 /* posix.c - the platform layer (platform.h) on POSIX systems: Linux with
