@@ -665,15 +665,7 @@ void *bw_detach_malloc(bw_writer *w, size_t *len)
     memcpy(b, w->data + bw__start(w), l);
     b[l] = 0;
     if (len != NULL) *len = l;
-    /* bw_release's first case inline: a small message's block back by the
-     * thread cache's inline push. */
-    if (bw__return_first(w->pool, w->data, w->cap)) {
-        w->data = NULL;
-        w->cap = 0;
-        bw__reset(w);
-    } else {
-        bw_release(w);
-    }
+    bw__contig_release(w); /* bw_release's inline way: the block back by the cache's push */
     return b;
 }
 

@@ -79,14 +79,19 @@ static void bw__contig_fit(bw_writer *w)
 
 /* A block for the size the pool's rule gave (an idle block of the learned
  * jump first, bw__pool_rent_size), or a reservation when it must be fresh
- * memory above the threshold. */
-static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got)
+ * memory above the threshold: *reserved says which it got (a reservation
+ * that could not be mapped falls back to a plain block). */
+static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got, bool *reserved)
 {
     size_t cap = s->size;
     size_t reserve = cap <= BW__MAX_BLOCK / BW__RESERVE_FACTOR ? cap * BW__RESERVE_FACTOR : cap;
+    void *b;
+    *reserved = false;
     if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p) || s->warm > cap)
         return bw__pool_rent_size(p, s, got);
-    return bw__pool_rent_reserve(p, cap, reserve, got);
+    b = bw__pool_rent_reserve(p, cap, reserve, got);
+    *reserved = b != NULL && *got > cap;
+    return b;
 }
 
 /* The size a contiguous writer moves to for n more bytes (the pool's
@@ -110,13 +115,14 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
     bw_pool *p = bw__pool_of(w);
     size_t got, start = bw__start(w), held = w->len - start;
     bw__size cap;
+    bool reserved;
     unsigned char *nb;
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     rc = bw__contig_size(w, p, n, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     bw__contig_fit(w); /* the old block goes back whole, as its window */
-    nb = (unsigned char *)bw__contig_rent(p, &cap, &got);
+    nb = (unsigned char *)bw__contig_rent(p, &cap, &got, &reserved);
     if (nb == NULL) return bw__fail(w, BW_ENOMEM);
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
@@ -126,7 +132,7 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
     /* The window as the growth rule would grow: held + n, at least twice
      * the old capacity (no overflow: bw__contig_size checked both); in a
      * reservation, the size the rule gave. */
-    if (got > cap.size && cap.warm <= cap.size && bw__pool_reserves(p)) {
+    if (reserved) {
         w->flags |= BW__RESERVED;
         bw__contig_take(w, p, got, cap.size);
     } else {
