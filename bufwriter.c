@@ -673,8 +673,10 @@ int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, voi
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    if (data == NULL && n != 0) return bw__fail(w, BW_EINVAL);
-    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
+    /* the size limit's flag tested before its sum: 17 instructions to
+     * the link were 15 (objdump), for a call made once a record */
+    if (BW__UNLIKELY(data == NULL) && n != 0) return bw__fail(w, BW_EINVAL);
+    if (BW__UNLIKELY(w->flags & BW__LIMITED) && bw__over(w, n)) return bw__fail(w, BW_ELIMIT);
     return bw__ops(w)->link(w, data, n, done, ctx);
 }
 

@@ -1259,8 +1259,9 @@ typedef void (*bw_done_fn)(void *ctx, const void *data, size_t n);
  * (consume or truncate could give that block back under the link); caller
  * memory is linked however often it is given, memory already linked
  * included, each link with its own done. A link costs O(1) amortized and
- * no block: one piece record (64 bytes on 64-bit, in an array rented from
- * the pool that doubles when full and is kept until release), and the
+ * no block: one piece record (32 bytes on 64-bit, and 32 beside it that
+ * only a link with a done writes, in chunks rented from the pool that
+ * never move and are kept until release), and the
  * writes after it go on in the current block's free space. Every other
  * mode: a copy, as bw_write, then done at once. Every read-out sees these
  * bytes like any others. done may be NULL. n = 0 is BW_OK (done called at

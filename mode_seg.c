@@ -16,17 +16,17 @@
  * reset, and a block goes back when the last piece in it leaves. */
 
 /* The one way a closed piece joins the records (room reserved): p[0, n)
- * in block blk (NULL: a reference, whose done, ctx and orig the caller
- * sets), at the place of the open piece, so it ends n bytes after pos +
- * open. The caller then moves the open piece after it: open = len when
- * it was the open piece's bytes, else pos += n (the open piece was
- * empty). A block's count is the caller's (a relinked piece is counted
- * already). Fields stored one by one: a struct copy cost a linked record
- * 5 more instructions (callgrind, profile_driver refs). */
+ * owned as own says (bw__piece: a block, 0 for a reference; a reference
+ * with a done is bw__push_ref's), at the place of the open piece, so it
+ * ends n bytes after pos + open. The caller then moves the open piece
+ * after it: open = len when it was the open piece's bytes, else pos += n
+ * (the open piece was empty). A block's count is the caller's (a relinked
+ * piece is counted already). Fields stored one by one: a struct copy cost
+ * a linked record 5 more instructions (callgrind, profile_driver refs). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
-static inline bw__piece *bw__push(bw_writer *w, const unsigned char *p, size_t n, bw__blk *blk)
+static inline bw__piece *bw__push(bw_writer *w, const unsigned char *p, size_t n, uintptr_t own)
 {
     bw__pchunk *t = w->m.c.tail;
     bw__piece *pc;
@@ -35,8 +35,21 @@ static inline bw__piece *bw__push(bw_writer *w, const unsigned char *p, size_t n
     pc->p = p;
     pc->n = n;
     pc->end = w->pos + w->m.c.open + n;
-    pc->blk = blk;
+    pc->own = own;
     return pc;
+}
+
+/* A reference pushed (room reserved), its done (a: none when NULL or a's
+ * done is NULL) kept in the aside at its record's place. */
+static void bw__push_ref(bw_writer *w, const unsigned char *p, size_t n, const bw__aside *a)
+{
+    bw__piece *pc = bw__push(w, p, n, 0);
+    bw__aside *to;
+    if (a == NULL || a->done == NULL) return;
+    to = BW__PA(w->m.c.tail) + (w->m.c.count - 1);
+    *to = *a;
+    pc->own = (uintptr_t)to | 1;
+    w->flags |= BW__DONES;
 }
 
 /* Whether the open piece holds bytes, which closing it pushes. */
@@ -48,7 +61,7 @@ static void bw__close_open(bw_writer *w)
 {
     if (!bw__must_close(w)) return;
     bw__cur(w)->pieces++;
-    (void)bw__push(w, w->data + w->m.c.open, w->len - w->m.c.open, bw__cur(w));
+    (void)bw__push(w, w->data + w->m.c.open, w->len - w->m.c.open, (uintptr_t)bw__cur(w));
     w->m.c.open = w->len;
 }
 
@@ -228,9 +241,10 @@ static void bw__seg_drop_storage(bw_writer *w)
     bw__pchunk *ch = w->m.c.head, *nx;
     size_t i = w->m.c.first;
     const bw__piece *pc;
+    const bw__aside *a;
     bw__blk *b;
     for (; (w->flags & BW__DONES) && (pc = bw__pc_at(w, &ch, &i)) != NULL; i++)
-        if (pc->blk == NULL && pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
+        if ((a = bw__pc_aside(pc)) != NULL) a->done(a->ctx, a->orig, a->orig_n);
     w->flags &= (unsigned char)~BW__DONES;
     while ((b = bw__blk_pop(&w->m.c.blocks)) != NULL) bw__blk_return(w, b);
     if (w->data != NULL) bw__blk_return(w, bw__cur(w));
@@ -352,11 +366,11 @@ static int bw__seg_own(bw_writer *w, bw__pchunk *ch, size_t i, uint64_t end, siz
     size_t off = 0;
     if (b == NULL) return BW_ENOMEM;
     for (; (pc = bw__pc_at(w, &ch, &i)) != NULL && pc->end - pc->n < end; i++) {
-        if (pc->blk != NULL) continue;
+        if (bw__pc_blk(pc) != NULL) continue;
         memcpy(b->data + off, pc->p, pc->n);
         bw__piece_drop(w, pc);
         pc->p = b->data + off;
-        pc->blk = b;
+        pc->own = (uintptr_t)b;
         b->pieces++;
         off += pc->n;
     }
@@ -365,7 +379,7 @@ static int bw__seg_own(bw_writer *w, bw__pchunk *ch, size_t i, uint64_t end, siz
 }
 
 /* Not a piece: where a loop over the records starts. */
-static const bw__piece bw__piece_none = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
+static const bw__piece bw__piece_none = {NULL, 0, 0, 0};
 
 /* Patch: O(log pieces) to find the first piece, then each piece's part. A
  * source among the writer's blocks needs no copy unless it overlaps two
@@ -387,7 +401,7 @@ static int bw__seg_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
         pc = bw__pc_at(w, &ch, &i);
         d = bw__seg_span(w, pc, pos, end, &k);
         if (k == 0) break;
-        if (pc != NULL && pc->blk == NULL) {
+        if (pc != NULL && bw__pc_blk(pc) == NULL) {
             refs += pc->n;
             in_ref |= e > (uintptr_t)pc->p && a < (uintptr_t)pc->p + pc->n;
         } else if (e > (uintptr_t)d && a < (uintptr_t)d + k) {
@@ -420,21 +434,21 @@ static int bw__seg_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
 /* Link: O(1) amortized; the bytes are copied instead when they are empty
  * or lie in a block of the writer's (consume or truncate would give it
  * back under the reference). Caller memory is linked as often as given.
- * The general way, which bw__seg_link takes when its quick one cannot. */
+ * The general way, which bw__seg_link takes when its quick one cannot:
+ * and always for a reference with a done, whose aside it writes. */
 static BW__COLD int bw__seg_link_slow(bw_writer *w, const void *data, size_t n, bw_done_fn done,
                                       void *ctx)
 {
-    bw__piece *pc;
+    bw__aside a;
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     if (n == 0 || bw__seg_overlaps(w, data, n)) return bw__link_copy(w, data, n, done, ctx);
     if (bw__pc_reserve(w, 2) != BW_OK) return w->err;
     bw__close_open(w);
-    pc = bw__push(w, (const unsigned char *)data, n, NULL);
-    pc->done = done;
-    pc->ctx = ctx;
-    pc->orig = data;
-    pc->orig_n = n;
-    if (done != NULL) w->flags |= BW__DONES;
+    a.done = done;
+    a.ctx = ctx;
+    a.orig = data;
+    a.orig_n = n;
+    bw__push_ref(w, (const unsigned char *)data, n, &a);
     w->pos += n; /* the open piece starts after it, in the same block */
     /* lim is cap (no error: the caller checked) unless a size limit is
      * set, which is nearer now */
@@ -442,48 +456,50 @@ static BW__COLD int bw__seg_link_slow(bw_writer *w, const void *data, size_t n, 
     return BW_OK;
 }
 
-/* Link, the usual case: caller memory outside the current block and the
- * tree's range, room in the tail for the two records (the open piece
- * closed, the reference), written in place with no call. A linked record
- * cost 320 instructions at 1,000 records in 0.4 and 165 with the chunks
- * and bw__seg_link_slow's way (callgrind, profile_driver refs 1000 256
- * linked); what it costs now is in bench/BENCHMARKS.md. */
+/* Link, the usual case: no done, no size limit, caller memory outside the
+ * current block and the tree's range, room in the tail for the two
+ * records (the open piece closed, the reference), written in place with
+ * no call. A linked record cost 320 instructions at 1,000 records in 0.4,
+ * 165 with the chunks and bw__seg_link_slow's way, 118 with 64-byte
+ * records written here (callgrind, profile_driver refs 1000 256 linked,
+ * the 10-byte header's write included); what it costs now is in
+ * bench/BENCHMARKS.md. */
 static int bw__seg_link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
 {
     bw__pchunk *t = w->m.c.tail;
+    uintptr_t a = (uintptr_t)data, d = (uintptr_t)w->data;
     bw__piece *pc;
     uint64_t at;
+    size_t k;
+    if (BW__UNLIKELY(done != NULL)) return bw__seg_link_slow(w, data, n, done, ctx);
     if (BW__UNLIKELY(n - 1 >= BW__MAX_BLOCK || t == NULL || w->m.c.count + 2 > t->cap ||
-                     ((uintptr_t)data + n > (uintptr_t)w->data && /* no block: cap 0 */
-                      (uintptr_t)data < (uintptr_t)w->data + w->cap) ||
-                     (w->m.c.blocks != NULL && (uintptr_t)data + n > w->m.c.head->lo &&
-                      (uintptr_t)data < w->m.c.head->hi)))
-        return bw__seg_link_slow(w, data, n, done, ctx);
-    pc = BW__PC(t) + w->m.c.count;
+                     (a + n > d && a < d + w->cap) || /* no block: cap 0 */
+                     (w->m.c.blocks != NULL && a + n > w->m.c.head->lo &&
+                      a < w->m.c.head->hi) ||
+                     (w->flags & BW__LIMITED)))
+        return bw__seg_link_slow(w, data, n, NULL, NULL);
+    k = w->m.c.count;
+    pc = BW__PC(t) + k;
     at = w->pos + w->len;
+    /* the open piece starts after it, in the same block (stored first:
+     * gcc then saves one register fewer, 2 instructions a link) */
+    w->pos += n;
     if (w->m.c.open != w->len) { /* the open piece (so a current block) closes */
         bw__blk *cur = bw__cur(w);
         cur->pieces++;
         pc->p = w->data + w->m.c.open;
         pc->n = w->len - w->m.c.open;
         pc->end = at;
-        pc->blk = cur;
-        pc++;
-        w->m.c.count++;
+        pc->own = (uintptr_t)cur;
         w->m.c.open = w->len;
+        pc++;
+        k++;
     }
     pc->p = (const unsigned char *)data;
     pc->n = n;
     pc->end = at + n;
-    pc->blk = NULL;
-    pc->done = done;
-    pc->ctx = ctx;
-    pc->orig = data;
-    pc->orig_n = n;
-    w->m.c.count++;
-    if (done != NULL) w->flags |= BW__DONES;
-    w->pos += n; /* the open piece starts after it, in the same block */
-    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__set_lim(w); /* see bw__seg_link_slow */
+    pc->own = 0;
+    w->m.c.count = (uint32_t)(k + 1);
     return BW_OK;
 }
 
@@ -499,8 +515,9 @@ static int bw__seg_link(bw_writer *w, const void *data, size_t n, bw_done_fn don
  * a block of src's more than BW__MOVE_COPY times its bytes, and fits. */
 static int bw__take_copies(const bw_writer *dst, const bw__piece *pc)
 {
-    return pc->blk != NULL && dst->data != NULL && dst->cap - dst->len >= pc->n &&
-           bw__blk_size(pc->blk) / BW__MOVE_COPY > pc->n;
+    const bw__blk *b = bw__pc_blk(pc);
+    return b != NULL && dst->data != NULL && dst->cap - dst->len >= pc->n &&
+           bw__blk_size(b) / BW__MOVE_COPY > pc->n;
 }
 
 /* Src's closed piece `from`, after dst's bytes: copied onto dst's open
@@ -508,19 +525,15 @@ static int bw__take_copies(const bw_writer *dst, const bw__piece *pc)
  * none goes back with src's), or relinked after dst's open piece, closed. */
 static void bw__take_piece(bw_writer *dst, bw__piece *from)
 {
-    bw__piece *pc;
     if (bw__take_copies(dst, from)) {
         memcpy(dst->data + dst->len, from->p, from->n);
         dst->len += from->n;
-        from->blk->pieces--;
+        bw__pc_blk(from)->pieces--;
         return;
     }
     bw__close_open(dst);
-    pc = bw__push(dst, from->p, from->n, from->blk);
-    pc->done = from->done;
-    pc->ctx = from->ctx;
-    pc->orig = from->orig;
-    pc->orig_n = from->orig_n;
+    if (bw__pc_blk(from) != NULL) (void)bw__push(dst, from->p, from->n, from->own);
+    else bw__push_ref(dst, from->p, from->n, bw__pc_aside(from)); /* its aside copied */
     dst->pos += from->n;
 }
 
@@ -531,10 +544,10 @@ static void bw__take_piece(bw_writer *dst, bw__piece *from)
  * own): 1, cur is dst's now; or relinked, counted in cur. */
 static int bw__take_open(bw_writer *dst, bw_writer *src, bw__blk *cur)
 {
-    bw__piece last = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
+    bw__piece last = {NULL, 0, 0, 0};
     last.p = src->data + src->m.c.open;
     last.n = src->len - src->m.c.open;
-    last.blk = cur;
+    last.own = (uintptr_t)cur;
     if (bw__take_copies(dst, &last)) {
         memcpy(dst->data + dst->len, last.p, last.n);
         dst->len += last.n;
@@ -554,7 +567,7 @@ static int bw__take_open(bw_writer *dst, bw_writer *src, bw__blk *cur)
         return 1;
     }
     cur->pieces++;
-    (void)bw__push(dst, last.p, last.n, cur);
+    (void)bw__push(dst, last.p, last.n, (uintptr_t)cur);
     dst->pos += last.n;
     return 0;
 }

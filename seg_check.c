@@ -42,28 +42,35 @@ static void bw__check_tree(const bw__blk *t, const bw__blk **prev, const bw__blk
     }
 }
 
-/* Closed piece pc's block: blks[i] (blocks in address order, n of them),
- * or n for the current block cur; its bytes inside it. A reference's
- * bytes lie in what the caller linked. */
+/* Closed piece pc, record i of chunk ch: its block, blks[k] (blocks in
+ * address order, n of them), or n for the current block cur; its bytes
+ * inside it. A reference with a done has its record's aside, and its
+ * bytes lie in what the caller linked (n + 1); a reference without one
+ * keeps nothing else (n + 1). */
 static size_t bw__check_owner(const bw__blk *const *blks, size_t n, const bw__blk *cur,
-                              const bw__piece *pc)
+                              bw__pchunk *ch, size_t i)
 {
+    const bw__piece *pc = &BW__PC(ch)[i];
+    const bw__blk *b = bw__pc_blk(pc);
+    const bw__aside *a = bw__pc_aside(pc);
     size_t lo = 0, hi = n;
     BW__SEG_RULE(pc->n != 0 && pc->p != NULL, "a closed piece holds bytes");
-    if (pc->blk == NULL) {
-        BW__SEG_RULE((const unsigned char *)pc->orig <= pc->p &&
-                         pc->p + pc->n <= (const unsigned char *)pc->orig + pc->orig_n,
+    if (a != NULL) {
+        BW__SEG_RULE(a == BW__PA(ch) + i, "a reference's aside is at its record's place");
+        BW__SEG_RULE(a->done != NULL, "a reference with an aside has a done");
+        BW__SEG_RULE((const unsigned char *)a->orig <= pc->p &&
+                         pc->p + pc->n <= (const unsigned char *)a->orig + a->orig_n,
                      "a reference's bytes lie in the memory linked");
-        return n + 1;
     }
+    if (b == NULL) return n + 1;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (bw__key(blks[mid]) < bw__key(pc->blk)) lo = mid + 1;
+        if (bw__key(blks[mid]) < bw__key(b)) lo = mid + 1;
         else hi = mid;
     }
-    if (lo == n || blks[lo] != pc->blk) lo = n;
-    BW__SEG_RULE(lo < n || pc->blk == cur, "a piece's block is owned (current or in the tree)");
-    BW__SEG_RULE(pc->p >= pc->blk->data && pc->p + pc->n <= (const unsigned char *)pc->blk,
+    if (lo == n || blks[lo] != b) lo = n;
+    BW__SEG_RULE(lo < n || b == cur, "a piece's block is owned (current or in the tree)");
+    BW__SEG_RULE(pc->p >= b->data && pc->p + pc->n <= (const unsigned char *)b,
                  "a piece's bytes lie inside its block");
     return lo;
 }
@@ -84,8 +91,8 @@ static void bw__check_chunks(const bw_writer *w)
     for (; ch != NULL; prev = ch, ch = ch->next) {
         BW__SEG_RULE(ch->prev == prev, "the chunks of records are a list (prev)");
         BW__SEG_RULE(ch->cap != 0 && ch->cap <= UINT32_MAX / 2 &&
-                         sizeof *ch + ch->cap * sizeof(bw__piece) <= ch->bytes,
-                     "a chunk's records fit its rented size");
+                         sizeof *ch + ch->cap * BW__REC <= ch->bytes,
+                     "a chunk's records and their asides fit its rented size");
         if (at_tail) continue; /* a spare: nothing more to hold */
         BW__SEG_RULE(prev == NULL || ch->seq == prev->seq + prev->cap,
                      "a chunk's records are numbered after the last's");
@@ -134,9 +141,9 @@ BW__INTERNAL void bw__seg_check(const bw_writer *w)
     nblk = 0;
     bw__check_tree(w->m.c.blocks, &prev, blks, &nblk);
     for (i = w->m.c.first; (pc = bw__pc_at(w, &ch, &i)) != NULL; i++) {
-        BW__SEG_RULE(pc->blk != NULL || pc->done == NULL || (w->flags & BW__DONES),
+        BW__SEG_RULE(bw__pc_aside(pc) == NULL || (w->flags & BW__DONES),
                      "a reference with a done is flagged (BW__DONES)");
-        counts[bw__check_owner(blks, nblk, cur, pc)]++;
+        counts[bw__check_owner(blks, nblk, cur, ch, i)]++;
         BW__SEG_RULE(pc->end - pc->n == at, "each closed piece starts where the last ended");
         at = pc->end;
         sum += pc->n;

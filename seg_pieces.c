@@ -71,9 +71,10 @@ static void bw__blk_unlink(bw_writer *w, bw__blk *b)
  * holds no piece any more goes back (the current block stays). */
 BW__INTERNAL void bw__piece_drop(bw_writer *w, bw__piece *pc)
 {
-    bw__blk *b = pc->blk;
+    bw__blk *b = bw__pc_blk(pc);
     if (b == NULL) {
-        if (pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
+        const bw__aside *a = bw__pc_aside(pc);
+        if (a != NULL) a->done(a->ctx, a->orig, a->orig_n);
         return;
     }
     if (--b->pieces == 0 && (w->data == NULL || b != bw__cur(w))) {
@@ -116,7 +117,7 @@ static int bw__pc_rent(bw_writer *w, bw__pchunk *last, size_t want)
     bw__pchunk *c = p != NULL ? (bw__pchunk *)bw_pool_rent(p, want, &got) : NULL;
     if (c == NULL) return bw__fail(w, BW_ENOMEM);
     c->bytes = got;
-    c->cap = (got - sizeof *c) / sizeof(bw__piece);
+    c->cap = (got - sizeof *c) / BW__REC;
     if (c->cap > UINT32_MAX / 2) c->cap = UINT32_MAX / 2; /* count is 32 bits */
     c->prev = last;
     c->next = NULL;
@@ -142,12 +143,11 @@ BW__INTERNAL BW__COLD int bw__pc_more(bw_writer *w, size_t k)
         last = c;
     }
     if (room >= k) return BW_OK;
-    if (k - room > (BW__MAX_BLOCK - sizeof *c) / sizeof(bw__piece) || k > UINT32_MAX / 2)
+    if (k - room > (BW__MAX_BLOCK - sizeof *c) / BW__REC || k > UINT32_MAX / 2)
         return bw__fail(w, BW_EOVERFLOW);
     want = last == NULL ? BW__PC_FIRST : last->bytes < BW__PC_LARGEST ? 2 * last->bytes
                                                                       : BW__PC_LARGEST;
-    if (want < sizeof *c + (k - room) * sizeof(bw__piece))
-        want = sizeof *c + (k - room) * sizeof(bw__piece);
+    if (want < sizeof *c + (k - room) * BW__REC) want = sizeof *c + (k - room) * BW__REC;
     return bw__pc_rent(w, last, want);
 }
 

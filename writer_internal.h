@@ -42,12 +42,9 @@ struct bw__piece {
     const unsigned char *p; /* the first held byte                          */
     size_t n;               /* held bytes (never 0)                          */
     uint64_t end;           /* the position just past the piece              */
-    bw__blk *blk;           /* the owned block it lies in; NULL: a reference */
-    bw_done_fn done;        /* a reference's: done(ctx, orig, orig_n), once  */
-    void *ctx;
-    const void *orig;       /* the reference as given (consume and truncate
-                               move p and n)                                 */
-    size_t orig_n;
+    uintptr_t own;          /* the owned block it lies in (a bw__blk *); 0: a
+                               reference; odd: a reference with a done, whose
+                               bw__aside is at own - 1 (seg_internal.h)      */
 };
 typedef struct bw__piece bw__piece;
 

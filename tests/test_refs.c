@@ -763,3 +763,122 @@ Test(chunks, move_and_truncate_across_chunks)
     for (i = 0; i < CH_RECS; i++) cr_expect_eq(dc[0][i].calls, 1, "a's done %zu", i);
     env_free(e);
 }
+
+/* A done is kept beside its record (an aside at the record's place in its
+ * chunk), and only for the references given one: these jobs mix them with
+ * references without one, so that records with and without an aside meet
+ * at every chunk boundary. Body i has a done when i % 3 == 0. */
+static size_t mixed_job(bw_writer *w, unsigned char (*bodies)[CH_BODY], donec *dc,
+                        unsigned char *model)
+{
+    size_t i, mlen = 0;
+    for (i = 0; i < CH_RECS; i++) {
+        char hdr[CH_HDR + 1];
+        snprintf(hdr, sizeof hdr, "mix%06zu:", i);
+        cr_assert_eq(bw_write(w, hdr, CH_HDR), BW_OK);
+        memcpy(model + mlen, hdr, CH_HDR);
+        mlen += CH_HDR;
+        cr_assert_eq(bw_append_ref(w, bodies[i], CH_BODY, i % 3 == 0 ? on_done : NULL, &dc[i]),
+                     BW_OK);
+        memcpy(model + mlen, bodies[i], CH_BODY);
+        mlen += CH_BODY;
+    }
+    return mlen;
+}
+
+/* Each body with a done was told once, with the pointer and length it was
+ * linked with (a consume or a truncate moved the record's own), and the
+ * others never. */
+static void expect_dones(const donec *dc, unsigned char (*bodies)[CH_BODY])
+{
+    size_t i;
+    for (i = 0; i < CH_RECS; i++) {
+        if (i % 3 != 0) {
+            cr_expect_eq(dc[i].calls, 0, "body %zu has no done", i);
+            continue;
+        }
+        cr_expect_eq(dc[i].calls, 1, "done %zu once", i);
+        cr_expect(dc[i].data == bodies[i] && dc[i].n == CH_BODY, "done %zu as linked", i);
+    }
+}
+
+Test(chunks, done_and_plain_references_mixed_across_chunks)
+{
+    static unsigned char bodies[CH_RECS][CH_BODY];
+    static unsigned char model[CH_RECS * (CH_HDR + CH_BODY)];
+    static donec dc[CH_RECS];
+    const size_t rec = CH_HDR + CH_BODY;
+    unsigned char patch[2 * (CH_HDR + CH_BODY)];
+    env *e = env_new();
+    bw_writer w;
+    size_t mlen, i;
+    memset(dc, 0, sizeof dc);
+    for (i = 0; i < CH_RECS; i++) fill(bodies[i], CH_BODY, (unsigned)i + 3);
+    mk(e, &w, M_CHAIN);
+    mlen = mixed_job(&w, bodies, dc, model);
+    cr_expect(bw_iovec(&w, NULL, 0) >= 2 * CH_RECS, "a piece a header (or two), one a body");
+    expect_held(&w, model, mlen);
+    /* a patch over bodies 99 (a done) to 101 owns them: 99's done is told */
+    memset(patch, 'P', sizeof patch);
+    cr_assert_eq(bw_patch(&w, 99 * rec + CH_HDR + 30, patch, sizeof patch), BW_OK);
+    memcpy(model + 99 * rec + CH_HDR + 30, patch, sizeof patch);
+    cr_expect_eq(dc[99].calls, 1, "an owned reference is told at once");
+    expect_held(&w, model, mlen);
+    /* truncate into the middle of body 450 (a done), consume into 30's */
+    cr_assert_eq(bw_truncate(&w, 450 * rec + CH_HDR + 11), BW_OK);
+    mlen = 450 * rec + CH_HDR + 11;
+    for (i = 451; i < CH_RECS; i++) cr_expect_eq(dc[i].calls, i % 3 == 0, "cut %zu", i);
+    cr_expect_eq(dc[450].calls, 0, "part of 450 is held");
+    cr_assert_eq(bw_consume(&w, 30 * rec + CH_HDR + 5), BW_OK);
+    for (i = 0; i < 30; i++) cr_expect_eq(dc[i].calls, i % 3 == 0, "consumed %zu", i);
+    cr_expect_eq(dc[30].calls, 0, "part of 30 is held");
+    expect_held(&w, model + 30 * rec + CH_HDR + 5, mlen - 30 * rec - CH_HDR - 5);
+    bw_release(&w);
+    expect_dones(dc, bodies); /* 99's not again */
+    env_free(e);
+}
+
+/* A moved reference takes its done to its record's new place: the source
+ * writes its chunks over again with a job of its own, and each done is
+ * told once, to the one who linked it. */
+Test(chunks, moved_done_references_keep_their_done)
+{
+    static unsigned char bodies[CH_RECS][CH_BODY];
+    static unsigned char model[CH_RECS * (CH_HDR + CH_BODY) + 100];
+    static unsigned char other[CH_RECS * (CH_HDR + CH_BODY)];
+    static donec dc[CH_RECS], dc2[CH_RECS];
+    const size_t rec = CH_HDR + CH_BODY, gone = 7 * (CH_HDR + CH_BODY) + 3;
+    env *e = env_new();
+    bw_writer a, b;
+    size_t alen, blen, i;
+    memset(dc, 0, sizeof dc);
+    memset(dc2, 0, sizeof dc2);
+    for (i = 0; i < CH_RECS; i++) fill(bodies[i], CH_BODY, (unsigned)i + 5);
+    mk(e, &a, M_CHAIN);
+    mk(e, &b, M_CHAIN);
+    cr_assert_eq(bw_puts(&a, "a's own "), BW_OK); /* a's records start elsewhere than b's */
+    cr_assert_eq(bw_append_ref(&a, bodies[0], 3, NULL, NULL), BW_OK);
+    memcpy(model, "a's own ", 8);
+    memcpy(model + 8, bodies[0], 3);
+    alen = 11;
+    blen = mixed_job(&b, bodies, dc, model + alen);
+    cr_assert_eq(bw_consume(&b, gone), BW_OK); /* b's records from its head's 15th */
+    memmove(model + alen, model + alen + gone, blen - gone);
+    blen -= gone;
+    cr_assert_eq(bw_move(&a, &b), BW_OK);
+    cr_expect_eq(bw_len(&b), 0);
+    expect_held(&a, model, alen + blen);
+    /* b writes its chunks over again, asides and all */
+    (void)mixed_job(&b, bodies, dc2, other);
+    bw_release(&b);
+    expect_dones(dc2, bodies);
+    for (i = 0; i < CH_RECS; i++)
+        cr_expect_eq(dc[i].calls, i < 7 && i % 3 == 0, "done %zu: only the consumed told", i);
+    cr_assert_eq(bw_truncate(&a, alen + blen - 2 * rec - 20), BW_OK); /* back into body 597 */
+    cr_expect_eq(dc[597].calls, 0, "part of 597 is held");
+    cr_expect_eq(dc[598].calls, 0, "598 has no done");
+    expect_held(&a, model, alen + blen - 2 * rec - 20);
+    bw_release(&a);
+    expect_dones(dc, bodies);
+    env_free(e);
+}
