@@ -600,8 +600,23 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     return b;
 }
 
-/* bw_detach_malloc's every case; the usual one comes first, below. */
-static BW__COLD void *bw__detach_malloc_rest(bw_writer *w, size_t *len)
+/* bw_detach_malloc's inline copy (bufwriter.h) takes a block of at most
+ * the pool's first field's capacity, which holds at most that many bytes:
+ * a text bw__pool_copies would copy too, so the two agree. The inline
+ * copy's release, and every case it does not take, are these two. */
+_Static_assert(offsetof(struct bw_pool, detach_copy_cap) == 0,
+               "bw__pool_copy_cap reads a pool's first field");
+_Static_assert(offsetof(bw_writer, flags) == offsetof(bw_writer, mode) + 1,
+               "bw__contig_without loads mode and flags at once");
+_Static_assert(BW__DETACH_COPY_MAX + 1 == BW__HAND_OFF_COPY_MAX,
+               "bw_detach_malloc's inline copy and bw__pool_copies agree on the length");
+void bw__release_contig(bw_writer *w)
+{
+    BW__ASSUME(w->data != NULL); /* and not a caller's buffer: the inline test */
+    bw__contig_release_block_of(w, w->data);
+}
+
+void *bw__detach_malloc_slow(bw_writer *w, size_t *len)
 {
     unsigned char *b;
     size_t l, cap;
@@ -644,28 +659,6 @@ done:
     bw__job_done(w);
     bw__reset(w);
     if (len != NULL) *len = l;
-    return b;
-}
-
-/* The usual case alone, with no frame to speak of: a contiguous writer on
- * a pooled block whose text the pool would rather copy (pool_writer.h).
- * Then the call is the caller's own malloc, memcpy and bw_release (its
- * inline return of a small message's block), and costs what they do but
- * for the call and these tests (issue 36: K rows). */
-void *bw_detach_malloc(bw_writer *w, size_t *len)
-{
-    unsigned char *b;
-    size_t l;
-    if (w == NULL || !bw__is_contig(w) || w->data == NULL || (w->flags & BW__EXTERNAL))
-        return bw__detach_malloc_rest(w, len);
-    l = bw_len(w);
-    if (!bw__pool_copies(w->pool, bw__contig_block_cap(w), l + 1) ||
-        (b = (unsigned char *)malloc(l + 1)) == NULL)
-        return bw__detach_malloc_rest(w, len);
-    memcpy(b, w->data + bw__start(w), l);
-    b[l] = 0;
-    if (len != NULL) *len = l;
-    bw__contig_release(w); /* bw_release's inline way: the block back by the cache's push */
     return b;
 }
 

@@ -145,6 +145,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h> /* malloc: bw_detach_malloc's inline copy */
 #include <string.h>
 
 /* The version of this header. BW_VERSION_NUMBER is major * 10000 +
@@ -1230,10 +1231,11 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
  * it nothing, its block goes back to it. So bytes of at most 64 KiB in a
  * block of a class the thread cache keeps (to 1 MiB by default; none with
  * BW_POOL_NO_THREAD_CACHE, _BYPASS, _ZERO_ON_RETURN or checked mode) are
- * copied into malloc(bw_len + 1), whatever their length: the copy costs
- * the caller's own malloc, memcpy and bw_release and a call, and the next
- * job rents the same block (a 252-byte text handed over in its 512-byte
- * first block cost 3.6x a copy). Longer ones are handed over, and the
+ * copied into malloc(bw_len + 1), whatever their length: inline, in the
+ * caller's code (so it is the caller's malloc), the copy costs what the
+ * caller's own malloc, memcpy and bw_release do, and the next job rents
+ * the same block (a 252-byte text handed over in its 512-byte first block
+ * cost 3.6x a copy). Longer ones are handed over, and the
  * caller's memory still fits: a block much larger than the bytes with
  * their NUL (more than twice them, plus 64 bytes) is shrunk with the
  * allocator's realloc (a realloc that fails leaves it whole).
@@ -1244,7 +1246,7 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
  *
  *   char *s = bw_detach_malloc(&w, NULL);     // was: malloc + memcpy
  *   return s;                                 // the caller free()s it */
-BW_API void *bw_detach_malloc(bw_writer *w, size_t *len);
+BW__INLINE void *bw_detach_malloc(bw_writer *w, size_t *len);
 
 /* Called once when bytes given to bw_append_ref leave the writer, with the
  * pointer and length given there. It must not call into that writer. */
@@ -1411,9 +1413,14 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
                             clamped to it                                     */
 };
 
-/* bw_writer.flags: a size limit is set (bw_set_limit), so limit is read.
- * The other bits are writer_internal.h's. */
-#define BW__LIMITED 0x40u
+/* bw_writer.flags that inline code reads (the other bits are
+ * writer_internal.h's): a size limit is set (bw_set_limit), so limit is
+ * read; a contiguous writer's data is the caller's first buffer
+ * (bw_init_buffer), or its block a reservation of m.g.block bytes with cap
+ * its window (mode_contig.c), so not a pooled block of cap bytes. */
+#define BW__LIMITED  0x40u
+#define BW__EXTERNAL 0x1u
+#define BW__RESERVED 0x4u
 
 /* Modes (bw_writer.mode). The all-zero writer is contiguous. */
 #define BW__CONTIG 0
@@ -1665,6 +1672,68 @@ BW__INLINE const unsigned char *bw_data(const bw_writer *w)
     if (BW__LIKELY(w && w->data && w->mode != BW__SEG))
         return w->data + BW__CAST(size_t, w->base - w->pos);
     return bw__data_slow(w);
+}
+
+/* bw_detach_malloc's usual case, inline: a contiguous writer on a pooled
+ * block of a class the thread cache keeps, of at most BW__DETACH_COPY_MAX
+ * bytes, is copied (bw__pool_copies, pool/pool_writer.h, says why). Then
+ * the hand-off is the caller's own malloc, memcpy and release, in the
+ * caller's code: out of line, the call's frame and tests cost 44
+ * instructions more than those (issue 36: K rows). A pool's first field is
+ * the largest such block (0: none; struct bw_pool, pool/pool_internal.h),
+ * so one compare asks the pool and bounds the text. Every other case, and
+ * a malloc that fails, is bw__detach_malloc_slow's; bw__release_contig is
+ * bw_release without the tests this one made. */
+#define BW__DETACH_COPY_MAX ((size_t)64 << 10)
+BW_API void *bw__detach_malloc_slow(bw_writer *w, size_t *len);
+BW_API void bw__release_contig(bw_writer *w);
+BW__INLINE size_t bw__pool_copy_cap(const bw_pool *p)
+{
+    return *BW__CAST(const size_t *, BW__CAST(const void *, p));
+}
+/* Whether w is contiguous with none of flags set. mode and flags are
+ * adjacent bytes (bufwriter.c checks): on a little-endian GCC or Clang
+ * host one 16-bit load tests both, two instructions where two loads and
+ * tests took five. */
+BW__INLINE int bw__contig_without(const bw_writer *w, unsigned flags)
+{
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
+    defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint16_t mf;
+    memcpy(&mf, BW__CAST(const unsigned char *, BW__CAST(const void *, w)) +
+                    offsetof(bw_writer, mode), sizeof mf);
+    return (mf & (0xffu | flags << 8)) == 0;
+#else
+    return w->mode == BW__CONTIG && !(w->flags & flags);
+#endif
+}
+/* GCC takes malloc to leave the caller's memory alone, so it keeps the
+ * fields it read before the call for after it, spilled to the stack and
+ * back (8 instructions); after this barrier it reads them again (3). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__REREAD() __asm__ __volatile__("" : : : "memory")
+#else
+#  define BW__REREAD() ((void)0)
+#endif
+BW__INLINE void *bw_detach_malloc(bw_writer *w, size_t *len)
+{
+    unsigned char *b;
+    size_t n;
+    if (BW__LIKELY(w != BW__NULL && bw__contig_without(w, BW__EXTERNAL | BW__RESERVED) &&
+                   w->data != BW__NULL && w->cap <= bw__pool_copy_cap(w->pool))) {
+        b = BW__CAST(unsigned char *, malloc(BW__CAST(size_t, w->pos + w->len - w->base) + 1));
+        if (BW__LIKELY(b != BW__NULL)) {
+            /* The NUL and *len first: nothing is kept across memcpy but w. */
+            BW__REREAD();
+            n = BW__CAST(size_t, w->pos + w->len - w->base);
+            b[n] = 0;
+            if (len != BW__NULL) *len = n;
+            memcpy(b, w->data + BW__CAST(size_t, w->base - w->pos), n);
+            bw__release_contig(w);
+            return b;
+        }
+    }
+    return bw__detach_malloc_slow(w, len);
 }
 
 BW__INLINE int bw_putc(bw_writer *w, int c)

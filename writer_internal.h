@@ -14,17 +14,15 @@
  * inline fast path needs them. */
 
 /* bw_writer.flags */
-#define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
-#define BW__RESERVED  0x4u /* contiguous: the block is a reservation of
-                              m.g.block bytes, cap its window (mode_contig.c) */
 #define BW__DONES     0x8u /* segmented: a piece held may have a done to call
                               (a reset walks the records only then)       */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
                                no error recorded (bw_errno)              */
-/* 0x40 is BW__LIMITED, in bufwriter.h: inline code reads it. */
+/* 0x1 is BW__EXTERNAL, 0x4 BW__RESERVED and 0x40 BW__LIMITED, in
+ * bufwriter.h: inline code reads them. */
 
 /* A segmented writer's held bytes are a sequence of pieces, each a
  * (pointer, length) over a block the writer owns or over caller memory
@@ -336,9 +334,10 @@ static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
 /* ---- the contiguous mode's inline first block (mode_contig.c) ---- */
 
 /* The one place outside the mode table that reads the mode (but the inits
- * and bw_data's inline fast path, bufwriter.h): a small message's first
- * write (bw__first_write, bw_reserve) and its release (bw_release) are a
- * compare away from their block, with no load of the table and no call. */
+ * and the inline bw_data and bw_detach_malloc, bufwriter.h): a small
+ * message's first write (bw__first_write, bw_reserve) and its release
+ * (bw_release) are a compare away from their block, with no load of the
+ * table and no call. */
 static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
 
 /* The block's capacity (bw_detach's, and what goes back to the pool): a
@@ -399,13 +398,16 @@ static inline bool bw__first_write(const bw_writer *w, size_t n)
  * pool's first size, too small to teach the pool anything) goes back by
  * the thread cache's inline push, with no call and no stack frame. Any
  * other block, and a length that teaches the pool, take
- * bw__contig_release_block (mode_contig.c). */
-static inline void bw__contig_release(bw_writer *w)
+ * bw__contig_release_block (mode_contig.c). b is the block (NULL for none
+ * or a caller's buffer), so a caller that knows it has one (the inline
+ * bw_detach_malloc's release, bw__release_contig) tests nothing more. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline void bw__contig_release_block_of(bw_writer *w, unsigned char *b)
 {
     bw_pool *p = w->pool;
-    unsigned char *b;
     size_t cap, len, block = 0;
-    b = w->flags & BW__EXTERNAL ? NULL : w->data;
     cap = w->cap;
     /* A block implies its pool (the rent set it). Given back before the
      * fields are emptied, so the length is read only when it can teach. */
@@ -421,6 +423,10 @@ static inline void bw__contig_release(bw_writer *w)
     bw__reset(w);
     if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
         bw__contig_release_block(p, b, block, cap, len);
+}
+static inline void bw__contig_release(bw_writer *w)
+{
+    bw__contig_release_block_of(w, w->flags & BW__EXTERNAL ? NULL : w->data);
 }
 
 /* ---- decimal text (bw_put_dec_*, fmt_int.c; the float text, fmt_float.c) ---- */

@@ -247,6 +247,8 @@ static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
     p->fast_rent_limit =
         (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
             ? 0 : top;
+    p->detach_copy_cap =
+        p->fast_rent_limit < BW__DETACH_COPY_MAX ? p->fast_rent_limit : BW__DETACH_COPY_MAX;
     /* Returns of the medium classes (above BW__TCACHE_SMALL) leave the
      * inline path for bw__return_slow's first test, which pushes them as
      * the inline path does and reads the coarse clock (3.5 ns): decay then

@@ -192,6 +192,11 @@ typedef struct bw__class {
 } bw__class;
 
 struct bw_pool {
+    size_t detach_copy_cap;    /* the first field, read there by the inline
+                                  bw_detach_malloc (bufwriter.h): a block of
+                                  at most this capacity holds a text that
+                                  bw__pool_copies copies: fast_rent_limit,
+                                  at most BW__DETACH_COPY_MAX                */
     uint64_t id;               /* unique for the process lifetime            */
     bw_pool *all_prev, *all_next; /* every pool (bw__all_lock), for fork     */
     /* The options as resolved (bw__options_resolve): every default filled,

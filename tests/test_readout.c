@@ -948,6 +948,135 @@ Test(detach_fit, texts_to_64_kib_are_copied_longer_ones_handed_over)
     bw_pool_destroy(p);
 }
 
+/* The copy bw_detach_malloc makes inline (bufwriter.h), on the cases it
+ * could get wrong: bytes consumed from the front (they start past data),
+ * a recorded error (copied, then cleared), a size limit (kept), and no
+ * len. Each copy fits, the block goes back to the pool (the next job
+ * rents it: no block allocated) and the writer is empty and usable. */
+Test(detach_fit, the_inline_copy_consumed_error_limit_and_no_len)
+{
+    bw_pool_options o;
+    bw_pool *p;
+    bw_pool_stats before, after;
+    bw_writer w;
+    unsigned char *s;
+    size_t len = 0;
+    int i;
+    if (!plain_env()) return;
+    memset(&o, 0, sizeof o);
+    p = mkpool(&o);
+    for (i = 0; i < 4; i++) { /* warm: the pool's first block in the cache */
+        (void)build(&w, p, 0, 300, 10);
+        free(bw_detach_malloc(&w, NULL));
+    }
+    bw_pool_get_stats(p, &before);
+    (void)build(&w, p, 0, 300, 11);
+    cr_assert_eq(bw_consume(&w, 50), BW_OK);
+    s = (unsigned char *)bw_detach_malloc(&w, &len);
+    cr_assert(s != NULL);
+    cr_expect_eq(len, 250, "the bytes after those consumed");
+    for (i = 0; i < 250; i++)
+        if (s[i] != pat((size_t)i + 50, 11)) break;
+    cr_expect_eq(i, 250, "byte %d differs", i);
+    cr_expect_eq(s[250], 0);
+    cr_expect_eq(bw_tell(&w), 0, "positions at 0");
+    free(s);
+    (void)build(&w, p, 0, 300, 12);
+    cr_expect_eq(bw_puts(&w, NULL), BW_EINVAL);
+    s = (unsigned char *)bw_detach_malloc(&w, &len);
+    cr_assert(s != NULL, "works while an error is recorded");
+    cr_expect_eq(len, 300);
+    expect_bytes(s, 300, 12);
+    cr_expect_eq(bw_error(&w), BW_OK, "and clears it");
+    cr_expect_eq(bw_free_capacity(&w), 0, "no storage: the block went back");
+    free(s);
+    (void)build(&w, p, 0, 300, 13);
+    cr_assert_eq(bw_set_limit(&w, 400), BW_OK);
+    s = (unsigned char *)bw_detach_malloc(&w, NULL);
+    cr_assert(s != NULL);
+    expect_bytes(s, 300, 13);
+    free(s);
+    cr_expect_eq(bw_write(&w, "x", 1), BW_OK);
+    cr_expect_eq(bw_pad(&w, 512), BW_ELIMIT, "the limit stays");
+    s = (unsigned char *)bw_detach_malloc(&w, &len);
+    cr_assert(s != NULL);
+    cr_expect(len == 1 && s[0] == 'x' && s[1] == 0);
+    free(s);
+    bw_release(&w);
+    bw_pool_get_stats(p, &after);
+    cr_expect_eq(after.backing_allocs, before.backing_allocs, "no block allocated");
+    cr_expect_eq(after.backing_frees, before.backing_frees, "none handed over");
+    bw_pool_destroy(p);
+}
+
+/* A block of a class the thread cache keeps but larger than 64 KiB holds
+ * a text the rule copies (at most 64 KiB) that the inline copy leaves to
+ * the call: still a copy, and the block stays in the pool. */
+Test(detach_fit, a_short_text_in_a_large_cached_block_is_copied)
+{
+    bw_pool_options o;
+    bw_pool *p;
+    bw_writer w;
+    const unsigned char *d;
+    unsigned char *s;
+    size_t len;
+    bw_pool_stats before, after;
+    if (!plain_env()) return;
+    memset(&o, 0, sizeof o);
+    p = mkpool(&o);
+    d = build(&w, p, 256 * KiB, 1000, 14);
+    cr_assert_eq(bw_capacity(&w), 256 * KiB);
+    bw_pool_get_stats(p, &before);
+    s = (unsigned char *)bw_detach_malloc(&w, &len);
+    bw_pool_get_stats(p, &after);
+    cr_assert(s != NULL);
+    cr_expect_eq(len, 1000);
+    expect_bytes(s, 1000, 14);
+    cr_expect_neq(s, d, "copied");
+    cr_expect_eq(after.backing_frees, before.backing_frees, "the block kept");
+    free(s);
+    bw_release(&w);
+    bw_pool_destroy(p);
+}
+
+/* The thread cache keeps the classes up to the pool's threshold when that
+ * is below 1 MiB: with a 4 KiB threshold, a text in a 4 KiB block is
+ * copied and one in a block above it handed over (the pool counts it
+ * freed; a shrink may move it, so not by address), though both are
+ * shorter than 64 KiB. The inline copy asks the pool, not the length
+ * alone. */
+Test(detach_fit, the_rule_follows_the_pools_cached_classes)
+{
+    static const size_t lens[] = {3000, 5000};
+    bw_pool_options o;
+    bw_pool_stats before, after;
+    bw_pool *p;
+    bw_writer w;
+    const unsigned char *d;
+    unsigned char *s;
+    size_t len, k;
+    if (!plain_env()) return;
+    memset(&o, 0, sizeof o);
+    o.max_pooled_size = 4 * KiB;
+    p = mkpool(&o);
+    for (k = 0; k < 2; k++) {
+        d = build(&w, p, 0, lens[k], 15);
+        cr_assert_eq(bw_capacity(&w) > 4 * KiB, k == 1, "%zu bytes", lens[k]);
+        bw_pool_get_stats(p, &before);
+        s = (unsigned char *)bw_detach_malloc(&w, &len);
+        bw_pool_get_stats(p, &after);
+        cr_assert(s != NULL);
+        cr_expect_eq(len, lens[k]);
+        expect_bytes(s, lens[k], 15);
+        if (k == 0) cr_expect_neq(s, d, "copied");
+        cr_expect_eq(after.backing_frees, before.backing_frees + k,
+                     "%zu bytes: %s", lens[k], k ? "handed over" : "the block kept");
+        free(s);
+        bw_release(&w);
+    }
+    bw_pool_destroy(p);
+}
+
 /* More than 64 KiB of bytes (or a block above the thread cache's classes)
  * are not copied: a block much larger than them is shrunk with the
  * allocator's realloc to the bytes and their NUL. */
