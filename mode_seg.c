@@ -253,7 +253,7 @@ static void bw__seg_drop_storage(bw_writer *w)
 static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
 {
     size_t held, off = 0, k;
-    bw__size_req r = {BW__SIZE_BLOCK, false, 0, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_BLOCK};
     bw__cursor c = {0, 0, NULL};
     const unsigned char *src;
     bw__blk *b;
@@ -346,7 +346,7 @@ static unsigned char *bw__seg_span(const bw_writer *w, const bw__piece *pc, uint
  * done is called. */
 static int bw__seg_own(bw_writer *w, bw__pchunk *ch, size_t i, uint64_t end, size_t bytes)
 {
-    bw__size_req r = {BW__SIZE_BLOCK, false, bytes + BW__SEG_HDR, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_BLOCK, .n = bytes + BW__SEG_HDR};
     bw__blk *b = bw__blk_rent(w, &r);
     bw__piece *pc;
     size_t off = 0;
