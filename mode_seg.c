@@ -671,7 +671,7 @@ static int bw__seg_link_chk(bw_writer *w, const void *data, size_t n, bw_done_fn
 static int bw__seg_take_chk(bw_writer *dst, bw_writer *src)
 {
     int rc = bw__seg_take(dst, src);
-    if (src->mode == BW__SEG) bw__seg_check(src);
+    if (bw__traits(src) & BW__LINKS) bw__seg_check(src); /* src segmented too */
     bw__seg_check(dst);
     return rc;
 }
@@ -720,7 +720,7 @@ int bw_init_chain(bw_writer *w, bw_pool *pool)
 int bw_set_block_size(bw_writer *w, size_t size)
 {
     unsigned k = BW__BLK_MIN_LOG2;
-    if (w == NULL || w->mode != BW__SEG) return BW_EINVAL;
+    if (w == NULL || !(bw__traits(w) & BW__LINKS)) return BW_EINVAL; /* not segmented */
     if (size == 0) {
         w->blk_log2 = 0;
         return BW_OK;
