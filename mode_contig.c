@@ -14,33 +14,30 @@
  * window never narrows while the writer holds the block, so the block goes
  * back with cap as the end of what was written (bw__pool_return_written),
  * and a 20 KiB job in a 64 MiB block zeroes at most 40 KiB, not 64 MiB.
- * The window starts at the growth rule's size for what was asked for (at
- * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
- * so it costs a cold path per doubling, as growth does, and is at most
- * twice the furthest byte asked for (an exact-size block of BW_POOL_BYPASS
- * less than twice that is the window whole: see bw__contig_window). */
-#define BW__ZERO_STEP ((size_t)4096)
-
-static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
+ * The window is the pool's size for what was asked for (bw__pool_size's
+ * BW__SIZE_WINDOW: the growth rule's, at least 4 KiB, or the block whole)
+ * and at least doubles when the cold path widens it, so it costs a cold
+ * path per doubling, as growth does, and is at most twice the furthest
+ * byte asked for (or the block whole, when that is less than twice it). */
+static size_t bw__contig_window(bw_pool *p, size_t block, size_t held, size_t n, size_t cap)
 {
-    /* By the growth rule (0: past what it can represent, the block), so
-     * capacities stay the sizes the rule gives. A window is the whole
-     * block or at most half of it, so widening it at least doubles it, as
-     * the rule does: a block of an exact size (BW_POOL_BYPASS rents what
-     * is asked for, 4205 bytes for a learned 4205) less than twice the
-     * rule's size is taken whole (widening 4096 to 4205 broke the rule). */
-    want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
-    return want != 0 && want <= block / 2 ? want : block;
+    bw__size_req r = {.kind = BW__SIZE_WINDOW, .n = n, .held = held, .cap = cap, .block = block};
+    bw__size s;
+    (void)bw__pool_size(p, &r, &s); /* a window always has one: at most the block */
+    return s.size;
 }
 
-/* A newly rented block of got bytes for a writer that asked for want: its
- * window on a zeroing pool or in a reservation (BW__RESERVED, set by
+/* A newly rented block of got bytes for a writer that asked for n more
+ * bytes after held, its capacity having been cap (0: none): its window on
+ * a zeroing pool or in a reservation (BW__RESERVED, set by
  * bw__contig_rent), the whole block otherwise. */
-static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
+static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t held, size_t n,
+                            size_t cap)
 {
     w->m.g.block = got;
-    w->cap = bw__pool_zeroes(p) || (w->flags & BW__RESERVED) ? bw__contig_window(p, got, want)
-                                                              : got;
+    w->cap = bw__pool_zeroes(p) || (w->flags & BW__RESERVED)
+                 ? bw__contig_window(p, got, held, n, cap)
+                 : got;
 }
 
 /* Widen a zeroing pool's window or a reservation's in place for n more
@@ -48,13 +45,10 @@ static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
  * window). */
 static bool bw__contig_widen(bw_writer *w, size_t n)
 {
-    size_t want;
     if ((w->flags & BW__EXTERNAL) || !(bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED)) ||
         w->cap == w->m.g.block || w->m.g.block - w->len < n)
         return false;
-    want = w->len + n; /* at most the block: no overflow */
-    if (want < 2 * w->cap) want = 2 * w->cap;
-    w->cap = bw__contig_window(w->pool, w->m.g.block, want);
+    w->cap = bw__contig_window(w->pool, w->m.g.block, w->len, n, w->cap);
     bw__set_lim(w);
     return true;
 }
@@ -98,11 +92,11 @@ static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got, bool *r
  * rule: first block, growth, learned jump). */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *out)
 {
-    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1, 0};
-    r.external = (w->flags & BW__EXTERNAL) != 0;
-    r.n = n;
-    r.held = w->len - bw__start(w);
-    r.cap = w->cap;
+    bw__size_req r = {.kind = BW__SIZE_CONTIG,
+                      .external = (w->flags & BW__EXTERNAL) != 0,
+                      .n = n,
+                      .held = w->len - bw__start(w),
+                      .cap = w->cap};
     return bw__pool_size(p, &r, out);
 }
 
@@ -129,14 +123,13 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
         *old = w->data;
         *old_cap = bw__contig_block_cap(w);
     }
-    /* The window as the growth rule would grow: held + n, at least twice
-     * the old capacity (no overflow: bw__contig_size checked both); in a
-     * reservation, the size the rule gave. */
+    /* The window of a move: for held + n after the old capacity; in a
+     * reservation, for the size the rule gave. */
     if (reserved) {
         w->flags |= BW__RESERVED;
-        bw__contig_take(w, p, got, cap.size);
+        bw__contig_take(w, p, got, 0, cap.size, 0);
     } else {
-        bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
+        bw__contig_take(w, p, got, held, n, w->cap);
     }
     w->flags &= (unsigned char)~BW__EXTERNAL;
     w->data = nb;
@@ -224,7 +217,7 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
     b = (unsigned char *)bw__pool_rent_size(p, &cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
-    bw__contig_take(w, p, got, n);
+    bw__contig_take(w, p, got, 0, n, 0);
     w->lim = w->cap;
     w->pos = w->base;
     if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w);
@@ -245,11 +238,13 @@ BW__INTERNAL BW__COLD void bw__contig_release_block(bw_pool *p, unsigned char *b
 }
 
 /* Hand out (bw_detach): the caller's first buffer cannot go to the pool,
- * so a pooled copy, sized by the growth rule (none when nothing is held);
- * else the block itself. */
+ * so a pooled copy, the pool's block for the held bytes (none when nothing
+ * is held); else the block itself. */
 static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
 {
-    size_t want, l;
+    bw__size_req r = {.kind = BW__SIZE_BLOCK};
+    bw__size want;
+    size_t l;
     bw_pool *p;
     BW__ASSUME(w != NULL); /* bw_detach checked; bw_len's own check hides it from gcc */
     l = bw_len(w);
@@ -259,8 +254,9 @@ static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
     }
     if (l == 0) return 1;
     p = bw__pool_of(w);
-    if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
-        (*block = bw_pool_rent(p, want, cap)) == NULL) {
+    r.n = l;
+    if (p == NULL || bw__pool_size(p, &r, &want) != BW_OK ||
+        (*block = bw_pool_rent(p, want.size, cap)) == NULL) {
         bw__fail(w, BW_ENOMEM);
         return 0;
     }
@@ -285,7 +281,7 @@ static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list
 static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 {
     bw_pool *p = bw__pool_of(w);
-    bw__size_req r = {BW__SIZE_START, false, 0, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_START, .n = initial_capacity};
     bw__size cap;
     size_t got;
     void *b;
@@ -293,13 +289,12 @@ static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
-    r.n = initial_capacity;
     rc = bw__pool_size(p, &r, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     b = bw_pool_rent(p, cap.size, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = (unsigned char *)b;
-    bw__contig_take(w, p, got, initial_capacity);
+    bw__contig_take(w, p, got, 0, initial_capacity, 0);
     w->lim = w->cap;
     return BW_OK;
 }

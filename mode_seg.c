@@ -267,7 +267,7 @@ static void bw__seg_drop_storage(bw_writer *w)
 static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
 {
     size_t held, off = 0, k;
-    bw__size_req r = {BW__SIZE_BLOCK, false, 0, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_BLOCK};
     bw__cursor c = {0, 0, NULL};
     const unsigned char *src;
     bw__blk *b;
@@ -360,7 +360,7 @@ static unsigned char *bw__seg_span(const bw_writer *w, const bw__piece *pc, uint
  * done is called. */
 static int bw__seg_own(bw_writer *w, bw__pchunk *ch, size_t i, uint64_t end, size_t bytes)
 {
-    bw__size_req r = {BW__SIZE_BLOCK, false, bytes + BW__SEG_HDR, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_BLOCK, .n = bytes + BW__SEG_HDR};
     bw__blk *b = bw__blk_rent(w, &r);
     bw__piece *pc;
     size_t off = 0;
@@ -684,7 +684,7 @@ static int bw__seg_link_chk(bw_writer *w, const void *data, size_t n, bw_done_fn
 static int bw__seg_take_chk(bw_writer *dst, bw_writer *src)
 {
     int rc = bw__seg_take(dst, src);
-    if (src->mode == BW__SEG) bw__seg_check(src);
+    if (bw__traits(src) & BW__LINKS) bw__seg_check(src); /* src segmented too */
     bw__seg_check(dst);
     return rc;
 }
@@ -733,7 +733,7 @@ int bw_init_chain(bw_writer *w, bw_pool *pool)
 int bw_set_block_size(bw_writer *w, size_t size)
 {
     unsigned k = BW__BLK_MIN_LOG2;
-    if (w == NULL || w->mode != BW__SEG) return BW_EINVAL;
+    if (w == NULL || !(bw__traits(w) & BW__LINKS)) return BW_EINVAL; /* not segmented */
     if (size == 0) {
         w->blk_log2 = 0;
         return BW_OK;

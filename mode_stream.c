@@ -96,6 +96,16 @@ static void bw__stream_shrink(bw_writer *w, const void *src, size_t n)
     bw__set_lim(w);
 }
 
+/* The pool's buffer for n bytes (the growth rule's size). */
+static int bw__stream_size(bw_pool *p, size_t n, size_t *out)
+{
+    bw__size_req r = {.kind = BW__SIZE_BLOCK, .n = n};
+    bw__size s;
+    int rc = bw__pool_size(p, &r, &s);
+    *out = s.size;
+    return rc;
+}
+
 /* The buffer, rented at the first write, or replaced by a bigger block when
  * a reserve or span needs more than it has (nothing held then). */
 static int bw__stream_buffer(bw_writer *w, size_t n)
@@ -106,7 +116,7 @@ static int bw__stream_buffer(bw_writer *w, size_t n)
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n > cap) {
-        rc = bw__pool_grow(p, 0, n, 0, &cap);
+        rc = bw__stream_size(p, n, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
     b = (unsigned char *)bw_pool_rent(p, cap, &got);
@@ -256,7 +266,8 @@ static unsigned char *bw__stream_contiguous(bw_writer *w, size_t extra)
     return w->data + bw__start(w);
 }
 
-/* The streaming modes' common part: the buffer size by the growth rule. */
+/* The streaming modes' common part: the buffer size, the pool's for
+ * buffer_size. */
 static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
 {
     bw_pool *p;
@@ -270,7 +281,7 @@ static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
     if (buffer_size > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__pool_grow(p, 0, buffer_size, 0, &w->m.s.size);
+    rc = bw__stream_size(p, buffer_size, &w->m.s.size);
     return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
 }
 

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void bw__seg_broken(const char *rule)
+/* _Noreturn: C11's, which the implementation needs anyway (_Thread_local,
+ * <stdatomic.h>); callers then need no path after a broken rule. */
+static _Noreturn void bw__seg_broken(const char *rule)
 {
     fprintf(stderr, "bw__seg_check: broken invariant: %s\n", rule);
     abort();

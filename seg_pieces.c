@@ -195,7 +195,7 @@ static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *
 BW__INTERNAL bw__blk *bw__blk_next(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
-    bw__size_req r = {BW__SIZE_SEG, false, 0, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_SEG};
     if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
         bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
         return NULL;

@@ -188,7 +188,9 @@ BW__INTERNAL size_t bw__block_size(const bw_writer *w);
                              pool; the block and the first line are all the
                              writer holds (bw_release's inline way)           */
 #define BW__LINKS   0x2u  /* pieces are linked, not copied: a failed append is
-                             undone by cutting back to where it began         */
+                             undone by cutting back to where it began; the
+                             segmented mode's only, so what is for it alone
+                             (bw_set_block_size, bw__seg_check) asks this     */
 #define BW__SENDS   0x4u  /* held bytes go to a sink: nothing to move out     */
 #define BW__NO_POOL 0x8u  /* the caller's buffer alone: never allocates, has
                              no pool, hands nothing out                       */

@@ -3,8 +3,8 @@
  * first block and every move, a segmented writer's next block, and what
  * the pool learns from finished jobs to choose them. The growth rule
  * itself (a class at or below the threshold, a power of two above it; at
- * least twice the old block) is bw__pool_grow in pool_writer.h, inline
- * for the writer's fast paths.
+ * least twice the old block) is bw__pool_grow, and the writer asks for
+ * every size through bw__pool_size, at the end of this file.
  *
  * The bound is on fresh memory, not warm memory. A move towards the
  * learned size first takes a block of that size already idle in the pool
@@ -43,6 +43,22 @@
  * a jump's (a 1 MiB job copies 64 KiB) and a 20 KiB job's block at
  * 256 KiB; bench/BENCHMARKS.md, "The sweep", has what it costs. */
 #define BW__BOUND ((size_t)16)
+
+/* The growth rule for a writer holding len bytes in a block of cap (0:
+ * none) that needs n more: room for len + n, at least twice cap, by
+ * bw__grow_size. BW_EOVERFLOW when that cannot be represented. Inline, as
+ * it was in pool_writer.h: out of line, gcc calls it from bw__pool_size,
+ * and a segmented writer's 64 KiB job cost 156 instructions more. */
+static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t cap, size_t *out)
+{
+    size_t need;
+    if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
+    need = len + n;
+    if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
+    if (need < cap * 2) need = cap * 2;
+    *out = bw__grow_size(p, need | (need == 0)); /* a need of 0 gets a class */
+    return *out != 0 ? BW_OK : BW_EOVERFLOW;
+}
 
 /* The indexes of the largest (*a) and second largest (*b) of k >= 2
  * values: one pass, shared by both learned statistics. */
@@ -261,10 +277,30 @@ static size_t bw__size_seg(const bw_pool *p, const bw__size_req *r)
     return want > need ? want : need;
 }
 
+/* The smallest window: a small job in a large block zeroes a page. */
+#define BW__ZERO_STEP ((size_t)4096)
+
+/* A window (mode_contig.c says what it is for) in a block of r->block
+ * bytes for r->n more bytes after r->held, the window being r->cap: by
+ * the growth rule, so capacities stay the sizes the rule gives (room for
+ * held + n, at least twice cap), at least BW__ZERO_STEP; and the whole
+ * block when the rule's size is more than half of it (or past what it
+ * can represent), so widening a window at least doubles it as the rule
+ * does: a block of an exact size (BW_POOL_BYPASS rents what is asked
+ * for, 4205 bytes for a learned 4205) less than twice the rule's size is
+ * taken whole (widening 4096 to 4205 broke the rule). */
+static size_t bw__size_window(const bw_pool *p, const bw__size_req *r)
+{
+    size_t n = r->n, size;
+    if (r->held < BW__ZERO_STEP && n < BW__ZERO_STEP - r->held) n = BW__ZERO_STEP - r->held;
+    if (bw__pool_grow(p, r->held, n, r->cap, &size) != BW_OK) return r->block;
+    return size <= r->block / 2 ? size : r->block;
+}
+
 /* Every size a writer gets, decided here (the request kinds: pool_writer.h). */
 BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out)
 {
-    size_t n = r->n, learned;
+    size_t n = r->n, learned, mask;
     int rc;
     out->size = out->warm = 0;
     out->learned = false;
@@ -279,16 +315,20 @@ BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out)
     case BW__SIZE_SEG:
         n = bw__size_seg(p, r);
         break;
+    case BW__SIZE_WINDOW:
+        out->size = bw__size_window(p, r);
+        return BW_OK;
     default: /* BW__SIZE_BLOCK */
         break;
     }
-    /* Segmented blocks: by the growth rule, rounded up to r->align (a rent
-     * of exactly that size, BW_POOL_BYPASS or above the threshold, may not
-     * be aligned). */
+    /* By the growth rule, rounded up to r->align (a segmented block: a
+     * rent of exactly that size, BW_POOL_BYPASS or above the threshold,
+     * may not be aligned). */
     rc = bw__pool_grow(p, 0, n, 0, &n);
     if (rc != BW_OK) return rc;
-    if (n > BW__MAX_BLOCK - (r->align - 1)) return BW_EOVERFLOW;
-    out->size = (n + (r->align - 1)) & ~(r->align - 1);
+    mask = (r->align | (r->align == 0)) - 1;
+    if (n > BW__MAX_BLOCK - mask) return BW_EOVERFLOW;
+    out->size = (n + mask) & ~mask;
     return BW_OK;
 }
 
@@ -308,9 +348,8 @@ static size_t bw__learn_above(const bw_pool *p)
  * say about such a writer, and the inline paths skip both. */
 BW__INTERNAL void bw__pool_shortcuts(bw_pool *p)
 {
-    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_CONTIG, .n = p->opt.min_first_block};
     bw__size s;
-    r.n = p->opt.min_first_block;
     p->learn_above = bw__learn_above(p);
     p->first_block = bw__pool_size(p, &r, &s) == BW_OK && !s.learned && s.warm == 0 &&
                              s.size <= p->learn_above

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* pool_writer.h - what the writer's files ask of the pool, and all
- * it asks: the growth rule, every size it gets (one request, one answer:
- * bw__pool_size), learning from a finished job, the inline thread-cache rent
- * and return of a small message, growing a large block in place and
- * handing a block to free(); beyond these, only the public bw_pool_*
- * functions. The writer never reads the fields of
+ * it asks: every size it gets (one request, one answer: bw__pool_size,
+ * which alone applies the growth rule), learning from a finished job, the
+ * inline thread-cache rent and return of a small message, growing a large
+ * block in place and handing a block to free(); beyond these, only the
+ * public bw_pool_* functions. The writer never reads the fields of
  * struct bw_pool itself: the policies live in the pool, once, and the few
  * facts a fast path needs are inline accessors here (as cheap as the field
  * read they replace). Nothing here is part of the public API. */
@@ -21,7 +21,8 @@
 
 /* The growth rule's size for n bytes: the pool's class at or below its
  * threshold, the next power of two above it; 0 for 0 or when that cannot
- * be represented. */
+ * be represented. The pool's (growth.c, and pool.c's options and stats):
+ * the writer asks bw__pool_size for every size it gets. */
 static inline size_t bw__grow_size(const bw_pool *p, size_t n)
 {
     if (n == 0 || n > BW__MAX_BLOCK / 2 + 1) return 0;
@@ -29,45 +30,40 @@ static inline size_t bw__grow_size(const bw_pool *p, size_t n)
     return bw__pow2_ceil(n);
 }
 
-/* The growth rule for a writer holding len bytes in a block of cap (0:
- * none) that needs n more: room for len + n, at least twice cap, by
- * bw__grow_size. BW_EOVERFLOW when that cannot be represented. */
-static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t cap,
-                                size_t *out)
-{
-    size_t need;
-    if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
-    need = len + n;
-    if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
-    if (need < cap * 2) need = cap * 2;
-    *out = bw__grow_size(p, need | (need == 0)); /* a need of 0 gets a class */
-    return *out != 0 ? BW_OK : BW_EOVERFLOW;
-}
-
 /* What a writer asks the pool for, one request for every size it gets;
  * bw__pool_size (growth.c) is the one function that answers, and the pool
- * derives its shortcuts (first_block, learn_above) by asking it too. */
+ * derives its shortcuts (first_block, learn_above) by asking it too.
+ * Written with designated initializers: a field a kind does not read is 0. */
 enum {
     BW__SIZE_CONTIG, /* a contiguous writer's first block (cap 0) or move   */
     BW__SIZE_START,  /* bw_init's block for an initial capacity of n       */
     BW__SIZE_SEG,    /* a segmented writer's next block                    */
-    BW__SIZE_BLOCK   /* a block for n contiguous bytes, by the growth rule  */
+    BW__SIZE_BLOCK,  /* a block for n bytes by the growth rule: a segmented
+                        writer's for n contiguous bytes, a streaming
+                        writer's buffer, bw_detach's copy of n held bytes  */
+    BW__SIZE_WINDOW  /* a zeroing pool's or a reservation's window (the
+                        writer's capacity) in a block of `block` bytes      */
 };
 typedef struct bw__size_req {
     unsigned kind;
     bool external;      /* CONTIG: held bytes in the caller's buffer           */
-    size_t n;           /* CONTIG: bytes more; START: the initial capacity;
-                           SEG, BLOCK: contiguous bytes, trailer included    */
-    size_t held;        /* CONTIG: bytes held; SEG: the writer's length      */
-    size_t cap;         /* CONTIG: the block held; SEG: the last block (0:
-                           none yet)                                         */
+    size_t n;           /* CONTIG, WINDOW: bytes more; START: the initial
+                           capacity; SEG, BLOCK: bytes (SEG: contiguous,
+                           trailer included)                                 */
+    size_t held;        /* CONTIG: bytes held; SEG: the writer's length;
+                           WINDOW: bytes below the n more                    */
+    size_t cap;         /* CONTIG: the block held; SEG: the last block;
+                           WINDOW: the window now, or the capacity a move
+                           leaves (0: none yet)                              */
+    size_t block;       /* WINDOW: the block the window is of                */
     size_t large_held;  /* SEG: bytes in its blocks above the threshold      */
     size_t large_count; /* SEG: and how many                                 */
-    size_t align;       /* SEG, BLOCK: a power of two the size is rounded to */
+    size_t align;       /* SEG, BLOCK: a power of two the size is rounded to
+                           (0: none)                                         */
     size_t first;       /* SEG: the writer's smallest block (bw_set_block_size;
                            0: the pool's chain_block_size)                   */
 } bw__size_req;
-/* The answer: rent size (SEG and BLOCK: exactly), unless the pool has a
+/* The answer: rent size (SEG and BLOCK: exactly; WINDOW: the window), unless the pool has a
  * block of warm bytes idle (0: do not look), which costs no fresh memory
  * (bw__pool_rent_size). learned: a learned statistic took part, so the
  * answer may change as the pool learns. */

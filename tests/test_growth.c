@@ -248,6 +248,42 @@ Test(growth, detach_and_return)
     ta_finish(&ta, p);
 }
 
+/* bw_detach out of a caller's first buffer copies the held bytes (not
+ * the buffer, nor what was consumed) into the pool's block for them: the
+ * growth rule's size, a class up to the threshold (4096 here), the next
+ * power of two above it. */
+Test(growth, detach_from_a_callers_buffer_copies_into_the_growth_rules_block)
+{
+    static const struct {
+        size_t written, consumed, cap;
+    } cases[] = {
+        { 70, 10, 64 },       /* 60 held: their class, not 70's (128) */
+        { 3000, 0, 4096 },    /* the class at the threshold */
+        { 5000, 0, 8192 },    /* above it: the next power of two */
+    };
+    static unsigned char buf[6000];
+    test_alloc ta;
+    bw_pool *p = fresh_pool(&ta, 4096, 0);
+    bw_writer w;
+    size_t i, k, len, cap, bad;
+    unsigned char *b;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
+        for (i = 0; i < cases[k].written; i++) cr_assert_eq(bw_put_u8(&w, pat(i, 5)), BW_OK);
+        cr_assert_eq(bw_consume(&w, cases[k].consumed), BW_OK);
+        b = (unsigned char *)bw_detach(&w, &len, &cap);
+        cr_assert_not_null(b);
+        cr_expect(b != buf, "copied out of the caller's buffer");
+        cr_expect_eq(len, cases[k].written - cases[k].consumed);
+        cr_expect_eq(cap, cases[k].cap, "%zu held", len);
+        for (i = bad = 0; i < len; i++) bad += b[i] != pat(cases[k].consumed + i, 5);
+        cr_expect_eq(bad, 0, "%zu bytes differ", bad);
+        cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+        bw_release(&w);
+    }
+    ta_finish(&ta, p);
+}
+
 Test(growth, release_and_clear_keep_the_pool)
 {
     test_alloc ta;
@@ -325,6 +361,52 @@ Test(growth, zeroing_window_on_an_exact_size_block_still_doubles)
     cr_assert_eq(bw_len(&w), sizeof b);
     for (i = 0; i < sizeof b; i++) bad += bw_data(&w)[i] != b[i];
     cr_expect_eq(bad, 0, "%zu bytes differ", bad);
+    bw_release(&w);
+    ta_finish(&ta, p);
+}
+
+/* A zeroing pool's window (BW_POOL_ZERO_ON_RETURN): a writer in a block
+ * larger than it needs (the learned starting size, 256 KiB for jobs of
+ * 200 KiB) gets as its capacity the growth rule's size for what it asked
+ * for, at least 4 KiB, at least doubling as it widens, and the whole block
+ * once half of it no longer holds the next window; a move's window is
+ * the rule's size for the move. */
+Test(growth, zeroing_window_capacities_follow_the_growth_rule)
+{
+    static const size_t caps[] = { 4096, 8192, 16384, 32768, 65536, 131072,
+                                   262144, 524288 };
+    static unsigned char b[KiB];
+    test_alloc ta;
+    bw_pool *p = fresh_pool(&ta, 0, BW_POOL_ZERO_ON_RETURN | BW_POOL_LEARN_SIZE);
+    bw_writer w;
+    size_t i, k = 0, prev = 0;
+    memset(b, 'w', sizeof b);
+    for (i = 0; i < 2; i++) { /* teach the learned size: 200 KiB */
+        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+        cr_assert_eq(bw_reserve(&w, 200 * KiB), BW_OK);
+        cr_assert_eq(bw_advance(&w, 200 * KiB), BW_OK);
+        bw_release(&w);
+    }
+    cr_assert_eq(stats_of(p).learned_size, 256 * KiB, "the growth rule's size for it");
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, b, 100), BW_OK);
+    for (i = 0; i < 300; i++) {
+        if (bw_capacity(&w) != prev) {
+            prev = bw_capacity(&w);
+            cr_assert_lt(k, sizeof caps / sizeof caps[0], "capacity %zu", prev);
+            cr_expect_eq(prev, caps[k], "window %zu", k);
+            k++;
+        }
+        cr_assert_eq(bw_write(&w, b, sizeof b), BW_OK);
+    }
+    cr_expect_eq(k, sizeof caps / sizeof caps[0]);
+    bw_release(&w);
+    /* An initial capacity, and a reserve that jumps past doubling. */
+    cr_assert_eq(bw_init(&w, p, 10000), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 16384, "the rule's size for 10000");
+    cr_assert_eq(bw_write(&w, b, 100), BW_OK);
+    cr_assert_eq(bw_reserve(&w, 100000), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 131072, "the rule's size for 100100");
     bw_release(&w);
     ta_finish(&ta, p);
 }

@@ -459,4 +459,7 @@ Test(block_size, range_and_other_modes)
     cr_assert_eq(bw_init_fixed(&w, buf, sizeof buf), BW_OK);
     cr_expect_eq(bw_set_block_size(&w, 4096), BW_EINVAL, "fixed");
     bw_release(&w);
+    cr_assert_eq(bw_init_fd(&w, NULL, 0, 1), BW_OK); /* nothing is written */
+    cr_expect_eq(bw_set_block_size(&w, 4096), BW_EINVAL, "streaming");
+    bw_release(&w);
 }

@@ -217,6 +217,29 @@ Test(streaming, reserve_or_span_beyond_buffer_sends_then_takes_a_big_block)
     h_close_expecting(&h, &r, "reserve and span beyond the buffer");
 }
 
+/* A reserve beyond the buffer takes a block of the growth rule's size for
+ * it (a class up to the threshold, the next power of two above), and the
+ * next write that fits the configured size is back in a buffer of it. */
+Test(streaming, a_long_items_block_is_the_growth_rules_size)
+{
+    static const size_t sizes[][2] = {{200, 256}, {300, 512}, {5000, 8192},
+                                      {100000, 131072}, {(1u << 20) + 1, 2u << 20}};
+    size_t k;
+    for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        harness h;
+        ref r = {0};
+        h_open_pattern(&h, M_SINK, 10, &r);
+        cr_assert_eq(bw_capacity(&h.w), SINK_BUF);
+        cr_assert_eq(bw_reserve(&h.w, sizes[k][0]), BW_OK);
+        cr_expect_eq(bw_capacity(&h.w), sizes[k][1], "reserve %zu", sizes[k][0]);
+        put_pattern_ref(&h, &r, 10, 20);
+        cr_assert_eq(bw_flush(&h.w), BW_OK);
+        put_pattern_ref(&h, &r, 30, 20);
+        cr_expect_eq(bw_capacity(&h.w), SINK_BUF, "reserve %zu: the buffer again", sizes[k][0]);
+        h_close_expecting(&h, &r, "a long item's block");
+    }
+}
+
 Test(streaming, release_and_clear_never_send_and_keep_the_mode)
 {
     int m;
