@@ -26,11 +26,39 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static void mismatch(const char *kind, uint64_t bits, const char *got, const char *want)
+/* bits' text (a float's when is32, else a double's) against the oracle. */
+static void check(uint64_t bits, int is32)
 {
-    if (bad++ < 20)
-        printf("MISMATCH %s %#llx: got \"%s\", want \"%s\"\n", kind, (unsigned long long)bits,
-               got, want);
+    char got[40], want[40];
+    if (is32) {
+        uint32_t b = (uint32_t)bits;
+        float v;
+        memcpy(&v, &b, sizeof v);
+        *bw_enc_dec_f32((unsigned char *)got, v) = '\0';
+        fo_expected(v, 1, fo_count_digits(got), want);
+    } else {
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        *bw_enc_dec_f64((unsigned char *)got, v) = '\0';
+        fo_expected(v, 0, fo_count_digits(got), want);
+    }
+    if (strcmp(got, want) != 0 && bad++ < 20)
+        printf("MISMATCH %s %#llx: got \"%s\", want \"%s\"\n", is32 ? "float" : "double",
+               (unsigned long long)bits, got, want);
+}
+
+/* The rate so far, when i + 1 is a multiple of every (a power of two). */
+static void progress(const char *kind, long long i, long long n, long long every, double t0)
+{
+    if (((i + 1) & (every - 1)) != 0) return;
+    printf("%s: %lld of %lld, %.0f/s, %lld mismatches\n", kind, i + 1, n,
+           (double)(i + 1) / (now() - t0), bad);
+    fflush(stdout);
+}
+
+static void checked(const char *kind, long long n, double t0)
+{
+    if (n > 0) printf("%s: %lld checked in %.0f s, %lld mismatches\n", kind, n, now() - t0, bad);
 }
 
 int main(int argc, char **argv)
@@ -40,46 +68,22 @@ int main(int argc, char **argv)
     uint32_t stride = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0) : 1;
     uint32_t start = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : 0;
     uint64_t s = 0x9e3779b97f4a7c15ull;
-    double t0 = now(), t;
-    char got[40], want[40];
+    double t0 = now();
 
     for (i = 0; i < floats; i++) {
-        uint32_t b = start + (uint32_t)i * stride;
-        float v;
-        memcpy(&v, &b, sizeof v);
-        *bw_enc_dec_f32((unsigned char *)got, v) = '\0';
-        fo_expected(v, 1, fo_count_digits(got), want);
-        if (strcmp(got, want) != 0) mismatch("float", b, got, want);
-        if ((i & ((1 << 26) - 1)) == (1 << 26) - 1) {
-            t = now() - t0;
-            printf("floats: %lld of %lld, %.0f/s, %lld mismatches\n", i + 1, floats,
-                   (double)(i + 1) / t, bad);
-            fflush(stdout);
-        }
+        check(start + (uint32_t)i * stride, 1);
+        progress("floats", i, floats, 1LL << 26, t0);
     }
-    if (floats > 0)
-        printf("floats: %lld checked in %.0f s, %lld mismatches\n", floats, now() - t0, bad);
+    checked("floats", floats, t0);
     t0 = now();
     for (i = 0; i < doubles; i++) {
-        uint64_t b;
-        double v;
         s ^= s >> 12; /* xorshift64* */
         s ^= s << 25;
         s ^= s >> 27;
-        b = s * 2685821657736338717ull;
-        memcpy(&v, &b, sizeof v);
-        *bw_enc_dec_f64((unsigned char *)got, v) = '\0';
-        fo_expected(v, 0, fo_count_digits(got), want);
-        if (strcmp(got, want) != 0) mismatch("double", b, got, want);
-        if ((i & ((1 << 24) - 1)) == (1 << 24) - 1) {
-            t = now() - t0;
-            printf("doubles: %lld of %lld, %.0f/s, %lld mismatches\n", i + 1, doubles,
-                   (double)(i + 1) / t, bad);
-            fflush(stdout);
-        }
+        check(s * 2685821657736338717ull, 0);
+        progress("doubles", i, doubles, 1LL << 24, t0);
     }
-    if (doubles > 0)
-        printf("doubles: %lld checked in %.0f s, %lld mismatches\n", doubles, now() - t0, bad);
+    checked("doubles", doubles, t0);
     printf("test-float-full: %lld floats, %lld doubles, %lld mismatches\n", floats, doubles, bad);
     return bad != 0;
 }

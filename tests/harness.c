@@ -152,6 +152,39 @@ void ta_finish(test_alloc *ta, bw_pool *p)
                  atomic_load(&ta->size_errors));
 }
 
+void wp_open(wpool *f, size_t threshold, unsigned flags)
+{
+    bw_writer init = BW_WRITER_INIT;
+    f->p = fresh_pool(&f->ta, threshold, flags);
+    f->w = init;
+}
+
+void wp_open_learn(wpool *f, unsigned flags, size_t max_learned)
+{
+    bw_writer init = BW_WRITER_INIT;
+    f->p = fresh_learn_pool(&f->ta, flags, max_learned);
+    f->w = init;
+}
+
+void wp_close(wpool *f)
+{
+    bw_release(&f->w);
+    ta_finish(&f->ta, f->p);
+}
+
+size_t pat_mismatches(const unsigned char *b, size_t n, size_t from, unsigned seed)
+{
+    size_t i, bad = 0;
+    for (i = 0; i < n; i++) bad += b[i] != pat(from + i, seed);
+    return bad;
+}
+
+void put_pat_bytes(bw_writer *w, size_t n, unsigned seed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) bw_put_u8(w, pat(i, seed));
+}
+
 /* A byte pattern that depends on the position: catches shifted copies. */
 unsigned char pat(size_t i, unsigned seed)
 {
@@ -490,7 +523,12 @@ void ref_double(ref *r)
     ref_add(r, t, r->len);
     free(t);
 }
-void ref_free(ref *r) { free(r->d); }
+/* Leaves r empty: freeing it again is harmless. */
+void ref_free(ref *r)
+{
+    free(r->d);
+    memset(r, 0, sizeof *r);
+}
 
 /* Start r as the writer's output so far. */
 void ref_from(ref *r, const harness *h)
@@ -538,6 +576,18 @@ void h_open_pattern(harness *h, int mode, size_t n, ref *r)
         put_pattern_ref(h, r, 0, n);
     else
         put_pattern(h, 0, n);
+}
+
+void each_mode_pattern(size_t n, mode_body *body)
+{
+    int m;
+    FOR_EACH_MODE(m) {
+        harness h;
+        ref r = {0};
+        h_open_pattern(&h, m, n, &r);
+        body(&h, &r);
+        ref_free(&r); /* when body closed without it */
+    }
 }
 
 /* Sizes and widths the compiler cannot see through (so -Werror does not
@@ -622,6 +672,12 @@ void h_open_chain(harness *h, size_t blocks, ref *r)
 {
     h_open(h, M_CHAIN);
     chain_blocks(h, blocks, r);
+}
+
+void h_open_two_blocks(harness *h, ref *r, struct iovec *iov)
+{
+    h_open_chain(h, 2, r);
+    cr_assert_eq(bw_iovec(&h->w, iov, 2), 2, "two blocks");
 }
 
 void read_exact(int fd, unsigned char *dst, size_t n)

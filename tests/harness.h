@@ -83,8 +83,26 @@ bw_pool *fresh_pool_defaults(test_alloc *ta);
 /* Destroy the pool and check the allocator balances to zero. */
 void ta_finish(test_alloc *ta, bw_pool *p);
 
+/* One writer on its own fresh counting pool, the set-up most pool and
+ * growth tests share: wp_open makes the pool (fresh_pool's threshold and
+ * flags) and leaves the writer BW_WRITER_INIT for the test to open;
+ * wp_close releases the writer, then ta_finish. */
+typedef struct wpool {
+    test_alloc ta;
+    bw_pool *p;
+    bw_writer w;
+} wpool;
+void wp_open(wpool *f, size_t threshold, unsigned flags);
+/* The same on fresh_learn_pool's pool. */
+void wp_open_learn(wpool *f, unsigned flags, size_t max_learned);
+void wp_close(wpool *f);
+
 /* A byte pattern that depends on the position: catches shifted copies. */
 unsigned char pat(size_t i, unsigned seed);
+/* How many of b[0, n) differ from pat(from + i, seed). */
+size_t pat_mismatches(const unsigned char *b, size_t n, size_t from, unsigned seed);
+/* pat(i, seed) for i in [0, n), one bw_put_u8 each: the one-byte path. */
+void put_pat_bytes(bw_writer *w, size_t n, unsigned seed);
 
 /* ---- Modes, the test sink, the per-mode writer ------------------------ */
 
@@ -242,6 +260,11 @@ void put_pattern_ref(harness *h, ref *r, size_t from, size_t n);
 /* h_open, then the writer takes the first n pattern bytes; r (when not
  * NULL) expects them. */
 void h_open_pattern(harness *h, int mode, size_t n, ref *r);
+/* A per-mode test: for every mode, h_open_pattern on a fresh harness with
+ * r expecting the n bytes, then body (h->mode is the mode), which closes
+ * the harness (r is freed after it). */
+typedef void mode_body(harness *h, ref *r);
+void each_mode_pattern(size_t n, mode_body *body);
 
 /* Sizes and widths the compiler cannot see through (so -Werror does not
  * reject the deliberately impossible calls at compile time). */
@@ -270,6 +293,8 @@ void close_pair(const int fds[2]); /* both ends of a pipe or socket pair */
 void chain_blocks(harness *h, size_t blocks, ref *r);
 /* h_open(h, M_CHAIN), then chain_blocks. */
 void h_open_chain(harness *h, size_t blocks, ref *r);
+/* h_open_chain(h, 2, r); iov[0] and iov[1] get the writer's two blocks. */
+void h_open_two_blocks(harness *h, ref *r, struct iovec *iov);
 
 /* ---- Several writers on one pool --------------------------------------- */
 /* env: a counting pool with 0.1's mechanics (ta_pool, threshold 4096), one
@@ -322,6 +347,12 @@ bw_pool_options opts_for(test_alloc *ta);
 bw_pool *mkpool(const bw_pool_options *o);
 /* opts_for over a fresh counting allocator ta (ta_init(ta, 1) first). */
 bw_pool_options fresh_opts(test_alloc *ta);
+/* A pool from fresh_opts with flags and decay_ms (0: the default) set. */
+bw_pool *fresh_flags_pool(test_alloc *ta, unsigned flags, uint32_t decay_ms);
+/* The capacity a contiguous writer on p has after its first 4 bytes;
+ * first_write_block: after its first write, of src[0, n). */
+size_t first_block(bw_pool *p);
+size_t first_write_block(bw_pool *p, const void *src, size_t n);
 bw_pool_stats stats_of(bw_pool *p);
 void *rent_ok(bw_pool *p, size_t n, size_t *cap); /* a rent that must succeed */
 /* Rent b[0..n) (sizes[i], or size when sizes is NULL), each must succeed;
@@ -347,6 +378,9 @@ ptrdiff_t discard_sink(void *ctx, const void *data, size_t n);
 /* 8 KiB of pat(i, seed), for the big jobs. */
 extern unsigned char chunk[8192];
 void fill_chunk(unsigned seed);
+/* Whole chunks into w, 8 KiB a write, until n bytes or more are written;
+ * every write must succeed. */
+void write_chunks(bw_writer *w, size_t n);
 
 /* `jobs` contiguous writers on p, one after the other, each write n bytes
  * of chunk (n <= 8 KiB) and are released: what a learning pool learns

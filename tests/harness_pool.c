@@ -60,6 +60,36 @@ bw_pool *mkpool(const bw_pool_options *o)
     return p;
 }
 
+bw_pool *fresh_flags_pool(test_alloc *ta, unsigned flags, uint32_t decay_ms)
+{
+    bw_pool_options o = fresh_opts(ta);
+    o.flags = flags;
+    o.decay_ms = decay_ms;
+    return mkpool(&o);
+}
+
+size_t first_block(bw_pool *p)
+{
+    bw_writer w;
+    size_t cap;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_put_u32le(&w, 7), BW_OK);
+    cap = bw_capacity(&w);
+    bw_release(&w);
+    return cap;
+}
+
+size_t first_write_block(bw_pool *p, const void *src, size_t n)
+{
+    bw_writer w;
+    size_t cap;
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_write(&w, src, n), BW_OK);
+    cap = bw_capacity(&w);
+    bw_release(&w);
+    return cap;
+}
+
 bw_pool_stats stats_of(bw_pool *p)
 {
     bw_pool_stats s;
@@ -140,6 +170,12 @@ void fill_chunk(unsigned seed)
 {
     size_t i;
     for (i = 0; i < sizeof chunk; i++) chunk[i] = pat(i, seed);
+}
+
+void write_chunks(bw_writer *w, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i += sizeof chunk) cr_assert_eq(bw_write(w, chunk, sizeof chunk), BW_OK);
 }
 
 void small_jobs(bw_pool *p, int jobs, size_t n)

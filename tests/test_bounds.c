@@ -73,12 +73,8 @@ Test(bounds, a_20_kib_job_after_64_mib_jobs_takes_at_most_320_kib_of_fresh_memor
     fill_chunk(11);
     for (f = 0; f < sizeof every_flag / sizeof every_flag[0]; f++) {
         test_alloc ta;
-        bw_pool_options o = fresh_opts(&ta);
-        bw_pool *p;
+        bw_pool *p = fresh_flags_pool(&ta, every_flag[f], BW_DECAY_NEVER);
         char what[64];
-        o.flags = every_flag[f];
-        o.decay_ms = BW_DECAY_NEVER;
-        p = mkpool(&o);
         snprintf(what, sizeof what, "flags %#x", every_flag[f]);
         /* Alone: after two 64 MiB jobs, fifteen 20 KiB ones. */
         length_job(p, 64 * MiB);
@@ -183,13 +179,10 @@ Test(bounds, sixteen_threads_of_20_kib_take_one_idle_block_and_320_kib_fresh_eac
         int idle = !(flags & (BW_POOL_NO_LARGE_RETENTION | BW_POOL_BYPASS |
                                BW_POOL_NO_LEARNED_GROWTH));
         test_alloc ta;
-        bw_pool_options o = fresh_opts(&ta);
         pthread_t t[THREADS];
         size_t cap[THREADS], taken = 0, before, fresh;
         uint64_t hits;
-        o.flags = flags;
-        o.decay_ms = BW_DECAY_NEVER;
-        g_pool = mkpool(&o);
+        g_pool = fresh_flags_pool(&ta, flags, BW_DECAY_NEVER);
         length_job(g_pool, 64 * MiB);
         length_job(g_pool, 64 * MiB);
         if (!(flags & BW_POOL_NO_LEARNED_GROWTH))
@@ -267,10 +260,7 @@ Test(bounds, a_segmented_queue_holds_blocks_within_16_x_its_bytes)
 Test(bounds, the_learned_jump_ages_out_after_decay_ms)
 {
     test_alloc ta;
-    bw_pool_options o = fresh_opts(&ta);
-    bw_pool *p;
-    o.decay_ms = 300;
-    p = mkpool(&o);
+    bw_pool *p = fresh_flags_pool(&ta, 0, 300);
     fill_chunk(13);
     length_job(p, MiB);
     length_job(p, MiB);
@@ -301,13 +291,9 @@ Test(bounds, learned_size_is_the_second_largest_at_every_sample_count)
     for (order = 0; order < 2; order++) {
         for (k = 1; k <= 16; k++) {
             test_alloc ta;
-            bw_pool_options o = fresh_opts(&ta);
-            bw_pool *p;
+            bw_pool *p = fresh_flags_pool(&ta, BW_POOL_LEARN_SIZE, BW_DECAY_NEVER);
             bw_writer w;
             size_t want;
-            o.flags = BW_POOL_LEARN_SIZE;
-            o.decay_ms = BW_DECAY_NEVER;
-            p = mkpool(&o);
             /* One 1 MiB length and k - 1 of 100 + i bytes, the big one
              * first or last. */
             for (i = 0; i < k; i++) {
@@ -323,29 +309,18 @@ Test(bounds, learned_size_is_the_second_largest_at_every_sample_count)
              * bytes, or 100 + k - 1 with the big one last). */
             want = k == 1 ? 0 : bw_pool_class_size(p, 100 + k - (order == 0 ? 1 : 2));
             cr_expect_eq(stats_of(p).learned_size, want, "%zu samples, order %zu", k, order);
-            cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-            cr_assert_eq(bw_put_u8(&w, 1), BW_OK);
-            cr_expect_eq(bw_capacity(&w), 512, "%zu samples: the first block", k);
-            bw_release(&w);
+            cr_expect_eq(first_block(p), 512, "%zu samples: the first block", k);
             ta_finish(&ta, p);
         }
     }
     /* Two large ones are the stream's size: writers start there. */
     {
         test_alloc ta;
-        bw_pool_options o = fresh_opts(&ta);
-        bw_pool *p;
-        bw_writer w;
-        o.flags = BW_POOL_LEARN_SIZE;
-        o.decay_ms = BW_DECAY_NEVER;
-        p = mkpool(&o);
+        bw_pool *p = fresh_flags_pool(&ta, BW_POOL_LEARN_SIZE, BW_DECAY_NEVER);
         length_job(p, 300 * KiB);
         length_job(p, 200 * KiB);
         cr_expect_eq(stats_of(p).learned_size, 256 * KiB);
-        cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-        cr_assert_eq(bw_put_u8(&w, 1), BW_OK);
-        cr_expect_eq(bw_capacity(&w), 256 * KiB);
-        bw_release(&w);
+        cr_expect_eq(first_block(p), 256 * KiB);
         ta_finish(&ta, p);
     }
 }

@@ -398,79 +398,72 @@ Test(defaults, no_learned_growth_flag_turns_the_jump_off)
 Test(defaults, segmented_streaming_and_fixed_writers_neither_record_nor_jump)
 {
     static unsigned char fixed_buf[200 * 1024];
-    test_alloc ta;
-    bw_pool *p = fresh_learn_pool(&ta, 0, 0);
-    bw_writer w;
+    wpool f;
     size_t i, maxfree;
     int k;
+    wp_open_learn(&f, 0, 0);
     fill_chunk(7);
     for (k = 0; k < 2; k++) {
         /* segmented, 600 KiB */
-        cr_assert_eq(bw_init_chain(&w, p), BW_OK);
-        for (i = 0; i < 600 * KiB; i += sizeof chunk)
-            cr_assert_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
-        cr_expect_eq(bw_len(&w), 600 * KiB);
-        bw_release(&w);
+        cr_assert_eq(bw_init_chain(&f.w, f.p), BW_OK);
+        write_chunks(&f.w, 600 * KiB);
+        cr_expect_eq(bw_len(&f.w), 600 * KiB);
+        bw_release(&f.w);
         /* streaming, 200 KiB held in a 256 KiB buffer */
-        cr_assert_eq(bw_init_sink(&w, p, 256 * KiB, discard_sink, NULL), BW_OK);
-        for (i = 0; i < 200 * KiB; i += sizeof chunk)
-            cr_assert_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
-        cr_expect_eq(bw_len(&w), 200 * KiB);
-        bw_release(&w);
+        cr_assert_eq(bw_init_sink(&f.w, f.p, 256 * KiB, discard_sink, NULL), BW_OK);
+        write_chunks(&f.w, 200 * KiB);
+        cr_expect_eq(bw_len(&f.w), 200 * KiB);
+        bw_release(&f.w);
         /* fixed, 150 KiB */
-        cr_assert_eq(bw_init_fixed(&w, fixed_buf, sizeof fixed_buf), BW_OK);
-        for (i = 0; i < 150 * KiB; i += sizeof chunk)
-            cr_assert_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
-        bw_release(&w);
+        cr_assert_eq(bw_init_fixed(&f.w, fixed_buf, sizeof fixed_buf), BW_OK);
+        write_chunks(&f.w, 150 * KiB);
+        bw_release(&f.w);
     }
-    cr_expect_eq(stats_of(p).learned_large_size, 0, "only contiguous writers record");
-    learn_1_mib_jump(p);
+    cr_expect_eq(stats_of(f.p).learned_large_size, 0, "only contiguous writers record");
+    learn_1_mib_jump(f.p);
     /* A segmented writer's blocks double past the threshold (4 KiB ..
      * 512 KiB for 600 KiB), they do not jump to the learned 1 MiB ... */
-    cr_assert_eq(bw_init_chain(&w, p), BW_OK);
+    cr_assert_eq(bw_init_chain(&f.w, f.p), BW_OK);
     maxfree = 0;
     for (i = 0; i < 600 * KiB; i += sizeof chunk) {
-        cr_assert_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
-        if (bw_free_capacity(&w) > maxfree) maxfree = bw_free_capacity(&w);
+        cr_assert_eq(bw_write(&f.w, chunk, sizeof chunk), BW_OK);
+        if (bw_free_capacity(&f.w) > maxfree) maxfree = bw_free_capacity(&f.w);
     }
     cr_expect_leq(maxfree, 512 * KiB, "a segmented block of %zu", maxfree);
-    bw_release(&w);
+    bw_release(&f.w);
     /* ... nor when one request needs more than the threshold. */
-    cr_assert_eq(bw_init_chain(&w, p), BW_OK);
-    cr_assert_eq(bw_reserve(&w, 100 * KiB), BW_OK);
-    cr_expect_geq(bw_free_capacity(&w), 100 * KiB);
-    cr_expect_leq(bw_free_capacity(&w), 128 * KiB);
-    bw_release(&w);
+    cr_assert_eq(bw_init_chain(&f.w, f.p), BW_OK);
+    cr_assert_eq(bw_reserve(&f.w, 100 * KiB), BW_OK);
+    cr_expect_geq(bw_free_capacity(&f.w), 100 * KiB);
+    cr_expect_leq(bw_free_capacity(&f.w), 128 * KiB);
+    bw_release(&f.w);
     /* A streaming writer's block for a big reserve does not jump. */
-    cr_assert_eq(bw_init_sink(&w, p, 16 * KiB, discard_sink, NULL), BW_OK);
-    cr_assert_eq(bw_put_u8(&w, 1), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 16 * KiB);
-    cr_assert_eq(bw_reserve(&w, 100 * KiB), BW_OK);
-    cr_expect_geq(bw_free_capacity(&w), 100 * KiB);
-    cr_expect_leq(bw_capacity(&w), 128 * KiB, "streaming block %zu", bw_capacity(&w));
-    bw_release(&w);
-    ta_finish(&ta, p);
+    cr_assert_eq(bw_init_sink(&f.w, f.p, 16 * KiB, discard_sink, NULL), BW_OK);
+    cr_assert_eq(bw_put_u8(&f.w, 1), BW_OK);
+    cr_expect_eq(bw_capacity(&f.w), 16 * KiB);
+    cr_assert_eq(bw_reserve(&f.w, 100 * KiB), BW_OK);
+    cr_expect_geq(bw_free_capacity(&f.w), 100 * KiB);
+    cr_expect_leq(bw_capacity(&f.w), 128 * KiB, "streaming block %zu", bw_capacity(&f.w));
+    wp_close(&f);
 }
 
 Test(defaults, explicit_initial_capacity_is_not_overridden)
 {
     static unsigned char buf[100 * 1024];
-    test_alloc ta;
-    bw_pool *p = fresh_learn_pool(&ta, 0, 0);
-    bw_writer w;
-    learn_1_mib_jump(p);
-    cr_assert_eq(bw_init(&w, p, 100 * KiB), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 128 * KiB);
-    cr_assert_eq(bw_write(&w, chunk, 1000), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 128 * KiB);
-    bw_release(&w);
-    cr_assert_eq(bw_init(&w, p, 1000), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 1024);
-    bw_release(&w);
-    cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
-    cr_expect_eq(bw_capacity(&w), sizeof buf);
-    bw_release(&w);
-    ta_finish(&ta, p);
+    wpool f;
+    wp_open_learn(&f, 0, 0);
+    learn_1_mib_jump(f.p);
+    cr_assert_eq(bw_init(&f.w, f.p, 100 * KiB), BW_OK);
+    cr_expect_eq(bw_capacity(&f.w), 128 * KiB);
+    cr_assert_eq(bw_write(&f.w, chunk, 1000), BW_OK);
+    cr_expect_eq(bw_capacity(&f.w), 128 * KiB);
+    bw_release(&f.w);
+    cr_assert_eq(bw_init(&f.w, f.p, 1000), BW_OK);
+    cr_expect_eq(bw_capacity(&f.w), 1024);
+    bw_release(&f.w);
+    cr_assert_eq(bw_init_buffer(&f.w, f.p, buf, sizeof buf), BW_OK);
+    cr_expect_eq(bw_capacity(&f.w), sizeof buf);
+    wp_close(&f);
 }
 
 Test(defaults, bypass_turns_large_retention_off)
@@ -506,17 +499,6 @@ Test(defaults, zero_on_return_zeroes_kept_large_blocks)
 /* ------------------------------------------------------------------ */
 /* min_first_block                                                      */
 /* ------------------------------------------------------------------ */
-
-static size_t first_block(bw_pool *p)
-{
-    bw_writer w;
-    size_t cap;
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    cr_assert_eq(bw_put_u32le(&w, 7), BW_OK);
-    cap = bw_capacity(&w);
-    bw_release(&w);
-    return cap;
-}
 
 /* first_block on a pool made from o, destroyed again. */
 static size_t first_block_for(const bw_pool_options *o)
@@ -607,10 +589,8 @@ Test(defaults, caller_given_sizes_are_kept)
 Test(defaults, with_learn_size_the_larger_wins)
 {
     test_alloc ta;
-    bw_pool_options o = fresh_opts(&ta);
-    bw_pool *p;
-    o.flags = BW_POOL_LEARN_SIZE;
-    p = mkpool(&o);
+    bw_pool_options o;
+    bw_pool *p = fresh_flags_pool(&ta, BW_POOL_LEARN_SIZE, 0);
     small_jobs(p, 3, 100);
     cr_expect_eq(stats_of(p).learned_size, 128);
     cr_expect_eq(first_block(p), 512, "min_first_block beats a smaller learned size");
@@ -618,6 +598,8 @@ Test(defaults, with_learn_size_the_larger_wins)
     cr_expect_eq(stats_of(p).learned_size, 8192);
     cr_expect_eq(first_block(p), 8192, "a larger learned size beats min_first_block");
     bw_pool_destroy(p);
+    o = opts_for(&ta);
+    o.flags = BW_POOL_LEARN_SIZE;
     o.min_first_block = 16 * KiB;
     p = mkpool(&o);
     small_jobs(p, 3, 5000);

@@ -270,13 +270,19 @@ Test(fd, fd_stream_to_closed_fd_is_ebadf, .timeout = 60)
     bw_release(&c);
 }
 
-/* A writer of mode on p (1 MiB of room) holding n pattern bytes (seed);
- * exp gets them, then "<tail>", which the test writes once n went out. */
-static void big_message(mw *m, int mode, bw_pool *p, unsigned char *exp, size_t n, unsigned seed)
+/* What big_message's writer is expected to send: its n bytes, "<tail>". */
+#define BIG_MAX 800000
+static unsigned char big_exp[BIG_MAX + 6];
+
+/* A writer of mode on p (1 MiB of room) holding n (<= BIG_MAX) pattern
+ * bytes (seed); big_exp gets them, then "<tail>", which the test writes
+ * once n went out. */
+static void big_message(mw *m, int mode, bw_pool *p, size_t n, unsigned seed)
 {
+    cr_assert_leq(n, BIG_MAX);
     mw_init(m, mode, p, 1u << 20);
-    fill_pattern(&m->w, exp, n, seed);
-    memcpy(exp + n, "<tail>", 6);
+    fill_pattern(&m->w, big_exp, n, seed);
+    memcpy(big_exp + n, "<tail>", 6);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -285,7 +291,6 @@ static void big_message(mw *m, int mode, bw_pool *p, unsigned char *exp, size_t 
 Test(fd, write_fd_every_mode_sends_all_and_consumes, .timeout = 60)
 {
     const size_t n = 700000;
-    unsigned char *exp = (unsigned char *)malloc(n + 16);
     int mode;
     for (mode = 0; mode < M_COUNT; mode++) {
         test_alloc ta;
@@ -295,13 +300,13 @@ Test(fd, write_fd_every_mode_sends_all_and_consumes, .timeout = 60)
         pthread_t t;
         reader rd;
         size_t written = 0;
-        big_message(&m, mode, p, exp, n, (unsigned)mode);
+        big_message(&m, mode, p, n, (unsigned)mode);
         cr_assert_eq(bw_len(&m.w), n);
         cr_assert_eq(pipe(fds), 0);
         memset(&rd, 0, sizeof rd);
         rd.fd = fds[0];
         rd.slow = mode & 1;
-        rd.exp = exp;
+        rd.exp = big_exp;
         rd.want = n + 6;
         cr_assert_eq(pthread_create(&t, NULL, reader_main, &rd), 0);
         cr_assert_eq(bw_write_fd(&m.w, fds[1], &written), BW_OK, "%s", mode_name[mode]);
@@ -323,7 +328,6 @@ Test(fd, write_fd_every_mode_sends_all_and_consumes, .timeout = 60)
         mw_done(&m);
         ta_finish(&ta, p);
     }
-    free(exp);
 }
 
 /* More pieces than one writev takes (IOV_MAX is 1024 on Linux). */
@@ -373,14 +377,13 @@ Test(fd, write_fd_segmented_with_more_blocks_than_iov_max, .timeout = 60)
 Test(fd, write_fd_nonblocking_every_mode_continues_where_it_stopped, .timeout = 60)
 {
     const size_t n = 800000;
-    unsigned char *exp = (unsigned char *)malloc(n + 16);
     int mode;
     for (mode = 0; mode < M_COUNT; mode++) {
         mw m;
         int sv[2], sndbuf = 32768, again = 0;
         bytes got = {NULL, 0, 0};
         size_t rounds = 0, total = n;
-        big_message(&m, mode, NULL, exp, n, 40u + (unsigned)mode);
+        big_message(&m, mode, NULL, n, 40u + (unsigned)mode);
         cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
         setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
         set_nonblock(sv[0]);
@@ -415,14 +418,13 @@ Test(fd, write_fd_nonblocking_every_mode_continues_where_it_stopped, .timeout = 
         cr_expect(again, "%s: the socket never filled", mode_name[mode]);
         cr_expect_eq(got.len, n + 6, "%s: the peer got %zu bytes of %zu", mode_name[mode],
                      got.len, n + 6);
-        cr_expect(got.len == n + 6 && memcmp(got.d, exp, n + 6) == 0,
+        cr_expect(got.len == n + 6 && memcmp(got.d, big_exp, n + 6) == 0,
                   "%s: the peer got other bytes", mode_name[mode]);
         cr_expect_eq(m.s.calls, 0, "%s: the sink is not called", mode_name[mode]);
         close_pair(sv);
         by_free(&got);
         mw_done(&m);
     }
-    free(exp);
 }
 
 /* The stream byte at position t, for write_fd_segmented_backlog. */

@@ -122,31 +122,47 @@ static void expect_text(const char *got, const char *want, double v)
     cr_expect(strcmp(got, want) == 0, "%a: got \"%s\", want \"%s\"", v, got, want);
 }
 
-typedef struct case64 {
+/* A value and its exact text; a float's value is held as a double, which
+ * holds every float exactly. */
+typedef struct text_case {
     double v;
     const char *want;
-} case64;
+} text_case;
 
-static const case64 cases64[] = {
+/* Each case's text in one width; as_float runs it as a float. */
+static void expect_cases(const text_case *c, size_t n, int as_float)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        expect_text(as_float ? text32((float)c[i].v) : text64(c[i].v), c[i].want, c[i].v);
+}
+
+/* Values whose shortest text is the same as a double and as a float (each
+ * converts to the float its literal with an f names), run in both widths. */
+static const text_case cases_both[] = {
     {0.0, "0"},
     {-0.0, "-0"},
     {0.1, "0.1"},
     {0.2, "0.2"},
     {0.3, "0.3"},
+    {1.0, "1"},
+    {123.45, "123.45"},
+    {1e16, "10000000000000000"},           /* double: x = 16, the last plain one */
+    {1e17, "1e+17"},                       /* x = 17: exponent form */
+    {1e-5, "1e-05"},                       /* x = -5: exponent form */
+};
+
+static const text_case cases64[] = {
     /* 0.1 + 0.2 in double arithmetic, written as its bits: a compiler that
      * evaluates in excess precision (x87, FLT_EVAL_METHOD 2: gcc -m32)
      * folds the sum in long double and rounds that to 0.3. */
     {0x1.3333333333334p-2, "0.30000000000000004"},
     {-0.1, "-0.1"},
-    {1.0, "1"},
     {-1.0, "-1"},
     {1.5, "1.5"},
     {123.456, "123.456"},
-    {123.45, "123.45"},
     {100000.0, "100000"},
     {1e15, "1000000000000000"},
-    {1e16, "10000000000000000"},           /* x = 16: the last plain one */
-    {1e17, "1e+17"},                       /* x = 17: exponent form */
     {1.5e17, "1.5e+17"},
     {123456789012345680.0, "1.2345678901234568e+17"},
     {9007199254740991.0, "9007199254740991"}, /* 2^53 - 1 */
@@ -162,7 +178,6 @@ static const case64 cases64[] = {
     {0.001, "0.001"},
     {0.0001, "0.0001"},                    /* x = -4: the last plain one */
     {0.00012345, "0.00012345"},
-    {0.00001, "1e-05"},                    /* x = -5: exponent form */
     {1.5e-05, "1.5e-05"},
     {0.000012345678901234567, "1.2345678901234568e-05"},
     {1e-7, "1e-07"},
@@ -195,9 +210,8 @@ static const case64 cases64[] = {
 
 Test(float_text, doubles_give_the_exact_bytes_of_every_edge_case)
 {
-    size_t i;
-    for (i = 0; i < sizeof cases64 / sizeof cases64[0]; i++)
-        expect_text(text64(cases64[i].v), cases64[i].want, cases64[i].v);
+    expect_cases(cases_both, sizeof cases_both / sizeof cases_both[0], 0);
+    expect_cases(cases64, sizeof cases64 / sizeof cases64[0], 0);
     expect_text(text64(INFINITY), "inf", INFINITY);
     expect_text(text64(-INFINITY), "-inf", -INFINITY);
     expect_text(text64(NAN), "nan", NAN);
@@ -206,27 +220,14 @@ Test(float_text, doubles_give_the_exact_bytes_of_every_edge_case)
     expect_text(text64(from_bits(0xfff8000000000000ull)), "nan", 0); /* negative */
 }
 
-typedef struct case32 {
-    float v;
-    const char *want;
-} case32;
-
-static const case32 cases32[] = {
-    {0.0f, "0"},
-    {-0.0f, "-0"},
-    {0.1f, "0.1"},
-    {0.2f, "0.2"},
-    {0.3f, "0.3"},
+/* Float literals (f): their values as doubles are exact. */
+static const text_case cases32[] = {
     {0x1.333334p-2f, "0.3"},               /* 0.1f + 0.2f in float: 0.3f */
     {1.1f, "1.1"},
-    {1.0f, "1"},
-    {123.45f, "123.45"},
     {16777216.0f, "16777216"},             /* 2^24 */
     {16777218.0f, "16777218"},
     {1e16f, "10000000000000000"},          /* 10000000272564224 */
     {-1e16f, "-10000000000000000"},        /* BW_DEC_F32_MAX bytes */
-    {1e17f, "1e+17"},
-    {1e-5f, "1e-05"},
     {1.2345678e-5f, "1.2345678e-05"},
     {-0.00012345678f, "-0.00012345678"},
     {1e-45f, "1e-45"},                     /* the smallest subnormal */
@@ -244,9 +245,8 @@ static const case32 cases32[] = {
 
 Test(float_text, floats_give_the_exact_bytes_of_every_edge_case)
 {
-    size_t i;
-    for (i = 0; i < sizeof cases32 / sizeof cases32[0]; i++)
-        expect_text(text32(cases32[i].v), cases32[i].want, (double)cases32[i].v);
+    expect_cases(cases_both, sizeof cases_both / sizeof cases_both[0], 1);
+    expect_cases(cases32, sizeof cases32 / sizeof cases32[0], 1);
     expect_text(text32(INFINITY), "inf", (double)INFINITY);
     expect_text(text32(-INFINITY), "-inf", (double)-INFINITY);
     expect_text(text32(NAN), "nan", (double)NAN);
@@ -377,31 +377,46 @@ Test(float_text, the_longest_texts_are_the_documented_maximums)
 
 /* ---- The puts: every mode, the usual error model ----------------------- */
 
-Test(float_text, the_puts_give_the_cursor_bytes_in_every_mode_after_any_prefix)
+/* In every mode, after each prefix of pattern bytes: 200 rounds of put (it
+ * writes and adds what it expects to r), then the position is r's length;
+ * finish (when given) checks more, and the output is exactly r. */
+typedef void put_round(harness *h, ref *r, int j);
+static void puts_in_every_mode(const size_t *prefixes, size_t np, put_round *put,
+                               put_round *finish)
 {
-    static const size_t prefixes[] = {0, 1, 50, 63, 64, 4090};
     int m;
     size_t k;
     FOR_EACH_MODE(m)
-        for (k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++) {
+        for (k = 0; k < np; k++) {
             harness h;
             ref r = {0};
             int j;
             h_open_pattern(&h, m, prefixes[k], &r);
-            for (j = 0; j < 200; j++) {
-                double v = from_bits(rng());
-                float f = from_bits32((uint32_t)rng());
-                cr_assert_eq(bw_put_dec_f64(&h.w, v), BW_OK, "%s", mode_name[m]);
-                ref_str(&r, text64(v));
-                cr_assert_eq(bw_put_u8(&h.w, ','), BW_OK);
-                ref_str(&r, ",");
-                cr_assert_eq(bw_put_dec_f32(&h.w, f), BW_OK, "%s", mode_name[m]);
-                ref_str(&r, text32(f));
-            }
+            for (j = 0; j < 200; j++) put(&h, &r, j);
             cr_expect_eq(bw_tell(&h.w), r.len, "%s", mode_name[m]);
+            if (finish) finish(&h, &r, 0);
             cr_expect_eq(bw_flush(&h.w), BW_OK);
             h_close_expecting(&h, &r, mode_name[m]);
         }
+}
+
+static void put_random_f64_f32(harness *h, ref *r, int j)
+{
+    double v = from_bits(rng());
+    float f = from_bits32((uint32_t)rng());
+    (void)j;
+    cr_assert_eq(bw_put_dec_f64(&h->w, v), BW_OK, "%s", mode_name[h->mode]);
+    ref_str(r, text64(v));
+    cr_assert_eq(bw_put_u8(&h->w, ','), BW_OK);
+    ref_str(r, ",");
+    cr_assert_eq(bw_put_dec_f32(&h->w, f), BW_OK, "%s", mode_name[h->mode]);
+    ref_str(r, text32(f));
+}
+
+Test(float_text, the_puts_give_the_cursor_bytes_in_every_mode_after_any_prefix)
+{
+    static const size_t prefixes[] = {0, 1, 50, 63, 64, 4090};
+    puts_in_every_mode(prefixes, sizeof prefixes / sizeof prefixes[0], put_random_f64_f32, NULL);
 }
 
 Test(float_text, a_fixed_writer_takes_an_exact_fit_and_refuses_one_byte_less_whole)
@@ -676,49 +691,50 @@ Test(float_json, bad_flags_and_a_null_dst_with_room_are_einval)
     cr_expect_eq(bw_put_dec_f32_flags(NULL, 1.0f, 0), BW_EINVAL);
 }
 
+/* One round of the flag puts: random flags, values and the text the
+ * cursor form gives; a NaN or an infinity under BW_DEC_JSON and unknown
+ * flags write nothing and record nothing. */
+static void put_flagged_f64_f32(harness *h, ref *r, int j)
+{
+    const char *mode = mode_name[h->mode];
+    char t[80];
+    unsigned flags = (unsigned)(rng() & 7);
+    double v = j % 7 == 0 ? (double)(j - 100) : from_bits(rng());
+    float f = from_bits32((uint32_t)rng());
+    int rc = fmt_text(v, 0, flags, t);
+    cr_assert_eq(bw_put_dec_f64_flags(&h->w, v, flags), rc, "%s", mode);
+    ref_str(r, t);
+    rc = fmt_text(f, 1, flags, t);
+    cr_assert_eq(bw_put_dec_f32_flags(&h->w, f, flags), rc, "%s", mode);
+    ref_str(r, t);
+    cr_assert_eq(bw_put_dec_f64_flags(&h->w, NAN, BW_DEC_JSON), BW_ENONFINITE);
+    cr_assert_eq(bw_put_dec_f32_flags(&h->w, -INFINITY, BW_DEC_JSON_REAL), BW_ENONFINITE);
+    cr_assert_eq(bw_put_dec_f64_flags(&h->w, 1.0, 64), BW_EINVAL);
+    cr_assert_eq(bw_error(&h->w), BW_OK, "%s: not recorded", mode);
+    cr_assert_eq(bw_put_u8(&h->w, ','), BW_OK);
+    ref_str(r, ",");
+}
+
+/* A recorded error comes first: the flag puts return it, write nothing. */
+static void flag_puts_return_the_recorded_error(harness *h, ref *r, int j)
+{
+    (void)j;
+    record_einval(h);
+    cr_expect_eq(bw_put_dec_f64_flags(&h->w, NAN, BW_DEC_JSON), BW_EINVAL,
+                 "%s: the recorded error first", mode_name[h->mode]);
+    cr_expect_eq(bw_put_dec_f32_flags(&h->w, 1.0f, 0), BW_EINVAL);
+    cr_expect_eq(bw_tell(&h->w), r->len, "%s: nothing written", mode_name[h->mode]);
+    bw_clear_error(&h->w);
+}
+
 /* The puts with flags: the room form's bytes in every mode after any
  * prefix; a NaN or an infinity under BW_DEC_JSON writes nothing and
  * records nothing; unknown flags likewise; a recorded error comes first. */
 Test(float_json, the_flag_puts_give_the_room_forms_bytes_in_every_mode)
 {
     static const size_t prefixes[] = {0, 1, 63, 4090};
-    int m;
-    size_t k;
-    FOR_EACH_MODE(m)
-        for (k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++) {
-            harness h;
-            ref r = {0};
-            char t[80];
-            int j;
-            h_open_pattern(&h, m, prefixes[k], &r);
-            for (j = 0; j < 200; j++) {
-                unsigned flags = (unsigned)(rng() & 7);
-                double v = j % 7 == 0 ? (double)(j - 100) : from_bits(rng());
-                float f = from_bits32((uint32_t)rng());
-                int rc = fmt_text(v, 0, flags, t);
-                cr_assert_eq(bw_put_dec_f64_flags(&h.w, v, flags), rc, "%s", mode_name[m]);
-                ref_str(&r, t);
-                rc = fmt_text(f, 1, flags, t);
-                cr_assert_eq(bw_put_dec_f32_flags(&h.w, f, flags), rc, "%s", mode_name[m]);
-                ref_str(&r, t);
-                cr_assert_eq(bw_put_dec_f64_flags(&h.w, NAN, BW_DEC_JSON), BW_ENONFINITE);
-                cr_assert_eq(bw_put_dec_f32_flags(&h.w, -INFINITY, BW_DEC_JSON_REAL),
-                             BW_ENONFINITE);
-                cr_assert_eq(bw_put_dec_f64_flags(&h.w, 1.0, 64), BW_EINVAL);
-                cr_assert_eq(bw_error(&h.w), BW_OK, "%s: not recorded", mode_name[m]);
-                cr_assert_eq(bw_put_u8(&h.w, ','), BW_OK);
-                ref_str(&r, ",");
-            }
-            cr_expect_eq(bw_tell(&h.w), r.len, "%s", mode_name[m]);
-            record_einval(&h);
-            cr_expect_eq(bw_put_dec_f64_flags(&h.w, NAN, BW_DEC_JSON), BW_EINVAL,
-                         "%s: the recorded error first", mode_name[m]);
-            cr_expect_eq(bw_put_dec_f32_flags(&h.w, 1.0f, 0), BW_EINVAL);
-            cr_expect_eq(bw_tell(&h.w), r.len, "%s: nothing written", mode_name[m]);
-            bw_clear_error(&h.w);
-            cr_expect_eq(bw_flush(&h.w), BW_OK);
-            h_close_expecting(&h, &r, mode_name[m]);
-        }
+    puts_in_every_mode(prefixes, sizeof prefixes / sizeof prefixes[0], put_flagged_f64_f32,
+                       flag_puts_return_the_recorded_error);
 }
 
 /* A fixed writer: the flags' text fits exactly or is refused whole. */

@@ -206,46 +206,41 @@ Test(growth, aliasing_write_while_growing)
 
 Test(growth, aliasing_above_threshold)
 {
-    test_alloc ta;
-    bw_pool *p = fresh_pool(&ta, 1024, 0);
-    bw_writer w;
-    size_t i, bad = 0;
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    for (i = 0; i < 3000; i++) bw_put_u8(&w, pat(i, 9));
-    cr_assert_eq(bw_capacity(&w), 4096);
-    cr_assert_eq(bw_write(&w, bw_data(&w) + 100, 2000), BW_OK);
-    for (i = 0; i < 2000; i++) bad += bw_data(&w)[3000 + i] != pat(100 + i, 9);
-    cr_expect_eq(bad, 0);
-    bw_release(&w);
-    ta_finish(&ta, p);
+    wpool f;
+    wp_open(&f, 1024, 0);
+    cr_assert_eq(bw_init(&f.w, f.p, 0), BW_OK);
+    put_pat_bytes(&f.w, 3000, 9);
+    cr_assert_eq(bw_capacity(&f.w), 4096);
+    cr_assert_eq(bw_write(&f.w, bw_data(&f.w) + 100, 2000), BW_OK);
+    cr_expect_eq(pat_mismatches(bw_data(&f.w) + 3000, 2000, 100, 9), 0);
+    wp_close(&f);
 }
 
 Test(growth, detach_and_return)
 {
-    test_alloc ta;
-    bw_pool *p = fresh_pool(&ta, 0, 0);
-    bw_writer w;
+    wpool f;
     size_t len = 1, cap = 1;
     unsigned char *b;
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    cr_expect_null(bw_detach(&w, &len, &cap), "never allocated");
+    wp_open(&f, 0, 0);
+    cr_assert_eq(bw_init(&f.w, f.p, 0), BW_OK);
+    cr_expect_null(bw_detach(&f.w, &len, &cap), "never allocated");
     cr_expect_eq(len, 0);
     cr_expect_eq(cap, 0);
-    bw_puts(&w, "hello");
-    b = (unsigned char *)bw_detach(&w, &len, &cap);
+    bw_puts(&f.w, "hello");
+    b = (unsigned char *)bw_detach(&f.w, &len, &cap);
     cr_assert_not_null(b);
     cr_expect_eq(len, 5);
     cr_expect_eq(cap, 16);
     cr_expect(memcmp(b, "hello", 5) == 0);
-    cr_expect_eq(bw_len(&w), 0);
-    cr_expect_eq(bw_capacity(&w), 0);
-    cr_expect_eq(bw_writer_pool(&w), p, "detach keeps the pool");
-    cr_expect_eq(bw_pool_return(bw_writer_pool(&w), b, cap), BW_OK);
+    cr_expect_eq(bw_len(&f.w), 0);
+    cr_expect_eq(bw_capacity(&f.w), 0);
+    cr_expect_eq(bw_writer_pool(&f.w), f.p, "detach keeps the pool");
+    cr_expect_eq(bw_pool_return(bw_writer_pool(&f.w), b, cap), BW_OK);
     /* Reusable without init; NULL out-pointers are fine. */
-    bw_puts(&w, "again");
-    b = (unsigned char *)bw_detach(&w, NULL, NULL);
-    cr_expect_eq(bw_pool_return(p, b, 16), BW_OK);
-    ta_finish(&ta, p);
+    bw_puts(&f.w, "again");
+    b = (unsigned char *)bw_detach(&f.w, NULL, NULL);
+    cr_expect_eq(bw_pool_return(f.p, b, 16), BW_OK);
+    wp_close(&f);
 }
 
 /* bw_detach out of a caller's first buffer copies the held bytes (not

@@ -173,31 +173,18 @@ Test(jump, a_first_write_past_the_first_block_goes_towards_the_jump)
     static unsigned char big[20 * 1024];
     test_alloc ta;
     bw_pool *p = jump_pool(&ta, 0, 0, 0);
-    bw_writer w;
     size_t k, caps[32], n;
     fill_chunk(3);
     for (k = 0; k < 2; k++) write_job(p, MiB, caps, &n);
     cr_assert_eq(stats_of(p).learned_large_size, MiB);
     /* A small message's first block is min_first_block, as ever. */
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    cr_assert_eq(bw_write(&w, big, 512), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 512);
-    bw_release(&w);
+    cr_expect_eq(first_write_block(p, big, 512), 512);
     /* A first write past it goes towards the learned size as far as 16 x
      * its bytes allow: 1 MiB / 16 / 16 = 4 KiB for 513 bytes, 1 MiB / 16
      * for 16 and 20 KiB. */
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    cr_assert_eq(bw_write(&w, big, 513), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 4 * KiB);
-    bw_release(&w);
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    cr_assert_eq(bw_write(&w, big, 16 * KiB), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 64 * KiB);
-    bw_release(&w);
-    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    cr_assert_eq(bw_write(&w, big, sizeof big), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 64 * KiB);
-    bw_release(&w);
+    cr_expect_eq(first_write_block(p, big, 513), 4 * KiB);
+    cr_expect_eq(first_write_block(p, big, 16 * KiB), 64 * KiB);
+    cr_expect_eq(first_write_block(p, big, sizeof big), 64 * KiB);
     ta_finish(&ta, p);
 }
 
@@ -261,8 +248,7 @@ static size_t chain_job(bw_pool *p, size_t total, int check)
     struct iovec iov[64];
     size_t i, n, top = 0;
     cr_assert_eq(bw_init_chain(&w, p), BW_OK);
-    for (i = 0; i < total; i += sizeof chunk)
-        cr_assert_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
+    write_chunks(&w, total);
     cr_assert_eq(bw_len(&w), total);
     n = bw_iovec(&w, iov, 64);
     cr_assert_leq(n, 64, "%zu blocks", n);

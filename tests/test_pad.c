@@ -60,20 +60,21 @@ Test(pad, pads_after_a_reference_in_a_segmented_writer)
 }
 
 /* The position is bw_tell's: bytes consumed or sent count. */
+static void counts_consumed_and_sent_each(harness *h, ref *r)
+{
+    (void)r;
+    if (h->mode != M_SINK) cr_assert_eq(bw_consume(&h->w, 5), BW_OK);
+    else cr_assert_eq(bw_flush(&h->w), BW_OK);
+    cr_expect_eq(bw_len(&h->w), 0);
+    cr_expect_eq(bw_pad(&h->w, 8), BW_OK);
+    cr_expect_eq(bw_tell(&h->w), 8, "%s", mode_name[h->mode]);
+    cr_expect_eq(bw_len(&h->w), 3, "%s", mode_name[h->mode]);
+    h_close(h);
+}
+
 Test(pad, counts_consumed_and_sent_bytes)
 {
-    int m;
-    FOR_EACH_MODE(m) {
-        harness h;
-        h_open_pattern(&h, m, 5, NULL);
-        if (m != M_SINK) cr_assert_eq(bw_consume(&h.w, 5), BW_OK);
-        else cr_assert_eq(bw_flush(&h.w), BW_OK);
-        cr_expect_eq(bw_len(&h.w), 0);
-        cr_expect_eq(bw_pad(&h.w, 8), BW_OK);
-        cr_expect_eq(bw_tell(&h.w), 8, "%s", mode_name[m]);
-        cr_expect_eq(bw_len(&h.w), 3, "%s", mode_name[m]);
-        h_close(&h);
-    }
+    each_mode_pattern(5, counts_consumed_and_sent_each);
 }
 
 /* Not a power of two, zero, past BW_PAD_MAX: BW_EINVAL, recorded, nothing

@@ -237,18 +237,12 @@ Test(pool_threads, decay_when_the_thread_cache_serves_every_call, .timeout = 60)
 #define BOUND (4 * MiB) /* the medium classes' bytes per thread and pool */
 #define DECAY 100u      /* ms */
 
-/* A pool over ta with a 1 MiB threshold (the default's) and decay_ms. */
-static bw_pool *medium_pool(test_alloc *ta, uint32_t decay_ms)
-{
-    bw_pool_options o = fresh_opts(ta);
-    o.max_pooled_size = MiB;
-    o.decay_ms = decay_ms;
-    o.flags = BW_POOL_NO_LARGE_RETENTION;
-    return mkpool(&o);
-}
 
 /* The other thread: rent and return what `sizes` says (then wait for go). */
+/* Another thread on a pool of its own over a counting allocator (ta). */
 struct worker {
+    pthread_t th;
+    test_alloc ta;
     bw_pool *p;
     const size_t *sizes;
     size_t n;
@@ -281,31 +275,38 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* A thread that rents sizes[0, n) from p and returns them (then idles
- * idle_ms and makes one slow call), and waits for worker_end. */
-static void worker_start(struct worker *k, pthread_t *th, bw_pool *p, const size_t *sizes,
-                         size_t n, int idle_ms)
+/* A pool over k->ta with a 1 MiB threshold (the default's) and decay_ms,
+ * and a thread that rents sizes[0, n) from it and returns them (then idles
+ * idle_ms and makes one slow call), and waits for worker_end. Returns the
+ * pool; ta_finish(&k->ta, pool) ends it. */
+static bw_pool *worker_start(struct worker *k, uint32_t decay_ms, const size_t *sizes, size_t n,
+                             int idle_ms)
 {
-    k->p = p;
+    bw_pool_options o = fresh_opts(&k->ta);
+    o.max_pooled_size = MiB;
+    o.decay_ms = decay_ms;
+    o.flags = BW_POOL_NO_LARGE_RETENTION;
+    k->p = mkpool(&o);
     k->sizes = sizes;
     k->n = n;
     k->idle_ms = idle_ms;
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
     k->done = k->go = 0;
-    cr_assert_eq(pthread_create(th, NULL, worker_main, k), 0);
+    cr_assert_eq(pthread_create(&k->th, NULL, worker_main, k), 0);
     pthread_mutex_lock(&k->mu);
     while (!k->done) pthread_cond_wait(&k->cv, &k->mu);
     pthread_mutex_unlock(&k->mu);
+    return k->p;
 }
 
-static void worker_end(struct worker *k, pthread_t th)
+static void worker_end(struct worker *k)
 {
     pthread_mutex_lock(&k->mu);
     k->go = 1;
     pthread_cond_broadcast(&k->cv);
     pthread_mutex_unlock(&k->mu);
-    cr_assert_eq(pthread_join(th, NULL), 0);
+    cr_assert_eq(pthread_join(k->th, NULL), 0);
     pthread_mutex_destroy(&k->mu);
     pthread_cond_destroy(&k->cv);
 }
@@ -315,69 +316,61 @@ Test(pool_cache, medium_blocks_stay_in_a_threads_cache_up_to_its_byte_bound)
     /* Four 1 MiB blocks fill the bound; the four 64 KiB blocks after them
      * go to the shared level. */
     static const size_t sizes[8] = { MiB, MiB, MiB, MiB, 64 * KiB, 64 * KiB, 64 * KiB, 64 * KiB };
-    test_alloc ta;
-    bw_pool *p = medium_pool(&ta, BW_DECAY_NEVER);
     struct worker k;
-    pthread_t th;
+    bw_pool *p;
     bw_pool_stats s0, s1;
     void *b[5];
-    size_t cap[5], i;
-    worker_start(&k, &th, p, sizes, 8, 0);
+    size_t cap[5];
+    p = worker_start(&k, BW_DECAY_NEVER, sizes, 8, 0);
     s0 = stats_of(p);
     cr_expect_eq(s0.retained_bytes, BOUND + 4 * 64 * KiB);
     cr_expect_eq(s0.backing_allocs, 8);
     /* This thread gets the shared level's 64 KiB blocks, none of the other
      * thread's 1 MiB ones. */
-    for (i = 0; i < 4; i++) b[i] = rent_ok(p, 64 * KiB, &cap[i]);
+    rent_each(p, 4, NULL, 64 * KiB, b, cap);
     b[4] = rent_ok(p, MiB, &cap[4]);
     s1 = stats_of(p);
     cr_expect_eq(s1.hits - s0.hits, 4, "64 KiB hits from the shared level");
     cr_expect_eq(s1.backing_allocs - s0.backing_allocs, 1, "the 1 MiB blocks are the thread's");
     cr_expect_eq(s1.retained_bytes, BOUND);
-    for (i = 0; i < 5; i++) cr_expect_eq(bw_pool_return(p, b[i], cap[i]), BW_OK);
-    worker_end(&k, th);
-    ta_finish(&ta, p);
+    return_each(p, 5, b, cap);
+    worker_end(&k);
+    ta_finish(&k.ta, p);
 }
 
 Test(pool_cache, a_threads_medium_blocks_go_back_at_its_exit)
 {
     static const size_t sizes[2] = { MiB, 128 * KiB };
-    test_alloc ta;
-    bw_pool *p = medium_pool(&ta, BW_DECAY_NEVER);
     struct worker k;
-    pthread_t th;
+    bw_pool *p;
     bw_pool_stats s0, s1;
     void *b[2];
     size_t cap[2];
-    worker_start(&k, &th, p, sizes, 2, 0);
-    worker_end(&k, th);
+    p = worker_start(&k, BW_DECAY_NEVER, sizes, 2, 0);
+    worker_end(&k);
     /* The exit moved them to the shared level: this thread's rents hit. */
     s0 = stats_of(p);
     cr_expect_eq(s0.retained_bytes, MiB + 128 * KiB);
-    b[0] = rent_ok(p, MiB, &cap[0]);
-    b[1] = rent_ok(p, 128 * KiB, &cap[1]);
+    rent_each(p, 2, sizes, 0, b, cap);
     s1 = stats_of(p);
     cr_expect_eq(s1.hits - s0.hits, 2);
     cr_expect_eq(s1.backing_allocs, s0.backing_allocs);
-    cr_expect_eq(bw_pool_return(p, b[0], cap[0]), BW_OK);
-    cr_expect_eq(bw_pool_return(p, b[1], cap[1]), BW_OK);
-    ta_finish(&ta, p);
+    return_each(p, 2, b, cap);
+    ta_finish(&k.ta, p);
 }
 
 Test(pool_cache, medium_blocks_decay_from_an_idle_threads_cache_at_its_next_slow_path)
 {
     static const size_t sizes[2] = { MiB, 256 * KiB };
-    test_alloc ta;
-    bw_pool *p = medium_pool(&ta, DECAY);
     struct worker k;
-    pthread_t th;
+    bw_pool *p;
     bw_pool_stats s;
     /* idle, then one slow call, still alive after */
-    worker_start(&k, &th, p, sizes, 2, 3 * DECAY);
+    p = worker_start(&k, DECAY, sizes, 2, 3 * DECAY);
     s = stats_of(p);
     cr_expect_eq(s.decayed_bytes, MiB + 256 * KiB,
                  "blocks idle for 3 x decay_ms in a live thread's cache survived its slow call");
     cr_expect_eq(s.retained_bytes, 0);
-    worker_end(&k, th);
-    ta_finish(&ta, p);
+    worker_end(&k);
+    ta_finish(&k.ta, p);
 }

@@ -23,30 +23,29 @@
 
 /* --- Positions, patch, truncate ------------------------------------------ */
 
+static void patch_by_position_each(harness *h, ref *r)
+{
+    uint64_t at;
+    size_t body = h->mode == M_SINK ? 20 : 5000;
+    at = bw_tell(&h->w);
+    cr_expect_eq(at, 7);
+    cr_assert_eq(bw_put_u32le(&h->w, 0), BW_OK);
+    ref_add(r, "\x00\x00\x00\x00", 4);
+    put_pattern_ref(h, r, 100, body);
+    cr_expect_eq(bw_patch_u32le(&h->w, at, (uint32_t)body), BW_OK, "%s", mode_name[h->mode]);
+    r->d[7] = (unsigned char)body;
+    r->d[8] = (unsigned char)(body >> 8);
+    cr_expect_eq(bw_patch_u16be(&h->w, 0, 0xBEEF), BW_OK);
+    r->d[0] = 0xBE;
+    r->d[1] = 0xEF;
+    cr_expect_eq(bw_patch(&h->w, bw_tell(&h->w) - 3, "xyz", 3), BW_OK);
+    memcpy(r->d + r->len - 3, "xyz", 3);
+    h_close_expecting(h, r, "patched");
+}
+
 Test(positions, patch_by_position_in_every_mode)
 {
-    int m;
-    FOR_EACH_MODE(m) {
-        harness h;
-        ref r = {0};
-        uint64_t at;
-        size_t body = m == M_SINK ? 20 : 5000;
-        h_open_pattern(&h, m, 7, &r);
-        at = bw_tell(&h.w);
-        cr_expect_eq(at, 7);
-        cr_assert_eq(bw_put_u32le(&h.w, 0), BW_OK);
-        ref_add(&r, "\x00\x00\x00\x00", 4);
-        put_pattern_ref(&h, &r, 100, body);
-        cr_expect_eq(bw_patch_u32le(&h.w, at, (uint32_t)body), BW_OK, "%s", mode_name[m]);
-        r.d[7] = (unsigned char)body;
-        r.d[8] = (unsigned char)(body >> 8);
-        cr_expect_eq(bw_patch_u16be(&h.w, 0, 0xBEEF), BW_OK);
-        r.d[0] = 0xBE;
-        r.d[1] = 0xEF;
-        cr_expect_eq(bw_patch(&h.w, bw_tell(&h.w) - 3, "xyz", 3), BW_OK);
-        memcpy(r.d + r.len - 3, "xyz", 3);
-        h_close_expecting(&h, &r, "patched");
-    }
+    each_mode_pattern(7, patch_by_position_each);
 }
 
 Test(positions, segmented_patch_across_a_block_boundary)
@@ -54,12 +53,9 @@ Test(positions, segmented_patch_across_a_block_boundary)
     harness h;
     ref r = {0};
     struct iovec iov[2];
-    size_t first;
-    h_open_chain(&h, 2, &r);
-    cr_assert_geq(bw_iovec(&h.w, iov, 2), 2);
-    first = iov[0].iov_len;
-    cr_expect_eq(bw_patch(&h.w, first - 2, "WXYZ", 4), BW_OK);
-    memcpy(r.d + first - 2, "WXYZ", 4);
+    h_open_two_blocks(&h, &r, iov);
+    cr_expect_eq(bw_patch(&h.w, iov[0].iov_len - 2, "WXYZ", 4), BW_OK);
+    memcpy(r.d + iov[0].iov_len - 2, "WXYZ", 4);
     h_close_expecting(&h, &r, "patch across blocks");
 }
 
@@ -132,36 +128,35 @@ Test(positions, streaming_patch_and_truncate_of_sent_bytes_are_einval)
     h_close(&h);
 }
 
+static void truncate_by_position_each(harness *h, ref *r)
+{
+    uint64_t mark;
+    size_t more = h->mode == M_SINK ? 20 : 9000;
+    mark = bw_tell(&h->w);
+    put_pattern(h, 10, more);
+    cr_expect_eq(bw_truncate(&h->w, mark), BW_OK, "%s", mode_name[h->mode]);
+    cr_expect_eq(bw_tell(&h->w), 10);
+    cr_expect_eq(bw_len(&h->w), 10);
+    expect_output(h, r->d, r->len, "truncated");
+    cr_expect_eq(bw_truncate(&h->w, 10), BW_OK, "%s: at tell", mode_name[h->mode]);
+    cr_expect_eq(bw_truncate(&h->w, 11), BW_EINVAL, "%s: beyond tell", mode_name[h->mode]);
+    cr_expect_eq(bw_error(&h->w), BW_EINVAL, "recorded");
+    expect_output(h, r->d, r->len, "nothing changed");
+    bw_clear_error(&h->w);
+    cr_expect_eq(bw_consume(&h->w, 4), BW_OK);
+    cr_expect_eq(bw_truncate(&h->w, 3), BW_EINVAL, "%s: below base", mode_name[h->mode]);
+    bw_clear_error(&h->w);
+    cr_expect_eq(bw_truncate(&h->w, 4), BW_OK, "%s: at base", mode_name[h->mode]);
+    cr_expect_eq(bw_len(&h->w), 0);
+    cr_expect_eq(bw_tell(&h->w), 4);
+    cr_expect_eq(bw_puts(&h->w, "end"), BW_OK);
+    expect_output(h, "end", 3, "writing after a truncate");
+    h_close_ref(h, r);
+}
+
 Test(positions, truncate_by_position_in_every_mode)
 {
-    int m;
-    FOR_EACH_MODE(m) {
-        harness h;
-        ref r = {0};
-        uint64_t mark;
-        size_t more = m == M_SINK ? 20 : 9000;
-        h_open_pattern(&h, m, 10, &r);
-        mark = bw_tell(&h.w);
-        put_pattern(&h, 10, more);
-        cr_expect_eq(bw_truncate(&h.w, mark), BW_OK, "%s", mode_name[m]);
-        cr_expect_eq(bw_tell(&h.w), 10);
-        cr_expect_eq(bw_len(&h.w), 10);
-        expect_output(&h, r.d, r.len, "truncated");
-        cr_expect_eq(bw_truncate(&h.w, 10), BW_OK, "%s: at tell", mode_name[m]);
-        cr_expect_eq(bw_truncate(&h.w, 11), BW_EINVAL, "%s: beyond tell", mode_name[m]);
-        cr_expect_eq(bw_error(&h.w), BW_EINVAL, "recorded");
-        expect_output(&h, r.d, r.len, "nothing changed");
-        bw_clear_error(&h.w);
-        cr_expect_eq(bw_consume(&h.w, 4), BW_OK);
-        cr_expect_eq(bw_truncate(&h.w, 3), BW_EINVAL, "%s: below base", mode_name[m]);
-        bw_clear_error(&h.w);
-        cr_expect_eq(bw_truncate(&h.w, 4), BW_OK, "%s: at base", mode_name[m]);
-        cr_expect_eq(bw_len(&h.w), 0);
-        cr_expect_eq(bw_tell(&h.w), 4);
-        cr_expect_eq(bw_puts(&h.w, "end"), BW_OK);
-        expect_output(&h, "end", 3, "writing after a truncate");
-        h_close_ref(&h, &r);
-    }
+    each_mode_pattern(10, truncate_by_position_each);
 }
 
 Test(positions, placeholder_position_survives_consume)
@@ -181,31 +176,32 @@ Test(positions, placeholder_position_survives_consume)
     }
 }
 
+static void clear_leaves_tell_each(harness *h, ref *r)
+{
+    (void)r;
+    bw_clear(&h->w);
+    cr_expect_eq(bw_tell(&h->w), 0, "%s", mode_name[h->mode]);
+    put_pattern(h, 0, 10);
+    cr_assert_eq(bw_consume(&h->w, 3), BW_OK);
+    bw_clear(&h->w);
+    cr_expect_eq(bw_tell(&h->w), 3, "%s: the first dropped byte", mode_name[h->mode]);
+    cr_expect_eq(bw_len(&h->w), 0);
+    cr_expect_eq(bw_put_u8(&h->w, 'x'), BW_OK);
+    cr_expect_eq(bw_tell(&h->w), 4);
+    if (h->mode == M_SINK) {
+        put_pattern(h, 0, 50);
+        put_pattern(h, 0, 30);
+        cr_assert_eq(h->s.out.len, 51, "'x' and the 50 were sent to make room");
+        cr_expect_eq(bw_tell(&h->w), 84);
+        bw_clear(&h->w);
+        cr_expect_eq(bw_tell(&h->w), 54, "streaming: the first dropped byte follows the sent ones");
+    }
+    h_close(h);
+}
+
 Test(positions, clear_leaves_tell_at_the_first_dropped_byte)
 {
-    int m;
-    FOR_EACH_MODE(m) {
-        harness h;
-        h_open_pattern(&h, m, 10, NULL);
-        bw_clear(&h.w);
-        cr_expect_eq(bw_tell(&h.w), 0, "%s", mode_name[m]);
-        put_pattern(&h, 0, 10);
-        cr_assert_eq(bw_consume(&h.w, 3), BW_OK);
-        bw_clear(&h.w);
-        cr_expect_eq(bw_tell(&h.w), 3, "%s: the first dropped byte", mode_name[m]);
-        cr_expect_eq(bw_len(&h.w), 0);
-        cr_expect_eq(bw_put_u8(&h.w, 'x'), BW_OK);
-        cr_expect_eq(bw_tell(&h.w), 4);
-        if (m == M_SINK) {
-            put_pattern(&h, 0, 50);
-            put_pattern(&h, 0, 30);
-            cr_assert_eq(h.s.out.len, 51, "'x' and the 50 were sent to make room");
-            cr_expect_eq(bw_tell(&h.w), 84);
-            bw_clear(&h.w);
-            cr_expect_eq(bw_tell(&h.w), 54, "streaming: the first dropped byte follows the sent ones");
-        }
-        h_close(&h);
-    }
+    each_mode_pattern(10, clear_leaves_tell_each);
 }
 
 Test(positions, init_release_detach_restart_positions)

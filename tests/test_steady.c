@@ -191,82 +191,73 @@ Test(steady, large_retention_bounds_and_exact_sizes)
 
 Test(steady, inline_buffer_small_messages_allocate_nothing)
 {
-    test_alloc ta;
-    bw_pool *p = fresh_pool(&ta, 0, 0);
-    bw_writer w;
+    wpool f;
     unsigned char buf[256];
     int i;
-    cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
+    wp_open(&f, 0, 0);
+    cr_assert_eq(bw_init_buffer(&f.w, f.p, buf, sizeof buf), BW_OK);
     for (i = 0; i < 100; i++) {
-        bw_put_u32le(&w, (uint32_t)i);
-        bw_puts(&w, "message body");
-        bw_put_uvarint(&w, 300);
-        cr_assert_eq(bw_error(&w), BW_OK);
-        cr_assert_eq(bw_data(&w), buf, "still in the caller's buffer");
-        cr_assert_eq(bw_data(&w)[0], (unsigned char)i);
-        bw_clear(&w);
+        bw_put_u32le(&f.w, (uint32_t)i);
+        bw_puts(&f.w, "message body");
+        bw_put_uvarint(&f.w, 300);
+        cr_assert_eq(bw_error(&f.w), BW_OK);
+        cr_assert_eq(bw_data(&f.w), buf, "still in the caller's buffer");
+        cr_assert_eq(bw_data(&f.w)[0], (unsigned char)i);
+        bw_clear(&f.w);
     }
-    cr_expect_eq(atomic_load(&ta.calls), 0, "no allocation for small messages");
-    bw_release(&w);
-    ta_finish(&ta, p);
+    cr_expect_eq(atomic_load(&f.ta.calls), 0, "no allocation for small messages");
+    wp_close(&f);
 }
 
 Test(steady, inline_buffer_overflows_into_the_pool)
 {
-    test_alloc ta;
-    bw_pool *p = fresh_pool(&ta, 0, 0);
-    bw_writer w;
+    wpool f;
     unsigned char buf[64];
-    size_t i, bad = 0;
-    cr_assert_eq(bw_init_buffer(&w, p, buf, sizeof buf), BW_OK);
-    for (i = 0; i < 5000; i++) bw_put_u8(&w, pat(i, 8));
-    cr_assert_eq(bw_error(&w), BW_OK);
-    cr_expect_neq(bw_data(&w), buf);
-    cr_expect_eq(bw_capacity(&w), 8192);
-    for (i = 0; i < 5000; i++) bad += bw_data(&w)[i] != pat(i, 8);
-    cr_expect_eq(bad, 0);
-    for (i = 0; i < 64; i++) bad += buf[i] != pat(i, 8);
-    cr_expect_eq(bad, 0, "the caller's buffer is left as it was written");
-    bw_release(&w);
-    ta_finish(&ta, p); /* the stack buffer was never given to the allocator */
+    wp_open(&f, 0, 0);
+    cr_assert_eq(bw_init_buffer(&f.w, f.p, buf, sizeof buf), BW_OK);
+    put_pat_bytes(&f.w, 5000, 8);
+    cr_assert_eq(bw_error(&f.w), BW_OK);
+    cr_expect_neq(bw_data(&f.w), buf);
+    cr_expect_eq(bw_capacity(&f.w), 8192);
+    cr_expect_eq(pat_mismatches(bw_data(&f.w), 5000, 0, 8), 0);
+    cr_expect_eq(pat_mismatches(buf, 64, 0, 8), 0, "the caller's buffer is left as it was written");
+    wp_close(&f); /* the stack buffer was never given to the allocator */
 }
 
 Test(steady, inline_buffer_detach_hands_out_pooled_memory)
 {
-    test_alloc ta;
-    bw_pool *p = fresh_pool(&ta, 0, 0);
-    bw_writer w;
+    wpool f;
     unsigned char buf[32];
     size_t len, cap;
     unsigned char *b;
-    bw_init_buffer(&w, p, buf, sizeof buf);
-    bw_puts(&w, "twenty bytes of text");
-    b = (unsigned char *)bw_detach(&w, &len, &cap);
+    wp_open(&f, 0, 0);
+    bw_init_buffer(&f.w, f.p, buf, sizeof buf);
+    bw_puts(&f.w, "twenty bytes of text");
+    b = (unsigned char *)bw_detach(&f.w, &len, &cap);
     cr_assert_not_null(b);
     cr_expect_neq(b, buf);
     cr_expect_eq(len, 20);
     cr_expect_eq(cap, 32);
     cr_expect(memcmp(b, "twenty bytes of text", 20) == 0);
-    cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
-    cr_expect_eq(bw_capacity(&w), 0);
+    cr_expect_eq(bw_pool_return(f.p, b, cap), BW_OK);
+    cr_expect_eq(bw_capacity(&f.w), 0);
     /* An empty inline writer detaches to nothing. */
-    bw_init_buffer(&w, p, buf, sizeof buf);
-    cr_expect_null(bw_detach(&w, &len, &cap));
+    bw_init_buffer(&f.w, f.p, buf, sizeof buf);
+    cr_expect_null(bw_detach(&f.w, &len, &cap));
     cr_expect_eq(len, 0);
     /* If the copy cannot be rented, nothing is lost. */
-    bw_init_buffer(&w, p, buf, sizeof buf);
-    bw_puts(&w, "keep me");
-    atomic_store(&ta.fail_at, atomic_load(&ta.calls) + 1);
-    atomic_store(&ta.fail_sticky, 1);
-    bw_pool_trim(p); /* no retained block to fall back on */
-    cr_expect_null(bw_detach(&w, &len, &cap));
+    bw_init_buffer(&f.w, f.p, buf, sizeof buf);
+    bw_puts(&f.w, "keep me");
+    atomic_store(&f.ta.fail_at, atomic_load(&f.ta.calls) + 1);
+    atomic_store(&f.ta.fail_sticky, 1);
+    bw_pool_trim(f.p); /* no retained block to fall back on */
+    cr_expect_null(bw_detach(&f.w, &len, &cap));
     cr_expect_eq(len, 0);
-    cr_expect_eq(bw_error(&w), BW_ENOMEM);
-    cr_expect_eq(bw_len(&w), 7);
-    cr_expect(memcmp(bw_data(&w), "keep me", 7) == 0);
-    cr_expect_eq(bw_data(&w), buf);
-    bw_release(&w);
-    ta_finish(&ta, p);
+    cr_expect_eq(bw_error(&f.w), BW_ENOMEM);
+    cr_expect_eq(bw_len(&f.w), 7);
+    cr_expect(memcmp(bw_data(&f.w), "keep me", 7) == 0);
+    cr_expect_eq(bw_data(&f.w), buf);
+    wp_close(&f);
 }
 
 Test(steady, inline_buffer_bad_input)

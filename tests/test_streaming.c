@@ -240,42 +240,43 @@ Test(streaming, a_long_items_block_is_the_growth_rules_size)
     }
 }
 
+static void release_and_clear_each(harness *h, ref *r)
+{
+    (void)r;
+    bw_clear(&h->w);
+    cr_expect_eq(bw_len(&h->w), 0);
+    put_pattern(h, 0, 10);
+    bw_release(&h->w);
+    cr_expect_eq(h->s.calls, 0, "%s: clear and release send nothing", mode_name[h->mode]);
+    cr_expect_eq(bw_len(&h->w), 0);
+    cr_expect_eq(bw_tell(&h->w), 0);
+    /* Still the same mode, with the same parameters. */
+    cr_assert_eq(bw_put_u8(&h->w, 'a'), BW_OK);
+    switch (h->mode) {
+    case M_SINK:
+        cr_expect_eq(bw_capacity(&h->w), SINK_BUF, "buffer size kept");
+        put_pattern(h, 0, 100);
+        cr_expect_geq(h->s.calls, 1, "still streaming to the same sink");
+        break;
+    case M_FIXED:
+        cr_expect(bw_data(&h->w) == h->fbuf, "still the fixed buffer");
+        cr_expect_eq(bw_reserve(&h->w, FIXED_SIZE), BW_EFULL, "still fixed");
+        break;
+    case M_CHAIN:
+        put_pattern(h, 0, 5000);
+        cr_expect_null(bw_data(&h->w), "still segmented: two blocks");
+        break;
+    default:
+        put_pattern(h, 0, 5000);
+        cr_expect_not_null(bw_data(&h->w), "still contiguous");
+        break;
+    }
+    h_close(h);
+}
+
 Test(streaming, release_and_clear_never_send_and_keep_the_mode)
 {
-    int m;
-    FOR_EACH_MODE(m) {
-        harness h;
-        h_open_pattern(&h, m, 10, NULL);
-        bw_clear(&h.w);
-        cr_expect_eq(bw_len(&h.w), 0);
-        put_pattern(&h, 0, 10);
-        bw_release(&h.w);
-        cr_expect_eq(h.s.calls, 0, "%s: clear and release send nothing", mode_name[m]);
-        cr_expect_eq(bw_len(&h.w), 0);
-        cr_expect_eq(bw_tell(&h.w), 0);
-        /* Still the same mode, with the same parameters. */
-        cr_assert_eq(bw_put_u8(&h.w, 'a'), BW_OK);
-        switch (m) {
-        case M_SINK:
-            cr_expect_eq(bw_capacity(&h.w), SINK_BUF, "buffer size kept");
-            put_pattern(&h, 0, 100);
-            cr_expect_geq(h.s.calls, 1, "still streaming to the same sink");
-            break;
-        case M_FIXED:
-            cr_expect(bw_data(&h.w) == h.fbuf, "still the fixed buffer");
-            cr_expect_eq(bw_reserve(&h.w, FIXED_SIZE), BW_EFULL, "still fixed");
-            break;
-        case M_CHAIN:
-            put_pattern(&h, 0, 5000);
-            cr_expect_null(bw_data(&h.w), "still segmented: two blocks");
-            break;
-        default:
-            put_pattern(&h, 0, 5000);
-            cr_expect_not_null(bw_data(&h.w), "still contiguous");
-            break;
-        }
-        h_close(&h);
-    }
+    each_mode_pattern(10, release_and_clear_each);
 }
 
 Test(streaming, flush_returns_the_recorded_error_in_every_mode)
@@ -310,51 +311,57 @@ Test(streaming, init_fd_negative_is_einval_recorded)
     h_close(&h);
 }
 
-/* h: a contiguous harness; w: a streaming writer to fd on its pool, with
- * a 64-byte buffer. */
-static void open_fd_writer(harness *h, bw_writer *w, int fd)
+/* A streaming writer w to a pipe's write end, with a 64-byte buffer, on
+ * the pool of a contiguous harness h. */
+typedef struct pipe_writer {
+    harness h;
+    bw_writer w;
+    int fds[2];
+} pipe_writer;
+
+static void pipe_writer_open(pipe_writer *f)
 {
-    h_open(h, M_CONTIG);
-    cr_assert_eq(bw_init_fd(w, h->p, 64, fd), BW_OK);
+    cr_assert_eq(pipe(f->fds), 0);
+    h_open(&f->h, M_CONTIG);
+    cr_assert_eq(bw_init_fd(&f->w, f->h.p, 64, f->fds[1]), BW_OK);
+}
+
+/* Release the writer, close the pipe, close the harness. */
+static void pipe_writer_close(pipe_writer *f)
+{
+    bw_release(&f->w);
+    close_pair(f->fds);
+    h_close(&f->h);
 }
 
 Test(streaming, fd_writer_sends_and_never_closes_the_fd)
 {
-    harness h;
-    bw_writer w = BW_WRITER_INIT;
+    pipe_writer f;
     unsigned char got[300];
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    open_fd_writer(&h, &w, fds[1]);
-    cr_expect_eq(bw_write(&w, pattern(), 300), BW_OK);
-    cr_expect_eq(bw_flush(&w), BW_OK);
-    cr_expect_eq(bw_len(&w), 0);
-    read_exact(fds[0], got, 300);
+    pipe_writer_open(&f);
+    cr_expect_eq(bw_write(&f.w, pattern(), 300), BW_OK);
+    cr_expect_eq(bw_flush(&f.w), BW_OK);
+    cr_expect_eq(bw_len(&f.w), 0);
+    read_exact(f.fds[0], got, 300);
     cr_expect(memcmp(got, pattern(), 300) == 0);
-    bw_release(&w);
-    cr_expect_neq(fcntl(fds[1], F_GETFD), -1, "the fd is still open");
-    close_pair(fds);
-    h_close(&h);
+    bw_release(&f.w);
+    cr_expect_neq(fcntl(f.fds[1], F_GETFD), -1, "the fd is still open");
+    pipe_writer_close(&f);
 }
 
 Test(streaming, eagain_in_a_flush_records_eio)
 {
-    harness h;
-    bw_writer w = BW_WRITER_INIT;
+    pipe_writer f;
     unsigned char junk[4096];
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK);
+    pipe_writer_open(&f);
+    fcntl(f.fds[1], F_SETFL, fcntl(f.fds[1], F_GETFL) | O_NONBLOCK);
     memset(junk, 'j', sizeof junk);
-    while (write(fds[1], junk, sizeof junk) > 0) continue;
-    while (write(fds[1], junk, 1) > 0) continue;
-    open_fd_writer(&h, &w, fds[1]);
-    cr_expect_eq(bw_write(&w, "0123456789", 10), BW_OK);
-    expect_flush_eio(&w, EAGAIN, "EAGAIN: recorded, like any failure");
-    cr_expect_eq(bw_len(&w), 10, "kept");
-    bw_release(&w);
-    close_pair(fds);
-    h_close(&h);
+    while (write(f.fds[1], junk, sizeof junk) > 0) continue;
+    while (write(f.fds[1], junk, 1) > 0) continue;
+    cr_expect_eq(bw_write(&f.w, "0123456789", 10), BW_OK);
+    expect_flush_eio(&f.w, EAGAIN, "EAGAIN: recorded, like any failure");
+    cr_expect_eq(bw_len(&f.w), 10, "kept");
+    pipe_writer_close(&f);
 }
 
 Test(streaming, write_fd_on_a_streaming_writer_bypasses_the_sink)
