@@ -656,22 +656,31 @@ static void expect_sent(bw_writer *w, const unsigned char *model, size_t mlen)
 }
 
 /* A job of CH_RECS records, each a header written and a body linked: the
- * model of the bytes in *model, the bodies in bodies. */
-static size_t chunk_job(bw_writer *w, unsigned char (*bodies)[CH_BODY], donec *dc,
-                        unsigned char *model)
+ * model of the bytes in *model, the bodies in bodies. Body i has a done when
+ * i % done_every == 0 (every body for 1); tag starts each header. */
+static size_t refs_job(bw_writer *w, unsigned char (*bodies)[CH_BODY], donec *dc,
+                       unsigned char *model, const char *tag, size_t done_every)
 {
     size_t i, mlen = 0;
     for (i = 0; i < CH_RECS; i++) {
         char hdr[CH_HDR + 1];
-        snprintf(hdr, sizeof hdr, "hdr%06zu:", i);
+        snprintf(hdr, sizeof hdr, "%s%06zu:", tag, i);
         cr_assert_eq(bw_write(w, hdr, CH_HDR), BW_OK);
         memcpy(model + mlen, hdr, CH_HDR);
         mlen += CH_HDR;
-        cr_assert_eq(bw_append_ref(w, bodies[i], CH_BODY, on_done, &dc[i]), BW_OK);
+        cr_assert_eq(bw_append_ref(w, bodies[i], CH_BODY, i % done_every == 0 ? on_done : NULL,
+                                   &dc[i]),
+                     BW_OK);
         memcpy(model + mlen, bodies[i], CH_BODY);
         mlen += CH_BODY;
     }
     return mlen;
+}
+
+static size_t chunk_job(bw_writer *w, unsigned char (*bodies)[CH_BODY], donec *dc,
+                        unsigned char *model)
+{
+    return refs_job(w, bodies, dc, model, "hdr", 1);
 }
 
 Test(chunks, walk_patch_truncate_consume_across_chunks)
@@ -771,19 +780,7 @@ Test(chunks, move_and_truncate_across_chunks)
 static size_t mixed_job(bw_writer *w, unsigned char (*bodies)[CH_BODY], donec *dc,
                         unsigned char *model)
 {
-    size_t i, mlen = 0;
-    for (i = 0; i < CH_RECS; i++) {
-        char hdr[CH_HDR + 1];
-        snprintf(hdr, sizeof hdr, "mix%06zu:", i);
-        cr_assert_eq(bw_write(w, hdr, CH_HDR), BW_OK);
-        memcpy(model + mlen, hdr, CH_HDR);
-        mlen += CH_HDR;
-        cr_assert_eq(bw_append_ref(w, bodies[i], CH_BODY, i % 3 == 0 ? on_done : NULL, &dc[i]),
-                     BW_OK);
-        memcpy(model + mlen, bodies[i], CH_BODY);
-        mlen += CH_BODY;
-    }
-    return mlen;
+    return refs_job(w, bodies, dc, model, "mix", 3);
 }
 
 /* Each body with a done was told once, with the pointer and length it was
