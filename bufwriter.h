@@ -481,10 +481,13 @@ typedef struct bw_pool_options {
      * most at the threshold goes to 16 x max(capacity, jump_floor), at most
      * max_learned_size: a first 10 MiB job rents 16 KiB, 256 KiB, 4 MiB
      * (then doubles, resized in place above the threshold) instead of every
-     * power of two. Segmented, streaming and fixed writers neither record
-     * nor jump; an initial capacity or a caller's buffer is kept as given
-     * (it may move towards the jump when it is outgrown). 16 KiB: small
-     * messages (up to a few hundred bytes) stay far below it. */
+     * power of two; on Linux, where blocks from 2 MiB up are huge-page
+     * mappings, it stops at 128 KiB first (the last 4 KiB pages the bound
+     * asks for): 16 KiB, 128 KiB, then 2 MiB, widened in place.
+     * Segmented, streaming and fixed writers neither record nor jump; an
+     * initial capacity or a caller's buffer is kept as given (it may move
+     * towards the jump when it is outgrown). 16 KiB: small messages (up to
+     * a few hundred bytes) stay far below it. */
     size_t jump_floor;           /* 0 = 16 KiB (the threshold when that is
                                     smaller)                                 */
     /* A segmented writer's (bw_init_chain) first block, and the least of

@@ -67,8 +67,9 @@ static void bw__contig_fit(bw_writer *w)
 
 /* The address space a move into fresh memory above the threshold asks for
  * (bw__pool_rent_reserve) with a block of cap: 16 x cap, so a first job
- * that reaches its first large block (4 MiB after 256 KiB) grows to
- * 64 MiB by widening its window, with no copy and no remap. */
+ * that reaches its first large block (2 MiB after 128 KiB, growth.c's
+ * bw__fresh_stop) grows to 32 MiB by widening its window, with no copy
+ * and no remap (past it, a regrow moves the pages). */
 #define BW__RESERVE_FACTOR ((size_t)16)
 
 /* A block for the size the pool's rule gave (an idle block of the learned

@@ -29,9 +29,10 @@
  * decay_ms (so one outlier never decides alone, and a size nobody has
  * needed for decay_ms is forgotten, as retained memory is). Until two are
  * recorded a move past the floor of a writer at or below the threshold
- * climbs 16x (16 KiB, 256 KiB, 4 MiB), so a process's first big job copies
- * and faults in few blocks; above the threshold blocks double, resized in
- * place.
+ * climbs 16x (16 KiB, 256 KiB, 4 MiB; where blocks from 2 MiB up are
+ * huge-page mappings 16 KiB, 128 KiB, 2 MiB: bw__fresh_stop), so a
+ * process's first big job copies and faults in few blocks; above the
+ * threshold blocks double, resized in place.
  *
  * Learned starting size (BW_POOL_LEARN_SIZE, opt-in, outside the bound:
  * its stream chose it): writers record every length; a new writer starts
@@ -178,6 +179,24 @@ static size_t bw__toward(const bw_pool *p, size_t target, size_t need)
     return t;
 }
 
+/* Where the pool's blocks from BW__MAP_MIN (2 MiB) up are huge-page
+ * mappings it can widen in place (bw__pool_reserves), a fresh climb stops
+ * at BW__MAP_MIN / BW__BOUND (128 KiB), the largest block whose next step
+ * may be a huge-page mapping within the bound: the climb goes 16 KiB,
+ * 128 KiB, then a 2 MiB window of a reservation. Climbing to 256 KiB first
+ * cost a first 10 MiB job 32 more 4 KiB page faults (12-20 us each on the
+ * VM of bench/BENCHMARKS.md) than the bound asks for. */
+static size_t bw__fresh_stop(const bw_pool *p, size_t cap, size_t target)
+{
+#ifdef BW__MAP_MIN
+    const size_t stop = BW__MAP_MIN / BW__BOUND;
+    if (bw__pool_reserves(p) && cap < stop && target > stop) return stop;
+#else
+    (void)p, (void)cap;
+#endif
+    return target;
+}
+
 /* A contiguous writer's first block or move (see the top of this file and
  * bufwriter.h's bw_init): its first block (min_first_block, the learned
  * starting size), else the growth rule; then, for a move or a first block
@@ -223,6 +242,7 @@ static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
         target = r->cap > p->opt.jump_floor ? r->cap : p->opt.jump_floor;
         target = target <= p->opt.max_learned_size / BW__BOUND ? target * BW__BOUND
                                                               : p->opt.max_learned_size;
+        target = bw__fresh_stop(p, r->cap, target);
     }
     if (target > size) {
         t = bw__toward(p, target, need);

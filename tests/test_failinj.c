@@ -750,14 +750,16 @@ Test(allocfail, a_reservation_without_address_space_falls_back_to_its_block)
     bw_pool *p;
     bw_writer w;
     struct rlimit old;
-    size_t i, bad = 0;
+    size_t i, bad = 0, full;
     int rc;
     memset(&o, 0, sizeof o); /* the libc allocator: blocks past 2 MiB are mappings */
     p = mkpool(&o);
-    /* Room for the 4, 8 and 16 MiB blocks of a remapped climb, not for a
-     * 64 MiB reservation. */
+    /* Room for the 2, 4, 8 and 16 MiB blocks of a remapped climb (a
+     * remap maps the new block and 2 MiB for alignment while the old one
+     * is there; 30 MiB was too little here), not for the 32 MiB
+     * reservation (a 34 MiB mmap with its alignment). */
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    cap_address_space(&old, (size_t)40 << 20);
+    cap_address_space(&old, (size_t)33 << 20);
     rc = write_pattern(&w, 0, (size_t)10 << 20, 31);
     setrlimit(RLIMIT_AS, &old);
     cr_expect_eq(rc, BW_OK);
@@ -766,17 +768,21 @@ Test(allocfail, a_reservation_without_address_space_falls_back_to_its_block)
     cr_expect_eq(bad, 0, "%zu bytes differ", bad);
     bw_release(&w);
     cr_expect_eq(outstanding(p), 0);
-    /* No room even for the 4 MiB block: the write fails whole. */
+    /* No room even for the first mapped block (2 MiB, once the climb's
+     * last malloc block is full: 128 KiB, or 256 KiB in a pool that does
+     * not stop there, BW_CHECKED): the write fails whole. */
     bw_pool_trim(p);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
-    cr_assert_eq(write_pattern(&w, 0, (size_t)256 << 10, 32), BW_OK);
+    cr_assert_eq(write_pattern(&w, 0, (size_t)128 << 10, 32), BW_OK);
+    full = bw_capacity(&w);
+    cr_assert_eq(write_pattern(&w, (size_t)128 << 10, full, 32), BW_OK);
     cap_address_space(&old, (size_t)1 << 20);
-    rc = write_pattern(&w, (size_t)256 << 10, (size_t)300 << 10, 32);
+    rc = write_pattern(&w, full, full + ((size_t)44 << 10), 32);
     setrlimit(RLIMIT_AS, &old);
     cr_expect_eq(rc, BW_ENOMEM);
-    cr_expect_eq(bw_len(&w), (size_t)256 << 10, "the failed write kept nothing");
+    cr_expect_eq(bw_len(&w), full, "the failed write kept nothing");
     bw_clear_error(&w);
-    cr_assert_eq(write_pattern(&w, (size_t)256 << 10, (size_t)5 << 20, 32), BW_OK);
+    cr_assert_eq(write_pattern(&w, full, (size_t)5 << 20, 32), BW_OK);
     for (i = 0; i < bw_len(&w); i++) bad += bw_data(&w)[i] != pat(i, 32);
     cr_expect_eq(bad, 0, "%zu bytes differ", bad);
     bw_release(&w);
