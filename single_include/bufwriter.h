@@ -279,6 +279,7 @@ or define _GNU_SOURCE before that file's first #include (or build it with -D_GNU
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h> /* malloc: bw_detach_malloc's inline copy */
 #include <string.h>
 
 /* The version of this header. BW_VERSION_NUMBER is major * 10000 +
@@ -614,10 +615,13 @@ typedef struct bw_pool_options {
      * most at the threshold goes to 16 x max(capacity, jump_floor), at most
      * max_learned_size: a first 10 MiB job rents 16 KiB, 256 KiB, 4 MiB
      * (then doubles, resized in place above the threshold) instead of every
-     * power of two. Segmented, streaming and fixed writers neither record
-     * nor jump; an initial capacity or a caller's buffer is kept as given
-     * (it may move towards the jump when it is outgrown). 16 KiB: small
-     * messages (up to a few hundred bytes) stay far below it. */
+     * power of two; on Linux, where blocks from 2 MiB up are huge-page
+     * mappings, it stops at 128 KiB first (the last 4 KiB pages the bound
+     * asks for): 16 KiB, 128 KiB, then 2 MiB, widened in place.
+     * Segmented, streaming and fixed writers neither record nor jump; an
+     * initial capacity or a caller's buffer is kept as given (it may move
+     * towards the jump when it is outgrown). 16 KiB: small messages (up to
+     * a few hundred bytes) stay far below it. */
     size_t jump_floor;           /* 0 = 16 KiB (the threshold when that is
                                     smaller)                                 */
     /* A segmented writer's (bw_init_chain) first block, and the least of
@@ -1364,10 +1368,11 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
  * it nothing, its block goes back to it. So bytes of at most 64 KiB in a
  * block of a class the thread cache keeps (to 1 MiB by default; none with
  * BW_POOL_NO_THREAD_CACHE, _BYPASS, _ZERO_ON_RETURN or checked mode) are
- * copied into malloc(bw_len + 1), whatever their length: the copy costs
- * the caller's own malloc, memcpy and bw_release and a call, and the next
- * job rents the same block (a 252-byte text handed over in its 512-byte
- * first block cost 3.6x a copy). Longer ones are handed over, and the
+ * copied into malloc(bw_len + 1), whatever their length: inline, in the
+ * caller's code (so it is the caller's malloc), the copy costs what the
+ * caller's own malloc, memcpy and bw_release do, and the next job rents
+ * the same block (a 252-byte text handed over in its 512-byte first block
+ * cost 3.6x a copy). Longer ones are handed over, and the
  * caller's memory still fits: a block much larger than the bytes with
  * their NUL (more than twice them, plus 64 bytes) is shrunk with the
  * allocator's realloc (a realloc that fails leaves it whole).
@@ -1378,7 +1383,7 @@ BW_API void *bw_detach(bw_writer *w, size_t *len, size_t *capacity);
  *
  *   char *s = bw_detach_malloc(&w, NULL);     // was: malloc + memcpy
  *   return s;                                 // the caller free()s it */
-BW_API void *bw_detach_malloc(bw_writer *w, size_t *len);
+BW__INLINE void *bw_detach_malloc(bw_writer *w, size_t *len);
 
 /* Called once when bytes given to bw_append_ref leave the writer, with the
  * pointer and length given there. It must not call into that writer. */
@@ -1393,8 +1398,9 @@ typedef void (*bw_done_fn)(void *ctx, const void *data, size_t n);
  * (consume or truncate could give that block back under the link); caller
  * memory is linked however often it is given, memory already linked
  * included, each link with its own done. A link costs O(1) amortized and
- * no block: one piece record (64 bytes on 64-bit, in an array rented from
- * the pool that doubles when full and is kept until release), and the
+ * no block: one piece record (32 bytes on 64-bit, and 32 beside it that
+ * only a link with a done writes, in chunks rented from the pool that
+ * never move and are kept until release), and the
  * writes after it go on in the current block's free space. Every other
  * mode: a copy, as bw_write, then done at once. Every read-out sees these
  * bytes like any others. done may be NULL. n = 0 is BW_OK (done called at
@@ -1544,9 +1550,14 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
                             clamped to it                                     */
 };
 
-/* bw_writer.flags: a size limit is set (bw_set_limit), so limit is read.
- * The other bits are writer_internal.h's. */
-#define BW__LIMITED 0x40u
+/* bw_writer.flags that inline code reads (the other bits are
+ * writer_internal.h's): a size limit is set (bw_set_limit), so limit is
+ * read; a contiguous writer's data is the caller's first buffer
+ * (bw_init_buffer), or its block a reservation of m.g.block bytes with cap
+ * its window (mode_contig.c), so not a pooled block of cap bytes. */
+#define BW__LIMITED  0x40u
+#define BW__EXTERNAL 0x1u
+#define BW__RESERVED 0x4u
 
 /* Modes (bw_writer.mode). The all-zero writer is contiguous. */
 #define BW__CONTIG 0
@@ -1798,6 +1809,68 @@ BW__INLINE const unsigned char *bw_data(const bw_writer *w)
     if (BW__LIKELY(w && w->data && w->mode != BW__SEG))
         return w->data + BW__CAST(size_t, w->base - w->pos);
     return bw__data_slow(w);
+}
+
+/* bw_detach_malloc's usual case, inline: a contiguous writer on a pooled
+ * block of a class the thread cache keeps, of at most BW__DETACH_COPY_MAX
+ * bytes, is copied (bw__pool_copies, pool/pool_writer.h, says why). Then
+ * the hand-off is the caller's own malloc, memcpy and release, in the
+ * caller's code: out of line, the call's frame and tests cost 44
+ * instructions more than those (issue 36: K rows). A pool's first field is
+ * the largest such block (0: none; struct bw_pool, pool/pool_internal.h),
+ * so one compare asks the pool and bounds the text. Every other case, and
+ * a malloc that fails, is bw__detach_malloc_slow's; bw__release_contig is
+ * bw_release without the tests this one made. */
+#define BW__DETACH_COPY_MAX ((size_t)64 << 10)
+BW_API void *bw__detach_malloc_slow(bw_writer *w, size_t *len);
+BW_API void bw__release_contig(bw_writer *w);
+BW__INLINE size_t bw__pool_copy_cap(const bw_pool *p)
+{
+    return *BW__CAST(const size_t *, BW__CAST(const void *, p));
+}
+/* Whether w is contiguous with none of flags set. mode and flags are
+ * adjacent bytes (bufwriter.c checks): on a little-endian GCC or Clang
+ * host one 16-bit load tests both, two instructions where two loads and
+ * tests took five. */
+BW__INLINE int bw__contig_without(const bw_writer *w, unsigned flags)
+{
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
+    defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint16_t mf;
+    memcpy(&mf, BW__CAST(const unsigned char *, BW__CAST(const void *, w)) +
+                    offsetof(bw_writer, mode), sizeof mf);
+    return (mf & (0xffu | flags << 8)) == 0;
+#else
+    return w->mode == BW__CONTIG && !(w->flags & flags);
+#endif
+}
+/* GCC takes malloc to leave the caller's memory alone, so it keeps the
+ * fields it read before the call for after it, spilled to the stack and
+ * back (8 instructions); after this barrier it reads them again (3). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define BW__REREAD() __asm__ __volatile__("" : : : "memory")
+#else
+#  define BW__REREAD() ((void)0)
+#endif
+BW__INLINE void *bw_detach_malloc(bw_writer *w, size_t *len)
+{
+    unsigned char *b;
+    size_t n;
+    if (BW__LIKELY(w != BW__NULL && bw__contig_without(w, BW__EXTERNAL | BW__RESERVED) &&
+                   w->data != BW__NULL && w->cap <= bw__pool_copy_cap(w->pool))) {
+        b = BW__CAST(unsigned char *, malloc(BW__CAST(size_t, w->pos + w->len - w->base) + 1));
+        if (BW__LIKELY(b != BW__NULL)) {
+            /* The NUL and *len first: nothing is kept across memcpy but w. */
+            BW__REREAD();
+            n = BW__CAST(size_t, w->pos + w->len - w->base);
+            b[n] = 0;
+            if (len != BW__NULL) *len = n;
+            memcpy(b, w->data + BW__CAST(size_t, w->base - w->pos), n);
+            bw__release_contig(w);
+            return b;
+        }
+    }
+    return bw__detach_malloc_slow(w, len);
 }
 
 BW__INLINE int bw_putc(bw_writer *w, int c)
@@ -2909,6 +2982,11 @@ typedef struct bw__class {
 } bw__class;
 
 struct bw_pool {
+    size_t detach_copy_cap;    /* the first field, read there by the inline
+                                  bw_detach_malloc (bufwriter.h): a block of
+                                  at most this capacity holds a text that
+                                  bw__pool_copies copies: fast_rent_limit,
+                                  at most BW__DETACH_COPY_MAX                */
     uint64_t id;               /* unique for the process lifetime            */
     bw_pool *all_prev, *all_next; /* every pool (bw__all_lock), for fork     */
     /* The options as resolved (bw__options_resolve): every default filled,
@@ -3274,11 +3352,11 @@ BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
 
 /*************** Begin file pool/pool_writer.h ******************************/
 /* pool_writer.h - what the writer's files ask of the pool, and all
- * it asks: the growth rule, every size it gets (one request, one answer:
- * bw__pool_size), learning from a finished job, the inline thread-cache rent
- * and return of a small message, growing a large block in place and
- * handing a block to free(); beyond these, only the public bw_pool_*
- * functions. The writer never reads the fields of
+ * it asks: every size it gets (one request, one answer: bw__pool_size,
+ * which alone applies the growth rule), learning from a finished job, the
+ * inline thread-cache rent and return of a small message, growing a large
+ * block in place and handing a block to free(); beyond these, only the
+ * public bw_pool_* functions. The writer never reads the fields of
  * struct bw_pool itself: the policies live in the pool, once, and the few
  * facts a fast path needs are inline accessors here (as cheap as the field
  * read they replace). Nothing here is part of the public API. */
@@ -3295,7 +3373,8 @@ BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
 
 /* The growth rule's size for n bytes: the pool's class at or below its
  * threshold, the next power of two above it; 0 for 0 or when that cannot
- * be represented. */
+ * be represented. The pool's (growth.c, and pool.c's options and stats):
+ * the writer asks bw__pool_size for every size it gets. */
 static inline size_t bw__grow_size(const bw_pool *p, size_t n)
 {
     if (n == 0 || n > BW__MAX_BLOCK / 2 + 1) return 0;
@@ -3303,45 +3382,40 @@ static inline size_t bw__grow_size(const bw_pool *p, size_t n)
     return bw__pow2_ceil(n);
 }
 
-/* The growth rule for a writer holding len bytes in a block of cap (0:
- * none) that needs n more: room for len + n, at least twice cap, by
- * bw__grow_size. BW_EOVERFLOW when that cannot be represented. */
-static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t cap,
-                                size_t *out)
-{
-    size_t need;
-    if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
-    need = len + n;
-    if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
-    if (need < cap * 2) need = cap * 2;
-    *out = bw__grow_size(p, need | (need == 0)); /* a need of 0 gets a class */
-    return *out != 0 ? BW_OK : BW_EOVERFLOW;
-}
-
 /* What a writer asks the pool for, one request for every size it gets;
  * bw__pool_size (growth.c) is the one function that answers, and the pool
- * derives its shortcuts (first_block, learn_above) by asking it too. */
+ * derives its shortcuts (first_block, learn_above) by asking it too.
+ * Written with designated initializers: a field a kind does not read is 0. */
 enum {
     BW__SIZE_CONTIG, /* a contiguous writer's first block (cap 0) or move   */
     BW__SIZE_START,  /* bw_init's block for an initial capacity of n       */
     BW__SIZE_SEG,    /* a segmented writer's next block                    */
-    BW__SIZE_BLOCK   /* a block for n contiguous bytes, by the growth rule  */
+    BW__SIZE_BLOCK,  /* a block for n bytes by the growth rule: a segmented
+                        writer's for n contiguous bytes, a streaming
+                        writer's buffer, bw_detach's copy of n held bytes  */
+    BW__SIZE_WINDOW  /* a zeroing pool's or a reservation's window (the
+                        writer's capacity) in a block of `block` bytes      */
 };
 typedef struct bw__size_req {
     unsigned kind;
     bool external;      /* CONTIG: held bytes in the caller's buffer           */
-    size_t n;           /* CONTIG: bytes more; START: the initial capacity;
-                           SEG, BLOCK: contiguous bytes, trailer included    */
-    size_t held;        /* CONTIG: bytes held; SEG: the writer's length      */
-    size_t cap;         /* CONTIG: the block held; SEG: the last block (0:
-                           none yet)                                         */
+    size_t n;           /* CONTIG, WINDOW: bytes more; START: the initial
+                           capacity; SEG, BLOCK: bytes (SEG: contiguous,
+                           trailer included)                                 */
+    size_t held;        /* CONTIG: bytes held; SEG: the writer's length;
+                           WINDOW: bytes below the n more                    */
+    size_t cap;         /* CONTIG: the block held; SEG: the last block;
+                           WINDOW: the window now, or the capacity a move
+                           leaves (0: none yet)                              */
+    size_t block;       /* WINDOW: the block the window is of                */
     size_t large_held;  /* SEG: bytes in its blocks above the threshold      */
     size_t large_count; /* SEG: and how many                                 */
-    size_t align;       /* SEG, BLOCK: a power of two the size is rounded to */
+    size_t align;       /* SEG, BLOCK: a power of two the size is rounded to
+                           (0: none)                                         */
     size_t first;       /* SEG: the writer's smallest block (bw_set_block_size;
                            0: the pool's chain_block_size)                   */
 } bw__size_req;
-/* The answer: rent size (SEG and BLOCK: exactly), unless the pool has a
+/* The answer: rent size (SEG and BLOCK: exactly; WINDOW: the window), unless the pool has a
  * block of warm bytes idle (0: do not look), which costs no fresh memory
  * (bw__pool_rent_size). learned: a learned statistic took part, so the
  * answer may change as the pool learns. */
@@ -3531,17 +3605,15 @@ BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t
  * inline fast path needs them. */
 
 /* bw_writer.flags */
-#define BW__EXTERNAL  0x1u /* contiguous: data is the caller's first buffer  */
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
-#define BW__RESERVED  0x4u /* contiguous: the block is a reservation of
-                              m.g.block bytes, cap its window (mode_contig.c) */
 #define BW__DONES     0x8u /* segmented: a piece held may have a done to call
                               (a reset walks the records only then)       */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
                                no error recorded (bw_errno)              */
-/* 0x40 is BW__LIMITED, in bufwriter.h: inline code reads it. */
+/* 0x1 is BW__EXTERNAL, 0x4 BW__RESERVED and 0x40 BW__LIMITED, in
+ * bufwriter.h: inline code reads them. */
 
 /* A segmented writer's held bytes are a sequence of pieces, each a
  * (pointer, length) over a block the writer owns or over caller memory
@@ -3559,12 +3631,9 @@ struct bw__piece {
     const unsigned char *p; /* the first held byte                          */
     size_t n;               /* held bytes (never 0)                          */
     uint64_t end;           /* the position just past the piece              */
-    bw__blk *blk;           /* the owned block it lies in; NULL: a reference */
-    bw_done_fn done;        /* a reference's: done(ctx, orig, orig_n), once  */
-    void *ctx;
-    const void *orig;       /* the reference as given (consume and truncate
-                               move p and n)                                 */
-    size_t orig_n;
+    uintptr_t own;          /* the owned block it lies in (a bw__blk *); 0: a
+                               reference; odd: a reference with a done, whose
+                               bw__aside is at own - 1 (seg_internal.h)      */
 };
 typedef struct bw__piece bw__piece;
 
@@ -3710,7 +3779,9 @@ BW__INTERNAL size_t bw__block_size(const bw_writer *w);
                              pool; the block and the first line are all the
                              writer holds (bw_release's inline way)           */
 #define BW__LINKS   0x2u  /* pieces are linked, not copied: a failed append is
-                             undone by cutting back to where it began         */
+                             undone by cutting back to where it began; the
+                             segmented mode's only, so what is for it alone
+                             (bw_set_block_size, bw__seg_check) asks this     */
 #define BW__SENDS   0x4u  /* held bytes go to a sink: nothing to move out     */
 #define BW__NO_POOL 0x8u  /* the caller's buffer alone: never allocates, has
                              no pool, hands nothing out                       */
@@ -3856,9 +3927,10 @@ static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
 /* ---- the contiguous mode's inline first block (mode_contig.c) ---- */
 
 /* The one place outside the mode table that reads the mode (but the inits
- * and bw_data's inline fast path, bufwriter.h): a small message's first
- * write (bw__first_write, bw_reserve) and its release (bw_release) are a
- * compare away from their block, with no load of the table and no call. */
+ * and the inline bw_data and bw_detach_malloc, bufwriter.h): a small
+ * message's first write (bw__first_write, bw_reserve) and its release
+ * (bw_release) are a compare away from their block, with no load of the
+ * table and no call. */
 static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
 
 /* The block's capacity (bw_detach's, and what goes back to the pool): a
@@ -3919,13 +3991,16 @@ static inline bool bw__first_write(const bw_writer *w, size_t n)
  * pool's first size, too small to teach the pool anything) goes back by
  * the thread cache's inline push, with no call and no stack frame. Any
  * other block, and a length that teaches the pool, take
- * bw__contig_release_block (mode_contig.c). */
-static inline void bw__contig_release(bw_writer *w)
+ * bw__contig_release_block (mode_contig.c). b is the block (NULL for none
+ * or a caller's buffer), so a caller that knows it has one (the inline
+ * bw_detach_malloc's release, bw__release_contig) tests nothing more. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline void bw__contig_release_block_of(bw_writer *w, unsigned char *b)
 {
     bw_pool *p = w->pool;
-    unsigned char *b;
     size_t cap, len, block = 0;
-    b = w->flags & BW__EXTERNAL ? NULL : w->data;
     cap = w->cap;
     /* A block implies its pool (the rent set it). Given back before the
      * fields are emptied, so the length is read only when it can teach. */
@@ -3941,6 +4016,10 @@ static inline void bw__contig_release(bw_writer *w)
     bw__reset(w);
     if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
         bw__contig_release_block(p, b, block, cap, len);
+}
+static inline void bw__contig_release(bw_writer *w)
+{
+    bw__contig_release_block_of(w, w->flags & BW__EXTERNAL ? NULL : w->data);
 }
 
 /* ---- decimal text (bw_put_dec_*, fmt_int.c; the float text, fmt_float.c) ---- */
@@ -4061,8 +4140,43 @@ struct bw__pchunk {
 };
 #define BW__PC(ch) ((bw__piece *)(void *)((ch) + 1))
 
-/* The records after the header are aligned for their 64-bit end. */
+/* What a reference with a done keeps beside its record: done(ctx, orig,
+ * orig_n) once it leaves (consume and truncate move the record's p and
+ * n). A chunk's cap records are followed by cap asides, the one at a
+ * record's index its own, written only for a reference with a done: the
+ * record that every link, write and walk touches is 32 bytes (on 64-bit)
+ * and a link writes 4 fields for it, where one 64-byte record with these
+ * in it cost a linked record 16 stores (callgrind, profile_driver refs).
+ * Its place never moves, as the record's does not, so the record points
+ * to it (own, odd). */
+typedef struct bw__aside {
+    bw_done_fn done; /* never NULL: a reference without one has no aside */
+    void *ctx;
+    const void *orig;
+    size_t orig_n;
+} bw__aside;
+#define BW__PA(ch) ((bw__aside *)(void *)(BW__PC(ch) + (ch)->cap))
+/* The bytes a record takes in a chunk: itself and its aside. */
+#define BW__REC (sizeof(bw__piece) + sizeof(bw__aside))
+
+/* The records after the header are aligned for their 64-bit end, the
+ * asides after the records for their pointers, with the low bit of an
+ * aside's address free for own's tag. */
 typedef char bw__pc_aligned[sizeof(bw__pchunk) % sizeof(uint64_t) == 0 ? 1 : -1];
+typedef char bw__pa_aligned[sizeof(bw__piece) % sizeof(void *) == 0 &&
+                                    sizeof(void *) >= 2 ? 1 : -1];
+
+/* Record pc's owned block, NULL for a reference. */
+static inline bw__blk *bw__pc_blk(const bw__piece *pc)
+{
+    return (pc->own & 1) ? NULL : (bw__blk *)pc->own;
+}
+
+/* Record pc's aside: a reference's with a done, else NULL. */
+static inline bw__aside *bw__pc_aside(const bw__piece *pc)
+{
+    return (pc->own & 1) ? (bw__aside *)(pc->own - 1) : NULL;
+}
 
 /* No closed piece held. */
 static inline int bw__pc_none(const bw_writer *w)
@@ -4774,8 +4888,23 @@ void *bw_detach(bw_writer *w, size_t *len, size_t *capacity)
     return b;
 }
 
-/* bw_detach_malloc's every case; the usual one comes first, below. */
-static BW__COLD void *bw__detach_malloc_rest(bw_writer *w, size_t *len)
+/* bw_detach_malloc's inline copy (bufwriter.h) takes a block of at most
+ * the pool's first field's capacity, which holds at most that many bytes:
+ * a text bw__pool_copies would copy too, so the two agree. The inline
+ * copy's release, and every case it does not take, are these two. */
+_Static_assert(offsetof(struct bw_pool, detach_copy_cap) == 0,
+               "bw__pool_copy_cap reads a pool's first field");
+_Static_assert(offsetof(bw_writer, flags) == offsetof(bw_writer, mode) + 1,
+               "bw__contig_without loads mode and flags at once");
+_Static_assert(BW__DETACH_COPY_MAX + 1 == BW__HAND_OFF_COPY_MAX,
+               "bw_detach_malloc's inline copy and bw__pool_copies agree on the length");
+void bw__release_contig(bw_writer *w)
+{
+    BW__ASSUME(w->data != NULL); /* and not a caller's buffer: the inline test */
+    bw__contig_release_block_of(w, w->data);
+}
+
+void *bw__detach_malloc_slow(bw_writer *w, size_t *len)
 {
     unsigned char *b;
     size_t l, cap;
@@ -4821,34 +4950,14 @@ done:
     return b;
 }
 
-/* The usual case alone, with no frame to speak of: a contiguous writer on
- * a pooled block whose text the pool would rather copy (pool_writer.h).
- * Then the call is the caller's own malloc, memcpy and bw_release (its
- * inline return of a small message's block), and costs what they do but
- * for the call and these tests (issue 36: K rows). */
-void *bw_detach_malloc(bw_writer *w, size_t *len)
-{
-    unsigned char *b;
-    size_t l;
-    if (w == NULL || !bw__is_contig(w) || w->data == NULL || (w->flags & BW__EXTERNAL))
-        return bw__detach_malloc_rest(w, len);
-    l = bw_len(w);
-    if (!bw__pool_copies(w->pool, bw__contig_block_cap(w), l + 1) ||
-        (b = (unsigned char *)malloc(l + 1)) == NULL)
-        return bw__detach_malloc_rest(w, len);
-    memcpy(b, w->data + bw__start(w), l);
-    b[l] = 0;
-    if (len != NULL) *len = l;
-    bw__contig_release(w); /* bw_release's inline way: the block back by the cache's push */
-    return b;
-}
-
 int bw_append_ref(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
 {
     if (w == NULL) return BW_EINVAL;
     if (w->err != BW_OK) return w->err;
-    if (data == NULL && n != 0) return bw__fail(w, BW_EINVAL);
-    if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
+    /* the size limit's flag tested before its sum: 17 instructions to
+     * the link were 15 (objdump), for a call made once a record */
+    if (BW__UNLIKELY(data == NULL) && n != 0) return bw__fail(w, BW_EINVAL);
+    if (BW__UNLIKELY(w->flags & BW__LIMITED) && bw__over(w, n)) return bw__fail(w, BW_ELIMIT);
     return bw__ops(w)->link(w, data, n, done, ctx);
 }
 
@@ -5773,33 +5882,30 @@ BW__INTERNAL int bw__at_once(const bw_writer *w, size_t n) { return (void)w, (vo
  * window never narrows while the writer holds the block, so the block goes
  * back with cap as the end of what was written (bw__pool_return_written),
  * and a 20 KiB job in a 64 MiB block zeroes at most 40 KiB, not 64 MiB.
- * The window starts at the growth rule's size for what was asked for (at
- * least BW__ZERO_STEP) and at least doubles when the cold path widens it,
- * so it costs a cold path per doubling, as growth does, and is at most
- * twice the furthest byte asked for (an exact-size block of BW_POOL_BYPASS
- * less than twice that is the window whole: see bw__contig_window). */
-#define BW__ZERO_STEP ((size_t)4096)
-
-static size_t bw__contig_window(const bw_pool *p, size_t block, size_t want)
+ * The window is the pool's size for what was asked for (bw__pool_size's
+ * BW__SIZE_WINDOW: the growth rule's, at least 4 KiB, or the block whole)
+ * and at least doubles when the cold path widens it, so it costs a cold
+ * path per doubling, as growth does, and is at most twice the furthest
+ * byte asked for (or the block whole, when that is less than twice it). */
+static size_t bw__contig_window(bw_pool *p, size_t block, size_t held, size_t n, size_t cap)
 {
-    /* By the growth rule (0: past what it can represent, the block), so
-     * capacities stay the sizes the rule gives. A window is the whole
-     * block or at most half of it, so widening it at least doubles it, as
-     * the rule does: a block of an exact size (BW_POOL_BYPASS rents what
-     * is asked for, 4205 bytes for a learned 4205) less than twice the
-     * rule's size is taken whole (widening 4096 to 4205 broke the rule). */
-    want = bw__grow_size(p, want < BW__ZERO_STEP ? BW__ZERO_STEP : want);
-    return want != 0 && want <= block / 2 ? want : block;
+    bw__size_req r = {.kind = BW__SIZE_WINDOW, .n = n, .held = held, .cap = cap, .block = block};
+    bw__size s;
+    (void)bw__pool_size(p, &r, &s); /* a window always has one: at most the block */
+    return s.size;
 }
 
-/* A newly rented block of got bytes for a writer that asked for want: its
- * window on a zeroing pool or in a reservation (BW__RESERVED, set by
+/* A newly rented block of got bytes for a writer that asked for n more
+ * bytes after held, its capacity having been cap (0: none): its window on
+ * a zeroing pool or in a reservation (BW__RESERVED, set by
  * bw__contig_rent), the whole block otherwise. */
-static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
+static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t held, size_t n,
+                            size_t cap)
 {
     w->m.g.block = got;
-    w->cap = bw__pool_zeroes(p) || (w->flags & BW__RESERVED) ? bw__contig_window(p, got, want)
-                                                              : got;
+    w->cap = bw__pool_zeroes(p) || (w->flags & BW__RESERVED)
+                 ? bw__contig_window(p, got, held, n, cap)
+                 : got;
 }
 
 /* Widen a zeroing pool's window or a reservation's in place for n more
@@ -5807,13 +5913,10 @@ static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t want)
  * window). */
 static bool bw__contig_widen(bw_writer *w, size_t n)
 {
-    size_t want;
     if ((w->flags & BW__EXTERNAL) || !(bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED)) ||
         w->cap == w->m.g.block || w->m.g.block - w->len < n)
         return false;
-    want = w->len + n; /* at most the block: no overflow */
-    if (want < 2 * w->cap) want = 2 * w->cap;
-    w->cap = bw__contig_window(w->pool, w->m.g.block, want);
+    w->cap = bw__contig_window(w->pool, w->m.g.block, w->len, n, w->cap);
     bw__set_lim(w);
     return true;
 }
@@ -5832,8 +5935,9 @@ static void bw__contig_fit(bw_writer *w)
 
 /* The address space a move into fresh memory above the threshold asks for
  * (bw__pool_rent_reserve) with a block of cap: 16 x cap, so a first job
- * that reaches its first large block (4 MiB after 256 KiB) grows to
- * 64 MiB by widening its window, with no copy and no remap. */
+ * that reaches its first large block (2 MiB after 128 KiB, growth.c's
+ * bw__fresh_stop) grows to 32 MiB by widening its window, with no copy
+ * and no remap (past it, a regrow moves the pages). */
 #define BW__RESERVE_FACTOR ((size_t)16)
 
 /* A block for the size the pool's rule gave (an idle block of the learned
@@ -5857,11 +5961,11 @@ static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got, bool *r
  * rule: first block, growth, learned jump). */
 static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *out)
 {
-    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1, 0};
-    r.external = (w->flags & BW__EXTERNAL) != 0;
-    r.n = n;
-    r.held = w->len - bw__start(w);
-    r.cap = w->cap;
+    bw__size_req r = {.kind = BW__SIZE_CONTIG,
+                      .external = (w->flags & BW__EXTERNAL) != 0,
+                      .n = n,
+                      .held = w->len - bw__start(w),
+                      .cap = w->cap};
     return bw__pool_size(p, &r, out);
 }
 
@@ -5888,14 +5992,13 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
         *old = w->data;
         *old_cap = bw__contig_block_cap(w);
     }
-    /* The window as the growth rule would grow: held + n, at least twice
-     * the old capacity (no overflow: bw__contig_size checked both); in a
-     * reservation, the size the rule gave. */
+    /* The window of a move: for held + n after the old capacity; in a
+     * reservation, for the size the rule gave. */
     if (reserved) {
         w->flags |= BW__RESERVED;
-        bw__contig_take(w, p, got, cap.size);
+        bw__contig_take(w, p, got, 0, cap.size, 0);
     } else {
-        bw__contig_take(w, p, got, held + n > 2 * w->cap ? held + n : 2 * w->cap);
+        bw__contig_take(w, p, got, held, n, w->cap);
     }
     w->flags &= (unsigned char)~BW__EXTERNAL;
     w->data = nb;
@@ -5983,7 +6086,7 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
     b = (unsigned char *)bw__pool_rent_size(p, &cap, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = b;
-    bw__contig_take(w, p, got, n);
+    bw__contig_take(w, p, got, 0, n, 0);
     w->lim = w->cap;
     w->pos = w->base;
     if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w);
@@ -6004,11 +6107,13 @@ BW__INTERNAL BW__COLD void bw__contig_release_block(bw_pool *p, unsigned char *b
 }
 
 /* Hand out (bw_detach): the caller's first buffer cannot go to the pool,
- * so a pooled copy, sized by the growth rule (none when nothing is held);
- * else the block itself. */
+ * so a pooled copy, the pool's block for the held bytes (none when nothing
+ * is held); else the block itself. */
 static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
 {
-    size_t want, l;
+    bw__size_req r = {.kind = BW__SIZE_BLOCK};
+    bw__size want;
+    size_t l;
     bw_pool *p;
     BW__ASSUME(w != NULL); /* bw_detach checked; bw_len's own check hides it from gcc */
     l = bw_len(w);
@@ -6018,8 +6123,9 @@ static int bw__contig_hand_out(bw_writer *w, void **block, size_t *cap)
     }
     if (l == 0) return 1;
     p = bw__pool_of(w);
-    if (p == NULL || bw__pool_grow(p, 0, l, 0, &want) != BW_OK ||
-        (*block = bw_pool_rent(p, want, cap)) == NULL) {
+    r.n = l;
+    if (p == NULL || bw__pool_size(p, &r, &want) != BW_OK ||
+        (*block = bw_pool_rent(p, want.size, cap)) == NULL) {
         bw__fail(w, BW_ENOMEM);
         return 0;
     }
@@ -6044,7 +6150,7 @@ static int bw__printf_contig(bw_writer *w, size_t need, const char *fmt, va_list
 static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 {
     bw_pool *p = bw__pool_of(w);
-    bw__size_req r = {BW__SIZE_START, false, 0, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_START, .n = initial_capacity};
     bw__size cap;
     size_t got;
     void *b;
@@ -6052,13 +6158,12 @@ static BW__COLD int bw__init_block(bw_writer *w, size_t initial_capacity)
 
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     /* With BW_POOL_LEARN_SIZE the larger of it and the learned size. */
-    r.n = initial_capacity;
     rc = bw__pool_size(p, &r, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     b = bw_pool_rent(p, cap.size, &got);
     if (b == NULL) return bw__fail(w, BW_ENOMEM);
     w->data = (unsigned char *)b;
-    bw__contig_take(w, p, got, initial_capacity);
+    bw__contig_take(w, p, got, 0, initial_capacity, 0);
     w->lim = w->cap;
     return BW_OK;
 }
@@ -6248,17 +6353,17 @@ int bw_init_fixed(bw_writer *w, void *buf, size_t size)
  * reset, and a block goes back when the last piece in it leaves. */
 
 /* The one way a closed piece joins the records (room reserved): p[0, n)
- * in block blk (NULL: a reference, whose done, ctx and orig the caller
- * sets), at the place of the open piece, so it ends n bytes after pos +
- * open. The caller then moves the open piece after it: open = len when
- * it was the open piece's bytes, else pos += n (the open piece was
- * empty). A block's count is the caller's (a relinked piece is counted
- * already). Fields stored one by one: a struct copy cost a linked record
- * 5 more instructions (callgrind, profile_driver refs). */
+ * owned as own says (bw__piece: a block, 0 for a reference; a reference
+ * with a done is bw__push_ref's), at the place of the open piece, so it
+ * ends n bytes after pos + open. The caller then moves the open piece
+ * after it: open = len when it was the open piece's bytes, else pos += n
+ * (the open piece was empty). A block's count is the caller's (a relinked
+ * piece is counted already). Fields stored one by one: a struct copy cost
+ * a linked record 5 more instructions (callgrind, profile_driver refs). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
-static inline bw__piece *bw__push(bw_writer *w, const unsigned char *p, size_t n, bw__blk *blk)
+static inline bw__piece *bw__push(bw_writer *w, const unsigned char *p, size_t n, uintptr_t own)
 {
     bw__pchunk *t = w->m.c.tail;
     bw__piece *pc;
@@ -6267,8 +6372,21 @@ static inline bw__piece *bw__push(bw_writer *w, const unsigned char *p, size_t n
     pc->p = p;
     pc->n = n;
     pc->end = w->pos + w->m.c.open + n;
-    pc->blk = blk;
+    pc->own = own;
     return pc;
+}
+
+/* A reference pushed (room reserved), its done (a: none when NULL or a's
+ * done is NULL) kept in the aside at its record's place. */
+static void bw__push_ref(bw_writer *w, const unsigned char *p, size_t n, const bw__aside *a)
+{
+    bw__piece *pc = bw__push(w, p, n, 0);
+    bw__aside *to;
+    if (a == NULL || a->done == NULL) return;
+    to = BW__PA(w->m.c.tail) + (w->m.c.count - 1);
+    *to = *a;
+    pc->own = (uintptr_t)to | 1;
+    w->flags |= BW__DONES;
 }
 
 /* Whether the open piece holds bytes, which closing it pushes. */
@@ -6280,7 +6398,7 @@ static void bw__close_open(bw_writer *w)
 {
     if (!bw__must_close(w)) return;
     bw__cur(w)->pieces++;
-    (void)bw__push(w, w->data + w->m.c.open, w->len - w->m.c.open, bw__cur(w));
+    (void)bw__push(w, w->data + w->m.c.open, w->len - w->m.c.open, (uintptr_t)bw__cur(w));
     w->m.c.open = w->len;
 }
 
@@ -6460,9 +6578,10 @@ static void bw__seg_drop_storage(bw_writer *w)
     bw__pchunk *ch = w->m.c.head, *nx;
     size_t i = w->m.c.first;
     const bw__piece *pc;
+    const bw__aside *a;
     bw__blk *b;
     for (; (w->flags & BW__DONES) && (pc = bw__pc_at(w, &ch, &i)) != NULL; i++)
-        if (pc->blk == NULL && pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
+        if ((a = bw__pc_aside(pc)) != NULL) a->done(a->ctx, a->orig, a->orig_n);
     w->flags &= (unsigned char)~BW__DONES;
     while ((b = bw__blk_pop(&w->m.c.blocks)) != NULL) bw__blk_return(w, b);
     if (w->data != NULL) bw__blk_return(w, bw__cur(w));
@@ -6485,7 +6604,7 @@ static void bw__seg_drop_storage(bw_writer *w)
 static unsigned char *bw__seg_contiguous(bw_writer *w, size_t extra)
 {
     size_t held, off = 0, k;
-    bw__size_req r = {BW__SIZE_BLOCK, false, 0, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_BLOCK};
     bw__cursor c = {0, 0, NULL};
     const unsigned char *src;
     bw__blk *b;
@@ -6578,17 +6697,17 @@ static unsigned char *bw__seg_span(const bw_writer *w, const bw__piece *pc, uint
  * done is called. */
 static int bw__seg_own(bw_writer *w, bw__pchunk *ch, size_t i, uint64_t end, size_t bytes)
 {
-    bw__size_req r = {BW__SIZE_BLOCK, false, bytes + BW__SEG_HDR, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_BLOCK, .n = bytes + BW__SEG_HDR};
     bw__blk *b = bw__blk_rent(w, &r);
     bw__piece *pc;
     size_t off = 0;
     if (b == NULL) return BW_ENOMEM;
     for (; (pc = bw__pc_at(w, &ch, &i)) != NULL && pc->end - pc->n < end; i++) {
-        if (pc->blk != NULL) continue;
+        if (bw__pc_blk(pc) != NULL) continue;
         memcpy(b->data + off, pc->p, pc->n);
         bw__piece_drop(w, pc);
         pc->p = b->data + off;
-        pc->blk = b;
+        pc->own = (uintptr_t)b;
         b->pieces++;
         off += pc->n;
     }
@@ -6597,7 +6716,7 @@ static int bw__seg_own(bw_writer *w, bw__pchunk *ch, size_t i, uint64_t end, siz
 }
 
 /* Not a piece: where a loop over the records starts. */
-static const bw__piece bw__piece_none = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
+static const bw__piece bw__piece_none = {NULL, 0, 0, 0};
 
 /* Patch: O(log pieces) to find the first piece, then each piece's part. A
  * source among the writer's blocks needs no copy unless it overlaps two
@@ -6619,7 +6738,7 @@ static int bw__seg_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
         pc = bw__pc_at(w, &ch, &i);
         d = bw__seg_span(w, pc, pos, end, &k);
         if (k == 0) break;
-        if (pc != NULL && pc->blk == NULL) {
+        if (pc != NULL && bw__pc_blk(pc) == NULL) {
             refs += pc->n;
             in_ref |= e > (uintptr_t)pc->p && a < (uintptr_t)pc->p + pc->n;
         } else if (e > (uintptr_t)d && a < (uintptr_t)d + k) {
@@ -6652,21 +6771,21 @@ static int bw__seg_patch(bw_writer *w, uint64_t pos, const void *src, size_t n)
 /* Link: O(1) amortized; the bytes are copied instead when they are empty
  * or lie in a block of the writer's (consume or truncate would give it
  * back under the reference). Caller memory is linked as often as given.
- * The general way, which bw__seg_link takes when its quick one cannot. */
+ * The general way, which bw__seg_link takes when its quick one cannot:
+ * and always for a reference with a done, whose aside it writes. */
 static BW__COLD int bw__seg_link_slow(bw_writer *w, const void *data, size_t n, bw_done_fn done,
                                       void *ctx)
 {
-    bw__piece *pc;
+    bw__aside a;
     if (n > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     if (n == 0 || bw__seg_overlaps(w, data, n)) return bw__link_copy(w, data, n, done, ctx);
     if (bw__pc_reserve(w, 2) != BW_OK) return w->err;
     bw__close_open(w);
-    pc = bw__push(w, (const unsigned char *)data, n, NULL);
-    pc->done = done;
-    pc->ctx = ctx;
-    pc->orig = data;
-    pc->orig_n = n;
-    if (done != NULL) w->flags |= BW__DONES;
+    a.done = done;
+    a.ctx = ctx;
+    a.orig = data;
+    a.orig_n = n;
+    bw__push_ref(w, (const unsigned char *)data, n, &a);
     w->pos += n; /* the open piece starts after it, in the same block */
     /* lim is cap (no error: the caller checked) unless a size limit is
      * set, which is nearer now */
@@ -6674,48 +6793,50 @@ static BW__COLD int bw__seg_link_slow(bw_writer *w, const void *data, size_t n, 
     return BW_OK;
 }
 
-/* Link, the usual case: caller memory outside the current block and the
- * tree's range, room in the tail for the two records (the open piece
- * closed, the reference), written in place with no call. A linked record
- * cost 320 instructions at 1,000 records in 0.4 and 165 with the chunks
- * and bw__seg_link_slow's way (callgrind, profile_driver refs 1000 256
- * linked); what it costs now is in bench/BENCHMARKS.md. */
+/* Link, the usual case: no done, no size limit, caller memory outside the
+ * current block and the tree's range, room in the tail for the two
+ * records (the open piece closed, the reference), written in place with
+ * no call. A linked record cost 320 instructions at 1,000 records in 0.4,
+ * 165 with the chunks and bw__seg_link_slow's way, 118 with 64-byte
+ * records written here (callgrind, profile_driver refs 1000 256 linked,
+ * the 10-byte header's write included); what it costs now is in
+ * bench/BENCHMARKS.md. */
 static int bw__seg_link(bw_writer *w, const void *data, size_t n, bw_done_fn done, void *ctx)
 {
     bw__pchunk *t = w->m.c.tail;
+    uintptr_t a = (uintptr_t)data, d = (uintptr_t)w->data;
     bw__piece *pc;
     uint64_t at;
+    size_t k;
+    if (BW__UNLIKELY(done != NULL)) return bw__seg_link_slow(w, data, n, done, ctx);
     if (BW__UNLIKELY(n - 1 >= BW__MAX_BLOCK || t == NULL || w->m.c.count + 2 > t->cap ||
-                     ((uintptr_t)data + n > (uintptr_t)w->data && /* no block: cap 0 */
-                      (uintptr_t)data < (uintptr_t)w->data + w->cap) ||
-                     (w->m.c.blocks != NULL && (uintptr_t)data + n > w->m.c.head->lo &&
-                      (uintptr_t)data < w->m.c.head->hi)))
-        return bw__seg_link_slow(w, data, n, done, ctx);
-    pc = BW__PC(t) + w->m.c.count;
+                     (a + n > d && a < d + w->cap) || /* no block: cap 0 */
+                     (w->m.c.blocks != NULL && a + n > w->m.c.head->lo &&
+                      a < w->m.c.head->hi) ||
+                     (w->flags & BW__LIMITED)))
+        return bw__seg_link_slow(w, data, n, NULL, NULL);
+    k = w->m.c.count;
+    pc = BW__PC(t) + k;
     at = w->pos + w->len;
+    /* the open piece starts after it, in the same block (stored first:
+     * gcc then saves one register fewer, 2 instructions a link) */
+    w->pos += n;
     if (w->m.c.open != w->len) { /* the open piece (so a current block) closes */
         bw__blk *cur = bw__cur(w);
         cur->pieces++;
         pc->p = w->data + w->m.c.open;
         pc->n = w->len - w->m.c.open;
         pc->end = at;
-        pc->blk = cur;
-        pc++;
-        w->m.c.count++;
+        pc->own = (uintptr_t)cur;
         w->m.c.open = w->len;
+        pc++;
+        k++;
     }
     pc->p = (const unsigned char *)data;
     pc->n = n;
     pc->end = at + n;
-    pc->blk = NULL;
-    pc->done = done;
-    pc->ctx = ctx;
-    pc->orig = data;
-    pc->orig_n = n;
-    w->m.c.count++;
-    if (done != NULL) w->flags |= BW__DONES;
-    w->pos += n; /* the open piece starts after it, in the same block */
-    if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__set_lim(w); /* see bw__seg_link_slow */
+    pc->own = 0;
+    w->m.c.count = (uint32_t)(k + 1);
     return BW_OK;
 }
 
@@ -6731,8 +6852,9 @@ static int bw__seg_link(bw_writer *w, const void *data, size_t n, bw_done_fn don
  * a block of src's more than BW__MOVE_COPY times its bytes, and fits. */
 static int bw__take_copies(const bw_writer *dst, const bw__piece *pc)
 {
-    return pc->blk != NULL && dst->data != NULL && dst->cap - dst->len >= pc->n &&
-           bw__blk_size(pc->blk) / BW__MOVE_COPY > pc->n;
+    const bw__blk *b = bw__pc_blk(pc);
+    return b != NULL && dst->data != NULL && dst->cap - dst->len >= pc->n &&
+           bw__blk_size(b) / BW__MOVE_COPY > pc->n;
 }
 
 /* Src's closed piece `from`, after dst's bytes: copied onto dst's open
@@ -6740,19 +6862,15 @@ static int bw__take_copies(const bw_writer *dst, const bw__piece *pc)
  * none goes back with src's), or relinked after dst's open piece, closed. */
 static void bw__take_piece(bw_writer *dst, bw__piece *from)
 {
-    bw__piece *pc;
     if (bw__take_copies(dst, from)) {
         memcpy(dst->data + dst->len, from->p, from->n);
         dst->len += from->n;
-        from->blk->pieces--;
+        bw__pc_blk(from)->pieces--;
         return;
     }
     bw__close_open(dst);
-    pc = bw__push(dst, from->p, from->n, from->blk);
-    pc->done = from->done;
-    pc->ctx = from->ctx;
-    pc->orig = from->orig;
-    pc->orig_n = from->orig_n;
+    if (bw__pc_blk(from) != NULL) (void)bw__push(dst, from->p, from->n, from->own);
+    else bw__push_ref(dst, from->p, from->n, bw__pc_aside(from)); /* its aside copied */
     dst->pos += from->n;
 }
 
@@ -6763,10 +6881,10 @@ static void bw__take_piece(bw_writer *dst, bw__piece *from)
  * own): 1, cur is dst's now; or relinked, counted in cur. */
 static int bw__take_open(bw_writer *dst, bw_writer *src, bw__blk *cur)
 {
-    bw__piece last = {NULL, 0, 0, NULL, NULL, NULL, NULL, 0};
+    bw__piece last = {NULL, 0, 0, 0};
     last.p = src->data + src->m.c.open;
     last.n = src->len - src->m.c.open;
-    last.blk = cur;
+    last.own = (uintptr_t)cur;
     if (bw__take_copies(dst, &last)) {
         memcpy(dst->data + dst->len, last.p, last.n);
         dst->len += last.n;
@@ -6786,7 +6904,7 @@ static int bw__take_open(bw_writer *dst, bw_writer *src, bw__blk *cur)
         return 1;
     }
     cur->pieces++;
-    (void)bw__push(dst, last.p, last.n, cur);
+    (void)bw__push(dst, last.p, last.n, (uintptr_t)cur);
     dst->pos += last.n;
     return 0;
 }
@@ -6903,7 +7021,7 @@ static int bw__seg_link_chk(bw_writer *w, const void *data, size_t n, bw_done_fn
 static int bw__seg_take_chk(bw_writer *dst, bw_writer *src)
 {
     int rc = bw__seg_take(dst, src);
-    if (src->mode == BW__SEG) bw__seg_check(src);
+    if (bw__traits(src) & BW__LINKS) bw__seg_check(src); /* src segmented too */
     bw__seg_check(dst);
     return rc;
 }
@@ -6952,7 +7070,7 @@ int bw_init_chain(bw_writer *w, bw_pool *pool)
 int bw_set_block_size(bw_writer *w, size_t size)
 {
     unsigned k = BW__BLK_MIN_LOG2;
-    if (w == NULL || w->mode != BW__SEG) return BW_EINVAL;
+    if (w == NULL || !(bw__traits(w) & BW__LINKS)) return BW_EINVAL; /* not segmented */
     if (size == 0) {
         w->blk_log2 = 0;
         return BW_OK;
@@ -7063,6 +7181,16 @@ static void bw__stream_shrink(bw_writer *w, const void *src, size_t n)
     bw__set_lim(w);
 }
 
+/* The pool's buffer for n bytes (the growth rule's size). */
+static int bw__stream_size(bw_pool *p, size_t n, size_t *out)
+{
+    bw__size_req r = {.kind = BW__SIZE_BLOCK, .n = n};
+    bw__size s;
+    int rc = bw__pool_size(p, &r, &s);
+    *out = s.size;
+    return rc;
+}
+
 /* The buffer, rented at the first write, or replaced by a bigger block when
  * a reserve or span needs more than it has (nothing held then). */
 static int bw__stream_buffer(bw_writer *w, size_t n)
@@ -7073,7 +7201,7 @@ static int bw__stream_buffer(bw_writer *w, size_t n)
     int rc;
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
     if (n > cap) {
-        rc = bw__pool_grow(p, 0, n, 0, &cap);
+        rc = bw__stream_size(p, n, &cap);
         if (rc != BW_OK) return bw__fail(w, rc);
     }
     b = (unsigned char *)bw_pool_rent(p, cap, &got);
@@ -7223,7 +7351,8 @@ static unsigned char *bw__stream_contiguous(bw_writer *w, size_t extra)
     return w->data + bw__start(w);
 }
 
-/* The streaming modes' common part: the buffer size by the growth rule. */
+/* The streaming modes' common part: the buffer size, the pool's for
+ * buffer_size. */
 static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
 {
     bw_pool *p;
@@ -7237,7 +7366,7 @@ static int bw__init_stream(bw_writer *w, bw_pool *pool, size_t buffer_size)
     if (buffer_size > BW__MAX_BLOCK) return bw__fail(w, BW_EOVERFLOW);
     p = bw__pool_of(w);
     if (p == NULL) return bw__fail(w, BW_ENOMEM);
-    rc = bw__pool_grow(p, 0, buffer_size, 0, &w->m.s.size);
+    rc = bw__stream_size(p, buffer_size, &w->m.s.size);
     return rc != BW_OK ? bw__fail(w, rc) : BW_OK;
 }
 
@@ -7304,7 +7433,9 @@ int bw_init_fd(bw_writer *w, bw_pool *pool, size_t buffer_size, int fd)
 #include <stdio.h>
 #include <stdlib.h>
 
-static void bw__seg_broken(const char *rule)
+/* _Noreturn: C11's, which the implementation needs anyway (_Thread_local,
+ * <stdatomic.h>); callers then need no path after a broken rule. */
+static _Noreturn void bw__seg_broken(const char *rule)
 {
     fprintf(stderr, "bw__seg_check: broken invariant: %s\n", rule);
     abort();
@@ -7332,28 +7463,35 @@ static void bw__check_tree(const bw__blk *t, const bw__blk **prev, const bw__blk
     }
 }
 
-/* Closed piece pc's block: blks[i] (blocks in address order, n of them),
- * or n for the current block cur; its bytes inside it. A reference's
- * bytes lie in what the caller linked. */
+/* Closed piece pc, record i of chunk ch: its block, blks[k] (blocks in
+ * address order, n of them), or n for the current block cur; its bytes
+ * inside it. A reference with a done has its record's aside, and its
+ * bytes lie in what the caller linked (n + 1); a reference without one
+ * keeps nothing else (n + 1). */
 static size_t bw__check_owner(const bw__blk *const *blks, size_t n, const bw__blk *cur,
-                              const bw__piece *pc)
+                              bw__pchunk *ch, size_t i)
 {
+    const bw__piece *pc = &BW__PC(ch)[i];
+    const bw__blk *b = bw__pc_blk(pc);
+    const bw__aside *a = bw__pc_aside(pc);
     size_t lo = 0, hi = n;
     BW__SEG_RULE(pc->n != 0 && pc->p != NULL, "a closed piece holds bytes");
-    if (pc->blk == NULL) {
-        BW__SEG_RULE((const unsigned char *)pc->orig <= pc->p &&
-                         pc->p + pc->n <= (const unsigned char *)pc->orig + pc->orig_n,
+    if (a != NULL) {
+        BW__SEG_RULE(a == BW__PA(ch) + i, "a reference's aside is at its record's place");
+        BW__SEG_RULE(a->done != NULL, "a reference with an aside has a done");
+        BW__SEG_RULE((const unsigned char *)a->orig <= pc->p &&
+                         pc->p + pc->n <= (const unsigned char *)a->orig + a->orig_n,
                      "a reference's bytes lie in the memory linked");
-        return n + 1;
     }
+    if (b == NULL) return n + 1;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (bw__key(blks[mid]) < bw__key(pc->blk)) lo = mid + 1;
+        if (bw__key(blks[mid]) < bw__key(b)) lo = mid + 1;
         else hi = mid;
     }
-    if (lo == n || blks[lo] != pc->blk) lo = n;
-    BW__SEG_RULE(lo < n || pc->blk == cur, "a piece's block is owned (current or in the tree)");
-    BW__SEG_RULE(pc->p >= pc->blk->data && pc->p + pc->n <= (const unsigned char *)pc->blk,
+    if (lo == n || blks[lo] != b) lo = n;
+    BW__SEG_RULE(lo < n || b == cur, "a piece's block is owned (current or in the tree)");
+    BW__SEG_RULE(pc->p >= b->data && pc->p + pc->n <= (const unsigned char *)b,
                  "a piece's bytes lie inside its block");
     return lo;
 }
@@ -7374,8 +7512,8 @@ static void bw__check_chunks(const bw_writer *w)
     for (; ch != NULL; prev = ch, ch = ch->next) {
         BW__SEG_RULE(ch->prev == prev, "the chunks of records are a list (prev)");
         BW__SEG_RULE(ch->cap != 0 && ch->cap <= UINT32_MAX / 2 &&
-                         sizeof *ch + ch->cap * sizeof(bw__piece) <= ch->bytes,
-                     "a chunk's records fit its rented size");
+                         sizeof *ch + ch->cap * BW__REC <= ch->bytes,
+                     "a chunk's records and their asides fit its rented size");
         if (at_tail) continue; /* a spare: nothing more to hold */
         BW__SEG_RULE(prev == NULL || ch->seq == prev->seq + prev->cap,
                      "a chunk's records are numbered after the last's");
@@ -7424,9 +7562,9 @@ BW__INTERNAL void bw__seg_check(const bw_writer *w)
     nblk = 0;
     bw__check_tree(w->m.c.blocks, &prev, blks, &nblk);
     for (i = w->m.c.first; (pc = bw__pc_at(w, &ch, &i)) != NULL; i++) {
-        BW__SEG_RULE(pc->blk != NULL || pc->done == NULL || (w->flags & BW__DONES),
+        BW__SEG_RULE(bw__pc_aside(pc) == NULL || (w->flags & BW__DONES),
                      "a reference with a done is flagged (BW__DONES)");
-        counts[bw__check_owner(blks, nblk, cur, pc)]++;
+        counts[bw__check_owner(blks, nblk, cur, ch, i)]++;
         BW__SEG_RULE(pc->end - pc->n == at, "each closed piece starts where the last ended");
         at = pc->end;
         sum += pc->n;
@@ -7527,9 +7665,10 @@ static void bw__blk_unlink(bw_writer *w, bw__blk *b)
  * holds no piece any more goes back (the current block stays). */
 BW__INTERNAL void bw__piece_drop(bw_writer *w, bw__piece *pc)
 {
-    bw__blk *b = pc->blk;
+    bw__blk *b = bw__pc_blk(pc);
     if (b == NULL) {
-        if (pc->done != NULL) pc->done(pc->ctx, pc->orig, pc->orig_n);
+        const bw__aside *a = bw__pc_aside(pc);
+        if (a != NULL) a->done(a->ctx, a->orig, a->orig_n);
         return;
     }
     if (--b->pieces == 0 && (w->data == NULL || b != bw__cur(w))) {
@@ -7572,7 +7711,7 @@ static int bw__pc_rent(bw_writer *w, bw__pchunk *last, size_t want)
     bw__pchunk *c = p != NULL ? (bw__pchunk *)bw_pool_rent(p, want, &got) : NULL;
     if (c == NULL) return bw__fail(w, BW_ENOMEM);
     c->bytes = got;
-    c->cap = (got - sizeof *c) / sizeof(bw__piece);
+    c->cap = (got - sizeof *c) / BW__REC;
     if (c->cap > UINT32_MAX / 2) c->cap = UINT32_MAX / 2; /* count is 32 bits */
     c->prev = last;
     c->next = NULL;
@@ -7598,12 +7737,11 @@ BW__INTERNAL BW__COLD int bw__pc_more(bw_writer *w, size_t k)
         last = c;
     }
     if (room >= k) return BW_OK;
-    if (k - room > (BW__MAX_BLOCK - sizeof *c) / sizeof(bw__piece) || k > UINT32_MAX / 2)
+    if (k - room > (BW__MAX_BLOCK - sizeof *c) / BW__REC || k > UINT32_MAX / 2)
         return bw__fail(w, BW_EOVERFLOW);
     want = last == NULL ? BW__PC_FIRST : last->bytes < BW__PC_LARGEST ? 2 * last->bytes
                                                                       : BW__PC_LARGEST;
-    if (want < sizeof *c + (k - room) * sizeof(bw__piece))
-        want = sizeof *c + (k - room) * sizeof(bw__piece);
+    if (want < sizeof *c + (k - room) * BW__REC) want = sizeof *c + (k - room) * BW__REC;
     return bw__pc_rent(w, last, want);
 }
 
@@ -7651,7 +7789,7 @@ static void bw__blk_large(const bw__blk *t, size_t above, size_t *held, size_t *
 BW__INTERNAL bw__blk *bw__blk_next(bw_writer *w, size_t need)
 {
     bw_pool *p = bw__pool_of(w);
-    bw__size_req r = {BW__SIZE_SEG, false, 0, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_SEG};
     if (p == NULL || need > BW__MAX_BLOCK - BW__SEG_HDR) {
         bw__fail(w, p == NULL ? BW_ENOMEM : BW_EOVERFLOW);
         return NULL;
@@ -8687,8 +8825,8 @@ BW__INTERNAL void bw__pool_unregister(bw_pool *p)
  * first block and every move, a segmented writer's next block, and what
  * the pool learns from finished jobs to choose them. The growth rule
  * itself (a class at or below the threshold, a power of two above it; at
- * least twice the old block) is bw__pool_grow in pool_writer.h, inline
- * for the writer's fast paths.
+ * least twice the old block) is bw__pool_grow, and the writer asks for
+ * every size through bw__pool_size, at the end of this file.
  *
  * The bound is on fresh memory, not warm memory. A move towards the
  * learned size first takes a block of that size already idle in the pool
@@ -8713,9 +8851,10 @@ BW__INTERNAL void bw__pool_unregister(bw_pool *p)
  * decay_ms (so one outlier never decides alone, and a size nobody has
  * needed for decay_ms is forgotten, as retained memory is). Until two are
  * recorded a move past the floor of a writer at or below the threshold
- * climbs 16x (16 KiB, 256 KiB, 4 MiB), so a process's first big job copies
- * and faults in few blocks; above the threshold blocks double, resized in
- * place.
+ * climbs 16x (16 KiB, 256 KiB, 4 MiB; where blocks from 2 MiB up are
+ * huge-page mappings 16 KiB, 128 KiB, 2 MiB: bw__fresh_stop), so a
+ * process's first big job copies and faults in few blocks; above the
+ * threshold blocks double, resized in place.
  *
  * Learned starting size (BW_POOL_LEARN_SIZE, opt-in, outside the bound:
  * its stream chose it): writers record every length; a new writer starts
@@ -8727,6 +8866,22 @@ BW__INTERNAL void bw__pool_unregister(bw_pool *p)
  * a jump's (a 1 MiB job copies 64 KiB) and a 20 KiB job's block at
  * 256 KiB; bench/BENCHMARKS.md, "The sweep", has what it costs. */
 #define BW__BOUND ((size_t)16)
+
+/* The growth rule for a writer holding len bytes in a block of cap (0:
+ * none) that needs n more: room for len + n, at least twice cap, by
+ * bw__grow_size. BW_EOVERFLOW when that cannot be represented. Inline, as
+ * it was in pool_writer.h: out of line, gcc calls it from bw__pool_size,
+ * and a segmented writer's 64 KiB job cost 156 instructions more. */
+static inline int bw__pool_grow(const bw_pool *p, size_t len, size_t n, size_t cap, size_t *out)
+{
+    size_t need;
+    if (n > BW__MAX_BLOCK - len) return BW_EOVERFLOW;
+    need = len + n;
+    if (cap > BW__MAX_BLOCK / 2) return BW_EOVERFLOW;
+    if (need < cap * 2) need = cap * 2;
+    *out = bw__grow_size(p, need | (need == 0)); /* a need of 0 gets a class */
+    return *out != 0 ? BW_OK : BW_EOVERFLOW;
+}
 
 /* The indexes of the largest (*a) and second largest (*b) of k >= 2
  * values: one pass, shared by both learned statistics. */
@@ -8846,6 +9001,24 @@ static size_t bw__toward(const bw_pool *p, size_t target, size_t need)
     return t;
 }
 
+/* Where the pool's blocks from BW__MAP_MIN (2 MiB) up are huge-page
+ * mappings it can widen in place (bw__pool_reserves), a fresh climb stops
+ * at BW__MAP_MIN / BW__BOUND (128 KiB), the largest block whose next step
+ * may be a huge-page mapping within the bound: the climb goes 16 KiB,
+ * 128 KiB, then a 2 MiB window of a reservation. Climbing to 256 KiB first
+ * cost a first 10 MiB job 32 more 4 KiB page faults (12-20 us each on the
+ * VM of bench/BENCHMARKS.md) than the bound asks for. */
+static size_t bw__fresh_stop(const bw_pool *p, size_t cap, size_t target)
+{
+#ifdef BW__MAP_MIN
+    const size_t stop = BW__MAP_MIN / BW__BOUND;
+    if (bw__pool_reserves(p) && cap < stop && target > stop) return stop;
+#else
+    (void)p, (void)cap;
+#endif
+    return target;
+}
+
 /* A contiguous writer's first block or move (see the top of this file and
  * bufwriter.h's bw_init): its first block (min_first_block, the learned
  * starting size), else the growth rule; then, for a move or a first block
@@ -8891,6 +9064,7 @@ static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
         target = r->cap > p->opt.jump_floor ? r->cap : p->opt.jump_floor;
         target = target <= p->opt.max_learned_size / BW__BOUND ? target * BW__BOUND
                                                               : p->opt.max_learned_size;
+        target = bw__fresh_stop(p, r->cap, target);
     }
     if (target > size) {
         t = bw__toward(p, target, need);
@@ -8945,10 +9119,30 @@ static size_t bw__size_seg(const bw_pool *p, const bw__size_req *r)
     return want > need ? want : need;
 }
 
+/* The smallest window: a small job in a large block zeroes a page. */
+#define BW__ZERO_STEP ((size_t)4096)
+
+/* A window (mode_contig.c says what it is for) in a block of r->block
+ * bytes for r->n more bytes after r->held, the window being r->cap: by
+ * the growth rule, so capacities stay the sizes the rule gives (room for
+ * held + n, at least twice cap), at least BW__ZERO_STEP; and the whole
+ * block when the rule's size is more than half of it (or past what it
+ * can represent), so widening a window at least doubles it as the rule
+ * does: a block of an exact size (BW_POOL_BYPASS rents what is asked
+ * for, 4205 bytes for a learned 4205) less than twice the rule's size is
+ * taken whole (widening 4096 to 4205 broke the rule). */
+static size_t bw__size_window(const bw_pool *p, const bw__size_req *r)
+{
+    size_t n = r->n, size;
+    if (r->held < BW__ZERO_STEP && n < BW__ZERO_STEP - r->held) n = BW__ZERO_STEP - r->held;
+    if (bw__pool_grow(p, r->held, n, r->cap, &size) != BW_OK) return r->block;
+    return size <= r->block / 2 ? size : r->block;
+}
+
 /* Every size a writer gets, decided here (the request kinds: pool_writer.h). */
 BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out)
 {
-    size_t n = r->n, learned;
+    size_t n = r->n, learned, mask;
     int rc;
     out->size = out->warm = 0;
     out->learned = false;
@@ -8963,16 +9157,20 @@ BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out)
     case BW__SIZE_SEG:
         n = bw__size_seg(p, r);
         break;
+    case BW__SIZE_WINDOW:
+        out->size = bw__size_window(p, r);
+        return BW_OK;
     default: /* BW__SIZE_BLOCK */
         break;
     }
-    /* Segmented blocks: by the growth rule, rounded up to r->align (a rent
-     * of exactly that size, BW_POOL_BYPASS or above the threshold, may not
-     * be aligned). */
+    /* By the growth rule, rounded up to r->align (a segmented block: a
+     * rent of exactly that size, BW_POOL_BYPASS or above the threshold,
+     * may not be aligned). */
     rc = bw__pool_grow(p, 0, n, 0, &n);
     if (rc != BW_OK) return rc;
-    if (n > BW__MAX_BLOCK - (r->align - 1)) return BW_EOVERFLOW;
-    out->size = (n + (r->align - 1)) & ~(r->align - 1);
+    mask = (r->align | (r->align == 0)) - 1;
+    if (n > BW__MAX_BLOCK - mask) return BW_EOVERFLOW;
+    out->size = (n + mask) & ~mask;
     return BW_OK;
 }
 
@@ -8992,9 +9190,8 @@ static size_t bw__learn_above(const bw_pool *p)
  * say about such a writer, and the inline paths skip both. */
 BW__INTERNAL void bw__pool_shortcuts(bw_pool *p)
 {
-    bw__size_req r = {BW__SIZE_CONTIG, false, 0, 0, 0, 0, 0, 1, 0};
+    bw__size_req r = {.kind = BW__SIZE_CONTIG, .n = p->opt.min_first_block};
     bw__size s;
-    r.n = p->opt.min_first_block;
     p->learn_above = bw__learn_above(p);
     p->first_block = bw__pool_size(p, &r, &s) == BW_OK && !s.learned && s.warm == 0 &&
                              s.size <= p->learn_above
@@ -9387,6 +9584,8 @@ static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
     p->fast_rent_limit =
         (p->checked || p->bypass || !p->use_tcache || (o->flags & BW_POOL_ZERO_ON_RETURN))
             ? 0 : top;
+    p->detach_copy_cap =
+        p->fast_rent_limit < BW__DETACH_COPY_MAX ? p->fast_rent_limit : BW__DETACH_COPY_MAX;
     /* Returns of the medium classes (above BW__TCACHE_SMALL) leave the
      * inline path for bw__return_slow's first test, which pushes them as
      * the inline path does and reads the coarse clock (3.5 ns): decay then
