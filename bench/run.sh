@@ -100,7 +100,8 @@ if [ "$mode" = full ]; then
 else
   # The default run: A, C, single-thread D, E, F, G (256 MiB), H
   # and I under glibc and jemalloc (the min_first_block sweep under glibc); a reduced B (sizes 1..64 MiB at 8 KiB,
-  # main policies) under glibc; A under mimalloc; the defaults' B rows
+  # main policies) under glibc; A and single-thread D (bench_nocount) under
+  # mimalloc; the defaults' B rows
   # (limit_warm, bufwriter, bufwriter_steady at 1..64 MiB) under jemalloc and
   # mimalloc; J (the 0.3 sweep) under all three. (The files keep their old
   # names, *-ACDE, so that earlier
@@ -120,6 +121,11 @@ else
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ACDE_NO_MFB" jemalloc-ACDE
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$BDEF" jemalloc-B --benchmark_repetitions=3
   [ -n "$MI" ] && run mimalloc "$MI" build/bench '^A/' mimalloc-A --benchmark_repetitions=3
+  # D under mimalloc, the allocator the small paths' target names (issue
+  # 35: a rent + return of every class <= its malloc + free), single thread
+  # as the default run registers it, in bench_nocount: the counting
+  # wrappers' cost would land on malloc_free only.
+  [ -n "$MI" ] && run mimalloc "$MI" build/bench_nocount '^D/' mimalloc-D-nocount
   [ -n "$MI" ] && run mimalloc "$MI" build/bench "$BDEF" mimalloc-B --benchmark_repetitions=3
   run glibc "" build/bench "$J" glibc-J --benchmark_repetitions=3
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$J" jemalloc-J --benchmark_repetitions=3

@@ -225,6 +225,66 @@ Test(decay, a_big_block_returned_twice_decays_at_the_next_slow_call)
     ta_finish(&ta, p);
 }
 
+/* The low-water mark: of two blocks in one class, the one a stream of
+ * rents and returns keeps using stays, the one below it, untouched since
+ * the stream began, goes back at a slow call once it has been idle past a
+ * decay pass, and never younger than decay_ms. The fast path pops only
+ * above the mark and the slow path lowers it (the pop that would go below
+ * it is the slow path's): this holds the rule where it is now counted. */
+Test(decay, busy_class_keeps_its_used_block_and_gives_back_the_idle_one)
+{
+    test_alloc ta;
+    bw_pool *p = medium_decay_pool(&ta);
+    void *a, *b;
+    size_t ca, cb;
+    uint64_t t0, t1 = 0, gap = 0;
+    int decayed = 0;
+    a = rent_ok(p, 256, &ca);
+    b = rent_ok(p, 256, &cb);
+    cr_expect_eq(bw_pool_return(p, a, ca), BW_OK);
+    cr_expect_eq(bw_pool_return(p, b, cb), BW_OK); /* on top: the stream's */
+    t0 = mono_ms();
+    while (mono_ms() < t0 + 8 * DECAY) {
+        size_t c;
+        void *x;
+        int i;
+        for (i = 0; i < 50; i++) {
+            x = rent_ok(p, 256, &c);
+            cr_expect_eq(bw_pool_return(p, x, c), BW_OK);
+        }
+        x = rent_ok(p, 2 * MiB, &c); /* a slow call: decay's passes */
+        cr_expect_eq(bw_pool_return(p, x, c), BW_OK);
+        if (t1 != 0 && mono_ms() - t1 > gap) gap = mono_ms() - t1;
+        t1 = mono_ms();
+        if (stats_of(p).decayed_bytes != 0) {
+            decayed = 1;
+            break;
+        }
+        sleep_ms(5);
+    }
+    cr_expect(decayed, "the idle block never decayed in %u ms", 8 * DECAY);
+    /* As in the test above: the coarse clock's tick, and a busy VM. */
+    if (decayed)
+        cr_expect_geq(t1 - t0 + 10, DECAY, "decayed %llu ms after its return",
+                      (unsigned long long)(t1 - t0));
+    /* The stream's block is used every few ms: it stays, unless the
+     * machine stalled the stream for half of decay_ms or more (then it
+     * may have been idle that long, and its going back is decay too). */
+    if (gap < DECAY / 2) {
+        cr_expect_eq(stats_of(p).decayed_bytes, 256, "the stream's block went too");
+        cr_expect_eq(stats_of(p).retained_bytes, 256);
+    }
+    /* The stream's block is still this thread's cache's: no backing call. */
+    if (gap < DECAY / 2) {
+        uint64_t allocs = stats_of(p).backing_allocs;
+        size_t c;
+        void *x = rent_ok(p, 256, &c);
+        cr_expect_eq(stats_of(p).backing_allocs, allocs);
+        cr_expect_eq(bw_pool_return(p, x, c), BW_OK);
+    }
+    ta_finish(&ta, p);
+}
+
 Test(decay, thread_cache_block_is_never_given_back_younger_than_decay_ms)
 {
     test_alloc ta;
