@@ -319,8 +319,12 @@ test: test-deps
 $(TEST_LOGS)/%.rc:
 	@s=$$(date +%s); $(MAKE) --no-print-directory WERROR=-Werror $* > $(TEST_LOGS)/$*.log 2>&1; \
 	  rc=$$?; t=$$(( $$(date +%s) - s )); echo $$t > $(TEST_LOGS)/$*.time; \
-	  if [ $$rc = 0 ]; then echo "== $*: ok ($$t s)"; \
-	  else msg=$$(echo "== $*: FAILED, exit $$rc ($$t s); the end of $(TEST_LOGS)/$*.log:"; \
+	  times > $(TEST_LOGS)/$*.times; awk 'function s(x) { sub(/s$$/, "", x); split(x, a, "m"); \
+	    return a[1] * 60 + a[2] } NR == 2 { printf "%.0f\n", s($$1) + s($$2) }' \
+	    $(TEST_LOGS)/$*.times > $(TEST_LOGS)/$*.cpu; rm -f $(TEST_LOGS)/$*.times; \
+	  c=$$(cat $(TEST_LOGS)/$*.cpu); \
+	  if [ $$rc = 0 ]; then echo "== $*: ok ($$t s, $$c s CPU)"; \
+	  else msg=$$(echo "== $*: FAILED, exit $$rc ($$t s, $$c s CPU); the end of $(TEST_LOGS)/$*.log:"; \
 	    tail -n 25 $(TEST_LOGS)/$*.log | cut -c1-160 | sed 's/^/   | /'); printf '%s\n' "$$msg"; fi; \
 	  echo $$rc > $@
 
