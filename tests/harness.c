@@ -152,13 +152,6 @@ void ta_finish(test_alloc *ta, bw_pool *p)
                  atomic_load(&ta->size_errors));
 }
 
-/* A byte pattern that depends on the position: catches shifted copies. */
-unsigned char pat(size_t i, unsigned seed)
-{
-    return (unsigned char)((i * 131u + (i >> 8) * 7u + seed) & 0xff);
-}
-
-
 /* ---- Modes, the test sink, the per-mode writer ------------------------ */
 
 const char *const mode_name[M_COUNT] = {"contiguous", "buffer", "segmented",
