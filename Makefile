@@ -288,8 +288,8 @@ test-m32:
 	  $(MAKE) --no-print-directory $(B)/t-m32 && { $(R_m32); }
 
 # make test: the set-up (as root: the tests' packages only), the library
-# (all), then every other part, TEST_JOBS at a time (the cores + 1),
-# longest first. Each part runs in its own make, its output kept in
+# (all, TEST_JOBS compiles at a time), then every other part, TEST_JOBS at
+# a time (the cores + 1), longest first. Each part runs in its own make, its output kept in
 # $(B)/test-logs/PART.log and its exit status in PART.rc; a part that fails
 # does not stop the others: its log's tail is shown when it ends. It closes
 # with one line per part and the total as a plain "N passed, N failed" line
@@ -310,7 +310,7 @@ TEST_LOGS    := $(B)/test-logs
 test: test-deps
 	@rm -rf $(TEST_LOGS) && mkdir -p $(TEST_LOGS)
 	@echo "== make test: $(words $(TEST_PARTS)) parts, $(TEST_JOBS) at a time; logs in $(TEST_LOGS)/"
-	@$(MAKE) --no-print-directory $(TEST_LOGS)/all.rc
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) $(TEST_LOGS)/all.rc
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) $(TEST_ORDER:%=$(TEST_LOGS)/%.rc)
 	@sh scripts/test_summary.sh $(TEST_LOGS) $(TEST_PARTS)
 
@@ -319,8 +319,12 @@ test: test-deps
 $(TEST_LOGS)/%.rc:
 	@s=$$(date +%s); $(MAKE) --no-print-directory WERROR=-Werror $* > $(TEST_LOGS)/$*.log 2>&1; \
 	  rc=$$?; t=$$(( $$(date +%s) - s )); echo $$t > $(TEST_LOGS)/$*.time; \
-	  if [ $$rc = 0 ]; then echo "== $*: ok ($$t s)"; \
-	  else msg=$$(echo "== $*: FAILED, exit $$rc ($$t s); the end of $(TEST_LOGS)/$*.log:"; \
+	  times > $(TEST_LOGS)/$*.times; awk 'function s(x) { sub(/s$$/, "", x); split(x, a, "m"); \
+	    return a[1] * 60 + a[2] } NR == 2 { printf "%.0f\n", s($$1) + s($$2) }' \
+	    $(TEST_LOGS)/$*.times > $(TEST_LOGS)/$*.cpu; rm -f $(TEST_LOGS)/$*.times; \
+	  c=$$(cat $(TEST_LOGS)/$*.cpu); \
+	  if [ $$rc = 0 ]; then echo "== $*: ok ($$t s, $$c s CPU)"; \
+	  else msg=$$(echo "== $*: FAILED, exit $$rc ($$t s, $$c s CPU); the end of $(TEST_LOGS)/$*.log:"; \
 	    tail -n 25 $(TEST_LOGS)/$*.log | cut -c1-160 | sed 's/^/   | /'); printf '%s\n' "$$msg"; fi; \
 	  echo $$rc > $@
 

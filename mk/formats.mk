@@ -18,10 +18,17 @@ FORMAT_BINS     := $(foreach e,$(FORMAT_EXAMPLES),$(B)/examples/$(e)-lib $(B)/ex
 
 .PHONY: test-formats
 
-# The example with the library's sources, all under the sanitizers.
-$(B)/examples/%-asan: examples/%.c $(SRCS) $(HDRS)
+# The example with the library's sources, all under the sanitizers: the
+# library compiled once for both examples ($(B)/formats-asan/).
+FORMAT_CFLAGS   := -std=c11 -Wall -Wextra -Wpedantic -Werror $(FORMAT_ASAN) -I. -pthread
+FORMAT_ASAN_OBJS = $(SRCS:%.c=$(B)/formats-asan/%.o)
+$(B)/formats-asan/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror $(FORMAT_ASAN) -I. $< $(SRCS) -pthread -o $@
+	$(CC) $(FORMAT_CFLAGS) -c $< -o $@
+
+$(B)/examples/%-asan: examples/%.c $(FORMAT_ASAN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(FORMAT_CFLAGS) $< $(FORMAT_ASAN_OBJS) -o $@
 
 test-formats: $(FORMAT_BINS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

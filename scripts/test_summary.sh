@@ -10,7 +10,8 @@
 # packaging, seeded, dlclose and mini_criterion runners), or Criterion's
 # "Synthesis" line (crashes count as failures), else 1 passed or 1 failed by
 # its exit status. A part that exited non-zero counts at least one failure.
-# A part's wall time is LOGDIR/PART.time (seconds), when there. Parts that
+# A part's wall time is LOGDIR/PART.time, its CPU time (user + sys, itself
+# and its children) LOGDIR/PART.cpu (seconds), when there. Parts that
 # did not run (no PART.rc: make test was interrupted) are listed as such
 # and not counted. Exits 1 if anything failed or did not run.
 set -u
@@ -18,6 +19,7 @@ dir=$1
 shift
 total_p=0
 total_f=0
+total_c=0
 not_run=0
 echo "== make test: summary"
 for part in "$@"; do
@@ -49,10 +51,16 @@ for part in "$@"; do
         note=" (not built: no gcc-multilib)"
         p=0
     fi
-    [ -f "$dir/$part.time" ] && note="$note ($(cat "$dir/$part.time") s)"
+    if [ -f "$dir/$part.time" ] && [ -f "$dir/$part.cpu" ]; then
+        note="$note ($(cat "$dir/$part.time") s, $(cat "$dir/$part.cpu") s CPU)"
+        total_c=$((total_c + $(cat "$dir/$part.cpu")))
+    elif [ -f "$dir/$part.time" ]; then
+        note="$note ($(cat "$dir/$part.time") s)"
+    fi
     echo "$part: $p passed, $f failed$note"
     total_p=$((total_p + p))
     total_f=$((total_f + f))
 done
+[ "$total_c" -gt 0 ] && echo "CPU (user + sys) of the parts: $total_c s"
 echo "$total_p passed, $total_f failed"
 [ "$total_f" -eq 0 ] && [ "$not_run" -eq 0 ]

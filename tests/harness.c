@@ -185,13 +185,6 @@ void put_pat_bytes(bw_writer *w, size_t n, unsigned seed)
     for (i = 0; i < n; i++) bw_put_u8(w, pat(i, seed));
 }
 
-/* A byte pattern that depends on the position: catches shifted copies. */
-unsigned char pat(size_t i, unsigned seed)
-{
-    return (unsigned char)((i * 131u + (i >> 8) * 7u + seed) & 0xff);
-}
-
-
 /* ---- Modes, the test sink, the per-mode writer ------------------------ */
 
 const char *const mode_name[M_COUNT] = {"contiguous", "buffer", "segmented",

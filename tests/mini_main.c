@@ -5,6 +5,9 @@
 #include "mini_criterion.h"
 
 #include <time.h>
+#ifndef _WIN32
+#  include <sys/resource.h>
+#endif
 
 struct mc_test *mc_tests;
 struct mc_suite *mc_suites;
@@ -24,6 +27,15 @@ static void mc_run_here(const struct mc_test *t)
     if (su != NULL && su->fini != NULL) su->fini();
     exit(mc_failed_here); /* exit, not _exit: valgrind's leak check runs */
 }
+
+#ifndef _WIN32
+/* user + sys of the children waited for, in seconds. */
+static double mc_seconds(const struct rusage *ru)
+{
+    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+           (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6;
+}
+#endif
 
 #ifdef _WIN32
 /* The exit code a test expecting a signal ends with on Windows: abort()
@@ -57,6 +69,7 @@ int main(int argc, char **argv)
 #endif
     for (t = mc_tests; t != NULL; t = t->next) {
         int ok;
+        double cpu = 0;
         time_t start = time(NULL);
 #ifdef _WIN32
         char id[256];
@@ -72,21 +85,27 @@ int main(int argc, char **argv)
 #else
         int status = 0;
         pid_t pid;
+        struct rusage ru0, ru1;
+        getrusage(RUSAGE_CHILDREN, &ru0);
         fflush(NULL);
         pid = fork();
         if (pid < 0) { perror("fork"); return 2; }
         if (pid == 0) mc_run_here(t);
         waitpid(pid, &status, 0);
+        getrusage(RUSAGE_CHILDREN, &ru1);
+        cpu = mc_seconds(&ru1) - mc_seconds(&ru0);
         if (t->opts.signal)
             ok = WIFSIGNALED(status) && WTERMSIG(status) == t->opts.signal;
         else
             ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 #endif
-        /* The wall time of a test that took a second or more: what to look
-         * at when a flavour is slow (Criterion's --verbose gives it too). */
-        if (time(NULL) - start >= 1)
-            printf("[%s] %s::%s (%ld s)\n", ok ? "PASS" : "FAIL", t->suite, t->name,
-                   (long)(time(NULL) - start));
+        /* The wall and CPU time (the child's user + sys, where there is
+         * fork) of a test that took a second or more of either: what to
+         * look at when a flavour is slow (Criterion's --verbose gives it
+         * too). */
+        if (time(NULL) - start >= 1 || cpu >= 1.0)
+            printf("[%s] %s::%s (%ld s, %.1f s CPU)\n", ok ? "PASS" : "FAIL", t->suite,
+                   t->name, (long)(time(NULL) - start), cpu);
         else
             printf("[%s] %s::%s\n", ok ? "PASS" : "FAIL", t->suite, t->name);
         if (ok) passed++;

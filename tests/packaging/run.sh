@@ -158,8 +158,15 @@ example_single() { # CC EXAMPLE
     run_example "$work/$2-single-$1" "$2"
 }
 
+# impl_obj CC: impl.c (the implementation, -std=c11 $WARN -O2) compiled once
+# per C compiler into $work/impl-CC.o, for every check that links it, rather
+# than the same compile of the whole library again in each.
+impl_obj() {
+    [ -f "$work/impl-$1.o" ] || $1 -std=c11 $WARN -O2 -I"$single" -c "$here/impl.c" -o "$work/impl-$1.o"
+}
+
 two_units() { # CC: impl.c + consumer.c, linked, run; no duplicate symbols
-    $1 -std=c11 $WARN -O2 -I"$single" -c "$here/impl.c" -o "$work/impl-$1.o" &&
+    impl_obj $1 &&
     $1 -std=c11 $WARN -O2 -I"$single" -c "$here/consumer.c" -o "$work/consumer-$1.o" &&
     $1 "$work/impl-$1.o" "$work/consumer-$1.o" -pthread -o "$work/consumer-$1" &&
     "$work/consumer-$1"
@@ -223,8 +230,8 @@ library_gnu_source() { # CC: each library source with -D_GNU_SOURCE -Werror
 
 cxx_consumer_single() { # CXX CC: consumer.cpp (C++) + impl.c (C)
     $1 -std=c++11 $CXXWARN -O2 -I"$single" -I"$here" -c "$here/consumer.cpp" -o "$work/cxx-$1.o" &&
-    $2 -std=c11 $WARN -O2 -I"$single" -c "$here/impl.c" -o "$work/impl-for-$1.o" &&
-    $1 "$work/cxx-$1.o" "$work/impl-for-$1.o" -pthread -o "$work/cxx-$1" &&
+    impl_obj $2 &&
+    $1 "$work/cxx-$1.o" "$work/impl-$2.o" -pthread -o "$work/cxx-$1" &&
     "$work/cxx-$1"
 }
 
@@ -250,8 +257,8 @@ strict_decl() { # CXX: bufwriter.h (public and single) as C++17, strict set
 wrapper_single() { # CXX CC: cpp_wrapper.cpp (strict C++17) + impl.c (C), run
     f=$(cxxstrict $1)
     $1 $f -O2 -I"$drop" -c "$here/cpp_wrapper.cpp" -o "$work/wrap-$1.o" &&
-    $2 -std=c11 $WARN -O2 -I"$drop" -c "$here/impl.c" -o "$work/wimpl-$1.o" &&
-    $1 "$work/wrap-$1.o" "$work/wimpl-$1.o" -pthread -o "$work/wrap-$1" &&
+    impl_obj $2 &&
+    $1 "$work/wrap-$1.o" "$work/impl-$2.o" -pthread -o "$work/wrap-$1" &&
     "$work/wrap-$1"
 }
 
@@ -273,8 +280,8 @@ compile_fail() { # CXX FILE
 wrapper_cxx20() { # CXX: the C++20 parts (std::span) build warning-free and work
     f=$(cxxstrict $1 | sed 's/-std=c++17/-std=c++20/')
     $1 $f -O2 -I"$drop" -c "$here/cpp_wrapper.cpp" -o "$work/wrap20-$1.o" &&
-    gcc -std=c11 $WARN -O2 -I"$drop" -c "$here/impl.c" -o "$work/wimpl20-$1.o" &&
-    $1 "$work/wrap20-$1.o" "$work/wimpl20-$1.o" -pthread -o "$work/wrap20-$1" &&
+    impl_obj gcc &&
+    $1 "$work/wrap20-$1.o" "$work/impl-gcc.o" -pthread -o "$work/wrap20-$1" &&
     "$work/wrap20-$1" | grep 'std::span checked'
 }
 

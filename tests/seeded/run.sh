@@ -25,9 +25,23 @@ check() { # check NAME MODE EXPECTED
     echo "FAIL $name ($mode): exit $rc, wanted '$want' (see $log)"; fail=$((fail + 1))
   fi
 }
+asan="-fsanitize=address -fno-omit-frame-pointer"
+libsrcs="$*"
+# lib_objs NAME FLAGS: the library's sources compiled once into
+# $out/lib-NAME/, for every program below built with the same flags (the
+# sources, compiled one by one either way, were compiled again for each).
+lib_objs() {
+  d="$out/lib-$1"
+  rm -rf "$d" && mkdir -p "$d"
+  for src in $libsrcs; do
+    "$cc" -std=c11 -g -O1 $2 -pthread -I. -c "$src" -o "$d/$(echo "$src" | tr / _).o" || return 1
+  done
+}
+lib_objs asan "$asan" || echo "the library does not build with $asan"
+lib_objs plain "" || echo "the library does not build"
 for prog in write_after_return read_past_end double_return; do
-  if ! "$cc" -std=c11 -g -O1 -fsanitize=address -fno-omit-frame-pointer -pthread -I. \
-       -o "$out/$prog" "$here/$prog.c" "$@"; then
+  if ! "$cc" -std=c11 -g -O1 $asan -pthread -I. \
+       -o "$out/$prog" "$here/$prog.c" "$out"/lib-asan/*.o; then
     echo "FAIL $prog: does not build"; fail=$((fail + 1))
   fi
 done
@@ -58,28 +72,21 @@ clean() {
     echo "FAIL $name: exit $rc (see $log)"; fail=$((fail + 1))
   fi
 }
-asan="-fsanitize=address -fno-omit-frame-pointer"
-build() { # build NAME PROG_FLAGS LIB_FLAGS: the library as separate objects
-  name=$1 pf=$2 lf=$3
-  rm -rf "$out/$name.objs" && mkdir -p "$out/$name.objs"
-  ok=1
-  for src in $libsrcs; do
-    o="$out/$name.objs/$(echo "$src" | tr / _).o"
-    "$cc" -std=c11 -g -O1 $lf -pthread -I. -c "$src" -o "$o" || ok=0
-  done
-  "$cc" -std=c11 -g -O1 $pf -pthread -I. -c "$here/clean_mixed.c" -o "$out/$name.objs/main.o" || ok=0
-  "$cc" $asan -pthread -o "$out/$name" "$out/$name.objs"/*.o || ok=0
-  [ "$ok" = 1 ] || { echo "FAIL $name: does not build"; fail=$((fail + 1)); }
+build() { # build NAME PROG_FLAGS LIB: the program over the library's objects lib-LIB
+  name=$1 pf=$2 lib=$3
+  if ! "$cc" -std=c11 -g -O1 $pf -pthread -I. -c "$here/clean_mixed.c" -o "$out/$name.o" ||
+     ! "$cc" $asan -pthread -o "$out/$name" "$out/$name.o" "$out/lib-$lib"/*.o; then
+    echo "FAIL $name: does not build"; fail=$((fail + 1))
+  fi
 }
-libsrcs="$*"
-build mixed_both "$asan" "$asan"
-build mixed_program_only "$asan" ""
-build mixed_library_only "" "$asan"
+build mixed_both "$asan" asan
+build mixed_program_only "$asan" plain
+build mixed_library_only "" asan
 clean mixed_both ""
 clean mixed_program_only ""
 clean mixed_library_only ""
 if "$cc" -std=c11 -g -O1 $asan -pthread -I. -o "$out/checked_bypass" \
-     "$here/clean_checked_bypass.c" "$@"; then
+     "$here/clean_checked_bypass.c" "$out"/lib-asan/*.o; then
   clean checked_bypass "BW_CHECKED=1 BW_BYPASS=1"
 else
   echo "FAIL checked_bypass: does not build"; fail=$((fail + 1))
