@@ -3227,7 +3227,8 @@ _Static_assert((BW__DECAY_POPS & (BW__DECAY_POPS - 1)) == 0,
 
 /* The top block of class c, which holds n > 0 blocks and has popped
  * `pop`: taken, counted (a hit, and the bytes out) and the decay low-water
- * mark lowered. The one pop, for the fast path and the slow. */
+ * mark lowered. The slow path's pop; the fast path's (bw__tc_pop_class)
+ * pops only above the mark, so it never lowers it. */
 static inline void *bw__tc_take(bw__tc_class *c, size_t n, uint64_t pop)
 {
     void *b = c->slots[n - 1];
@@ -3247,16 +3248,30 @@ static inline void bw__tc_put(bw__tc_class *c, size_t n, uint64_t push, void *bl
     atomic_store_explicit(&c->push, push + 1, memory_order_relaxed);
 }
 
-/* A block of class c (cap bytes), or NULL when that class is empty, or
- * when this pop is the class's BW__DECAY_POPS-th (the slow path pops it). */
+/* A block of class c (cap bytes), or NULL (the slow path pops it) when
+ * that class holds no more blocks than its low-water mark (none: empty),
+ * or when this pop is the class's BW__DECAY_POPS-th.
+ *
+ * The low-water mark in the empty test, as jemalloc's cache bins do: a pop
+ * from above the mark leaves it as it is, so the one compare says both
+ * "not empty" and "the mark stays"; the pop that would go below it is the
+ * slow path's (bw__tc_take lowers the mark there). That is at most
+ * BW_THREAD_CACHE_SLOTS slow pops per class between two decay passes
+ * (each pass sets the mark to what the class holds), and none in a steady
+ * stream of rents and returns, whose class never goes below its mark
+ * again once it has been there. The mark means what it always meant: the
+ * fewest blocks held since the last pass. */
 static inline void *bw__tc_pop_class(bw__tc_class *c, size_t cap, size_t *capacity)
 {
     uint64_t pop = atomic_load_explicit(&c->pop, memory_order_relaxed);
     size_t n = (size_t)(atomic_load_explicit(&c->push, memory_order_relaxed) - pop);
     void *b;
-    /* pop + 1 is the counter's next value, stored below: one test more. */
-    if (BW__UNLIKELY(n == 0 || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0)) return NULL;
-    b = bw__tc_take(c, n, pop);
+    /* n <= BW_THREAD_CACHE_SLOTS, so a byte compares it. pop + 1 is the
+     * counter's next value, stored below: one test more. */
+    if (BW__UNLIKELY((unsigned char)n <= c->low || ((pop + 1) & (BW__DECAY_POPS - 1)) == 0))
+        return NULL;
+    b = c->slots[n - 1];
+    atomic_store_explicit(&c->pop, pop + 1, memory_order_relaxed);
     BW__ASSUME(b != NULL); /* a slot holds a block */
     BW__TRACK_UNDEFINED(b, cap);
     *capacity = cap;
