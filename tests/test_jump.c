@@ -347,13 +347,16 @@ Test(chain_steady, kept_chain_blocks_decay)
     void *b;
     size_t cap;
     fill_chunk(3);
-    p = chain_pool(&ta, 0, 0, 1);
+    p = chain_pool(&ta, 0, 0, 50);
     chain_job(p, 16 * MiB, 0);
     s = stats_of(p);
-    /* 2 + 4 + 8 + 16 MiB kept, or already given back by decay when the job
-     * itself took longer than decay_ms (valgrind on a loaded machine). */
-    cr_expect_eq(s.large_retained_bytes + s.decayed_bytes, 30 * MiB,
-                 "2 + 4 + 8 + 16 MiB kept or decayed");
+    /* 2 + 4 + 8 + 16 MiB kept, or given back by decay already when the job
+     * took longer than decay_ms (ASan, valgrind, a loaded machine): decay
+     * then gives back the job's smaller blocks too, so at least. */
+    cr_expect_leq(s.large_retained_bytes, 30 * MiB);
+    cr_expect_geq(s.large_retained_bytes + s.decayed_bytes, 30 * MiB,
+                  "2 + 4 + 8 + 16 MiB kept or decayed: %zu kept, %llu decayed",
+                  s.large_retained_bytes, (unsigned long long)s.decayed_bytes);
     /* Well past decay_ms, a slow-path rent gives them back. */
     {
         struct timespec ts = { 0, 300 * 1000000L };
