@@ -6411,9 +6411,11 @@ static int bw__must_close(const bw_writer *w) { return w->data != NULL && bw__op
  * the open piece starts again, empty, at len. */
 static void bw__close_open(bw_writer *w)
 {
+    bw__blk *b;
     if (!bw__must_close(w)) return;
-    bw__cur(w)->pieces++;
-    (void)bw__push(w, w->data + w->m.c.open, w->len - w->m.c.open, (uintptr_t)bw__cur(w));
+    b = bw__cur(w);
+    b->pieces++;
+    (void)bw__push(w, w->data + w->m.c.open, w->len - w->m.c.open, (uintptr_t)b);
     w->m.c.open = w->len;
 }
 
