@@ -360,6 +360,14 @@ bw_pool *fresh_flags_pool(test_alloc *ta, unsigned flags, uint32_t decay_ms);
 size_t first_block(bw_pool *p);
 size_t first_write_block(bw_pool *p, const void *src, size_t n);
 bw_pool_stats stats_of(bw_pool *p);
+/* BW_CHECKED=1 or BW_BYPASS=1 in the environment change every pool (a
+ * canary after each block, copies and never a hand-off; or exact sizes):
+ * env_set tells one, plain_env that neither is set; maps_large, whether a
+ * libc pool's blocks from 2 MiB up are huge-page mappings it widens in
+ * place (Linux, a plain environment), which stops a fresh climb at 128 KiB. */
+int env_set(const char *name);
+int plain_env(void);
+int maps_large(void);
 void *rent_ok(bw_pool *p, size_t n, size_t *cap); /* a rent that must succeed */
 /* Rent b[0..n) (sizes[i], or size when sizes is NULL), each must succeed;
  * return them all, each must be BW_OK. */

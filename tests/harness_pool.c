@@ -90,6 +90,23 @@ size_t first_write_block(bw_pool *p, const void *src, size_t n)
     return cap;
 }
 
+int env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+int plain_env(void) { return !env_set("BW_CHECKED") && !env_set("BW_BYPASS"); }
+
+int maps_large(void)
+{
+#ifdef __linux__
+    return plain_env();
+#else
+    return 0;
+#endif
+}
+
 bw_pool_stats stats_of(bw_pool *p)
 {
     bw_pool_stats s;

@@ -225,6 +225,31 @@ Test(decay, a_big_block_returned_twice_decays_at_the_next_slow_call)
     ta_finish(&ta, p);
 }
 
+/* Until the clock passes `until`, every 5 ms: `stream` rents and returns
+ * of 256 B (the fast path), then one of `slow` bytes (a slow call, which
+ * runs decay); 1 as soon as decay has given anything back, else 0. *t1 is
+ * the last slow call's time, *gap the longest time between two. */
+static int slow_calls_until_decay(bw_pool *p, uint64_t until, int stream, size_t slow,
+                                  uint64_t *t1, uint64_t *gap)
+{
+    while (mono_ms() < until) {
+        size_t c;
+        void *x;
+        int i;
+        for (i = 0; i < stream; i++) {
+            x = rent_ok(p, 256, &c);
+            cr_expect_eq(bw_pool_return(p, x, c), BW_OK);
+        }
+        x = rent_ok(p, slow, &c);
+        cr_expect_eq(bw_pool_return(p, x, c), BW_OK);
+        if (*t1 != 0 && mono_ms() - *t1 > *gap) *gap = mono_ms() - *t1;
+        *t1 = mono_ms();
+        if (stats_of(p).decayed_bytes != 0) return 1;
+        sleep_ms(5);
+    }
+    return 0;
+}
+
 /* The low-water mark: of two blocks in one class, the one a stream of
  * rents and returns keeps using stays, the one below it, untouched since
  * the stream began, goes back at a slow call once it has been idle past a
@@ -238,30 +263,13 @@ Test(decay, busy_class_keeps_its_used_block_and_gives_back_the_idle_one)
     void *a, *b;
     size_t ca, cb;
     uint64_t t0, t1 = 0, gap = 0;
-    int decayed = 0;
+    int decayed;
     a = rent_ok(p, 256, &ca);
     b = rent_ok(p, 256, &cb);
     cr_expect_eq(bw_pool_return(p, a, ca), BW_OK);
     cr_expect_eq(bw_pool_return(p, b, cb), BW_OK); /* on top: the stream's */
     t0 = mono_ms();
-    while (mono_ms() < t0 + 8 * DECAY) {
-        size_t c;
-        void *x;
-        int i;
-        for (i = 0; i < 50; i++) {
-            x = rent_ok(p, 256, &c);
-            cr_expect_eq(bw_pool_return(p, x, c), BW_OK);
-        }
-        x = rent_ok(p, 2 * MiB, &c); /* a slow call: decay's passes */
-        cr_expect_eq(bw_pool_return(p, x, c), BW_OK);
-        if (t1 != 0 && mono_ms() - t1 > gap) gap = mono_ms() - t1;
-        t1 = mono_ms();
-        if (stats_of(p).decayed_bytes != 0) {
-            decayed = 1;
-            break;
-        }
-        sleep_ms(5);
-    }
+    decayed = slow_calls_until_decay(p, t0 + 8 * DECAY, 50, 2 * MiB, &t1, &gap);
     cr_expect(decayed, "the idle block never decayed in %u ms", 8 * DECAY);
     /* As in the test above: the coarse clock's tick, and a busy VM. */
     if (decayed)
@@ -291,23 +299,13 @@ Test(decay, thread_cache_block_is_never_given_back_younger_than_decay_ms)
     bw_pool *p = decay_pool(&ta, BW_POOL_NO_LARGE_RETENTION, DECAY);
     void *b;
     size_t cap;
-    uint64_t t0, t1 = 0;
-    int decayed = 0;
+    uint64_t t0, t1 = 0, gap = 0;
+    int decayed;
     b = rent_ok(p, 256, &cap);
     t0 = mono_ms();
     cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
     /* A slow call on this thread every 5 ms. */
-    while (mono_ms() < t0 + 6 * DECAY) {
-        size_t c;
-        void *x = rent_ok(p, 128 * KiB, &c);
-        cr_expect_eq(bw_pool_return(p, x, c), BW_OK);
-        t1 = mono_ms();
-        if (stats_of(p).decayed_bytes != 0) {
-            decayed = 1;
-            break;
-        }
-        sleep_ms(5);
-    }
+    decayed = slow_calls_until_decay(p, t0 + 6 * DECAY, 0, 128 * KiB, &t1, &gap);
     cr_expect(decayed, "a thread-cached block never decayed with slow calls for %u ms", 6 * DECAY);
     /* The pool reads CLOCK_MONOTONIC_COARSE, which steps by a tick (4 ms
      * on Linux at HZ=250) and can lag a tick more after a sleep on a busy

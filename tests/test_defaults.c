@@ -67,18 +67,6 @@ static void expect_large_block_not_kept(bw_pool *p, size_t *cap)
 /* ------------------------------------------------------------------ */
 
 
-/* Whether a libc pool's blocks from 2 MiB up are huge-page mappings it
- * widens in place, which stops a fresh climb at 128 KiB: on Linux, unless
- * BW_CHECKED=1 or BW_BYPASS=1 in the environment changes every pool. */
-static int maps_large(void)
-{
-#ifdef __linux__
-    const char *c = getenv("BW_CHECKED"), *b = getenv("BW_BYPASS");
-    return !(c != NULL && strcmp(c, "1") == 0) && !(b != NULL && strcmp(b, "1") == 0);
-#else
-    return 0;
-#endif
-}
 
 Test(defaults, zeroed_options_behave_as_null)
 {
@@ -852,7 +840,7 @@ static size_t resident_pages(void *b, size_t n)
     return count;
 }
 
-/* What broke (0.4 before issue 35): a zeroing pool zeroed a block's whole
+/* What broke (0.4.0): a zeroing pool zeroed a block's whole
  * capacity when a writer gave it back, so a 20 KiB job that started in a
  * kept 64 MiB block (the learned starting size of a stream of 63 MiB jobs)
  * cost a 64 MiB memset at every release. The block's pages are dropped

@@ -406,18 +406,6 @@ Test(growth, zeroing_window_capacities_follow_the_growth_rule)
     ta_finish(&ta, p);
 }
 
-/* Whether a libc pool's blocks from 2 MiB up are huge-page mappings it
- * widens in place, which stops a fresh climb at 128 KiB: on Linux, unless
- * BW_CHECKED=1 or BW_BYPASS=1 in the environment changes every pool. */
-static int maps_large(void)
-{
-#ifdef __linux__
-    const char *c = getenv("BW_CHECKED"), *b = getenv("BW_BYPASS");
-    return !(c != NULL && strcmp(c, "1") == 0) && !(b != NULL && strcmp(b, "1") == 0);
-#else
-    return 0;
-#endif
-}
 
 /* Reservations (the pool's own allocator, on Linux): a first job's move
  * into fresh memory above the threshold takes 16 x its block of address

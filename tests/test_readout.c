@@ -528,7 +528,7 @@ Test(detach_malloc, no_copy_from_a_malloc_pool)
     size_t len;
     unsigned char b[3000];
     uint64_t out0;
-    int m, checked_env = getenv("BW_CHECKED") != NULL && strcmp(getenv("BW_CHECKED"), "1") == 0;
+    int m, checked_env = env_set("BW_CHECKED");
     fill(b, sizeof b, 4);
     memset(&o, 0, sizeof o);
     /* The default allocator, no thread cache: a block the thread cache
@@ -758,15 +758,6 @@ Test(readout, segmented_pullup_of_bytes_in_one_block_does_not_copy, .timeout = 6
 #  include <malloc.h> /* malloc_usable_size */
 #endif
 
-/* BW_CHECKED=1 or BW_BYPASS=1 in the environment change every pool: a
- * canary after each block (copies, never a hand-off), or exact sizes. */
-static int env_set(const char *name)
-{
-    const char *v = getenv(name);
-    return v != NULL && strcmp(v, "1") == 0;
-}
-
-static int plain_env(void) { return !env_set("BW_CHECKED") && !env_set("BW_BYPASS"); }
 
 /* A realloc hook over libc's realloc that counts its calls, remembers the
  * sizes of the last, can fail, and checks the bytes it gives up. */
@@ -864,7 +855,7 @@ Test(detach_fit, a_200_byte_text_in_a_512_byte_block_is_copied_to_fit)
 
 /* The point of the copy: a job after a detach rents the block the last
  * one left, so detaches in a loop allocate no block in the pool, at every
- * length the rule copies. Before issue 36, 223..511 bytes in the 512-byte
+ * length the rule copies. In 0.4.0, 223..511 bytes in the 512-byte
  * first block (and 1,024 bytes in its 2 KiB block) were handed over, and
  * every next job rented a new block from malloc. */
 Test(detach_fit, repeated_hand_offs_rent_nothing_new)
