@@ -610,7 +610,7 @@ _Static_assert(offsetof(bw_writer, flags) == offsetof(bw_writer, mode) + 1,
                "bw__contig_without loads mode and flags at once");
 _Static_assert(BW__DETACH_COPY_MAX + 1 == BW__HAND_OFF_COPY_MAX,
                "bw_detach_malloc's inline copy and bw__pool_copies agree on the length");
-void bw__release_contig(bw_writer *w)
+void bw__detach_malloc_release(bw_writer *w)
 {
     BW__ASSUME(w->data != NULL); /* and not a caller's buffer: the inline test */
     bw__contig_release_block_of(w, w->data);

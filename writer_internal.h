@@ -402,7 +402,7 @@ static inline bool bw__first_write(const bw_writer *w, size_t n)
  * other block, and a length that teaches the pool, take
  * bw__contig_release_block (mode_contig.c). b is the block (NULL for none
  * or a caller's buffer), so a caller that knows it has one (the inline
- * bw_detach_malloc's release, bw__release_contig) tests nothing more. */
+ * bw_detach_malloc's release, bw__detach_malloc_release) tests nothing more. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif

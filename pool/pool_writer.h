@@ -207,7 +207,7 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
  * it leaves the pool and the next job's rent goes to the backing
  * allocator: a 252-byte text handed over in its 512-byte first block cost
  * 3.6x the instructions of building it and copying it out (the slow rent,
- * malloc and the general return; bench/profile_driver textoff, issue 36).
+ * malloc and the general return; bench/profile_driver textoff).
  * So texts up to 64 KiB in those blocks are copied, whatever the block's
  * size, and the caller's memory fits them. Past 64 KiB the block goes, as
  * before: a copy and a hand-off count the same instructions there (1.000x

@@ -1816,14 +1816,14 @@ BW__INLINE const unsigned char *bw_data(const bw_writer *w)
  * bytes, is copied (bw__pool_copies, pool/pool_writer.h, says why). Then
  * the hand-off is the caller's own malloc, memcpy and release, in the
  * caller's code: out of line, the call's frame and tests cost 44
- * instructions more than those (issue 36: K rows). A pool's first field is
+ * instructions more than those (bench rows K). A pool's first field is
  * the largest such block (0: none; struct bw_pool, pool/pool_internal.h),
  * so one compare asks the pool and bounds the text. Every other case, and
- * a malloc that fails, is bw__detach_malloc_slow's; bw__release_contig is
+ * a malloc that fails, is bw__detach_malloc_slow's; bw__detach_malloc_release is
  * bw_release without the tests this one made. */
 #define BW__DETACH_COPY_MAX ((size_t)64 << 10)
 BW_API void *bw__detach_malloc_slow(bw_writer *w, size_t *len);
-BW_API void bw__release_contig(bw_writer *w);
+BW_API void bw__detach_malloc_release(bw_writer *w);
 BW__INLINE size_t bw__pool_copy_cap(const bw_pool *p)
 {
     return *BW__CAST(const size_t *, BW__CAST(const void *, p));
@@ -1866,7 +1866,7 @@ BW__INLINE void *bw_detach_malloc(bw_writer *w, size_t *len)
             b[n] = 0;
             if (len != BW__NULL) *len = n;
             memcpy(b, w->data + BW__CAST(size_t, w->base - w->pos), n);
-            bw__release_contig(w);
+            bw__detach_malloc_release(w);
             return b;
         }
     }
@@ -1885,7 +1885,7 @@ BW__INLINE size_t bw_len(const bw_writer *w)
 /* lim is where the inline fast path ends: cap, at most where a size limit
  * falls, len while an error is recorded. Reading it is 0.3's load and
  * subtract: a test of the limit's flag here cost the ports that call this
- * per write 2-4% (issue 36). */
+ * per write 2-4% (0.4, msgpack, cJSON and protobuf-c ports). */
 BW__INLINE size_t bw_free_capacity(const bw_writer *w) { return w ? w->lim - w->len : 0; }
 BW__INLINE size_t bw_capacity(const bw_writer *w)
 { return bw_len(w) + bw_free_capacity(w); }
@@ -3574,7 +3574,7 @@ static inline bool bw__pool_can_regrow(const bw_pool *p)
  * it leaves the pool and the next job's rent goes to the backing
  * allocator: a 252-byte text handed over in its 512-byte first block cost
  * 3.6x the instructions of building it and copying it out (the slow rent,
- * malloc and the general return; bench/profile_driver textoff, issue 36).
+ * malloc and the general return; bench/profile_driver textoff).
  * So texts up to 64 KiB in those blocks are copied, whatever the block's
  * size, and the caller's memory fits them. Past 64 KiB the block goes, as
  * before: a copy and a hand-off count the same instructions there (1.000x
@@ -4008,7 +4008,7 @@ static inline bool bw__first_write(const bw_writer *w, size_t n)
  * other block, and a length that teaches the pool, take
  * bw__contig_release_block (mode_contig.c). b is the block (NULL for none
  * or a caller's buffer), so a caller that knows it has one (the inline
- * bw_detach_malloc's release, bw__release_contig) tests nothing more. */
+ * bw_detach_malloc's release, bw__detach_malloc_release) tests nothing more. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
@@ -4913,7 +4913,7 @@ _Static_assert(offsetof(bw_writer, flags) == offsetof(bw_writer, mode) + 1,
                "bw__contig_without loads mode and flags at once");
 _Static_assert(BW__DETACH_COPY_MAX + 1 == BW__HAND_OFF_COPY_MAX,
                "bw_detach_malloc's inline copy and bw__pool_copies agree on the length");
-void bw__release_contig(bw_writer *w)
+void bw__detach_malloc_release(bw_writer *w)
 {
     BW__ASSUME(w->data != NULL); /* and not a caller's buffer: the inline test */
     bw__contig_release_block_of(w, w->data);
