@@ -632,7 +632,12 @@ typedef struct bw_writer bw_writer;
  * written cost no memory, so the bound holds for the memory it takes (the
  * capacity), not the address space; the pool's outstanding_bytes counts
  * the address space while the writer holds it, and the block goes back
- * (release, detach, a later move) cut to the capacity. */
+ * (release, detach, a later move) cut to the capacity. On Linux (5.14 and
+ * up) a block a contiguous writer gets fresh from the backing allocator
+ * has the pages it is about to fill faulted in with one call, not one
+ * fault per page: its first write, or on a move the growth rule's size
+ * (which the writer fills more than half of at once), never the rest of a
+ * block the climb or the learned jump made larger. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a

@@ -200,7 +200,7 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
 {
     bw_pool *p;
     size_t got = 0;
-    bw__size cap = {0, 0, false};
+    bw__size cap = {0, 0, false, 0};
     unsigned char *b;
     int rc;
     /* bw_reserve comes here first, before its own checks. */

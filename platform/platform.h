@@ -122,6 +122,12 @@ BW__INTERNAL void bw__unmap(void *block, size_t size);
 BW__INTERNAL void bw__unmap_tail(void *block, size_t size, size_t keep);
 #endif
 BW__INTERNAL void bw__malloc_trim(void);
+/* Fault in the whole 4 KiB pages of block[0, n) for writing, in one call
+ * where the kernel can (Linux >= 5.14, MADV_POPULATE_WRITE); elsewhere, or
+ * when the call fails (an older kernel, a larger page size), nothing: the
+ * pages fault in one at a time as they are written, as before. It changes
+ * no byte. */
+BW__INTERNAL void bw__populate(void *block, size_t n);
 
 /* Whether the environment is the program's own to read: false in a
  * set-user-ID or set-group-ID program, whose environment belongs to its

@@ -98,6 +98,8 @@ uint64_t bw__now_ms(void) { return (uint64_t)GetTickCount64(); }
 
 void bw__malloc_trim(void) {}
 
+void bw__populate(void *block, size_t n) { (void)block, (void)n; }
+
 bool bw__env_trusted(void) { return true; }
 
 /* The C runtime's descriptors: each piece with _write, stopping at the

@@ -221,13 +221,16 @@ static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
         rc = bw__pool_grow(p, r->held, want, r->cap, &size);
         if (rc != BW_OK) return rc;
     }
+    need = r->held + r->n; /* bw__pool_grow checked the sum */
+    /* What the writer is about to fill: the growth rule's block on a move,
+     * not the learned or climbed one that may follow (bw__size's fill). */
+    out->fill = r->cap == 0 ? need : size;
     if (r->external && p->learn) {
         /* Out of the caller's buffer: its first block of the pool's, so the
          * learned size as for a writer that started with none. */
         size_t first = bw__grow_size(p, bw__learned(p));
         if (first > size) size = first;
     }
-    need = r->held + r->n; /* bw__pool_grow checked the sum */
     out->size = size;
     if (!p->learn_growth || (r->cap == 0 && need <= p->opt.min_first_block)) return BW_OK;
     out->learned = true;
@@ -322,7 +325,7 @@ BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out)
 {
     size_t n = r->n, learned, mask;
     int rc;
-    out->size = out->warm = 0;
+    out->size = out->warm = out->fill = 0;
     out->learned = false;
     switch (r->kind) {
     case BW__SIZE_CONTIG:

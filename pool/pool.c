@@ -419,9 +419,10 @@ static void *bw__rent_idle(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *
 }
 
 /* idle: only a block the pool holds, never the backing allocator's: NULL
- * when there is none. */
+ * when there is none. fill: the bytes a fresh block gets faulted in at
+ * once (bw__size's fill; 0: none); an idle block was written before. */
 static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity,
-                                        bool idle)
+                                        bool idle, size_t fill)
 {
     bw__tcache *tc;
     uint64_t now;
@@ -455,6 +456,7 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
                                                               : bw_pool_class_size(p, min_size);
         b = bw__backing_alloc(p, tc, cap);
         if (b == NULL) return NULL;
+        if (fill != 0) bw__populate(b, fill < cap ? fill : cap);
         BW__COUNT(p, tc, misses, 1);
         BW__COUNT(p, tc, out_bytes, cap);
         /* Fresh memory holds whatever the allocator's last user left there. */
@@ -475,7 +477,7 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
         void *b = bw__tc_pop(p, bw__tl_last, min_size, capacity);
         if (BW__LIKELY(b != NULL)) return b;
     }
-    return bw__rent_slow(p, min_size, capacity, false);
+    return bw__rent_slow(p, min_size, capacity, false, 0);
 }
 
 /* The warm block is taken under the lock of the level that holds it (the
@@ -486,9 +488,14 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity)
 {
     void *b;
-    if (s->warm > s->size && (b = bw__rent_slow(p, s->warm, capacity, true)) != NULL)
+    if (s->warm > s->size && (b = bw__rent_slow(p, s->warm, capacity, true, 0)) != NULL)
         return b;
-    return bw_pool_rent(p, s->size, capacity);
+    /* bw_pool_rent's fast path, then its slow path told what to fill. */
+    if (bw__rent_fast_ok(p, s->size, capacity) &&
+        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
+        (b = bw__tc_pop(p, bw__tl_last, s->size, capacity)) != NULL)
+        return b;
+    return bw__rent_slow(p, s->size, capacity, false, s->fill);
 }
 
 /* Reserve budget for one more slot of class ci in tc. A cache never

@@ -66,10 +66,16 @@ typedef struct bw__size_req {
 /* The answer: rent size (SEG and BLOCK: exactly; WINDOW: the window), unless the pool has a
  * block of warm bytes idle (0: do not look), which costs no fresh memory
  * (bw__pool_rent_size). learned: a learned statistic took part, so the
- * answer may change as the pool learns. */
+ * answer may change as the pool learns. fill (CONTIG): the bytes of the
+ * block the writer is about to fill, which a block fresh from the backing
+ * allocator gets faulted in at once (bw__populate): what it writes now on
+ * a first block, the growth rule's size on a move (room for held + n, at
+ * least twice the old block, so the writer holds more than half of it);
+ * never the rest of a block the climb made 16x larger. */
 typedef struct bw__size {
     size_t size, warm;
     bool learned;
+    size_t fill;
 } bw__size;
 BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out);
 /* bw_pool_rent of a size bw__pool_size gave: an idle block of s->warm
