@@ -158,11 +158,17 @@ example_single() { # CC EXAMPLE
     run_example "$work/$2-single-$1" "$2"
 }
 
-# impl_obj CC: impl.c (the implementation, -std=c11 $WARN -O2) compiled once
-# per C compiler into $work/impl-CC.o, for every check that links it, rather
-# than the same compile of the whole library again in each.
+# impl_obj CC: impl.c (the implementation, -std=c11 $WARN
+# -Werror=implicit-function-declaration -O2) compiled once per C compiler
+# into $work/impl-CC.o: the check that it compiles with $WARN, the check that
+# it compiles first in its own file, and every check that links it use that
+# one compile, rather than the same compile of the whole library again in
+# each. (-Werror=implicit-function-declaration adds nothing to $WARN's -Wall
+# -Werror but says what impl_first_strict checks.)
 impl_obj() {
-    [ -f "$work/impl-$1.o" ] || $1 -std=c11 $WARN -O2 -I"$single" -c "$here/impl.c" -o "$work/impl-$1.o"
+    [ -f "$work/impl-$1.o" ] ||
+        $1 -std=c11 $WARN -Werror=implicit-function-declaration -O2 -I"$single" -c "$here/impl.c" \
+            -o "$work/impl-$1.o"
 }
 
 two_units() { # CC: impl.c + consumer.c, linked, run; no duplicate symbols
@@ -202,8 +208,7 @@ gnu_source_late() { # CC: <stdio.h>, then _GNU_SOURCE, then the implementation: 
 }
 
 impl_first_strict() { # CC: impl.c, -std=c11 -Werror=implicit-function-declaration, no -D
-    $1 -std=c11 $WARN -Werror=implicit-function-declaration -O2 -I"$single" -c "$here/impl.c" \
-        -o "$work/scratch.o"
+    impl_obj $1
 }
 
 gnu_source_cmdline() { # CC: <stdio.h> first in a file built with -D_GNU_SOURCE: fine
@@ -329,7 +334,7 @@ for cc in gcc clang; do
     check "single header, declarations only: $cc -std=c11 $WARN" \
         header_compiles $cc -std=c11 "$WARN" "$work/decl.c"
     check "single header, implementation:    $cc -std=c11 $WARN" \
-        header_compiles $cc -std=c11 "$WARN" "$here/impl.c"
+        impl_obj $cc
     for opt in BW_DEBUG BW_VALGRIND BW_HAVE_JEMALLOC; do
         [ $opt = BW_HAVE_JEMALLOC ] && ! echo '#include <jemalloc/jemalloc.h>' |
             $cc -E -x c - >/dev/null 2>&1 && continue
