@@ -45,6 +45,8 @@
 #
 # Usage: sh tests/packaging/run.sh     (from anywhere; `make test-packaging`)
 # Env:   MAKE (default make); KEEP=1 keeps the work folder and prints it;
+#        LIB_BUILD: a build folder (the Makefile's B, made with the flags
+#        MAKE passes on) to install from, rather than a fresh one;
 #        LIB_SRCS, LIB_WARN: the library's sources and warning flags (the
 #        Makefile's SRCS and strict set; without them, every .c file at the
 #        top, in platform/ and in pool/, and -std=c11 $WARN).
@@ -406,7 +408,7 @@ done
 
 # ------------------------------------------------------ the staged install
 stage=$work/stage
-build=$work/build
+build=${LIB_BUILD:-$work/build}
 libdir=$stage/usr/lib
 export PKG_CONFIG_SYSROOT_DIR="$stage"
 export PKG_CONFIG_LIBDIR="$libdir/pkgconfig"   # the staged .pc only
@@ -415,7 +417,10 @@ unset PKG_CONFIG_PATH
 
 install_staged() {
     # Its own build folder, so that no earlier build (another PREFIX in a
-    # cached bufwriter.pc, other flags) leaks in.
+    # cached bufwriter.pc, other flags) leaks in; or LIB_BUILD, the build
+    # folder make test-packaging has just brought up to date with its own
+    # flags (the Makefile rebuilds on other flags and rewrites the .pc for
+    # this PREFIX), so that the library is not compiled again for this.
     $MAKE -C "$root" --no-print-directory B="$build" PREFIX=/usr DESTDIR="$stage" install &&
     find "$stage" \( -type f -o -type l \) | sed "s|^$stage||" | sort >"$work/installed" &&
     for f in /usr/include/bufwriter.h /usr/include/bufwriter.hpp /usr/lib/libbufwriter.a \
