@@ -95,5 +95,8 @@ $(B)/examples/%-lib: examples/%.c bufwriter.h $(B)/libbufwriter.a
 	@mkdir -p $(dir $@)
 	$(CC) $(EX_CFLAGS) -I. $< $(B)/libbufwriter.a -pthread -o $@
 
-test-packaging:
-	@MAKE="$(MAKE)" LIB_SRCS="$(SRCS)" LIB_WARN="$(CSTD) $(WARN_STRICT)" sh tests/packaging/run.sh
+# The staged install is made from $(B), which make all has built with
+# these flags (make test's first part), rather than from a build of its own.
+test-packaging: all
+	@MAKE="$(MAKE)" LIB_SRCS="$(SRCS)" LIB_WARN="$(CSTD) $(WARN_STRICT)" LIB_BUILD="$(abspath $(B))" \
+	  sh tests/packaging/run.sh

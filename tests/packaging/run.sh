@@ -45,6 +45,8 @@
 #
 # Usage: sh tests/packaging/run.sh     (from anywhere; `make test-packaging`)
 # Env:   MAKE (default make); KEEP=1 keeps the work folder and prints it;
+#        LIB_BUILD: a build folder (the Makefile's B, made with the flags
+#        MAKE passes on) to install from, rather than a fresh one;
 #        LIB_SRCS, LIB_WARN: the library's sources and warning flags (the
 #        Makefile's SRCS and strict set; without them, every .c file at the
 #        top, in platform/ and in pool/, and -std=c11 $WARN).
@@ -158,11 +160,17 @@ example_single() { # CC EXAMPLE
     run_example "$work/$2-single-$1" "$2"
 }
 
-# impl_obj CC: impl.c (the implementation, -std=c11 $WARN -O2) compiled once
-# per C compiler into $work/impl-CC.o, for every check that links it, rather
-# than the same compile of the whole library again in each.
+# impl_obj CC: impl.c (the implementation, -std=c11 $WARN
+# -Werror=implicit-function-declaration -O2) compiled once per C compiler
+# into $work/impl-CC.o: the check that it compiles with $WARN, the check that
+# it compiles first in its own file, and every check that links it use that
+# one compile, rather than the same compile of the whole library again in
+# each. (-Werror=implicit-function-declaration adds nothing to $WARN's -Wall
+# -Werror but says what impl_first_strict checks.)
 impl_obj() {
-    [ -f "$work/impl-$1.o" ] || $1 -std=c11 $WARN -O2 -I"$single" -c "$here/impl.c" -o "$work/impl-$1.o"
+    [ -f "$work/impl-$1.o" ] ||
+        $1 -std=c11 $WARN -Werror=implicit-function-declaration -O2 -I"$single" -c "$here/impl.c" \
+            -o "$work/impl-$1.o"
 }
 
 two_units() { # CC: impl.c + consumer.c, linked, run; no duplicate symbols
@@ -202,8 +210,7 @@ gnu_source_late() { # CC: <stdio.h>, then _GNU_SOURCE, then the implementation: 
 }
 
 impl_first_strict() { # CC: impl.c, -std=c11 -Werror=implicit-function-declaration, no -D
-    $1 -std=c11 $WARN -Werror=implicit-function-declaration -O2 -I"$single" -c "$here/impl.c" \
-        -o "$work/scratch.o"
+    impl_obj $1
 }
 
 gnu_source_cmdline() { # CC: <stdio.h> first in a file built with -D_GNU_SOURCE: fine
@@ -329,7 +336,7 @@ for cc in gcc clang; do
     check "single header, declarations only: $cc -std=c11 $WARN" \
         header_compiles $cc -std=c11 "$WARN" "$work/decl.c"
     check "single header, implementation:    $cc -std=c11 $WARN" \
-        header_compiles $cc -std=c11 "$WARN" "$here/impl.c"
+        impl_obj $cc
     for opt in BW_DEBUG BW_VALGRIND BW_HAVE_JEMALLOC; do
         [ $opt = BW_HAVE_JEMALLOC ] && ! echo '#include <jemalloc/jemalloc.h>' |
             $cc -E -x c - >/dev/null 2>&1 && continue
@@ -401,7 +408,7 @@ done
 
 # ------------------------------------------------------ the staged install
 stage=$work/stage
-build=$work/build
+build=${LIB_BUILD:-$work/build}
 libdir=$stage/usr/lib
 export PKG_CONFIG_SYSROOT_DIR="$stage"
 export PKG_CONFIG_LIBDIR="$libdir/pkgconfig"   # the staged .pc only
@@ -410,7 +417,10 @@ unset PKG_CONFIG_PATH
 
 install_staged() {
     # Its own build folder, so that no earlier build (another PREFIX in a
-    # cached bufwriter.pc, other flags) leaks in.
+    # cached bufwriter.pc, other flags) leaks in; or LIB_BUILD, the build
+    # folder make test-packaging has just brought up to date with its own
+    # flags (the Makefile rebuilds on other flags and rewrites the .pc for
+    # this PREFIX), so that the library is not compiled again for this.
     $MAKE -C "$root" --no-print-directory B="$build" PREFIX=/usr DESTDIR="$stage" install &&
     find "$stage" \( -type f -o -type l \) | sed "s|^$stage||" | sort >"$work/installed" &&
     for f in /usr/include/bufwriter.h /usr/include/bufwriter.hpp /usr/lib/libbufwriter.a \
