@@ -389,8 +389,9 @@ BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now);
 /* Note what a slow path changed in the cache's classes: moved now. */
 BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now);
 /* A block just pushed into class ci of the thread's own cache: the class
- * as seen now, with a clock read (no decay pass). */
-BW__INTERNAL void bw__tcache_pushed(bw_pool *p, bw__tcache *tc, unsigned ci);
+ * as seen at `now`, a clock read just made for the push, else (0) with
+ * one now (no decay pass). */
+BW__INTERNAL void bw__tcache_pushed(bw_pool *p, bw__tcache *tc, unsigned ci, uint64_t now);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
 /* Sum every live thread cache's counters into s and the bytes its slots
  * hold into *held, under the registry lock (exact when no thread is in the
