@@ -156,13 +156,6 @@ BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now)
     }
 }
 
-BW__INTERNAL void bw__tcache_pushed(bw_pool *p, bw__tcache *tc, unsigned ci, uint64_t now)
-{
-    if (p->opt.decay_ms == BW_DECAY_NEVER) return;
-    tc->seen[ci].ops = bw__tc_ops(tc, ci);
-    tc->seen[ci].ms = now != 0 ? now : bw__now_ms();
-}
-
 /* Decay of a thread's own cache, gathered into f. Two ways to know a block
  * is old enough: its class untouched since a slow call saw it decay_ms ago
  * (then all its blocks go), or the blocks below the class's low-water mark,
