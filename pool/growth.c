@@ -219,7 +219,7 @@ static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
     }
     out->learned = p->learn && (r->cap == 0 || r->external);
     if (r->cap == 0 && want <= p->opt.max_pooled_size) {
-        size = bw_pool_class_size(p, want);
+        size = bw__class_size(p, want); /* want >= min_first_block */
     } else {
         rc = bw__pool_grow(p, r->held, want, r->cap, &size);
         if (rc != BW_OK) return rc;

@@ -307,6 +307,14 @@ static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
     return (unsigned)(64 - __builtin_clzll((unsigned long long)x)) - p->min_shift;
 }
 
+/* bw_pool_class_size for 1 <= min_size <= the threshold, inline: the size
+ * rule asks it two or three times for every move (out of line, a call and
+ * the public function's checks each time). */
+static inline size_t bw__class_size(const bw_pool *p, size_t min_size)
+{
+    return p->bypass ? min_size : p->opt.min_block_size << bw__class_index(p, min_size);
+}
+
 /* Counter helpers: a thread cache's counters have one writer, so a relaxed
  * load and store suffice; the pool-wide ones take an atomic add. */
 #define BW__TC_ADD(tc, name, v) \

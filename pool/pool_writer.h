@@ -26,7 +26,7 @@
 static inline size_t bw__grow_size(const bw_pool *p, size_t n)
 {
     if (n == 0 || n > BW__MAX_BLOCK / 2 + 1) return 0;
-    if (n <= p->opt.max_pooled_size) return bw_pool_class_size(p, n);
+    if (n <= p->opt.max_pooled_size) return bw__class_size(p, n);
     return bw__pow2_ceil(n);
 }
 
