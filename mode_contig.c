@@ -233,9 +233,7 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
 BW__INTERNAL BW__COLD void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
                                                     size_t cap, size_t len)
 {
-    if (p != NULL && bw__pool_learns(p, len)) bw__learn_record(p, len);
-    if (b != NULL && !bw__return_fast(p, b, block))
-        (void)bw__pool_return_written(p, b, block, cap);
+    if (p != NULL) bw__pool_job_end(p, b, block, cap, len);
 }
 
 /* Hand out (bw_detach): the caller's first buffer cannot go to the pool,

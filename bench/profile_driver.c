@@ -45,6 +45,12 @@
  *                                   jobs): KIND = linked (bw_append_ref) |
  *                                   copied (bw_write) | iovec (a plain
  *                                   iovec-array writer, no library)
+ *   profile_driver job N KIB KIND   N jobs of KIB KiB (a multiple of 8) in
+ *                                   8 KiB writes in job_loop*, after 16
+ *                                   uncounted: KIND = pooled (J's bufwriter
+ *                                   row: a default writer, bw_release) |
+ *                                   memcpy (the same chunks into one warm
+ *                                   buffer, the limit)
  *   profile_driver version          the linked library's version
  * Count one with callgrind, only the measured loop:
  *   valgrind --tool=callgrind --toggle-collect='msg_loop*' profile_driver msg 1000000 64 pooled
@@ -432,6 +438,38 @@ __attribute__((noinline)) static unsigned long ref_loop(uint32_t jobs, uint32_t 
     return s;
 }
 
+/* J's job (bench_append.cpp, bufwriter row), repeated `jobs` times: a
+ * writer with nothing configured (the shared pool) takes `size` bytes in
+ * 8 KiB writes, reads its last byte and is released; KIND memcpy is the
+ * limit, the same chunks copied into one warm buffer. job_loop is what
+ * callgrind counts (after 16 warm-up jobs, uncounted); the figure per job
+ * is its Ir / jobs, and pooled / memcpy is the pool's and writer's cost
+ * over the copies. */
+static unsigned long job_run(uint32_t jobs, size_t size, unsigned char *warm)
+{
+    unsigned long s = 0;
+    uint32_t j;
+    for (j = 0; j < jobs; j++) {
+        size_t off;
+        if (warm != NULL) {
+            for (off = 0; off < size; off += sizeof src) memcpy(warm + off, src, sizeof src);
+            __asm__ __volatile__("" : : "r"(warm) : "memory");
+            s += warm[size - 1];
+        } else {
+            bw_writer w = BW_WRITER_INIT;
+            for (off = 0; off < size; off += sizeof src) bw_write(&w, src, sizeof src);
+            s += bw_data(&w)[bw_len(&w) - 1];
+            bw_release(&w);
+        }
+    }
+    return s;
+}
+PUT_LOOP unsigned long job_loop(uint32_t jobs, size_t size, unsigned char *warm);
+unsigned long job_loop(uint32_t jobs, size_t size, unsigned char *warm)
+{
+    return job_run(jobs, size, warm);
+}
+
 /* The same job on a plain iovec-array writer, the shape msgpack's
  * vrefbuffer has: a malloc'd struct iovec array that doubles by realloc,
  * the headers copied into 4 KiB side chunks (a list, so the iovecs into
@@ -508,8 +546,9 @@ int main(int argc, char **argv)
                         "       %s handoff N pooled|malloc\n"
                         "       %s textoff N LEN detach|copy\n"
                         "       %s free N x\n"
+                        "       %s job N KIB pooled|memcpy\n"
                         "       %s version\n", argv[0], argv[0], argv[0], argv[0], argv[0],
-                argv[0], argv[0], argv[0], argv[0]);
+                argv[0], argv[0], argv[0], argv[0], argv[0]);
         return 2;
     }
     long n = atol(argv[2]);
@@ -562,6 +601,22 @@ int main(int argc, char **argv)
         }
         sink += ref_loop(1, (uint32_t)n, size, link); /* warm the pool */
         sink += ref_loop(10, (uint32_t)n, size, link);
+        return 0;
+    }
+    if (strcmp(argv[1], "job") == 0 && argc > 4 && size >= 8 && size % 8 == 0) {
+        /* SIZE in KiB, a multiple of the 8 KiB chunk. */
+        unsigned char *warm = NULL;
+        memset(src, 7, sizeof src);
+        if (strcmp(argv[4], "memcpy") == 0) {
+            warm = malloc(size << 10);
+            if (warm == NULL) return 1;
+            memset(warm, 1, size << 10);
+        } else if (strcmp(argv[4], "pooled") != 0) {
+            return 2;
+        }
+        sink += job_run(16, size << 10, warm);
+        sink += job_loop((uint32_t)n, size << 10, warm);
+        free(warm);
         return 0;
     }
     if (strcmp(argv[1], "put") == 0) {

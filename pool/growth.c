@@ -109,10 +109,10 @@ static size_t bw__jump_update(bw_pool *p, uint64_t now)
     return j;
 }
 
-BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
+BW__INTERNAL uint64_t bw__learn_record(bw_pool *p, size_t len)
 {
     unsigned i;
-    if (len == 0) return;
+    if (len == 0) return 0;
     if (p->learn) {
         i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
         atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
@@ -132,9 +132,12 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
          * the statistic, and the time it next changes by ageing can only
          * be later (the stored one recomputes it no later than due). The
          * recomputation cost a 64 KiB job 530 of its 9,400 instructions. */
-        if (was == len && (age == BW_DECAY_NEVER || now - was_ms < age || was_ms > now)) return;
+        if (was == len && (age == BW_DECAY_NEVER || now - was_ms < age || was_ms > now))
+            return now;
         bw__jump_update(p, now);
+        return now;
     }
+    return 0;
 }
 
 /* BW_POOL_LEARN_SIZE: the second largest of the last 16 lengths; 0 when
@@ -216,7 +219,7 @@ static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
     }
     out->learned = p->learn && (r->cap == 0 || r->external);
     if (r->cap == 0 && want <= p->opt.max_pooled_size) {
-        size = bw_pool_class_size(p, want);
+        size = bw__class_size(p, want); /* want >= min_first_block */
     } else {
         rc = bw__pool_grow(p, r->held, want, r->cap, &size);
         if (rc != BW_OK) return rc;

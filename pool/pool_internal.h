@@ -221,7 +221,7 @@ struct bw_pool {
                                   zeroing)                                   */
     size_t medium_return_span; /* the largest thread-cached class -
                                   min_block_size + 1: a return the cache
-                                  takes with a clock read (bw__return_slow);
+                                  takes with a clock read (bw__return_medium);
                                   0 with fast_return_span                    */
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
@@ -307,6 +307,14 @@ static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
     return (unsigned)(64 - __builtin_clzll((unsigned long long)x)) - p->min_shift;
 }
 
+/* bw_pool_class_size for 1 <= min_size <= the threshold, inline: the size
+ * rule asks it two or three times for every move (out of line, a call and
+ * the public function's checks each time). */
+static inline size_t bw__class_size(const bw_pool *p, size_t min_size)
+{
+    return p->bypass ? min_size : p->opt.min_block_size << bw__class_index(p, min_size);
+}
+
 /* Counter helpers: a thread cache's counters have one writer, so a relaxed
  * load and store suffice; the pool-wide ones take an atomic add. */
 #define BW__TC_ADD(tc, name, v) \
@@ -388,9 +396,6 @@ BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
 BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now);
 /* Note what a slow path changed in the cache's classes: moved now. */
 BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now);
-/* A block just pushed into class ci of the thread's own cache: the class
- * as seen now, with a clock read (no decay pass). */
-BW__INTERNAL void bw__tcache_pushed(bw_pool *p, bw__tcache *tc, unsigned ci);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
 /* Sum every live thread cache's counters into s and the bytes its slots
  * hold into *held, under the registry lock (exact when no thread is in the
@@ -497,7 +502,7 @@ static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size
 
 /* A power of two with capacity - min_size < the span (medium false:
  * fast_return_span, the inline path; true: medium_return_span,
- * bw__return_slow's first test): min_size <= capacity <= the largest class
+ * bw__return_medium's test): min_size <= capacity <= the largest class
  * of the span in one compare (unsigned wrap); a span of 0 sends every
  * return of a checked, zeroing or cache-less pool to the slow path. The
  * span is read after the NULL test, as a memory operand of the compare. */
@@ -530,6 +535,16 @@ static inline bool bw__tc_push_class(bw__tc_class *c, void *block, size_t capaci
 static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t capacity)
 {
     return bw__tc_push_class(&tc->cls[bw__log2(capacity) - p->min_shift], block, capacity);
+}
+
+/* A block just pushed into class ci of the thread's own cache, with the
+ * clock read for it (`now`): the class as seen then, so decay ages the
+ * block from its return (no decay pass). Inline: two stores. */
+static inline void bw__tc_stamp(bw__tcache *tc, unsigned ci, uint64_t now)
+{
+    tc->seen[ci].ops = atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) +
+                       atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
+    tc->seen[ci].ms = now;
 }
 
 

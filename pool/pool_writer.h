@@ -26,7 +26,7 @@
 static inline size_t bw__grow_size(const bw_pool *p, size_t n)
 {
     if (n == 0 || n > BW__MAX_BLOCK / 2 + 1) return 0;
-    if (n <= p->opt.max_pooled_size) return bw_pool_class_size(p, n);
+    if (n <= p->opt.max_pooled_size) return bw__class_size(p, n);
     return bw__pow2_ceil(n);
 }
 
@@ -100,8 +100,9 @@ static inline bool bw__pool_learns(const bw_pool *p, size_t len)
 
 /* A writer's final length, when bw__pool_learns says so (growth.c):
  * BW_POOL_LEARN_SIZE's samples, and the learned jump's when it passed the
- * jump floor. */
-BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
+ * jump floor. Returns the clock it read for the jump (bw__now_ms), 0 when
+ * it read none. */
+BW__INTERNAL uint64_t bw__learn_record(bw_pool *p, size_t len);
 
 /* A writer's usual first block (first_block bytes) from the calling
  * thread's cache when its first write of n bytes fits it, or NULL: then
@@ -161,6 +162,12 @@ static inline bool bw__pool_zeroes(const bw_pool *p)
  * The public bw_pool_return cannot know, so it zeroes the whole block. */
 BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
                                          size_t written);
+
+/* The end of a contiguous writer's job of len bytes: the length teaches
+ * the pool when bw__pool_learns says so, then block (NULL: none) goes back
+ * as by bw__return_fast, else bw__pool_return_written. */
+BW__INTERNAL void bw__pool_job_end(bw_pool *p, void *block, size_t capacity, size_t written,
+                                   size_t len);
 
 /* Reservations: a contiguous writer whose move must take fresh memory
  * above the threshold rents, where the pool's blocks there are the

@@ -225,6 +225,37 @@ Test(decay, a_big_block_returned_twice_decays_at_the_next_slow_call)
     ta_finish(&ta, p);
 }
 
+/* The same with the block a writer's job ended in: a 256 KiB job's
+ * release records its length for the learned jump and returns its medium
+ * block with one clock read between them, and the block's age still
+ * starts at that return. Two jobs, so the second takes its block from the
+ * cache at its first move; the smaller blocks of the climb stay (their
+ * returns read no clock, and each job used them). */
+Test(decay, a_big_block_a_writer_released_twice_decays_at_the_next_slow_call)
+{
+    test_alloc ta;
+    bw_pool *p = medium_decay_pool(&ta);
+    static unsigned char chunk[8 * KiB];
+    uint64_t t0;
+    int i;
+    size_t off, held;
+    for (i = 0; i < 2; i++) {
+        bw_writer w;
+        cr_expect_eq(bw_init(&w, p, 0), BW_OK);
+        for (off = 0; off < 256 * KiB; off += sizeof chunk)
+            cr_expect_eq(bw_write(&w, chunk, sizeof chunk), BW_OK);
+        cr_expect_eq(bw_len(&w), 256 * KiB);
+        bw_release(&w);
+    }
+    t0 = mono_ms();
+    held = stats_of(p).retained_bytes;
+    cr_expect_geq(held, 256 * KiB);
+    cr_expect_lt(held, 512 * KiB);
+    sleep_until(t0 + 4 * DECAY);
+    expect_big_block_given_back_now(p, t0, held - 256 * KiB);
+    ta_finish(&ta, p);
+}
+
 /* Until the clock passes `until`, every 5 ms: `stream` rents and returns
  * of 256 B (the fast path), then one of `slow` bytes (a slow call, which
  * runs decay); 1 as soon as decay has given anything back, else 0. *t1 is
