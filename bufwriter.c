@@ -83,6 +83,7 @@ BW__INTERNAL int bw__fail(bw_writer *w, int rc)
 {
     if (w->err == BW_OK) {
         w->err = rc;
+        w->flags |= BW__FAILED;
         /* Kept with it: errno is overwritten long before the one check at
          * the end of a run (bw_errno). */
         w->syserr = rc == BW_EIO ? errno : 0;
@@ -95,8 +96,9 @@ BW__INTERNAL int bw__fail(bw_writer *w, int rc)
 /* The mode table: the one place that maps the mode to its operations       */
 /* ------------------------------------------------------------------------ */
 /* One table per mode, in its file; this array, indexed by the mode, is the
- * only code that reads it (but the one inline fast path, bw__is_contig in
- * writer_internal.h, and the inits). A new mode, whose constant is the
+ * only code that reads it (but the inline fast paths' tests, bw__is_contig
+ * in writer_internal.h and bw__contig_without in bufwriter.h, and the
+ * inits). A new mode, whose constant is the
  * last, adds its file with its table and its entry here; the size check
  * below fails until the entry is there, and a table with a missing
  * operation fails -Wmissing-field-initializers (-Wextra). */
@@ -117,7 +119,9 @@ BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
 {
     /* A small message's first write (bw__contig_first_in) is one compare
      * away: the mode's own test, before the table. */
-    if (bw__first_write(w, n)) return bw__contig_first_in(w, n, src);
+    if (bw__first_write(w, n))
+        return BW__UNLIKELY(w->flags & BW__LIMITED) ? bw__contig_first_slow(w, n, src)
+                                                    : bw__contig_first_in(w, n, src);
     if (n > BW__MAX_BLOCK && !(bw__ops(w)->traits & BW__NO_POOL))
         return bw__fail(w, BW_EOVERFLOW);
     return bw__ops(w)->room(w, n, src);
@@ -232,7 +236,7 @@ void bw_clear(bw_writer *w)
     w->pos = w->base = at; /* bw_tell: the first dropped byte */
     w->len = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~BW__FD_ERRNO;
+    w->flags &= (unsigned char)~(BW__FD_ERRNO | BW__FAILED);
     bw__set_lim(w);
 }
 
@@ -240,7 +244,7 @@ void bw_clear_error(bw_writer *w)
 {
     if (w == NULL) return;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~BW__FD_ERRNO;
+    w->flags &= (unsigned char)~(BW__FD_ERRNO | BW__FAILED);
     bw__set_lim(w);
 }
 
@@ -283,10 +287,13 @@ bw_pool *bw_writer_pool(const bw_writer *w)
 int bw_reserve(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
+    /* A small message's first put: no storage, contiguous, no size limit
+     * and no error (mode and flags in one 16-bit test); n's range is
+     * checked on its slow way. */
+    if (w->data == NULL && bw__contig_without(w, BW__LIMITED | BW__FAILED))
+        return bw__contig_first_in(w, n, NULL);
     if (w->err != BW_OK) return w->err;
-    /* A small message's first put (the size limit and n's range are
-     * checked on its slow way). */
-    if (w->data == NULL && bw__is_contig(w)) return bw__contig_first_in(w, n, NULL);
+    if (w->data == NULL && bw__is_contig(w)) return bw__contig_first_slow(w, n, NULL);
     if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) return BW_OK;
     return bw__room(w, n, NULL);

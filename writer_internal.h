@@ -21,6 +21,11 @@
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
                                no error recorded (bw_errno)              */
+#define BW__FAILED    0x80u /* an error is recorded (err != BW_OK): set with it
+                               by bw__fail, cleared with it, so a small
+                               message's first put tests the mode, the size
+                               limit and the error with one 16-bit load
+                               (bw_reserve)                                */
 /* 0x1 is BW__EXTERNAL, 0x4 BW__RESERVED and 0x40 BW__LIMITED, in
  * bufwriter.h: inline code reads them. */
 
@@ -318,7 +323,8 @@ static inline void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO);
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO |
+                                 BW__FAILED);
     w->lim = w->cap; /* no error now */
     if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
 }
@@ -336,10 +342,11 @@ static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
 /* ---- the contiguous mode's inline first block (mode_contig.c) ---- */
 
 /* The one place outside the mode table that reads the mode (but the inits
- * and the inline bw_data and bw_detach_malloc, bufwriter.h): a small
- * message's first write (bw__first_write, bw_reserve) and its release
- * (bw_release) are a compare away from their block, with no load of the
- * table and no call. */
+ * and the inline bw_data and bw__contig_without, bufwriter.h): a small
+ * message's first write (bw__first_write; bw_reserve tests the mode with
+ * bw__contig_without, and the flags in the same 16-bit load) and its
+ * release (bw_release) are a compare away from their block, with no load
+ * of the table and no call. */
 static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
 
 /* The block's capacity (bw_detach's, and what goes back to the pool): a
@@ -350,32 +357,27 @@ static inline size_t bw__contig_block_cap(const bw_writer *w)
 }
 
 /* The first write of every small message comes here (bw_reserve, or
- * bw__room after bw__first_write): the usual first block (the pool's
+ * bw__room after bw__first_write), from a caller that found no size limit
+ * set and no error recorded: the usual first block (the pool's
  * first_block: min_first_block, no learning in play) needs no size rule,
- * and its rent is the thread cache's inline pop. No error is recorded (the
- * caller checked), so lim is the capacity. No stack frame and no call but
- * the copy: the first put's way from bw_reserve to here and back with the
- * block is about 45 instructions (callgrind), where the same calls with a
- * frame took 97, and the general way (bw__contig_size, bw_pool_shared,
- * bw_pool_rent) 159. Every other case is bw__contig_first_slow's, which
- * also makes bw_reserve's checks. */
+ * and its rent is the thread cache's inline pop (bw__rent_first, which
+ * takes the shared pool's from its cache without loading the pool). With
+ * no error, lim is the capacity. No stack frame and no call but the copy.
+ * Every other case is bw__contig_first_slow's, which also makes
+ * bw_reserve's checks. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
 static inline int bw__contig_first_in(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p = w->pool;
-    unsigned char *b;
-    size_t got;
-    if (p == NULL) p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
-    if (BW__LIKELY(p != NULL && !(w->flags & BW__LIMITED)) &&
-        (b = (unsigned char *)bw__rent_first(p, n, &got)) != NULL) {
+    unsigned char *b = (unsigned char *)bw__rent_first(&p, n, &w->lim);
+    if (BW__LIKELY(b != NULL)) {
         /* pos is base already: a contiguous writer without storage holds
          * nothing (init, release, detach and bw_take leave it so). */
         w->pool = p;
-        w->lim = got;
         w->data = b;
-        w->cap = got;
+        w->cap = w->lim;
         if (src != NULL) {
             w->len = n; /* before the copy: a store through b may alias w */
             memcpy(b, src, n);

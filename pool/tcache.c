@@ -36,7 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The empty cache every thread starts with: pool id 0 matches no pool. */
+/* The empty cache every thread starts with: pool id 0 matches no pool, a
+ * shared_first of 0 no size. */
 static bw__tcache bw__no_cache;
 
 BW__THREAD_LOCAL bw__tcache *bw__tl_last = &bw__no_cache;
@@ -368,6 +369,8 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     /* A small message's block: the pool's first block, when the fast paths
      * serve its class (bw__rent_first, bw__return_fast). */
     tc->first_size = p->first_fast;
+    tc->shared_first =
+        p == atomic_load_explicit(&bw__shared_pool, memory_order_acquire) ? p->first_fast : 0;
     tc->first = &tc->cls[p->first_class];
     tc->last_decay = p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     for (i = 0; i < p->tc_classes; i++) tc->seen[i].ms = tc->last_decay;
