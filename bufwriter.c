@@ -213,12 +213,17 @@ static BW__COLD void bw__release_rest(bw_writer *w)
 }
 
 
-/* A contiguous writer's release (bw__contig_release, writer_internal.h) is
- * the one inline fast path: no table, no call for a small message; other
- * modes give their storage back through the table (bw__release_rest). */
+/* A contiguous writer's release (bw__contig_release_pooled,
+ * writer_internal.h) is the one inline fast path: no table, no call for a
+ * small message, whose mode and flags one 16-bit test checks; other modes
+ * give their storage back through the table (bw__release_rest). */
 void bw_release(bw_writer *w)
 {
     if (w == NULL) return;
+    if (BW__LIKELY(bw__contig_without(w, BW__EXTERNAL))) {
+        bw__contig_release_pooled(w);
+        return;
+    }
     if (!bw__is_contig(w)) {
         bw__release_rest(w);
         return;
@@ -620,7 +625,7 @@ _Static_assert(BW__DETACH_COPY_MAX + 1 == BW__HAND_OFF_COPY_MAX,
 void bw__detach_malloc_release(bw_writer *w)
 {
     BW__ASSUME(w->data != NULL); /* and not a caller's buffer: the inline test */
-    bw__contig_release_block_of(w, w->data);
+    bw__contig_release_pooled(w);
 }
 
 void *bw__detach_malloc_slow(bw_writer *w, size_t *len)

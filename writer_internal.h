@@ -345,8 +345,8 @@ static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
  * and the inline bw_data and bw__contig_without, bufwriter.h): a small
  * message's first write (bw__first_write; bw_reserve tests the mode with
  * bw__contig_without, and the flags in the same 16-bit load) and its
- * release (bw_release) are a compare away from their block, with no load
- * of the table and no call. */
+ * release (bw_release, likewise) are a compare away from their block, with
+ * no load of the table and no call. */
 static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
 
 /* The block's capacity (bw_detach's, and what goes back to the pool): a
@@ -396,41 +396,49 @@ static inline bool bw__first_write(const bw_writer *w, size_t n)
     return w->data == NULL && bw__is_contig(w) && n <= BW__MAX_BLOCK;
 }
 
+/* What a contiguous writer's release leaves, as bw__reset with no block:
+ * data through base zero (one memset of the fields before pool: a few
+ * vector stores), no error, the limit kept (a lim of 0 is already within
+ * it). */
+static inline void bw__contig_emptied(bw_writer *w)
+{
+    memset(w, 0, offsetof(bw_writer, pool));
+    w->err = BW_OK;
+    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO |
+                                 BW__FAILED);
+}
+
 /* A writer that grows by moving (contiguous: every small message) has its
  * own way through bw_release: its one block and the first line are all it
- * has, the fields it uses are emptied, and a small message's block (the
- * pool's first size, too small to teach the pool anything) goes back by
- * the thread cache's inline push, with no call and no stack frame. Any
- * other block, and a length that teaches the pool, take
- * bw__contig_release_block (mode_contig.c). b is the block (NULL for none
- * or a caller's buffer), so a caller that knows it has one (the inline
- * bw_detach_malloc's release, bw__detach_malloc_release) tests nothing more. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((always_inline))
-#endif
-static inline void bw__contig_release_block_of(bw_writer *w, unsigned char *b)
+ * has. A small message's block (the pool's first size, too small to teach
+ * the pool anything) goes back by the thread cache's inline push, with no
+ * call and no stack frame (bw__contig_release_pooled). Any other block,
+ * and a length that teaches the pool, take bw__contig_release_block
+ * (mode_contig.c) from bw__contig_release_rest; b is the block to give
+ * back there (NULL for none or a caller's buffer). */
+static inline void bw__contig_release_rest(bw_writer *w, unsigned char *b)
 {
     bw_pool *p = w->pool;
-    size_t cap, len, block = 0;
-    cap = w->cap;
-    /* A block implies its pool (the rent set it). Given back before the
-     * fields are emptied, so the length is read only when it can teach. */
-    if (b != NULL && bw__return_first(p, b, cap)) {
-        b = NULL;
-        len = 0;
-    } else {
-        len = bw_len(w);
-        if (b != NULL) block = bw__contig_block_cap(w);
-    }
-    w->data = NULL;
-    w->cap = 0;
-    bw__reset(w);
+    size_t cap = w->cap, len = bw_len(w), block = b != NULL ? bw__contig_block_cap(w) : 0;
+    bw__contig_emptied(w);
     if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
         bw__contig_release_block(p, b, block, cap, len);
 }
+/* The release of a contiguous writer whose data is NULL or a pooled block
+ * (not BW__EXTERNAL): bw__return_first's compare of cap also says whether
+ * there is a block, so the usual case tests nothing more. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline void bw__contig_release_pooled(bw_writer *w)
+{
+    if (bw__return_first(w->pool, w->data, w->cap)) bw__contig_emptied(w);
+    else bw__contig_release_rest(w, w->data);
+}
 static inline void bw__contig_release(bw_writer *w)
 {
-    bw__contig_release_block_of(w, w->flags & BW__EXTERNAL ? NULL : w->data);
+    if (w->flags & BW__EXTERNAL) bw__contig_release_rest(w, NULL);
+    else bw__contig_release_pooled(w);
 }
 
 /* ---- decimal text (bw_put_dec_*, fmt_int.c; the float text, fmt_float.c) ---- */

@@ -158,6 +158,11 @@ typedef struct bw__tcache {
     size_t first_size;               /* the pool's first_block when its rent and
                                         return take the fast path, else 0: a
                                         small message's block, one compare    */
+    size_t first_back;               /* first_size, or SIZE_MAX when it is 0: a
+                                        release compares a writer's capacity
+                                        with it, which is 0 when the writer
+                                        has no block, so that compare alone
+                                        says "a block, of the first size"     */
     size_t shared_first;             /* first_size in the shared pool's cache,
                                         0 in every other: a writer on the
                                         shared pool by NULL rents its first

@@ -136,16 +136,19 @@ static inline bool bw__return_fast(bw_pool *p, void *block, size_t capacity)
 
 /* Keep a writer's block of the first size in the calling thread's cache
  * (no arithmetic: the cache knows the class); false for any other block,
- * or when the class is full. Such a writer never teaches the pool: a first
- * size is set only where no learned size applies to it, and then it is at
- * most learn_above (bw_pool_create), so bw__pool_learns is false for every
- * length it holds. */
+ * or when the class is full. capacity is 0 for a writer with no block,
+ * which first_back never is, so b may be NULL and p NULL then: the size's
+ * compare comes first and says there is a block (which implies its pool).
+ * Such a writer never teaches the pool: a first size is set only where no
+ * learned size applies to it, and then it is at most learn_above
+ * (bw_pool_create), so bw__pool_learns is false for every length it
+ * holds. */
 static inline bool bw__return_first(bw_pool *p, void *block, size_t capacity)
 {
     bw__tcache *tc = bw__tl_last;
-    return atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
-           capacity == tc->first_size && !BW__TRACK_IS_NOACCESS(block) &&
-           bw__tc_push_class(tc->first, block, capacity);
+    return capacity == tc->first_back &&
+           atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
+           !BW__TRACK_IS_NOACCESS(block) && bw__tc_push_class(tc->first, block, capacity);
 }
 
 /* Whether the pool zeroes what comes back (BW_POOL_ZERO_ON_RETURN): then
