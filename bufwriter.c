@@ -78,8 +78,11 @@ BW__INTERNAL int bw__put(bw_writer *w, const void *src, size_t n)
     return bw__room(w, n, src);
 }
 
-/* Record the first error; later writes miss the fast path. */
-BW__INTERNAL int bw__fail(bw_writer *w, int rc)
+/* Record the first error; later writes miss the fast path. Out of line:
+ * inlined, its store to flags made gcc load the flags into a register
+ * ahead of the callers' own tests of them (bw_append_ref: one instruction
+ * more a record). */
+BW__INTERNAL BW__COLD int bw__fail(bw_writer *w, int rc)
 {
     if (w->err == BW_OK) {
         w->err = rc;
