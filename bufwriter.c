@@ -218,20 +218,24 @@ static BW__COLD void bw__release_rest(bw_writer *w)
 
 /* A contiguous writer's release (bw__contig_release_pooled,
  * writer_internal.h) is the one inline fast path: no table, no call for a
- * small message, whose mode and flags one 16-bit test checks; other modes
- * give their storage back through the table (bw__release_rest). */
+ * small message. One 16-bit test finds it contiguous with none of the flags
+ * a reset clears, so with no error recorded either: then its block goes
+ * back and data through base are all there is to empty. Other modes give
+ * their storage back through the table (bw__release_rest). */
 void bw_release(bw_writer *w)
 {
     if (w == NULL) return;
-    if (BW__LIKELY(bw__contig_without(w, BW__EXTERNAL))) {
-        bw__contig_release_pooled(w);
+    if (BW__LIKELY(bw__contig_without(w, BW__RESET_FLAGS))) {
+        if (bw__return_first(w->pool, w->data, w->cap)) memset(w, 0, offsetof(bw_writer, pool));
+        else bw__contig_release_rest(w, w->data);
         return;
     }
     if (!bw__is_contig(w)) {
         bw__release_rest(w);
         return;
     }
-    bw__contig_release(w);
+    if (w->flags & BW__EXTERNAL) bw__contig_release_rest(w, NULL);
+    else bw__contig_release_pooled(w);
 }
 
 void bw_clear(bw_writer *w)

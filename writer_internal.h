@@ -257,7 +257,8 @@ BW__INTERNAL int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_
 BW__INTERNAL int bw__contig_first_slow(bw_writer *w, size_t n, const void *src);
 /* A contiguous writer's release the general way (mode_contig.c): the job's
  * length teaches the pool, and the block (block bytes, nothing written at
- * or past cap) goes back; its inline way is bw__contig_release below. */
+ * or past cap) goes back; its inline way is bw__contig_release_pooled
+ * below. */
 BW__INTERNAL void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
                                            size_t cap, size_t len);
 
@@ -319,6 +320,11 @@ static inline int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
     return BW_OK;
 }
 
+/* The flags a release (or any reset) clears; with none of them set, no
+ * error is recorded either (BW__FAILED), so a release has only data
+ * through base to empty (bw_release's first test). */
+#define BW__RESET_FLAGS (BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO | BW__FAILED)
+
 /* Empty, no error, positions at 0; keeps the mode and its parameters. */
 /* The storage is given back (bw__drop_storage) or handed out first. */
 static inline void bw__reset(bw_writer *w)
@@ -326,8 +332,7 @@ static inline void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO |
-                                 BW__FAILED);
+    w->flags &= (unsigned char)~BW__RESET_FLAGS;
     w->lim = w->cap; /* no error now */
     if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
 }
@@ -407,8 +412,7 @@ static inline void bw__contig_emptied(bw_writer *w)
 {
     memset(w, 0, offsetof(bw_writer, pool));
     w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO |
-                                 BW__FAILED);
+    w->flags &= (unsigned char)~BW__RESET_FLAGS;
 }
 
 /* A writer that grows by moving (contiguous: every small message) has its
@@ -422,7 +426,10 @@ static inline void bw__contig_emptied(bw_writer *w)
 static inline void bw__contig_release_rest(bw_writer *w, unsigned char *b)
 {
     bw_pool *p = w->pool;
-    size_t cap = w->cap, len = bw_len(w), block = b != NULL ? bw__contig_block_cap(w) : 0;
+    size_t cap = w->cap, block = b != NULL ? bw__contig_block_cap(w) : 0;
+    /* The length only where a pool may learn it: a caller's buffer with
+     * no pool (bw_init_buffer over a stack array) reads none of it. */
+    size_t len = p != NULL ? bw_len(w) : 0;
     bw__contig_emptied(w);
     if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
         bw__contig_release_block(p, b, block, cap, len);
@@ -437,11 +444,6 @@ static inline void bw__contig_release_pooled(bw_writer *w)
 {
     if (bw__return_first(w->pool, w->data, w->cap)) bw__contig_emptied(w);
     else bw__contig_release_rest(w, w->data);
-}
-static inline void bw__contig_release(bw_writer *w)
-{
-    if (w->flags & BW__EXTERNAL) bw__contig_release_rest(w, NULL);
-    else bw__contig_release_pooled(w);
 }
 
 /* ---- decimal text (bw_put_dec_*, fmt_int.c; the float text, fmt_float.c) ---- */

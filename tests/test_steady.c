@@ -469,6 +469,21 @@ Test(steady, a_first_put_after_a_recorded_error_is_refused_then_served)
     bw_pool_get_stats(p, &st);
     cr_expect_eq(st.rents, 4);
     cr_expect_eq(st.hits, 3, "each from the thread cache");
+    /* A release forgets an error recorded after the first block came,
+     * and gives the block back to the cache. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_put_u32le(&w, 7), BW_OK);
+    cr_expect_eq(bw_write(&w, NULL, 5), BW_EINVAL);
+    bw_release(&w);
+    cr_expect_eq(bw_error(&w), BW_OK, "released: no error");
+    cr_expect_eq(bw_capacity(&w), 0);
+    cr_expect_eq(bw_put_u32le(&w, 8), BW_OK);
+    cr_expect_eq(bw_len(&w), 4);
+    bw_release(&w);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.rents, 6);
+    cr_expect_eq(st.hits, 5);
+    cr_expect_eq(st.returns, 6);
     ta_finish(&ta, p);
 }
 
