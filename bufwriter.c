@@ -629,10 +629,16 @@ _Static_assert(offsetof(bw_writer, flags) == offsetof(bw_writer, mode) + 1,
                "bw__contig_without loads mode and flags at once");
 _Static_assert(BW__DETACH_COPY_MAX + 1 == BW__HAND_OFF_COPY_MAX,
                "bw_detach_malloc's inline copy and bw__pool_copies agree on the length");
+_Static_assert((BW__RESET_FLAGS & ~BW__ALL_BUT_LIMITED) == 0,
+               "bw_detach_malloc's inline test finds none of the flags a release clears");
+/* The inline test found a pooled block and none of the flags a release
+ * clears, so no error either: as bw_release's first test, the block goes
+ * back and data through base are all there is to empty. */
 void bw__detach_malloc_release(bw_writer *w)
 {
     BW__ASSUME(w->data != NULL); /* and not a caller's buffer: the inline test */
-    bw__contig_release_pooled(w);
+    if (bw__return_first(w->pool, w->data, w->cap)) memset(w, 0, offsetof(bw_writer, pool));
+    else bw__contig_release_rest(w, w->data);
 }
 
 void *bw__detach_malloc_slow(bw_writer *w, size_t *len)
