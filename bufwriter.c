@@ -631,6 +631,20 @@ _Static_assert(BW__DETACH_COPY_MAX + 1 == BW__HAND_OFF_COPY_MAX,
                "bw_detach_malloc's inline copy and bw__pool_copies agree on the length");
 _Static_assert((BW__RESET_FLAGS & ~BW__ALL_BUT_LIMITED) == 0,
                "bw_detach_malloc's inline test finds none of the flags a release clears");
+/* Any other block (1 KiB to 64 KiB texts): bw__contig_release_rest for
+ * what the inline test found, a block of cap bytes (no reservation), no
+ * flag to clear and pos at base, so the length is len. Out of line, so the
+ * usual case below keeps no register for bw__contig_release_block's
+ * arguments (inline, that cost it a move of w). */
+static BW__COLD void bw__detach_malloc_release_rest(bw_writer *w)
+{
+    bw_pool *p = w->pool;
+    unsigned char *b = w->data;
+    size_t cap = w->cap, len = w->len;
+    memset(w, 0, offsetof(bw_writer, pool));
+    bw__contig_release_block(p, b, cap, cap, len);
+}
+
 /* The inline test found a pooled block and none of the flags a release
  * clears, so no error either: as bw_release's first test, the block goes
  * back and data through base are all there is to empty. */
@@ -638,7 +652,7 @@ void bw__detach_malloc_release(bw_writer *w)
 {
     BW__ASSUME(w->data != NULL); /* and not a caller's buffer: the inline test */
     if (bw__return_first(w->pool, w->data, w->cap)) memset(w, 0, offsetof(bw_writer, pool));
-    else bw__contig_release_rest(w, w->data);
+    else bw__detach_malloc_release_rest(w);
 }
 
 void *bw__detach_malloc_slow(bw_writer *w, size_t *len)
