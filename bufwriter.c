@@ -78,11 +78,15 @@ BW__INTERNAL int bw__put(bw_writer *w, const void *src, size_t n)
     return bw__room(w, n, src);
 }
 
-/* Record the first error; later writes miss the fast path. */
-BW__INTERNAL int bw__fail(bw_writer *w, int rc)
+/* Record the first error; later writes miss the fast path. Out of line:
+ * inlined, its store to flags made gcc load the flags into a register
+ * ahead of the callers' own tests of them (bw_append_ref: one instruction
+ * more a record). */
+BW__INTERNAL BW__COLD int bw__fail(bw_writer *w, int rc)
 {
     if (w->err == BW_OK) {
         w->err = rc;
+        w->flags |= BW__FAILED;
         /* Kept with it: errno is overwritten long before the one check at
          * the end of a run (bw_errno). */
         w->syserr = rc == BW_EIO ? errno : 0;
@@ -95,8 +99,9 @@ BW__INTERNAL int bw__fail(bw_writer *w, int rc)
 /* The mode table: the one place that maps the mode to its operations       */
 /* ------------------------------------------------------------------------ */
 /* One table per mode, in its file; this array, indexed by the mode, is the
- * only code that reads it (but the one inline fast path, bw__is_contig in
- * writer_internal.h, and the inits). A new mode, whose constant is the
+ * only code that reads it (but the inline fast paths' tests, bw__is_contig
+ * in writer_internal.h and bw__contig_without in bufwriter.h, and the
+ * inits). A new mode, whose constant is the
  * last, adds its file with its table and its entry here; the size check
  * below fails until the entry is there, and a table with a missing
  * operation fails -Wmissing-field-initializers (-Wextra). */
@@ -117,7 +122,9 @@ BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
 {
     /* A small message's first write (bw__contig_first_in) is one compare
      * away: the mode's own test, before the table. */
-    if (bw__first_write(w, n)) return bw__contig_first_in(w, n, src);
+    if (bw__first_write(w, n))
+        return BW__UNLIKELY(w->flags & BW__LIMITED) ? bw__contig_first_slow(w, n, src)
+                                                    : bw__contig_first_in(w, n, src);
     if (n > BW__MAX_BLOCK && !(bw__ops(w)->traits & BW__NO_POOL))
         return bw__fail(w, BW_EOVERFLOW);
     return bw__ops(w)->room(w, n, src);
@@ -209,17 +216,26 @@ static BW__COLD void bw__release_rest(bw_writer *w)
 }
 
 
-/* A contiguous writer's release (bw__contig_release, writer_internal.h) is
- * the one inline fast path: no table, no call for a small message; other
- * modes give their storage back through the table (bw__release_rest). */
+/* A contiguous writer's release (bw__contig_release_pooled,
+ * writer_internal.h) is the one inline fast path: no table, no call for a
+ * small message. One 16-bit test finds it contiguous with none of the flags
+ * a reset clears, so with no error recorded either: then its block goes
+ * back and data through base are all there is to empty. Other modes give
+ * their storage back through the table (bw__release_rest). */
 void bw_release(bw_writer *w)
 {
     if (w == NULL) return;
+    if (BW__LIKELY(bw__contig_without(w, BW__RESET_FLAGS))) {
+        if (bw__return_first(w->pool, w->data, w->cap)) memset(w, 0, offsetof(bw_writer, pool));
+        else bw__contig_release_rest(w, w->data);
+        return;
+    }
     if (!bw__is_contig(w)) {
         bw__release_rest(w);
         return;
     }
-    bw__contig_release(w);
+    if (w->flags & BW__EXTERNAL) bw__contig_release_rest(w, NULL);
+    else bw__contig_release_pooled(w);
 }
 
 void bw_clear(bw_writer *w)
@@ -232,7 +248,7 @@ void bw_clear(bw_writer *w)
     w->pos = w->base = at; /* bw_tell: the first dropped byte */
     w->len = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~BW__FD_ERRNO;
+    w->flags &= (unsigned char)~(BW__FD_ERRNO | BW__FAILED);
     bw__set_lim(w);
 }
 
@@ -240,7 +256,7 @@ void bw_clear_error(bw_writer *w)
 {
     if (w == NULL) return;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~BW__FD_ERRNO;
+    w->flags &= (unsigned char)~(BW__FD_ERRNO | BW__FAILED);
     bw__set_lim(w);
 }
 
@@ -283,10 +299,13 @@ bw_pool *bw_writer_pool(const bw_writer *w)
 int bw_reserve(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
+    /* A small message's first put: no storage, contiguous, no size limit
+     * and no error (mode and flags in one 16-bit test); n's range is
+     * checked on its slow way. */
+    if (w->data == NULL && bw__contig_without(w, BW__LIMITED | BW__FAILED))
+        return bw__contig_first_in(w, n, NULL);
     if (w->err != BW_OK) return w->err;
-    /* A small message's first put (the size limit and n's range are
-     * checked on its slow way). */
-    if (w->data == NULL && bw__is_contig(w)) return bw__contig_first_in(w, n, NULL);
+    if (w->data == NULL && bw__is_contig(w)) return bw__contig_first_slow(w, n, NULL);
     if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) return BW_OK;
     return bw__room(w, n, NULL);
@@ -610,10 +629,30 @@ _Static_assert(offsetof(bw_writer, flags) == offsetof(bw_writer, mode) + 1,
                "bw__contig_without loads mode and flags at once");
 _Static_assert(BW__DETACH_COPY_MAX + 1 == BW__HAND_OFF_COPY_MAX,
                "bw_detach_malloc's inline copy and bw__pool_copies agree on the length");
+_Static_assert((BW__RESET_FLAGS & ~BW__ALL_BUT_LIMITED) == 0,
+               "bw_detach_malloc's inline test finds none of the flags a release clears");
+/* Any other block (1 KiB to 64 KiB texts): bw__contig_release_rest for
+ * what the inline test found, a block of cap bytes (no reservation), no
+ * flag to clear and pos at base, so the length is len. Out of line, so the
+ * usual case below keeps no register for bw__contig_release_block's
+ * arguments (inline, that cost it a move of w). */
+static BW__COLD void bw__detach_malloc_release_rest(bw_writer *w)
+{
+    bw_pool *p = w->pool;
+    unsigned char *b = w->data;
+    size_t cap = w->cap, len = w->len;
+    memset(w, 0, offsetof(bw_writer, pool));
+    bw__contig_release_block(p, b, cap, cap, len);
+}
+
+/* The inline test found a pooled block and none of the flags a release
+ * clears, so no error either: as bw_release's first test, the block goes
+ * back and data through base are all there is to empty. */
 void bw__detach_malloc_release(bw_writer *w)
 {
     BW__ASSUME(w->data != NULL); /* and not a caller's buffer: the inline test */
-    bw__contig_release_block_of(w, w->data);
+    if (bw__return_first(w->pool, w->data, w->cap)) memset(w, 0, offsetof(bw_writer, pool));
+    else bw__detach_malloc_release_rest(w);
 }
 
 void *bw__detach_malloc_slow(bw_writer *w, size_t *len)

@@ -1429,6 +1429,11 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
 #define BW__LIMITED  0x40u
 #define BW__EXTERNAL 0x1u
 #define BW__RESERVED 0x4u
+/* Every flag but the limit: a contiguous writer with none of them set
+ * holds a pooled block (or none) and no error, so its release empties
+ * data through base and nothing else (bw_detach_malloc's inline test;
+ * bufwriter.c checks it covers every flag a release clears). */
+#define BW__ALL_BUT_LIMITED (0xffu & ~BW__LIMITED)
 
 /* Modes (bw_writer.mode). The all-zero writer is contiguous. */
 #define BW__CONTIG 0
@@ -1689,9 +1694,13 @@ BW__INLINE const unsigned char *bw_data(const bw_writer *w)
  * caller's code: out of line, the call's frame and tests cost 44
  * instructions more than those (bench rows K). A pool's first field is
  * the largest such block (0: none; struct bw_pool, pool/pool_internal.h),
- * so one compare asks the pool and bounds the text. Every other case, and
- * a malloc that fails, is bw__detach_malloc_slow's; bw__detach_malloc_release is
- * bw_release without the tests this one made. */
+ * so one compare asks the pool and bounds the text. The usual case has no
+ * flag set but the limit (no error, no bytes dropped from the front, so
+ * pos is base): the text is then data[0, len), with no arithmetic before
+ * and after malloc, and its release has nothing to clear but data through
+ * base. Every other case, and a malloc that fails, is
+ * bw__detach_malloc_slow's; bw__detach_malloc_release is bw_release
+ * without the tests this one made. */
 #define BW__DETACH_COPY_MAX ((size_t)64 << 10)
 BW_API void *bw__detach_malloc_slow(bw_writer *w, size_t *len);
 BW_API void bw__detach_malloc_release(bw_writer *w);
@@ -1717,7 +1726,7 @@ BW__INLINE int bw__contig_without(const bw_writer *w, unsigned flags)
 }
 /* GCC takes malloc to leave the caller's memory alone, so it keeps the
  * fields it read before the call for after it, spilled to the stack and
- * back (8 instructions); after this barrier it reads them again (3). */
+ * back (8 instructions); after this barrier it reads them again (2). */
 #if defined(__GNUC__) || defined(__clang__)
 #  define BW__REREAD() __asm__ __volatile__("" : : : "memory")
 #else
@@ -1727,16 +1736,17 @@ BW__INLINE void *bw_detach_malloc(bw_writer *w, size_t *len)
 {
     unsigned char *b;
     size_t n;
-    if (BW__LIKELY(w != BW__NULL && bw__contig_without(w, BW__EXTERNAL | BW__RESERVED) &&
-                   w->data != BW__NULL && w->cap <= bw__pool_copy_cap(w->pool))) {
-        b = BW__CAST(unsigned char *, malloc(BW__CAST(size_t, w->pos + w->len - w->base) + 1));
+    if (BW__LIKELY(w != BW__NULL && bw__contig_without(w, BW__ALL_BUT_LIMITED) &&
+                   w->data != BW__NULL && w->pos == w->base &&
+                   w->cap <= bw__pool_copy_cap(w->pool))) {
+        b = BW__CAST(unsigned char *, malloc(w->len + 1));
         if (BW__LIKELY(b != BW__NULL)) {
             /* The NUL and *len first: nothing is kept across memcpy but w. */
             BW__REREAD();
-            n = BW__CAST(size_t, w->pos + w->len - w->base);
+            n = w->len;
             b[n] = 0;
             if (len != BW__NULL) *len = n;
-            memcpy(b, w->data + BW__CAST(size_t, w->base - w->pos), n);
+            memcpy(b, w->data, n);
             bw__detach_malloc_release(w);
             return b;
         }

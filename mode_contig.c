@@ -229,7 +229,7 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
     return BW_OK;
 }
 
-/* bw_release's rest (writer_internal.h, bw__contig_release). */
+/* bw_release's rest (writer_internal.h, bw__contig_release_rest). */
 BW__INTERNAL BW__COLD void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
                                                     size_t cap, size_t len)
 {

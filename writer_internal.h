@@ -21,6 +21,11 @@
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
                                no error recorded (bw_errno)              */
+#define BW__FAILED    0x80u /* an error is recorded (err != BW_OK): set with it
+                               by bw__fail, cleared with it, so a small
+                               message's first put tests the mode, the size
+                               limit and the error with one 16-bit load
+                               (bw_reserve)                                */
 /* 0x1 is BW__EXTERNAL, 0x4 BW__RESERVED and 0x40 BW__LIMITED, in
  * bufwriter.h: inline code reads them. */
 
@@ -252,7 +257,8 @@ BW__INTERNAL int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_
 BW__INTERNAL int bw__contig_first_slow(bw_writer *w, size_t n, const void *src);
 /* A contiguous writer's release the general way (mode_contig.c): the job's
  * length teaches the pool, and the block (block bytes, nothing written at
- * or past cap) goes back; its inline way is bw__contig_release below. */
+ * or past cap) goes back; its inline way is bw__contig_release_pooled
+ * below. */
 BW__INTERNAL void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
                                            size_t cap, size_t len);
 
@@ -291,25 +297,33 @@ static inline bw_pool *bw__pool_of(bw_writer *w)
     return w->pool;
 }
 
-/* What every init starts with (each mode's file has its inits). Every
- * field of the first line set one by one, not memset: gcc turns a memset
- * of the struct into rep stos, whose start-up costs more than the rest of
- * a small message's bw_init. The mode's part (w->m) is set by the
- * segmented and streaming inits alone: contiguous and fixed writers never
- * read it. A new field of bw_writer must be set here too (the valgrind run
- * reports one that is not). */
+/* What every init starts with (each mode's file has its inits). The first
+ * line's fields set by themselves, not by a memset of the struct, which
+ * gcc turns into rep stos, whose start-up costs more than the rest of a
+ * small message's bw_init; data through base are one memset of 48 bytes
+ * (on 64-bit), three vector stores with gcc. The mode's part (w->m) is set
+ * by the segmented and streaming inits alone: contiguous and fixed writers
+ * never read it. A new field of bw_writer must be set here too (the
+ * valgrind run reports one that is not). */
 static inline int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
 {
     if (w == NULL) return BW_EINVAL;
-    w->data = NULL;
-    w->len = w->lim = w->cap = 0;
-    w->pos = w->base = 0;
+    memset(w, 0, offsetof(bw_writer, pool)); /* data through base */
     w->pool = pool;
-    w->mode = mode;
-    w->flags = 0; /* no limit (BW__LIMITED), no bw_write_fd errno */
-    w->err = BW_OK;
+    /* mode, flags (no limit, no bw_write_fd errno, no error) and err
+     * (BW_OK, 0) with the padding between them: one 8-byte store, and no
+     * more for a contiguous writer (BW__CONTIG is 0; storing it again
+     * made gcc split the zeros into three stores). */
+    memset((unsigned char *)w + offsetof(bw_writer, mode), 0,
+           offsetof(bw_writer, err) + sizeof w->err - offsetof(bw_writer, mode));
+    if (mode != BW__CONTIG) w->mode = mode;
     return BW_OK;
 }
+
+/* The flags a release (or any reset) clears; with none of them set, no
+ * error is recorded either (BW__FAILED), so a release has only data
+ * through base to empty (bw_release's first test). */
+#define BW__RESET_FLAGS (BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO | BW__FAILED)
 
 /* Empty, no error, positions at 0; keeps the mode and its parameters. */
 /* The storage is given back (bw__drop_storage) or handed out first. */
@@ -318,7 +332,7 @@ static inline void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO);
+    w->flags &= (unsigned char)~BW__RESET_FLAGS;
     w->lim = w->cap; /* no error now */
     if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
 }
@@ -336,10 +350,11 @@ static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
 /* ---- the contiguous mode's inline first block (mode_contig.c) ---- */
 
 /* The one place outside the mode table that reads the mode (but the inits
- * and the inline bw_data and bw_detach_malloc, bufwriter.h): a small
- * message's first write (bw__first_write, bw_reserve) and its release
- * (bw_release) are a compare away from their block, with no load of the
- * table and no call. */
+ * and the inline bw_data and bw__contig_without, bufwriter.h): a small
+ * message's first write (bw__first_write; bw_reserve tests the mode with
+ * bw__contig_without, and the flags in the same 16-bit load) and its
+ * release (bw_release, likewise) are a compare away from their block, with
+ * no load of the table and no call. */
 static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
 
 /* The block's capacity (bw_detach's, and what goes back to the pool): a
@@ -350,32 +365,27 @@ static inline size_t bw__contig_block_cap(const bw_writer *w)
 }
 
 /* The first write of every small message comes here (bw_reserve, or
- * bw__room after bw__first_write): the usual first block (the pool's
+ * bw__room after bw__first_write), from a caller that found no size limit
+ * set and no error recorded: the usual first block (the pool's
  * first_block: min_first_block, no learning in play) needs no size rule,
- * and its rent is the thread cache's inline pop. No error is recorded (the
- * caller checked), so lim is the capacity. No stack frame and no call but
- * the copy: the first put's way from bw_reserve to here and back with the
- * block is about 45 instructions (callgrind), where the same calls with a
- * frame took 97, and the general way (bw__contig_size, bw_pool_shared,
- * bw_pool_rent) 159. Every other case is bw__contig_first_slow's, which
- * also makes bw_reserve's checks. */
+ * and its rent is the thread cache's inline pop (bw__rent_first, which
+ * takes the shared pool's from its cache without loading the pool). With
+ * no error, lim is the capacity. No stack frame and no call but the copy.
+ * Every other case is bw__contig_first_slow's, which also makes
+ * bw_reserve's checks. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
 static inline int bw__contig_first_in(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p = w->pool;
-    unsigned char *b;
-    size_t got;
-    if (p == NULL) p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
-    if (BW__LIKELY(p != NULL && !(w->flags & BW__LIMITED)) &&
-        (b = (unsigned char *)bw__rent_first(p, n, &got)) != NULL) {
+    unsigned char *b = (unsigned char *)bw__rent_first(&p, n, &w->lim);
+    if (BW__LIKELY(b != NULL)) {
         /* pos is base already: a contiguous writer without storage holds
          * nothing (init, release, detach and bw_take leave it so). */
         w->pool = p;
-        w->lim = got;
         w->data = b;
-        w->cap = got;
+        w->cap = w->lim;
         if (src != NULL) {
             w->len = n; /* before the copy: a store through b may alias w */
             memcpy(b, src, n);
@@ -394,41 +404,46 @@ static inline bool bw__first_write(const bw_writer *w, size_t n)
     return w->data == NULL && bw__is_contig(w) && n <= BW__MAX_BLOCK;
 }
 
+/* What a contiguous writer's release leaves, as bw__reset with no block:
+ * data through base zero (one memset of the fields before pool: a few
+ * vector stores), no error, the limit kept (a lim of 0 is already within
+ * it). */
+static inline void bw__contig_emptied(bw_writer *w)
+{
+    memset(w, 0, offsetof(bw_writer, pool));
+    w->err = BW_OK;
+    w->flags &= (unsigned char)~BW__RESET_FLAGS;
+}
+
 /* A writer that grows by moving (contiguous: every small message) has its
  * own way through bw_release: its one block and the first line are all it
- * has, the fields it uses are emptied, and a small message's block (the
- * pool's first size, too small to teach the pool anything) goes back by
- * the thread cache's inline push, with no call and no stack frame. Any
- * other block, and a length that teaches the pool, take
- * bw__contig_release_block (mode_contig.c). b is the block (NULL for none
- * or a caller's buffer), so a caller that knows it has one (the inline
- * bw_detach_malloc's release, bw__detach_malloc_release) tests nothing more. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((always_inline))
-#endif
-static inline void bw__contig_release_block_of(bw_writer *w, unsigned char *b)
+ * has. A small message's block (the pool's first size, too small to teach
+ * the pool anything) goes back by the thread cache's inline push, with no
+ * call and no stack frame (bw__contig_release_pooled). Any other block,
+ * and a length that teaches the pool, take bw__contig_release_block
+ * (mode_contig.c) from bw__contig_release_rest; b is the block to give
+ * back there (NULL for none or a caller's buffer). */
+static inline void bw__contig_release_rest(bw_writer *w, unsigned char *b)
 {
     bw_pool *p = w->pool;
-    size_t cap, len, block = 0;
-    cap = w->cap;
-    /* A block implies its pool (the rent set it). Given back before the
-     * fields are emptied, so the length is read only when it can teach. */
-    if (b != NULL && bw__return_first(p, b, cap)) {
-        b = NULL;
-        len = 0;
-    } else {
-        len = bw_len(w);
-        if (b != NULL) block = bw__contig_block_cap(w);
-    }
-    w->data = NULL;
-    w->cap = 0;
-    bw__reset(w);
+    size_t cap = w->cap, block = b != NULL ? bw__contig_block_cap(w) : 0;
+    /* The length only where a pool may learn it: a caller's buffer with
+     * no pool (bw_init_buffer over a stack array) reads none of it. */
+    size_t len = p != NULL ? bw_len(w) : 0;
+    bw__contig_emptied(w);
     if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
         bw__contig_release_block(p, b, block, cap, len);
 }
-static inline void bw__contig_release(bw_writer *w)
+/* The release of a contiguous writer whose data is NULL or a pooled block
+ * (not BW__EXTERNAL): bw__return_first's compare of cap also says whether
+ * there is a block, so the usual case tests nothing more. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline void bw__contig_release_pooled(bw_writer *w)
 {
-    bw__contig_release_block_of(w, w->flags & BW__EXTERNAL ? NULL : w->data);
+    if (bw__return_first(w->pool, w->data, w->cap)) bw__contig_emptied(w);
+    else bw__contig_release_rest(w, w->data);
 }
 
 /* ---- decimal text (bw_put_dec_*, fmt_int.c; the float text, fmt_float.c) ---- */

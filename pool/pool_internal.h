@@ -158,6 +158,18 @@ typedef struct bw__tcache {
     size_t first_size;               /* the pool's first_block when its rent and
                                         return take the fast path, else 0: a
                                         small message's block, one compare    */
+    size_t first_back;               /* first_size, or SIZE_MAX when it is 0: a
+                                        release compares a writer's capacity
+                                        with it, which is 0 when the writer
+                                        has no block, so that compare alone
+                                        says "a block, of the first size"     */
+    size_t shared_first;             /* first_size in the shared pool's cache,
+                                        0 in every other: a writer on the
+                                        shared pool by NULL rents its first
+                                        block with no load of the pool and no
+                                        compare of its id (the shared pool is
+                                        never destroyed: its caches are never
+                                        orphaned)                             */
     bw_pool *pool;                   /* valid while pool_id != 0               */
     struct bw__tcache *thread_next;  /* the owner thread's list                */
     struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
@@ -169,6 +181,11 @@ typedef struct bw__tcache {
                                         BW__TCACHE_MEDIUM_BYTES              */
     bw__tc_class cls[];              /* tc_classes                             */
 } bw__tcache;
+
+/* The shared pool once created (pool.c), for a writer's general first
+ * rent and for a new cache's shared_first; NULL before: then
+ * bw_pool_shared() creates it. It is never destroyed. */
+extern bw_pool *_Atomic bw__shared_pool;
 
 /* Blocks held in class ci of tc. */
 static inline size_t bw__tc_held(bw__tcache *tc, unsigned ci)

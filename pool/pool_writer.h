@@ -106,12 +106,22 @@ BW__INTERNAL uint64_t bw__learn_record(bw_pool *p, size_t len);
 
 /* A writer's usual first block (first_block bytes) from the calling
  * thread's cache when its first write of n bytes fits it, or NULL: then
- * the general way. The cache knows the class and whether the fast paths
- * serve it (first_size, 0 when not), so this is the pool id's compare, one
- * for the size, and the pop. */
-static inline void *bw__rent_first(bw_pool *p, size_t n, size_t *capacity)
+ * the general way. *pp is the writer's pool, NULL for the shared pool:
+ * then the shared pool's cache answers (shared_first, 0 in every other
+ * cache) and *pp becomes its pool, with no load of bw__shared_pool and no
+ * compare of ids, which a pool that may be destroyed needs (the shared
+ * pool is not). The cache knows the class and whether the fast paths
+ * serve it (first_size, 0 when not), so this is the pool id's compare (or
+ * none), one for the size, and the pop. */
+static inline void *bw__rent_first(bw_pool **pp, size_t n, size_t *capacity)
 {
     bw__tcache *tc = bw__tl_last;
+    bw_pool *p = *pp;
+    if (BW__LIKELY(p == NULL)) { /* bw_init(&w, NULL, 0): the usual writer */
+        if (n - 1 >= tc->shared_first) return NULL;
+        *pp = tc->pool;
+        return bw__tc_pop_class(tc->first, tc->shared_first, capacity);
+    }
     if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
         n - 1 < tc->first_size)
         return bw__tc_pop_class(tc->first, tc->first_size, capacity);
@@ -133,16 +143,19 @@ static inline bool bw__return_fast(bw_pool *p, void *block, size_t capacity)
 
 /* Keep a writer's block of the first size in the calling thread's cache
  * (no arithmetic: the cache knows the class); false for any other block,
- * or when the class is full. Such a writer never teaches the pool: a first
- * size is set only where no learned size applies to it, and then it is at
- * most learn_above (bw_pool_create), so bw__pool_learns is false for every
- * length it holds. */
+ * or when the class is full. capacity is 0 for a writer with no block,
+ * which first_back never is, so b may be NULL and p NULL then: the size's
+ * compare comes first and says there is a block (which implies its pool).
+ * Such a writer never teaches the pool: a first size is set only where no
+ * learned size applies to it, and then it is at most learn_above
+ * (bw_pool_create), so bw__pool_learns is false for every length it
+ * holds. */
 static inline bool bw__return_first(bw_pool *p, void *block, size_t capacity)
 {
     bw__tcache *tc = bw__tl_last;
-    return atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
-           capacity == tc->first_size && !BW__TRACK_IS_NOACCESS(block) &&
-           bw__tc_push_class(tc->first, block, capacity);
+    return capacity == tc->first_back &&
+           atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
+           !BW__TRACK_IS_NOACCESS(block) && bw__tc_push_class(tc->first, block, capacity);
 }
 
 /* Whether the pool zeroes what comes back (BW_POOL_ZERO_ON_RETURN): then
@@ -191,9 +204,8 @@ BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t 
 /* Whether bw__pool_rent_reserve may hand out more than the size asked. */
 static inline bool bw__pool_reserves(const bw_pool *p) { return p->reserves; }
 
-/* The shared pool once created (pool.c), for a writer's inline first rent;
- * NULL before: then bw_pool_shared() creates it. */
-extern bw_pool *_Atomic bw__shared_pool;
+/* bw__shared_pool, the shared pool once created, is pool_internal.h's:
+ * the thread cache asks it too (shared_first). */
 
 /* Grow a block above the threshold (used by the writer) to what
  * bw__pool_size said: into an idle kept large block of s->warm bytes, else

@@ -36,8 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The empty cache every thread starts with: pool id 0 matches no pool. */
-static bw__tcache bw__no_cache;
+/* The empty cache every thread starts with: pool id 0 matches no pool, a
+ * first_back of SIZE_MAX no capacity, a shared_first of 0 no size. */
+static bw__tcache bw__no_cache = {.first_back = SIZE_MAX};
 
 BW__THREAD_LOCAL bw__tcache *bw__tl_last = &bw__no_cache;
 static BW__THREAD_LOCAL bw__tcache *bw__tl_head;
@@ -372,6 +373,9 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     /* A small message's block: the pool's first block, when the fast paths
      * serve its class (bw__rent_first, bw__return_fast). */
     tc->first_size = p->first_fast;
+    tc->first_back = p->first_fast != 0 ? p->first_fast : SIZE_MAX;
+    tc->shared_first =
+        p == atomic_load_explicit(&bw__shared_pool, memory_order_acquire) ? p->first_fast : 0;
     tc->first = &tc->cls[p->first_class];
     tc->last_decay = p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     for (i = 0; i < p->tc_classes; i++) tc->seen[i].ms = tc->last_decay;

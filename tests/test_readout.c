@@ -1002,6 +1002,42 @@ Test(detach_fit, the_inline_copy_consumed_error_limit_and_no_len)
     bw_pool_destroy(p);
 }
 
+/* A learning pool learns the length of each text bw_detach_malloc copies
+ * out of a block other than the first size (its inline copy's release
+ * gives that block back out of line, with the length), as bw_release
+ * would have taught it: three 5,000-byte texts make 8 KiB the next
+ * writer's first block. */
+Test(detach_fit, the_inline_copy_teaches_a_learning_pool_the_length)
+{
+    bw_pool_options o;
+    bw_pool *p;
+    bw_pool_stats st;
+    bw_writer w;
+    unsigned char *s;
+    size_t len = 0;
+    unsigned i;
+    if (!plain_env()) return;
+    memset(&o, 0, sizeof o);
+    o.flags = BW_POOL_LEARN_SIZE;
+    p = mkpool(&o);
+    for (i = 0; i < 3; i++) {
+        (void)build(&w, p, 0, 5000, i);
+        s = (unsigned char *)bw_detach_malloc(&w, &len);
+        cr_assert(s != NULL);
+        cr_expect_eq(len, 5000);
+        expect_bytes(s, 5000, i);
+        cr_expect_eq(s[5000], 0);
+        free(s);
+        cr_expect_eq(bw_capacity(&w), 0, "text %u: the block went back", i);
+    }
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.learned_size, 8192, "learned %zu", st.learned_size);
+    cr_assert_eq(bw_put_u32le(&w, 1), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 8192, "the next job's first block");
+    bw_release(&w);
+    bw_pool_destroy(p);
+}
+
 /* A block of a class the thread cache keeps but larger than 64 KiB holds
  * a text the rule copies (at most 64 KiB) that the inline copy leaves to
  * the call: still a copy, and the block stays in the pool. */

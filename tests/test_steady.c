@@ -379,6 +379,114 @@ Test(steady, pooled_small_messages_keep_each_pools_promises)
     ta_finish(&ta, other);
 }
 
+/* A writer on the shared pool by NULL takes its first block from the
+ * shared pool's thread cache without loading the pool: whichever pool's
+ * cache the thread used last, it gets a shared block and the shared pool,
+ * and the other pool's cache keeps its own. A writer with no block is
+ * released with no pool touched, whatever the last cache (one whose first
+ * block the fast paths do not serve included: a learning pool's). */
+Test(steady, pooled_small_messages_on_the_shared_pool_by_null_keep_to_it)
+{
+    test_alloc ta;
+    bw_pool_options o = fresh_opts(&ta);
+    bw_pool *other, *learn;
+    bw_pool_stats st;
+    bw_writer w;
+    const unsigned char *a, *b;
+    unsigned k;
+    other = mkpool(&o);
+    o.flags = BW_POOL_LEARN_SIZE;
+    learn = mkpool(&o);
+    b = small_message(other, 0);
+    for (k = 0; k < 10; k++) {
+        a = small_message(NULL, k);
+        cr_expect_neq(a, b, "message %u: not the other pool's block", k);
+        cr_expect_eq(small_message(other, k), b, "message %u: the other pool's own", k);
+        cr_assert_eq(bw_init(&w, NULL, 0), BW_OK);
+        cr_assert_eq(bw_put_u32le(&w, k), BW_OK);
+        cr_expect(bw_writer_pool(&w) == bw_pool_shared());
+        cr_expect(bw_data(&w) != b);
+        bw_release(&w);
+    }
+    bw_pool_get_stats(other, &st);
+    cr_expect_eq(st.rents, 11);
+    cr_expect_eq(st.hits, 10);
+    cr_expect_eq(st.returns, 11);
+    cr_expect_eq(st.outstanding_bytes, 0);
+    /* Released with no block: after the learning pool's cache, then the
+     * other's, on the shared pool and on each pool. */
+    (void)small_message(learn, 0);
+    for (k = 0; k < 2; k++) {
+        bw_pool *last = k == 0 ? learn : other;
+        (void)small_message(last, k);
+        cr_assert_eq(bw_init(&w, NULL, 0), BW_OK);
+        bw_release(&w);
+        cr_expect_eq(bw_capacity(&w), 0);
+        cr_assert_eq(bw_init(&w, last, 0), BW_OK);
+        bw_release(&w);
+        cr_expect_eq(bw_capacity(&w), 0);
+        cr_expect_eq(bw_put_u32le(&w, 1), BW_OK, "and the writer works after");
+        cr_expect_eq(bw_len(&w), 4);
+        bw_release(&w);
+    }
+    bw_pool_get_stats(learn, &st);
+    cr_expect_eq(st.rents, st.returns, "nothing but blocks went back");
+    bw_pool_destroy(learn);
+    ta_finish(&ta, other);
+}
+
+/* A first put on a writer with no storage is refused while an error is
+ * recorded (it rents nothing), and served from the thread cache again once
+ * bw_clear_error or bw_clear forgets it. */
+Test(steady, a_first_put_after_a_recorded_error_is_refused_then_served)
+{
+    test_alloc ta;
+    bw_pool *p = fresh_pool_defaults(&ta);
+    bw_pool_stats st;
+    bw_writer w;
+    unsigned char b[8];
+    int k;
+    (void)small_message(p, 0); /* a block in the cache */
+    for (k = 0; k < 3; k++) {
+        if (k < 2) {
+            cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+            cr_expect_eq(bw_write(&w, NULL, 5), BW_EINVAL);
+        } else {
+            cr_expect_eq(bw_init_buffer(&w, p, NULL, sizeof b), BW_EINVAL);
+        }
+        cr_expect_eq(bw_put_u32le(&w, 7), BW_EINVAL, "case %d: refused", k);
+        cr_expect_eq(bw_capacity(&w), 0, "case %d: no block", k);
+        bw_pool_get_stats(p, &st);
+        cr_expect_eq(st.rents, 1 + (uint64_t)k, "case %d: nothing rented", k);
+        if (k == 1) bw_clear(&w);
+        else bw_clear_error(&w);
+        cr_expect_eq(bw_put_u32le(&w, 7), BW_OK, "case %d: forgotten", k);
+        cr_expect_eq(bw_capacity(&w), 512, "case %d: the first block", k);
+        cr_expect_eq(bw_len(&w), 4);
+        cr_expect(memcmp(bw_data(&w), "\x07\0\0\0", 4) == 0);
+        bw_release(&w);
+    }
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.rents, 4);
+    cr_expect_eq(st.hits, 3, "each from the thread cache");
+    /* A release forgets an error recorded after the first block came,
+     * and gives the block back to the cache. */
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    cr_assert_eq(bw_put_u32le(&w, 7), BW_OK);
+    cr_expect_eq(bw_write(&w, NULL, 5), BW_EINVAL);
+    bw_release(&w);
+    cr_expect_eq(bw_error(&w), BW_OK, "released: no error");
+    cr_expect_eq(bw_capacity(&w), 0);
+    cr_expect_eq(bw_put_u32le(&w, 8), BW_OK);
+    cr_expect_eq(bw_len(&w), 4);
+    bw_release(&w);
+    bw_pool_get_stats(p, &st);
+    cr_expect_eq(st.rents, 6);
+    cr_expect_eq(st.hits, 5);
+    cr_expect_eq(st.returns, 6);
+    ta_finish(&ta, p);
+}
+
 Test(steady, learned_size_wins_over_a_smaller_first_capacity)
 {
     test_alloc ta;
