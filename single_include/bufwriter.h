@@ -766,7 +766,12 @@ typedef struct bw_writer bw_writer;
  * written cost no memory, so the bound holds for the memory it takes (the
  * capacity), not the address space; the pool's outstanding_bytes counts
  * the address space while the writer holds it, and the block goes back
- * (release, detach, a later move) cut to the capacity. */
+ * (release, detach, a later move) cut to the capacity. On Linux (5.14 and
+ * up) a block a contiguous writer gets fresh from the backing allocator
+ * has the pages it is about to fill faulted in with one call, not one
+ * fault per page: its first write, or on a move the growth rule's size
+ * (which the writer fills more than half of at once), never the rest of a
+ * block the climb or the learned jump made larger. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a
@@ -1558,6 +1563,11 @@ struct bw_writer { /* a new field: set it in bw__init_mode (writer_internal.h) *
 #define BW__LIMITED  0x40u
 #define BW__EXTERNAL 0x1u
 #define BW__RESERVED 0x4u
+/* Every flag but the limit: a contiguous writer with none of them set
+ * holds a pooled block (or none) and no error, so its release empties
+ * data through base and nothing else (bw_detach_malloc's inline test;
+ * bufwriter.c checks it covers every flag a release clears). */
+#define BW__ALL_BUT_LIMITED (0xffu & ~BW__LIMITED)
 
 /* Modes (bw_writer.mode). The all-zero writer is contiguous. */
 #define BW__CONTIG 0
@@ -1818,9 +1828,13 @@ BW__INLINE const unsigned char *bw_data(const bw_writer *w)
  * caller's code: out of line, the call's frame and tests cost 44
  * instructions more than those (bench rows K). A pool's first field is
  * the largest such block (0: none; struct bw_pool, pool/pool_internal.h),
- * so one compare asks the pool and bounds the text. Every other case, and
- * a malloc that fails, is bw__detach_malloc_slow's; bw__detach_malloc_release is
- * bw_release without the tests this one made. */
+ * so one compare asks the pool and bounds the text. The usual case has no
+ * flag set but the limit (no error, no bytes dropped from the front, so
+ * pos is base): the text is then data[0, len), with no arithmetic before
+ * and after malloc, and its release has nothing to clear but data through
+ * base. Every other case, and a malloc that fails, is
+ * bw__detach_malloc_slow's; bw__detach_malloc_release is bw_release
+ * without the tests this one made. */
 #define BW__DETACH_COPY_MAX ((size_t)64 << 10)
 BW_API void *bw__detach_malloc_slow(bw_writer *w, size_t *len);
 BW_API void bw__detach_malloc_release(bw_writer *w);
@@ -1846,7 +1860,7 @@ BW__INLINE int bw__contig_without(const bw_writer *w, unsigned flags)
 }
 /* GCC takes malloc to leave the caller's memory alone, so it keeps the
  * fields it read before the call for after it, spilled to the stack and
- * back (8 instructions); after this barrier it reads them again (3). */
+ * back (8 instructions); after this barrier it reads them again (2). */
 #if defined(__GNUC__) || defined(__clang__)
 #  define BW__REREAD() __asm__ __volatile__("" : : : "memory")
 #else
@@ -1856,16 +1870,17 @@ BW__INLINE void *bw_detach_malloc(bw_writer *w, size_t *len)
 {
     unsigned char *b;
     size_t n;
-    if (BW__LIKELY(w != BW__NULL && bw__contig_without(w, BW__EXTERNAL | BW__RESERVED) &&
-                   w->data != BW__NULL && w->cap <= bw__pool_copy_cap(w->pool))) {
-        b = BW__CAST(unsigned char *, malloc(BW__CAST(size_t, w->pos + w->len - w->base) + 1));
+    if (BW__LIKELY(w != BW__NULL && bw__contig_without(w, BW__ALL_BUT_LIMITED) &&
+                   w->data != BW__NULL && w->pos == w->base &&
+                   w->cap <= bw__pool_copy_cap(w->pool))) {
+        b = BW__CAST(unsigned char *, malloc(w->len + 1));
         if (BW__LIKELY(b != BW__NULL)) {
             /* The NUL and *len first: nothing is kept across memcpy but w. */
             BW__REREAD();
-            n = BW__CAST(size_t, w->pos + w->len - w->base);
+            n = w->len;
             b[n] = 0;
             if (len != BW__NULL) *len = n;
-            memcpy(b, w->data + BW__CAST(size_t, w->base - w->pos), n);
+            memcpy(b, w->data, n);
             bw__detach_malloc_release(w);
             return b;
         }
@@ -2701,6 +2716,12 @@ BW__INTERNAL void bw__unmap(void *block, size_t size);
 BW__INTERNAL void bw__unmap_tail(void *block, size_t size, size_t keep);
 #endif
 BW__INTERNAL void bw__malloc_trim(void);
+/* Fault in the whole 4 KiB pages of block[0, n) for writing, in one call
+ * where the kernel can (Linux >= 5.14, MADV_POPULATE_WRITE); elsewhere, or
+ * when the call fails (an older kernel, a larger page size), nothing: the
+ * pages fault in one at a time as they are written, as before. It changes
+ * no byte. */
+BW__INTERNAL void bw__populate(void *block, size_t n);
 
 /* Whether the environment is the program's own to read: false in a
  * set-user-ID or set-group-ID program, whose environment belongs to its
@@ -2948,6 +2969,18 @@ typedef struct bw__tcache {
     size_t first_size;               /* the pool's first_block when its rent and
                                         return take the fast path, else 0: a
                                         small message's block, one compare    */
+    size_t first_back;               /* first_size, or SIZE_MAX when it is 0: a
+                                        release compares a writer's capacity
+                                        with it, which is 0 when the writer
+                                        has no block, so that compare alone
+                                        says "a block, of the first size"     */
+    size_t shared_first;             /* first_size in the shared pool's cache,
+                                        0 in every other: a writer on the
+                                        shared pool by NULL rents its first
+                                        block with no load of the pool and no
+                                        compare of its id (the shared pool is
+                                        never destroyed: its caches are never
+                                        orphaned)                             */
     bw_pool *pool;                   /* valid while pool_id != 0               */
     struct bw__tcache *thread_next;  /* the owner thread's list                */
     struct bw__tcache *pool_prev, *pool_next; /* pool registry (bw__reg_lock) */
@@ -2959,6 +2992,11 @@ typedef struct bw__tcache {
                                         BW__TCACHE_MEDIUM_BYTES              */
     bw__tc_class cls[];              /* tc_classes                             */
 } bw__tcache;
+
+/* The shared pool once created (pool.c), for a writer's general first
+ * rent and for a new cache's shared_first; NULL before: then
+ * bw_pool_shared() creates it. It is never destroyed. */
+static bw_pool *_Atomic bw__shared_pool;
 
 /* Blocks held in class ci of tc. */
 static inline size_t bw__tc_held(bw__tcache *tc, unsigned ci)
@@ -3011,7 +3049,7 @@ struct bw_pool {
                                   zeroing)                                   */
     size_t medium_return_span; /* the largest thread-cached class -
                                   min_block_size + 1: a return the cache
-                                  takes with a clock read (bw__return_slow);
+                                  takes with a clock read (bw__return_medium);
                                   0 with fast_return_span                    */
     unsigned tc_classes;       /* classes a thread cache serves              */
     _Atomic uint64_t next_decay; /* when the shared level and the large blocks
@@ -3097,6 +3135,14 @@ static inline unsigned bw__class_index(const bw_pool *p, size_t min_size)
     return (unsigned)(64 - __builtin_clzll((unsigned long long)x)) - p->min_shift;
 }
 
+/* bw_pool_class_size for 1 <= min_size <= the threshold, inline: the size
+ * rule asks it two or three times for every move (out of line, a call and
+ * the public function's checks each time). */
+static inline size_t bw__class_size(const bw_pool *p, size_t min_size)
+{
+    return p->bypass ? min_size : p->opt.min_block_size << bw__class_index(p, min_size);
+}
+
 /* Counter helpers: a thread cache's counters have one writer, so a relaxed
  * load and store suffice; the pool-wide ones take an atomic add. */
 #define BW__TC_ADD(tc, name, v) \
@@ -3178,9 +3224,6 @@ BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
 BW__INTERNAL void bw__tcache_decay(bw_pool *p, bw__tcache *tc, uint64_t now);
 /* Note what a slow path changed in the cache's classes: moved now. */
 BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now);
-/* A block just pushed into class ci of the thread's own cache: the class
- * as seen now, with a clock read (no decay pass). */
-BW__INTERNAL void bw__tcache_pushed(bw_pool *p, bw__tcache *tc, unsigned ci);
 BW__INTERNAL void bw__tcache_orphan_all(bw_pool *p);
 /* Sum every live thread cache's counters into s and the bytes its slots
  * hold into *held, under the registry lock (exact when no thread is in the
@@ -3287,7 +3330,7 @@ static inline void *bw__tc_pop(bw_pool *p, bw__tcache *tc, size_t min_size, size
 
 /* A power of two with capacity - min_size < the span (medium false:
  * fast_return_span, the inline path; true: medium_return_span,
- * bw__return_slow's first test): min_size <= capacity <= the largest class
+ * bw__return_medium's test): min_size <= capacity <= the largest class
  * of the span in one compare (unsigned wrap); a span of 0 sends every
  * return of a checked, zeroing or cache-less pool to the slow path. The
  * span is read after the NULL test, as a memory operand of the compare. */
@@ -3320,6 +3363,16 @@ static inline bool bw__tc_push_class(bw__tc_class *c, void *block, size_t capaci
 static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t capacity)
 {
     return bw__tc_push_class(&tc->cls[bw__log2(capacity) - p->min_shift], block, capacity);
+}
+
+/* A block just pushed into class ci of the thread's own cache, with the
+ * clock read for it (`now`): the class as seen then, so decay ages the
+ * block from its return (no decay pass). Inline: two stores. */
+static inline void bw__tc_stamp(bw__tcache *tc, unsigned ci, uint64_t now)
+{
+    tc->seen[ci].ops = atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) +
+                       atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
+    tc->seen[ci].ms = now;
 }
 
 
@@ -3393,7 +3446,7 @@ BW__INTERNAL void bw__pool_unlock_all(bw_pool *p);
 static inline size_t bw__grow_size(const bw_pool *p, size_t n)
 {
     if (n == 0 || n > BW__MAX_BLOCK / 2 + 1) return 0;
-    if (n <= p->opt.max_pooled_size) return bw_pool_class_size(p, n);
+    if (n <= p->opt.max_pooled_size) return bw__class_size(p, n);
     return bw__pow2_ceil(n);
 }
 
@@ -3433,10 +3486,16 @@ typedef struct bw__size_req {
 /* The answer: rent size (SEG and BLOCK: exactly; WINDOW: the window), unless the pool has a
  * block of warm bytes idle (0: do not look), which costs no fresh memory
  * (bw__pool_rent_size). learned: a learned statistic took part, so the
- * answer may change as the pool learns. */
+ * answer may change as the pool learns. fill (CONTIG): the bytes of the
+ * block the writer is about to fill, which a block fresh from the backing
+ * allocator gets faulted in at once (bw__populate): what it writes now on
+ * a first block, the growth rule's size on a move (room for held + n, at
+ * least twice the old block, so the writer holds more than half of it);
+ * never the rest of a block the climb made 16x larger. */
 typedef struct bw__size {
     size_t size, warm;
     bool learned;
+    size_t fill;
 } bw__size;
 BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out);
 /* bw_pool_rent of a size bw__pool_size gave: an idle block of s->warm
@@ -3461,17 +3520,28 @@ static inline bool bw__pool_learns(const bw_pool *p, size_t len)
 
 /* A writer's final length, when bw__pool_learns says so (growth.c):
  * BW_POOL_LEARN_SIZE's samples, and the learned jump's when it passed the
- * jump floor. */
-BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len);
+ * jump floor. Returns the clock it read for the jump (bw__now_ms), 0 when
+ * it read none. */
+BW__INTERNAL uint64_t bw__learn_record(bw_pool *p, size_t len);
 
 /* A writer's usual first block (first_block bytes) from the calling
  * thread's cache when its first write of n bytes fits it, or NULL: then
- * the general way. The cache knows the class and whether the fast paths
- * serve it (first_size, 0 when not), so this is the pool id's compare, one
- * for the size, and the pop. */
-static inline void *bw__rent_first(bw_pool *p, size_t n, size_t *capacity)
+ * the general way. *pp is the writer's pool, NULL for the shared pool:
+ * then the shared pool's cache answers (shared_first, 0 in every other
+ * cache) and *pp becomes its pool, with no load of bw__shared_pool and no
+ * compare of ids, which a pool that may be destroyed needs (the shared
+ * pool is not). The cache knows the class and whether the fast paths
+ * serve it (first_size, 0 when not), so this is the pool id's compare (or
+ * none), one for the size, and the pop. */
+static inline void *bw__rent_first(bw_pool **pp, size_t n, size_t *capacity)
 {
     bw__tcache *tc = bw__tl_last;
+    bw_pool *p = *pp;
+    if (BW__LIKELY(p == NULL)) { /* bw_init(&w, NULL, 0): the usual writer */
+        if (n - 1 >= tc->shared_first) return NULL;
+        *pp = tc->pool;
+        return bw__tc_pop_class(tc->first, tc->shared_first, capacity);
+    }
     if (atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
         n - 1 < tc->first_size)
         return bw__tc_pop_class(tc->first, tc->first_size, capacity);
@@ -3493,16 +3563,19 @@ static inline bool bw__return_fast(bw_pool *p, void *block, size_t capacity)
 
 /* Keep a writer's block of the first size in the calling thread's cache
  * (no arithmetic: the cache knows the class); false for any other block,
- * or when the class is full. Such a writer never teaches the pool: a first
- * size is set only where no learned size applies to it, and then it is at
- * most learn_above (bw_pool_create), so bw__pool_learns is false for every
- * length it holds. */
+ * or when the class is full. capacity is 0 for a writer with no block,
+ * which first_back never is, so b may be NULL and p NULL then: the size's
+ * compare comes first and says there is a block (which implies its pool).
+ * Such a writer never teaches the pool: a first size is set only where no
+ * learned size applies to it, and then it is at most learn_above
+ * (bw_pool_create), so bw__pool_learns is false for every length it
+ * holds. */
 static inline bool bw__return_first(bw_pool *p, void *block, size_t capacity)
 {
     bw__tcache *tc = bw__tl_last;
-    return atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
-           capacity == tc->first_size && !BW__TRACK_IS_NOACCESS(block) &&
-           bw__tc_push_class(tc->first, block, capacity);
+    return capacity == tc->first_back &&
+           atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
+           !BW__TRACK_IS_NOACCESS(block) && bw__tc_push_class(tc->first, block, capacity);
 }
 
 /* Whether the pool zeroes what comes back (BW_POOL_ZERO_ON_RETURN): then
@@ -3522,6 +3595,12 @@ static inline bool bw__pool_zeroes(const bw_pool *p)
  * The public bw_pool_return cannot know, so it zeroes the whole block. */
 BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
                                          size_t written);
+
+/* The end of a contiguous writer's job of len bytes: the length teaches
+ * the pool when bw__pool_learns says so, then block (NULL: none) goes back
+ * as by bw__return_fast, else bw__pool_return_written. */
+BW__INTERNAL void bw__pool_job_end(bw_pool *p, void *block, size_t capacity, size_t written,
+                                   size_t len);
 
 /* Reservations: a contiguous writer whose move must take fresh memory
  * above the threshold rents, where the pool's blocks there are the
@@ -3545,9 +3624,8 @@ BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t 
 /* Whether bw__pool_rent_reserve may hand out more than the size asked. */
 static inline bool bw__pool_reserves(const bw_pool *p) { return p->reserves; }
 
-/* The shared pool once created (pool.c), for a writer's inline first rent;
- * NULL before: then bw_pool_shared() creates it. */
-static bw_pool *_Atomic bw__shared_pool;
+/* bw__shared_pool, the shared pool once created, is pool_internal.h's:
+ * the thread cache asks it too (shared_first). */
 
 /* Grow a block above the threshold (used by the writer) to what
  * bw__pool_size said: into an idle kept large block of s->warm bytes, else
@@ -3627,6 +3705,11 @@ BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
                                no error recorded (bw_errno)              */
+#define BW__FAILED    0x80u /* an error is recorded (err != BW_OK): set with it
+                               by bw__fail, cleared with it, so a small
+                               message's first put tests the mode, the size
+                               limit and the error with one 16-bit load
+                               (bw_reserve)                                */
 /* 0x1 is BW__EXTERNAL, 0x4 BW__RESERVED and 0x40 BW__LIMITED, in
  * bufwriter.h: inline code reads them. */
 
@@ -3858,7 +3941,8 @@ BW__INTERNAL int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_
 BW__INTERNAL int bw__contig_first_slow(bw_writer *w, size_t n, const void *src);
 /* A contiguous writer's release the general way (mode_contig.c): the job's
  * length teaches the pool, and the block (block bytes, nothing written at
- * or past cap) goes back; its inline way is bw__contig_release below. */
+ * or past cap) goes back; its inline way is bw__contig_release_pooled
+ * below. */
 BW__INTERNAL void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
                                            size_t cap, size_t len);
 
@@ -3897,25 +3981,33 @@ static inline bw_pool *bw__pool_of(bw_writer *w)
     return w->pool;
 }
 
-/* What every init starts with (each mode's file has its inits). Every
- * field of the first line set one by one, not memset: gcc turns a memset
- * of the struct into rep stos, whose start-up costs more than the rest of
- * a small message's bw_init. The mode's part (w->m) is set by the
- * segmented and streaming inits alone: contiguous and fixed writers never
- * read it. A new field of bw_writer must be set here too (the valgrind run
- * reports one that is not). */
+/* What every init starts with (each mode's file has its inits). The first
+ * line's fields set by themselves, not by a memset of the struct, which
+ * gcc turns into rep stos, whose start-up costs more than the rest of a
+ * small message's bw_init; data through base are one memset of 48 bytes
+ * (on 64-bit), three vector stores with gcc. The mode's part (w->m) is set
+ * by the segmented and streaming inits alone: contiguous and fixed writers
+ * never read it. A new field of bw_writer must be set here too (the
+ * valgrind run reports one that is not). */
 static inline int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
 {
     if (w == NULL) return BW_EINVAL;
-    w->data = NULL;
-    w->len = w->lim = w->cap = 0;
-    w->pos = w->base = 0;
+    memset(w, 0, offsetof(bw_writer, pool)); /* data through base */
     w->pool = pool;
-    w->mode = mode;
-    w->flags = 0; /* no limit (BW__LIMITED), no bw_write_fd errno */
-    w->err = BW_OK;
+    /* mode, flags (no limit, no bw_write_fd errno, no error) and err
+     * (BW_OK, 0) with the padding between them: one 8-byte store, and no
+     * more for a contiguous writer (BW__CONTIG is 0; storing it again
+     * made gcc split the zeros into three stores). */
+    memset((unsigned char *)w + offsetof(bw_writer, mode), 0,
+           offsetof(bw_writer, err) + sizeof w->err - offsetof(bw_writer, mode));
+    if (mode != BW__CONTIG) w->mode = mode;
     return BW_OK;
 }
+
+/* The flags a release (or any reset) clears; with none of them set, no
+ * error is recorded either (BW__FAILED), so a release has only data
+ * through base to empty (bw_release's first test). */
+#define BW__RESET_FLAGS (BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO | BW__FAILED)
 
 /* Empty, no error, positions at 0; keeps the mode and its parameters. */
 /* The storage is given back (bw__drop_storage) or handed out first. */
@@ -3924,7 +4016,7 @@ static inline void bw__reset(bw_writer *w)
     w->len = 0;
     w->pos = w->base = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~(BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO);
+    w->flags &= (unsigned char)~BW__RESET_FLAGS;
     w->lim = w->cap; /* no error now */
     if (BW__UNLIKELY(w->flags & BW__LIMITED)) bw__clamp_lim(w); /* the limit stays */
 }
@@ -3942,10 +4034,11 @@ static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
 /* ---- the contiguous mode's inline first block (mode_contig.c) ---- */
 
 /* The one place outside the mode table that reads the mode (but the inits
- * and the inline bw_data and bw_detach_malloc, bufwriter.h): a small
- * message's first write (bw__first_write, bw_reserve) and its release
- * (bw_release) are a compare away from their block, with no load of the
- * table and no call. */
+ * and the inline bw_data and bw__contig_without, bufwriter.h): a small
+ * message's first write (bw__first_write; bw_reserve tests the mode with
+ * bw__contig_without, and the flags in the same 16-bit load) and its
+ * release (bw_release, likewise) are a compare away from their block, with
+ * no load of the table and no call. */
 static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
 
 /* The block's capacity (bw_detach's, and what goes back to the pool): a
@@ -3956,32 +4049,27 @@ static inline size_t bw__contig_block_cap(const bw_writer *w)
 }
 
 /* The first write of every small message comes here (bw_reserve, or
- * bw__room after bw__first_write): the usual first block (the pool's
+ * bw__room after bw__first_write), from a caller that found no size limit
+ * set and no error recorded: the usual first block (the pool's
  * first_block: min_first_block, no learning in play) needs no size rule,
- * and its rent is the thread cache's inline pop. No error is recorded (the
- * caller checked), so lim is the capacity. No stack frame and no call but
- * the copy: the first put's way from bw_reserve to here and back with the
- * block is about 45 instructions (callgrind), where the same calls with a
- * frame took 97, and the general way (bw__contig_size, bw_pool_shared,
- * bw_pool_rent) 159. Every other case is bw__contig_first_slow's, which
- * also makes bw_reserve's checks. */
+ * and its rent is the thread cache's inline pop (bw__rent_first, which
+ * takes the shared pool's from its cache without loading the pool). With
+ * no error, lim is the capacity. No stack frame and no call but the copy.
+ * Every other case is bw__contig_first_slow's, which also makes
+ * bw_reserve's checks. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
 static inline int bw__contig_first_in(bw_writer *w, size_t n, const void *src)
 {
     bw_pool *p = w->pool;
-    unsigned char *b;
-    size_t got;
-    if (p == NULL) p = atomic_load_explicit(&bw__shared_pool, memory_order_acquire);
-    if (BW__LIKELY(p != NULL && !(w->flags & BW__LIMITED)) &&
-        (b = (unsigned char *)bw__rent_first(p, n, &got)) != NULL) {
+    unsigned char *b = (unsigned char *)bw__rent_first(&p, n, &w->lim);
+    if (BW__LIKELY(b != NULL)) {
         /* pos is base already: a contiguous writer without storage holds
          * nothing (init, release, detach and bw_take leave it so). */
         w->pool = p;
-        w->lim = got;
         w->data = b;
-        w->cap = got;
+        w->cap = w->lim;
         if (src != NULL) {
             w->len = n; /* before the copy: a store through b may alias w */
             memcpy(b, src, n);
@@ -4000,41 +4088,46 @@ static inline bool bw__first_write(const bw_writer *w, size_t n)
     return w->data == NULL && bw__is_contig(w) && n <= BW__MAX_BLOCK;
 }
 
+/* What a contiguous writer's release leaves, as bw__reset with no block:
+ * data through base zero (one memset of the fields before pool: a few
+ * vector stores), no error, the limit kept (a lim of 0 is already within
+ * it). */
+static inline void bw__contig_emptied(bw_writer *w)
+{
+    memset(w, 0, offsetof(bw_writer, pool));
+    w->err = BW_OK;
+    w->flags &= (unsigned char)~BW__RESET_FLAGS;
+}
+
 /* A writer that grows by moving (contiguous: every small message) has its
  * own way through bw_release: its one block and the first line are all it
- * has, the fields it uses are emptied, and a small message's block (the
- * pool's first size, too small to teach the pool anything) goes back by
- * the thread cache's inline push, with no call and no stack frame. Any
- * other block, and a length that teaches the pool, take
- * bw__contig_release_block (mode_contig.c). b is the block (NULL for none
- * or a caller's buffer), so a caller that knows it has one (the inline
- * bw_detach_malloc's release, bw__detach_malloc_release) tests nothing more. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((always_inline))
-#endif
-static inline void bw__contig_release_block_of(bw_writer *w, unsigned char *b)
+ * has. A small message's block (the pool's first size, too small to teach
+ * the pool anything) goes back by the thread cache's inline push, with no
+ * call and no stack frame (bw__contig_release_pooled). Any other block,
+ * and a length that teaches the pool, take bw__contig_release_block
+ * (mode_contig.c) from bw__contig_release_rest; b is the block to give
+ * back there (NULL for none or a caller's buffer). */
+static inline void bw__contig_release_rest(bw_writer *w, unsigned char *b)
 {
     bw_pool *p = w->pool;
-    size_t cap, len, block = 0;
-    cap = w->cap;
-    /* A block implies its pool (the rent set it). Given back before the
-     * fields are emptied, so the length is read only when it can teach. */
-    if (b != NULL && bw__return_first(p, b, cap)) {
-        b = NULL;
-        len = 0;
-    } else {
-        len = bw_len(w);
-        if (b != NULL) block = bw__contig_block_cap(w);
-    }
-    w->data = NULL;
-    w->cap = 0;
-    bw__reset(w);
+    size_t cap = w->cap, block = b != NULL ? bw__contig_block_cap(w) : 0;
+    /* The length only where a pool may learn it: a caller's buffer with
+     * no pool (bw_init_buffer over a stack array) reads none of it. */
+    size_t len = p != NULL ? bw_len(w) : 0;
+    bw__contig_emptied(w);
     if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
         bw__contig_release_block(p, b, block, cap, len);
 }
-static inline void bw__contig_release(bw_writer *w)
+/* The release of a contiguous writer whose data is NULL or a pooled block
+ * (not BW__EXTERNAL): bw__return_first's compare of cap also says whether
+ * there is a block, so the usual case tests nothing more. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline void bw__contig_release_pooled(bw_writer *w)
 {
-    bw__contig_release_block_of(w, w->flags & BW__EXTERNAL ? NULL : w->data);
+    if (bw__return_first(w->pool, w->data, w->cap)) bw__contig_emptied(w);
+    else bw__contig_release_rest(w, w->data);
 }
 
 /* ---- decimal text (bw_put_dec_*, fmt_int.c; the float text, fmt_float.c) ---- */
@@ -4381,11 +4474,15 @@ BW__INTERNAL int bw__put(bw_writer *w, const void *src, size_t n)
     return bw__room(w, n, src);
 }
 
-/* Record the first error; later writes miss the fast path. */
-BW__INTERNAL int bw__fail(bw_writer *w, int rc)
+/* Record the first error; later writes miss the fast path. Out of line:
+ * inlined, its store to flags made gcc load the flags into a register
+ * ahead of the callers' own tests of them (bw_append_ref: one instruction
+ * more a record). */
+BW__INTERNAL BW__COLD int bw__fail(bw_writer *w, int rc)
 {
     if (w->err == BW_OK) {
         w->err = rc;
+        w->flags |= BW__FAILED;
         /* Kept with it: errno is overwritten long before the one check at
          * the end of a run (bw_errno). */
         w->syserr = rc == BW_EIO ? errno : 0;
@@ -4398,8 +4495,9 @@ BW__INTERNAL int bw__fail(bw_writer *w, int rc)
 /* The mode table: the one place that maps the mode to its operations       */
 /* ------------------------------------------------------------------------ */
 /* One table per mode, in its file; this array, indexed by the mode, is the
- * only code that reads it (but the one inline fast path, bw__is_contig in
- * writer_internal.h, and the inits). A new mode, whose constant is the
+ * only code that reads it (but the inline fast paths' tests, bw__is_contig
+ * in writer_internal.h and bw__contig_without in bufwriter.h, and the
+ * inits). A new mode, whose constant is the
  * last, adds its file with its table and its entry here; the size check
  * below fails until the entry is there, and a table with a missing
  * operation fails -Wmissing-field-initializers (-Wextra). */
@@ -4420,7 +4518,9 @@ BW__INTERNAL int bw__room(bw_writer *w, size_t n, const void *src)
 {
     /* A small message's first write (bw__contig_first_in) is one compare
      * away: the mode's own test, before the table. */
-    if (bw__first_write(w, n)) return bw__contig_first_in(w, n, src);
+    if (bw__first_write(w, n))
+        return BW__UNLIKELY(w->flags & BW__LIMITED) ? bw__contig_first_slow(w, n, src)
+                                                    : bw__contig_first_in(w, n, src);
     if (n > BW__MAX_BLOCK && !(bw__ops(w)->traits & BW__NO_POOL))
         return bw__fail(w, BW_EOVERFLOW);
     return bw__ops(w)->room(w, n, src);
@@ -4512,17 +4612,26 @@ static BW__COLD void bw__release_rest(bw_writer *w)
 }
 
 
-/* A contiguous writer's release (bw__contig_release, writer_internal.h) is
- * the one inline fast path: no table, no call for a small message; other
- * modes give their storage back through the table (bw__release_rest). */
+/* A contiguous writer's release (bw__contig_release_pooled,
+ * writer_internal.h) is the one inline fast path: no table, no call for a
+ * small message. One 16-bit test finds it contiguous with none of the flags
+ * a reset clears, so with no error recorded either: then its block goes
+ * back and data through base are all there is to empty. Other modes give
+ * their storage back through the table (bw__release_rest). */
 void bw_release(bw_writer *w)
 {
     if (w == NULL) return;
+    if (BW__LIKELY(bw__contig_without(w, BW__RESET_FLAGS))) {
+        if (bw__return_first(w->pool, w->data, w->cap)) memset(w, 0, offsetof(bw_writer, pool));
+        else bw__contig_release_rest(w, w->data);
+        return;
+    }
     if (!bw__is_contig(w)) {
         bw__release_rest(w);
         return;
     }
-    bw__contig_release(w);
+    if (w->flags & BW__EXTERNAL) bw__contig_release_rest(w, NULL);
+    else bw__contig_release_pooled(w);
 }
 
 void bw_clear(bw_writer *w)
@@ -4535,7 +4644,7 @@ void bw_clear(bw_writer *w)
     w->pos = w->base = at; /* bw_tell: the first dropped byte */
     w->len = 0;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~BW__FD_ERRNO;
+    w->flags &= (unsigned char)~(BW__FD_ERRNO | BW__FAILED);
     bw__set_lim(w);
 }
 
@@ -4543,7 +4652,7 @@ void bw_clear_error(bw_writer *w)
 {
     if (w == NULL) return;
     w->err = BW_OK;
-    w->flags &= (unsigned char)~BW__FD_ERRNO;
+    w->flags &= (unsigned char)~(BW__FD_ERRNO | BW__FAILED);
     bw__set_lim(w);
 }
 
@@ -4586,10 +4695,13 @@ bw_pool *bw_writer_pool(const bw_writer *w)
 int bw_reserve(bw_writer *w, size_t n)
 {
     if (w == NULL) return BW_EINVAL;
+    /* A small message's first put: no storage, contiguous, no size limit
+     * and no error (mode and flags in one 16-bit test); n's range is
+     * checked on its slow way. */
+    if (w->data == NULL && bw__contig_without(w, BW__LIMITED | BW__FAILED))
+        return bw__contig_first_in(w, n, NULL);
     if (w->err != BW_OK) return w->err;
-    /* A small message's first put (the size limit and n's range are
-     * checked on its slow way). */
-    if (w->data == NULL && bw__is_contig(w)) return bw__contig_first_in(w, n, NULL);
+    if (w->data == NULL && bw__is_contig(w)) return bw__contig_first_slow(w, n, NULL);
     if (BW__UNLIKELY(bw__over(w, n))) return bw__fail(w, BW_ELIMIT);
     if (w->cap - w->len >= n) return BW_OK;
     return bw__room(w, n, NULL);
@@ -4913,10 +5025,30 @@ _Static_assert(offsetof(bw_writer, flags) == offsetof(bw_writer, mode) + 1,
                "bw__contig_without loads mode and flags at once");
 _Static_assert(BW__DETACH_COPY_MAX + 1 == BW__HAND_OFF_COPY_MAX,
                "bw_detach_malloc's inline copy and bw__pool_copies agree on the length");
+_Static_assert((BW__RESET_FLAGS & ~BW__ALL_BUT_LIMITED) == 0,
+               "bw_detach_malloc's inline test finds none of the flags a release clears");
+/* Any other block (1 KiB to 64 KiB texts): bw__contig_release_rest for
+ * what the inline test found, a block of cap bytes (no reservation), no
+ * flag to clear and pos at base, so the length is len. Out of line, so the
+ * usual case below keeps no register for bw__contig_release_block's
+ * arguments (inline, that cost it a move of w). */
+static BW__COLD void bw__detach_malloc_release_rest(bw_writer *w)
+{
+    bw_pool *p = w->pool;
+    unsigned char *b = w->data;
+    size_t cap = w->cap, len = w->len;
+    memset(w, 0, offsetof(bw_writer, pool));
+    bw__contig_release_block(p, b, cap, cap, len);
+}
+
+/* The inline test found a pooled block and none of the flags a release
+ * clears, so no error either: as bw_release's first test, the block goes
+ * back and data through base are all there is to empty. */
 void bw__detach_malloc_release(bw_writer *w)
 {
     BW__ASSUME(w->data != NULL); /* and not a caller's buffer: the inline test */
-    bw__contig_release_block_of(w, w->data);
+    if (bw__return_first(w->pool, w->data, w->cap)) memset(w, 0, offsetof(bw_writer, pool));
+    else bw__detach_malloc_release_rest(w);
 }
 
 void *bw__detach_malloc_slow(bw_writer *w, size_t *len)
@@ -6083,7 +6215,7 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
 {
     bw_pool *p;
     size_t got = 0;
-    bw__size cap = {0, 0, false};
+    bw__size cap = {0, 0, false, 0};
     unsigned char *b;
     int rc;
     /* bw_reserve comes here first, before its own checks. */
@@ -6112,13 +6244,11 @@ BW__INTERNAL BW__COLD int bw__contig_first_slow(bw_writer *w, size_t n, const vo
     return BW_OK;
 }
 
-/* bw_release's rest (writer_internal.h, bw__contig_release). */
+/* bw_release's rest (writer_internal.h, bw__contig_release_rest). */
 BW__INTERNAL BW__COLD void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
                                                     size_t cap, size_t len)
 {
-    if (p != NULL && bw__pool_learns(p, len)) bw__learn_record(p, len);
-    if (b != NULL && !bw__return_fast(p, b, block))
-        (void)bw__pool_return_written(p, b, block, cap);
+    if (p != NULL) bw__pool_job_end(p, b, block, cap, len);
 }
 
 /* Hand out (bw_detach): the caller's first buffer cannot go to the pool,
@@ -7984,6 +8114,26 @@ void *bw__remap(void *block, size_t old_size, size_t new_size)
 }
 #endif
 
+/* On the 2-core VM of bench/BENCHMARKS.md a fresh 128 KiB mapping written
+ * a page at a time cost 265 us (a fault a page); populated in one call,
+ * then written, 113 us. MADV_POPULATE_WRITE is 23 in Linux's uapi
+ * headers; older C library headers lack the name, and an older kernel
+ * answers EINVAL, which is ignored. */
+#if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
+#  define MADV_POPULATE_WRITE 23
+#endif
+
+void bw__populate(void *block, size_t n)
+{
+#if defined(__linux__)
+    uintptr_t a = ((uintptr_t)block + 4095) & ~(uintptr_t)4095;
+    uintptr_t e = ((uintptr_t)block + n) & ~(uintptr_t)4095;
+    if (e > a) (void)madvise((void *)a, (size_t)(e - a), MADV_POPULATE_WRITE);
+#else
+    (void)block, (void)n;
+#endif
+}
+
 /* glibc keeps freed memory of its main heap below the top chunk, so the
  * process's RSS stayed 4 MiB up after a trim of the pooled 256 KiB-1 MiB
  * classes: malloc_trim gives the free pages back. */
@@ -8333,6 +8483,8 @@ void bw__atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)
 uint64_t bw__now_ms(void) { return (uint64_t)GetTickCount64(); }
 
 void bw__malloc_trim(void) {}
+
+void bw__populate(void *block, size_t n) { (void)block, (void)n; }
 
 bool bw__env_trusted(void) { return true; }
 
@@ -8948,10 +9100,10 @@ static size_t bw__jump_update(bw_pool *p, uint64_t now)
     return j;
 }
 
-BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
+BW__INTERNAL uint64_t bw__learn_record(bw_pool *p, size_t len)
 {
     unsigned i;
-    if (len == 0) return;
+    if (len == 0) return 0;
     if (p->learn) {
         i = atomic_fetch_add_explicit(&p->recent_next, 1, memory_order_relaxed);
         atomic_store_explicit(&p->recent[i % BW__RECENT], len, memory_order_relaxed);
@@ -8971,9 +9123,12 @@ BW__INTERNAL void bw__learn_record(bw_pool *p, size_t len)
          * the statistic, and the time it next changes by ageing can only
          * be later (the stored one recomputes it no later than due). The
          * recomputation cost a 64 KiB job 530 of its 9,400 instructions. */
-        if (was == len && (age == BW_DECAY_NEVER || now - was_ms < age || was_ms > now)) return;
+        if (was == len && (age == BW_DECAY_NEVER || now - was_ms < age || was_ms > now))
+            return now;
         bw__jump_update(p, now);
+        return now;
     }
+    return 0;
 }
 
 /* BW_POOL_LEARN_SIZE: the second largest of the last 16 lengths; 0 when
@@ -9055,18 +9210,21 @@ static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
     }
     out->learned = p->learn && (r->cap == 0 || r->external);
     if (r->cap == 0 && want <= p->opt.max_pooled_size) {
-        size = bw_pool_class_size(p, want);
+        size = bw__class_size(p, want); /* want >= min_first_block */
     } else {
         rc = bw__pool_grow(p, r->held, want, r->cap, &size);
         if (rc != BW_OK) return rc;
     }
+    need = r->held + r->n; /* bw__pool_grow checked the sum */
+    /* What the writer is about to fill: the growth rule's block on a move,
+     * not the learned or climbed one that may follow (bw__size's fill). */
+    out->fill = r->cap == 0 ? need : size;
     if (r->external && p->learn) {
         /* Out of the caller's buffer: its first block of the pool's, so the
          * learned size as for a writer that started with none. */
         size_t first = bw__grow_size(p, bw__learned(p));
         if (first > size) size = first;
     }
-    need = r->held + r->n; /* bw__pool_grow checked the sum */
     out->size = size;
     if (!p->learn_growth || (r->cap == 0 && need <= p->opt.min_first_block)) return BW_OK;
     out->learned = true;
@@ -9161,7 +9319,7 @@ BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out)
 {
     size_t n = r->n, learned, mask;
     int rc;
-    out->size = out->warm = 0;
+    out->size = out->warm = out->fill = 0;
     out->learned = false;
     switch (r->kind) {
     case BW__SIZE_CONTIG:
@@ -9604,7 +9762,7 @@ static void bw__pool_derive(bw_pool *p, const bw_pool_options *caller)
     p->detach_copy_cap =
         p->fast_rent_limit < BW__DETACH_COPY_MAX ? p->fast_rent_limit : BW__DETACH_COPY_MAX;
     /* Returns of the medium classes (above BW__TCACHE_SMALL) leave the
-     * inline path for bw__return_slow's first test, which pushes them as
+     * inline path for bw__return_medium, which pushes them as
      * the inline path does and reads the coarse clock (3.5 ns): decay then
      * ages a big block from its return, which a clock-free return could
      * not tell it (a 256 KiB block returned on the fast path, then idle
@@ -9773,9 +9931,10 @@ static void *bw__rent_idle(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *
 }
 
 /* idle: only a block the pool holds, never the backing allocator's: NULL
- * when there is none. */
+ * when there is none. fill: the bytes a fresh block gets faulted in at
+ * once (bw__size's fill; 0: none); an idle block was written before. */
 static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity,
-                                        bool idle)
+                                        bool idle, size_t fill)
 {
     bw__tcache *tc;
     uint64_t now;
@@ -9809,6 +9968,7 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
                                                               : bw_pool_class_size(p, min_size);
         b = bw__backing_alloc(p, tc, cap);
         if (b == NULL) return NULL;
+        if (fill != 0) bw__populate(b, fill < cap ? fill : cap);
         BW__COUNT(p, tc, misses, 1);
         BW__COUNT(p, tc, out_bytes, cap);
         /* Fresh memory holds whatever the allocator's last user left there. */
@@ -9822,14 +9982,21 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
     return b;
 }
 
-void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
+/* bw_pool_rent's fast path: a block of the calling thread's last cache,
+ * when it is this pool's; NULL otherwise. */
+static inline void *bw__rent_cached(bw_pool *p, size_t min_size, size_t *capacity)
 {
     if (BW__LIKELY(bw__rent_fast_ok(p, min_size, capacity) &&
-                   atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id)) {
-        void *b = bw__tc_pop(p, bw__tl_last, min_size, capacity);
-        if (BW__LIKELY(b != NULL)) return b;
-    }
-    return bw__rent_slow(p, min_size, capacity, false);
+                   atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id))
+        return bw__tc_pop(p, bw__tl_last, min_size, capacity);
+    return NULL;
+}
+
+void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
+{
+    void *b = bw__rent_cached(p, min_size, capacity);
+    if (BW__LIKELY(b != NULL)) return b;
+    return bw__rent_slow(p, min_size, capacity, false, 0);
 }
 
 /* The warm block is taken under the lock of the level that holds it (the
@@ -9840,9 +10007,18 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity)
 {
     void *b;
-    if (s->warm > s->size && (b = bw__rent_slow(p, s->warm, capacity, true)) != NULL)
-        return b;
-    return bw_pool_rent(p, s->size, capacity);
+    if (s->warm > s->size) {
+        /* A warm block in this thread's own cache is bw_pool_rent's pop: the
+         * slow path's clock read and decay pass are for calls the cache
+         * cannot serve (through them J's repeated 256 KiB job cost 1,419
+         * instructions more than its memcpy, 768 without: make -C bench
+         * callgrind). */
+        if ((b = bw__rent_cached(p, s->warm, capacity)) != NULL) return b;
+        if ((b = bw__rent_slow(p, s->warm, capacity, true, 0)) != NULL) return b;
+    }
+    /* bw_pool_rent's fast path, then its slow path told what to fill. */
+    if ((b = bw__rent_cached(p, s->size, capacity)) != NULL) return b;
+    return bw__rent_slow(p, s->size, capacity, false, s->fill);
 }
 
 /* Reserve budget for one more slot of class ci in tc. A cache never
@@ -9905,14 +10081,6 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     bool pooled;
     unsigned ci = 0;
 
-    /* A medium block into this thread's cache: the inline path's push,
-     * then its class seen now (see medium_return_span). */
-    if (bw__return_in_span(p, block, capacity, true) &&
-        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
-        bw__tc_push(p, bw__tl_last, block, capacity)) {
-        bw__tcache_pushed(p, bw__tl_last, bw__log2(capacity) - p->min_shift);
-        return BW_OK;
-    }
     /* A pool switch: as in bw__rent_slow. */
     if (bw__return_fast_ok(p, block, capacity) &&
         atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) != p->id &&
@@ -9955,13 +10123,31 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
     return BW_OK;
 }
 
+/* A medium block into this thread's cache: the inline path's push, then
+ * its class stamped with the time (see medium_return_span); anything else
+ * to bw__return_slow. A function of its own, apart from bw__return_slow,
+ * whose frame (six registers saved before its first test) cost a
+ * 64 KiB rent + return 20 of its 180 instructions. */
+static BW__NOINLINE int bw__return_medium(bw_pool *p, void *block, size_t capacity)
+{
+    bw__tcache *tc = bw__tl_last;
+    if (bw__return_in_span(p, block, capacity, true) &&
+        atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
+        bw__tc_push(p, tc, block, capacity)) {
+        if (p->opt.decay_ms != BW_DECAY_NEVER)
+            bw__tc_stamp(tc, bw__log2(capacity) - p->min_shift, bw__now_ms());
+        return BW_OK;
+    }
+    return bw__return_slow(p, block, capacity, capacity);
+}
+
 int bw_pool_return(bw_pool *p, void *block, size_t capacity)
 {
     if (BW__LIKELY(bw__return_fast_ok(p, block, capacity) &&
                    atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
                    bw__tc_push(p, bw__tl_last, block, capacity)))
         return BW_OK;
-    return bw__return_slow(p, block, capacity, capacity);
+    return bw__return_medium(p, block, capacity);
 }
 
 BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacity,
@@ -9977,6 +10163,28 @@ BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacit
         return bw_pool_return(p, block, capacity);
     }
     return bw__return_slow(p, block, capacity, written);
+}
+
+/* One clock read for the two that want it: the learned jump stamps the
+ * length with the time, and a medium block pushed into the thread's cache
+ * its class (as bw__return_medium stamps it). The time is read a few
+ * instructions before the push, so it is the push's to the coarse clock's
+ * tick, as a read after it would be: decay still ages the block from its
+ * return. Two reads were two of the three of a repeated 64 KiB job. */
+BW__INTERNAL void bw__pool_job_end(bw_pool *p, void *block, size_t capacity, size_t written,
+                                   size_t len)
+{
+    uint64_t now = bw__pool_learns(p, len) ? bw__learn_record(p, len) : 0;
+    if (block == NULL || bw__return_fast(p, block, capacity)) return;
+    if (now != 0 && (written >= capacity || !p->reserves) &&
+        bw__return_in_span(p, block, capacity, true) &&
+        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
+        bw__tc_push(p, bw__tl_last, block, capacity)) {
+        if (p->opt.decay_ms != BW_DECAY_NEVER)
+            bw__tc_stamp(bw__tl_last, bw__log2(capacity) - p->min_shift, now);
+        return;
+    }
+    (void)bw__pool_return_written(p, block, capacity, written);
 }
 
 BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
@@ -10176,8 +10384,9 @@ void bw_pool_get_stats(bw_pool *pool, bw_pool_stats *out)
 #include <stdlib.h>
 #include <string.h>
 
-/* The empty cache every thread starts with: pool id 0 matches no pool. */
-static bw__tcache bw__no_cache;
+/* The empty cache every thread starts with: pool id 0 matches no pool, a
+ * first_back of SIZE_MAX no capacity, a shared_first of 0 no size. */
+static bw__tcache bw__no_cache = {.first_back = SIZE_MAX};
 
 static BW__THREAD_LOCAL bw__tcache *bw__tl_last = &bw__no_cache;
 static BW__THREAD_LOCAL bw__tcache *bw__tl_head;
@@ -10296,20 +10505,22 @@ BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now)
     }
 }
 
-BW__INTERNAL void bw__tcache_pushed(bw_pool *p, bw__tcache *tc, unsigned ci)
-{
-    if (p->opt.decay_ms == BW_DECAY_NEVER) return;
-    tc->seen[ci].ops = bw__tc_ops(tc, ci);
-    tc->seen[ci].ms = bw__now_ms();
-}
-
 /* Decay of a thread's own cache, gathered into f. Two ways to know a block
  * is old enough: its class untouched since a slow call saw it decay_ms ago
  * (then all its blocks go), or the blocks below the class's low-water mark,
  * untouched since the last decay, decay_ms or more ago. Each class is
  * judged by its own count: a thread whose small messages keep one class
  * busy on the fast path still gives back, at its next slow call, the big
- * block another class has held untouched for decay_ms. */
+ * block another class has held untouched for decay_ms.
+ *
+ * An empty class is skipped: it has nothing to give back, its mark is 0
+ * already (the mark is never above what a class holds: a pop below it is
+ * the slow path's, which lowers it), and its count is judged at the first
+ * slow call that finds a block in it, which sees the count moved since
+ * (the block's push) and ages the block from then, as it would have with
+ * the count noted here. Most of a cache's 17 classes are empty: J's
+ * 4 MiB job's two passes (its large rent and return) took 986
+ * instructions, 608 with the skip (make -C bench callgrind). */
 static uint64_t bw__tcache_decay_into(bw_pool *p, bw__tcache *tc, uint64_t now, bw__frees *f)
 {
     uint64_t bytes = 0;
@@ -10317,8 +10528,10 @@ static uint64_t bw__tcache_decay_into(bw_pool *p, bw__tcache *tc, uint64_t now, 
     unsigned ci;
     for (ci = 0; ci < p->tc_classes; ci++) {
         bw__tc_seen *seen = &tc->seen[ci];
-        uint64_t ops = bw__tc_ops(tc, ci);
         size_t n = bw__tc_held(tc, ci), k = 0;
+        uint64_t ops;
+        if (n == 0) continue;
+        ops = bw__tc_ops(tc, ci);
         if (ops != seen->ops) {
             seen->ops = ops;
             seen->ms = now;
@@ -10508,6 +10721,9 @@ BW__INTERNAL bw__tcache *bw__tcache_get_slow(bw_pool *p)
     /* A small message's block: the pool's first block, when the fast paths
      * serve its class (bw__rent_first, bw__return_fast). */
     tc->first_size = p->first_fast;
+    tc->first_back = p->first_fast != 0 ? p->first_fast : SIZE_MAX;
+    tc->shared_first =
+        p == atomic_load_explicit(&bw__shared_pool, memory_order_acquire) ? p->first_fast : 0;
     tc->first = &tc->cls[p->first_class];
     tc->last_decay = p->opt.decay_ms != BW_DECAY_NEVER ? bw__now_ms() : 0;
     for (i = 0; i < p->tc_classes; i++) tc->seen[i].ms = tc->last_decay;
