@@ -368,6 +368,16 @@ bw_pool_stats stats_of(bw_pool *p);
 int env_set(const char *name);
 int plain_env(void);
 int maps_large(void);
+#ifndef _WIN32
+/* A backing allocator of fresh anonymous mappings, never touched, so which
+ * pages of a block are in memory (resident_pages) is what the pool and the
+ * writer touched; the last block it gave goes to *ctx unless ctx is NULL.
+ * A failing munmap aborts. */
+void *map_alloc(void *ctx, size_t size);
+void map_free(void *ctx, void *block, size_t size);
+/* How many of the pages of [b, b + n) are in memory (mincore). */
+size_t resident_pages(const void *b, size_t n);
+#endif
 void *rent_ok(bw_pool *p, size_t n, size_t *cap); /* a rent that must succeed */
 /* Rent b[0..n) (sizes[i], or size when sizes is NULL), each must succeed;
  * return them all, each must be BW_OK. */

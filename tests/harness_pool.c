@@ -14,6 +14,9 @@
 #endif
 #include <time.h>
 #include <unistd.h>
+#ifndef _WIN32
+#  include <sys/mman.h>
+#endif
 
 /* ---- Pools: options, stats, renting, time, big jobs -------------------- */
 
@@ -106,6 +109,33 @@ int maps_large(void)
     return 0;
 #endif
 }
+
+#ifndef _WIN32
+void *map_alloc(void *ctx, size_t size)
+{
+    void *b = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED) return NULL;
+    if (ctx != NULL) *(void **)ctx = b;
+    return b;
+}
+
+void map_free(void *ctx, void *block, size_t size)
+{
+    (void)ctx;
+    if (munmap(block, size) != 0) abort();
+}
+
+size_t resident_pages(const void *b, size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), i, count = 0;
+    unsigned char *v = (unsigned char *)malloc((n + page - 1) / page);
+    cr_assert_not_null(v);
+    cr_assert_eq(mincore((void *)b, n, v), 0);
+    for (i = 0; i < (n + page - 1) / page; i++) count += v[i] & 1;
+    free(v);
+    return count;
+}
+#endif
 
 bw_pool_stats stats_of(bw_pool *p)
 {

@@ -812,33 +812,6 @@ Test(defaults, zero_on_return_writer_blocks_read_as_zeros_after_every_write)
     }
 }
 
-/* A test allocator over mmap, so that which pages of a block were touched
- * shows (mincore): the last block it gave is *last. */
-static void *mmap_alloc(void *ctx, size_t size)
-{
-    void *b = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (b == MAP_FAILED) return NULL;
-    *(void **)ctx = b;
-    return b;
-}
-
-static void mmap_free(void *ctx, void *b, size_t size)
-{
-    (void)ctx;
-    cr_expect_eq(munmap(b, size), 0);
-}
-
-/* Pages of [b, b + n) in memory. */
-static size_t resident_pages(void *b, size_t n)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), i, count = 0;
-    unsigned char *v = (unsigned char *)malloc(n / page);
-    cr_assert_not_null(v);
-    cr_assert_eq(mincore(b, n, v), 0);
-    for (i = 0; i < n / page; i++) count += v[i] & 1;
-    free(v);
-    return count;
-}
 
 /* What broke (0.4.0): a zeroing pool zeroed a block's whole
  * capacity when a writer gave it back, so a 20 KiB job that started in a
@@ -850,7 +823,7 @@ Test(defaults, zero_on_return_small_job_in_large_block_zeroes_what_it_wrote)
 {
     static unsigned char chunk[KiB];
     const size_t job = 63 * MiB, big = 64 * MiB;
-    bw_allocator hook = { mmap_alloc, NULL, mmap_free, NULL };
+    bw_allocator hook = { map_alloc, NULL, map_free, NULL };
     bw_pool_options o;
     bw_pool *p;
     bw_writer w = BW_WRITER_INIT;

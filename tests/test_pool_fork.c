@@ -7,7 +7,6 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -122,18 +121,6 @@ Test(pool_fork, handlers_registered_first_use_the_pool, .timeout = 30)
 #  endif
 #endif
 
-static void *map_alloc(void *ctx, size_t size)
-{
-    void *b = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    (void)ctx;
-    return b == MAP_FAILED ? NULL : b;
-}
-
-static void map_free(void *ctx, void *block, size_t size)
-{
-    (void)ctx;
-    munmap(block, size);
-}
 
 static const bw_allocator map_allocator = { map_alloc, NULL, map_free, NULL };
 
