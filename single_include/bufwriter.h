@@ -8118,14 +8118,19 @@ void *bw__remap(void *block, size_t old_size, size_t new_size)
  * a page at a time cost 265 us (a fault a page); populated in one call,
  * then written, 113 us. MADV_POPULATE_WRITE is 23 in Linux's uapi
  * headers; older C library headers lack the name, and an older kernel
- * answers EINVAL, which is ignored. */
-#if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
-#  define MADV_POPULATE_WRITE 23
+ * answers EINVAL, which is ignored. madvise and the MADV_ names are hidden,
+ * as MADV_HUGEPAGE above, from a program that asked for a POSIX level
+ * alone (MADV_NORMAL tells): then pages fault in one at a time. */
+#if defined(__linux__) && defined(MADV_NORMAL)
+#  ifndef MADV_POPULATE_WRITE
+#    define MADV_POPULATE_WRITE 23
+#  endif
+#  define BW__POPULATES 1
 #endif
 
 void bw__populate(void *block, size_t n)
 {
-#if defined(__linux__)
+#ifdef BW__POPULATES
     uintptr_t a = ((uintptr_t)block + 4095) & ~(uintptr_t)4095;
     uintptr_t e = ((uintptr_t)block + n) & ~(uintptr_t)4095;
     if (e > a) (void)madvise((void *)a, (size_t)(e - a), MADV_POPULATE_WRITE);
