@@ -281,7 +281,7 @@ uint64_t run_bufwriter_fresh_pool(Ctx &c)
     return s;
 }
 
-// Issue 6's steady state: a pool created once with BW_POOL_LEARN_SIZE and
+// The steady state: a pool created once with BW_POOL_LEARN_SIZE and
 // large retention (max_large_bytes; default threshold 1 MiB). After the
 // warm-up jobs the writer starts at the learned size and its block above
 // the threshold is a kept, warm one: no growth, no copy, no backing
@@ -309,7 +309,7 @@ uint64_t run_bufwriter_reserved(Ctx &c)
     return write_with(c, w);
 }
 
-// Issue 7 / issue 10: the segmented writer (bw_init_chain) on the shared
+// The segmented writer (bw_init_chain) on the shared
 // pool, default options (blocks of 4 KiB doubling to the 1 MiB threshold,
 // all pooled): never copies on growth. Read back through its iovec (the
 // checksum's few bytes). The row names keep 0.1's "bw_chain".
@@ -324,7 +324,7 @@ uint64_t chain_checksum(const bw_writer &w)
 }
 
 // Segmented writer, 10 MiB in 8 KiB chunks, a new writer per job (blocks from
-// the warm shared pool): the issue 10 row, against limit_warm.
+// the warm shared pool), against limit_warm.
 uint64_t run_bw_chain(Ctx &c)
 {
     bw_writer w;

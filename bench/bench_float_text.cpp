@@ -132,7 +132,7 @@ void reg(const char *name, void (*fn)(benchmark::State &))
 
 } // namespace
 
-// issue 28: floating-point text, the shortest digits against printf.
+// Floating-point text, the shortest digits against printf.
 void register_float_text(const Options &)
 {
     reg("T/snprintf_17g", bm_float_text<0>);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// bench_handoff.cpp - K (issue 36): a text handed to the caller as memory
+// bench_handoff.cpp - K: a text handed to the caller as memory
 // free() releases, at every length from 16 B to 64 KiB (powers of two, and
 // the 223..511 B band where 0.4 handed over a 512-byte first block and the
 // pool rented a new one for the next text). Per text: a writer on the

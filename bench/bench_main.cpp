@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// bench_main.cpp - the bufwriter benchmark (issues 3 and 10). Registers the
+// bench_main.cpp - the bufwriter benchmark. Registers the
 // workloads, records which allocator really serves malloc, runs
 // google-benchmark. Row names start with their workload's letter:
 //   A, B  appending (10 MiB in 8 KiB chunks; size and chunk sweeps)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// bench_messages.cpp - Workload E (issue 6): small messages. Each message is a u32
+// bench_messages.cpp - Workload E: small messages. Each message is a u32
 // little-endian length and `size` payload bytes (16, 64, 256; 1024 for
 // raw_store, bufwriter and the min_first_block rows), then read (checksum of
 // a few bytes) and dropped. Baseline: raw_store, a memcpy / pointer bump

@@ -3,7 +3,7 @@
 // through a FILE*.
 //
 // Workload F: 10 MiB (8 KiB appends). Baseline writer_write_fd: build a
-// contiguous bw_writer and write() it (the issue's comparison; a write to
+// contiguous bw_writer and write() it (a write to
 // /dev/null itself costs next to nothing, so the rows compare the building).
 //   writer_write_fd   build a contiguous writer, bw_write_fd (one write call)
 //   chain_writev      build a segmented writer (bw_init_chain), bw_write_fd
@@ -12,7 +12,7 @@
 //                     writer, fclose
 //   open_memstream    fwrite 8 KiB pieces into open_memstream, fclose
 //
-// Workload G (issue 10): streaming, 256 MiB (1 GiB with --bw_full) in 8 KiB
+// Workload G: streaming, 256 MiB (1 GiB with --bw_full) in 8 KiB
 // writes to /dev/null, bounded memory. Baseline fwrite_setvbuf.
 //   fwrite_setvbuf    fwrite to fopen("/dev/null") with a 64 KiB setvbuf buffer
 //   bw_fd             bw_write into bw_init_fd(/dev/null, 64 KiB), bw_flush
@@ -223,7 +223,7 @@ void register_output(const Options &o)
     reg("F/fopen_writer", bm_fopen_writer);
     reg("F/open_memstream", bm_open_memstream);
 
-    // issue 10: streaming 256 MiB (1 GiB in run-full) to /dev/null in 8 KiB
+    // Streaming 256 MiB (1 GiB in run-full) to /dev/null in 8 KiB
     // writes with a 64 KiB buffer: fwrite + setvbuf against bw_init_fd.
     const size_t size = o.full ? 1024 * MiB : 256 * MiB;
     const struct { const char *name; void (*fn)(benchmark::State &); } g[] = {

@@ -27,7 +27,7 @@
 // to start writers at 64 MiB (two 63 MiB jobs, BW_POOL_LEARN_SIZE, taught
 // again untimed every 12 ops) and keeps that block; each op is a 20 KiB
 // job (1 KiB writes) in it and its release, which zeroes what the job may
-// have written (issue 35: it zeroed the whole 64 MiB).
+// have written (0.4.0 zeroed the whole 64 MiB).
 #include "bench_common.h"
 
 #include <cstdlib>

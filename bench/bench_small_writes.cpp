@@ -126,7 +126,7 @@ void bm_bw_put_u32le_clear(benchmark::State &st)
     if (bad) st.SkipWithError("wrong result");
 }
 
-// The cursor (issue 16): the same 1M u32 through bw_enc_u32le into one span
+// The cursor: the same 1M u32 through bw_enc_u32le into one span
 // of a writer kept across iterations, committed once with bw_advance_to.
 // The loop has raw_store's shape (a pointer bump, no asm), so it compares
 // with raw_store: the same code, vectorised the same way.
@@ -154,7 +154,7 @@ void bm_bw_enc_u32le(benchmark::State &st)
     if (bad) st.SkipWithError("wrong result");
 }
 
-// Back-patching (issue 6): a u32 placeholder, the 1M u32 writes, then the
+// Back-patching: a u32 placeholder, the 1M u32 writes, then the
 // placeholder patched with the byte length (bw_patch_u32le). A new writer
 // per iteration on the shared pool, as bw_put_u32le.
 void bm_bw_patch(benchmark::State &st)
@@ -489,16 +489,16 @@ void reg(const char *name, void (*fn)(benchmark::State &))
 void register_small_writes(const Options &)
 {
     reg("C/raw_store", bm_raw_store<false>);
-    // issue 10: the scalar floor (raw_store without auto-vectorisation).
+    // The scalar floor (raw_store without auto-vectorisation).
     reg("C/raw_store_scalar", bm_raw_store<true>);
     reg("C/bw_put_u32le", bm_bw_put_u32le);
     reg("C/bw_put_u32le_clear", bm_bw_put_u32le_clear);
-    // issue 10: the same 1M puts in the other modes (segmented, streaming to
+    // The same 1M puts in the other modes (segmented, streaming to
     // /dev/null, fixed over a 4 MiB buffer); contiguous is bw_put_u32le_clear.
     reg("C/bw_put_u32le_chain", bm_bw_put_u32le_chain);
     reg("C/bw_put_u32le_fd", bm_bw_put_u32le_fd);
     reg("C/bw_put_u32le_fixed", bm_bw_put_u32le_fixed);
-    // issue 16: the cursor, 1M u32 through bw_enc_u32le into one span.
+    // The cursor, 1M u32 through bw_enc_u32le into one span.
     reg("C/bw_enc_u32le", bm_bw_enc_u32le);
     reg("C/bw_patch", bm_bw_patch);
     reg("C/bw_patch_records", bm_bw_patch_records);
@@ -506,14 +506,14 @@ void register_small_writes(const Options &)
     reg("C/open_memstream_unlocked", bm_memstream<true>);
     reg("C/std_string", bm_std_string);
 
-    // issue 16: 1M records u32 + uvarint + u64 + f64: by hand, through the
+    // 1M records u32 + uvarint + u64 + f64: by hand, through the
     // cursor (a span per record, one span), through the puts.
     reg("R/hand", bm_rec_hand);
     reg("R/cursor_span_per_record", bm_rec_writer<0>);
     reg("R/cursor_one_span", bm_rec_writer<1>);
     reg("R/puts", bm_rec_writer<2>);
 
-    // issue 10: 1M CSV lines "%d,%d,%d\n", printf against the decimal puts.
+    // 1M CSV lines "%d,%d,%d\n", printf against the decimal puts.
     benchmark::RegisterBenchmark("H/bw_printf", bm_csv_printf)
         ->Arg(static_cast<int64_t>(kLines))->ArgName("count")
         ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.1);

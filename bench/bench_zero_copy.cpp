@@ -77,7 +77,7 @@ void bm_zero_copy(benchmark::State &st, Kind kind)
     if (failed) st.SkipWithError("wrong result (length or write error)");
 }
 
-// Z/vref: msgpack's vrefbuffer shape (issue 36): N records of a 10-byte
+// Z/vref: msgpack's vrefbuffer shape: N records of a 10-byte
 // header written and a 4 KiB body linked, read out as iovecs, released;
 // against Z/vref_iovec, a plain iovec-array writer: a malloc'd struct iovec
 // array growing by realloc, the headers copied into 4 KiB side chunks.

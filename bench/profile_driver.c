@@ -39,7 +39,7 @@
  *   profile_driver free N           N bw_free_capacity calls in free_loop*
  *                                   on a contiguous writer holding bytes,
  *                                   each read again from memory (the ports
- *                                   that ask before every write: issue 36)
+ *                                   that ask before every write)
  *   profile_driver refs N BODY KIND N records of a 10-byte header and a
  *                                   BODY-byte body in ref_loop* (10 warm
  *                                   jobs): KIND = linked (bw_append_ref) |
@@ -474,7 +474,7 @@ unsigned long job_loop(uint32_t jobs, size_t size, unsigned char *warm)
  * vrefbuffer has: a malloc'd struct iovec array that doubles by realloc,
  * the headers copied into 4 KiB side chunks (a list, so the iovecs into
  * them stay valid), every body one iovec. The floor a linked record is
- * measured against (issue 36: <= 1.0x at 1,000 and 5,000 records). */
+ * measured against (the target: <= 1.0x at 1,000 and 5,000 records). */
 struct drv_iov {
     void *base;
     size_t len;

@@ -24,9 +24,9 @@ EF='^E/(raw_store|bw_inline|bw_inline_init)/'
 r glibc "" build/bench "$EF" rerun-glibc-E
 r mimalloc $MI build/bench "$EF" rerun-mimalloc-E
 r jemalloc $JE build/bench_nocount '^D/.*/size:(16|32|64|128|256|512|1024|2048|4096)/min_time:0.050$' rerun-jemalloc-D-nocount --benchmark_repetitions=11
-# Issue 10's rows: the segmented writer against the memcpy limit (A), the put
+# The segmented writer against the memcpy limit (A), the put
 # in every mode (C), streaming 1 GiB (G) and CSV lines (H).
 IF='^(A/(limit_warm|bufwriter|bw_chain)/|C/(raw_store|bw_put_u32le_clear|bw_put_u32le_chain|bw_put_u32le_fd|bw_put_u32le_fixed)/|G/|H/)'
-r glibc "" build/bench "$IF" rerun-glibc-issue10
-r jemalloc $JE build/bench "$IF" rerun-jemalloc-issue10
-r mimalloc $MI build/bench "$IF" rerun-mimalloc-issue10
+r glibc "" build/bench "$IF" rerun-glibc-AGCH
+r jemalloc $JE build/bench "$IF" rerun-jemalloc-AGCH
+r mimalloc $MI build/bench "$IF" rerun-mimalloc-AGCH

@@ -121,8 +121,8 @@ else
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$ACDE_NO_MFB" jemalloc-ACDE
   [ -n "$JE" ] && run jemalloc "$JE" build/bench "$BDEF" jemalloc-B --benchmark_repetitions=3
   [ -n "$MI" ] && run mimalloc "$MI" build/bench '^A/' mimalloc-A --benchmark_repetitions=3
-  # D under mimalloc, the allocator the small paths' target names (issue
-  # 35: a rent + return of every class <= its malloc + free), single thread
+  # D under mimalloc, the allocator the small paths' target names (a rent
+  # + return of every class <= its malloc + free), single thread
   # as the default run registers it, in bench_nocount: the counting
   # wrappers' cost would land on malloc_free only.
   [ -n "$MI" ] && run mimalloc "$MI" build/bench_nocount '^D/' mimalloc-D-nocount
