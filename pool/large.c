@@ -12,6 +12,10 @@
  *
  * Kept blocks decay: one unused for decay_ms goes back to the allocator.
  *
+ * A writer's large blocks also move here: a reservation widened in place
+ * (bw__pool_rent_reserve, bw__pool_cut) and a move that takes a kept block
+ * or the hook's realloc (bw__pool_regrow).
+ *
  * The sizes writers ask for, and what the pool learns, are in growth.c. */
 #include "pool_writer.h"
 #include "track.h"
@@ -127,4 +131,93 @@ BW__INTERNAL void bw__large_free_all(bw_pool *p)
         bw__mutex_unlock(&p->large_lock);
         bw__backing_free(p, NULL, e.block, e.size);
     }
+}
+
+/* Reservations and moves of large blocks ---------------------------------- */
+
+BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
+                                         size_t *capacity)
+{
+#ifdef BW__MAP_MIN
+    bw__tcache *tc;
+    uint64_t now;
+    void *b;
+    if (p->reserves && size >= BW__MAP_MIN && size > p->opt.max_pooled_size &&
+        reserve > size) {
+        tc = bw__slow_enter(p, &now);
+        if ((b = bw__large_take(p, size)) != NULL) {
+            /* Idle memory first: it costs no fresh pages. */
+            BW__COUNT(p, tc, hits, 1);
+            BW__COUNT(p, tc, large_hits, 1);
+            BW__COUNT(p, tc, out_bytes, size);
+            *capacity = size;
+            return b;
+        }
+        /* Only where growth would take fresh memory all the way: with
+         * blocks kept above the threshold, the writer's next moves take
+         * them (warm memory beats fresh pages, even with a copy), and a
+         * reservation would fault in fresh pages every job. */
+        if (atomic_load_explicit(&p->large_bytes, memory_order_relaxed) == 0 &&
+            (b = bw__backing_alloc(p, tc, reserve)) != NULL) {
+            BW__COUNT(p, tc, misses, 1);
+            BW__COUNT(p, tc, out_bytes, reserve);
+            *capacity = reserve;
+            return b;
+        }
+        /* No address space for it: the block alone. */
+    }
+#else
+    (void)reserve;
+#endif
+    return bw_pool_rent(p, size, capacity);
+}
+
+BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t size)
+{
+#ifdef BW__MAP_MIN
+    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
+    bw__unmap_tail(block, capacity, size);
+    BW__COUNT(p, tc, out_bytes, (uint64_t)size - (uint64_t)capacity);
+#else
+    (void)p, (void)block, (void)capacity, (void)size;
+#endif
+}
+
+BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
+                                   const bw__size *s, size_t *new_cap)
+{
+    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
+    void *nb = NULL;
+    if (s->warm > s->size && (nb = bw__large_take(p, s->warm)) != NULL) *new_cap = s->warm;
+    if (nb == NULL && (nb = bw__large_take(p, s->size)) != NULL) *new_cap = s->size;
+    if (nb != NULL) {
+        /* Warm memory: a copy of len bytes costs less than fresh pages. */
+        BW__COUNT(p, tc, hits, 1);
+        BW__COUNT(p, tc, large_hits, 1);
+        BW__COUNT(p, tc, out_bytes, *new_cap);
+        if (p->checked) bw__check_rented(p, nb, *new_cap);
+        memcpy(nb, b, len);
+        (void)bw_pool_return(p, b, old_cap);
+        return nb;
+    }
+    *new_cap = s->size;
+    if (p->checked && !bw__check_return(p, b, old_cap, false)) return NULL;
+    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap + p->extra, *new_cap + p->extra);
+    if (nb == NULL) {
+        if (p->checked) bw__check_rented(p, b, old_cap); /* still the caller's */
+        return NULL;
+    }
+    if (p->checked) {
+        bw__canary_set(nb, *new_cap);
+        bw__check_freed(p, b);
+        bw__check_rented(p, nb, *new_cap);
+    }
+    /* One realloc is one backing free and one backing allocation, one
+     * return and one rent: the counters stay balanced. */
+    BW__COUNT(p, tc, backing_allocs, 1);
+    BW__COUNT(p, tc, backing_frees, 1);
+    BW__COUNT(p, tc, misses, 1);
+    BW__COUNT(p, tc, returns, 1);
+    BW__COUNT(p, tc, out_bytes, (uint64_t)*new_cap - (uint64_t)old_cap);
+    return nb;
 }

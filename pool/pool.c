@@ -1,17 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* pool.c - the size-class pool: create/destroy, rent/return, the shared
  * level, trim and stats. Thread caches live in tcache.c, checked mode in
- * check.c, the backing allocators in alloc.c. */
+ * check.c, the backing allocators in alloc.c, kept large blocks and
+ * reservations in large.c. */
 #include "pool_writer.h"
 #include "track.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Count into the thread cache when there is one (no atomic RMW), else into
- * the pool-wide counters. */
-#define BW__COUNT(p, tc, name, v) \
-    do { if (tc) BW__TC_ADD(tc, name, v); else BW__POOL_ADD(p, name, v); } while (0)
 
 /* Zeroing that the compiler may not drop even though the block is not read
  * again before it is handed out (what explicit_bzero does, without needing
@@ -379,9 +375,7 @@ size_t bw_pool_class_size(const bw_pool *pool, size_t min_size)
 #  define BW__NOINLINE
 #endif
 
-/* Every slow path starts here: the thread's cache (NULL without one), and
- * decay when it is on. The clock is read on slow paths only. */
-static bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
+BW__INTERNAL bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
 {
     bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
     *now = 0;
@@ -612,20 +606,28 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
 }
 
 /* A medium block into this thread's cache: the inline path's push, then
- * its class stamped with the time (see medium_return_span); anything else
- * to bw__return_slow. A function of its own, apart from bw__return_slow,
- * whose frame (six registers saved before its first test) cost a
- * 64 KiB rent + return 20 of its 180 instructions. */
-static BW__NOINLINE int bw__return_medium(bw_pool *p, void *block, size_t capacity)
+ * its class stamped with the time (see medium_return_span): `now`, or the
+ * clock read after the push when now is 0. False: the cache did not take
+ * it. */
+static inline bool bw__push_medium(bw_pool *p, void *block, size_t capacity, uint64_t now)
 {
     bw__tcache *tc = bw__tl_last;
-    if (bw__return_in_span(p, block, capacity, true) &&
-        atomic_load_explicit(&tc->pool_id, memory_order_relaxed) == p->id &&
-        bw__tc_push(p, tc, block, capacity)) {
-        if (p->opt.decay_ms != BW_DECAY_NEVER)
-            bw__tc_stamp(tc, bw__log2(capacity) - p->min_shift, bw__now_ms());
-        return BW_OK;
-    }
+    if (!bw__return_in_span(p, block, capacity, true) ||
+        atomic_load_explicit(&tc->pool_id, memory_order_relaxed) != p->id ||
+        !bw__tc_push(p, tc, block, capacity))
+        return false;
+    if (p->opt.decay_ms != BW_DECAY_NEVER)
+        bw__tc_stamp(tc, bw__log2(capacity) - p->min_shift, now != 0 ? now : bw__now_ms());
+    return true;
+}
+
+/* bw_pool_return's medium blocks, and anything else to bw__return_slow. A
+ * function of its own, apart from bw__return_slow, whose frame (six
+ * registers saved before its first test) cost a 64 KiB rent + return 20
+ * of its 180 instructions. */
+static BW__NOINLINE int bw__return_medium(bw_pool *p, void *block, size_t capacity)
+{
+    if (bw__push_medium(p, block, capacity, 0)) return BW_OK;
     return bw__return_slow(p, block, capacity, capacity);
 }
 
@@ -665,101 +667,9 @@ BW__INTERNAL void bw__pool_job_end(bw_pool *p, void *block, size_t capacity, siz
     uint64_t now = bw__pool_learns(p, len) ? bw__learn_record(p, len) : 0;
     if (block == NULL || bw__return_fast(p, block, capacity)) return;
     if (now != 0 && (written >= capacity || !p->reserves) &&
-        bw__return_in_span(p, block, capacity, true) &&
-        atomic_load_explicit(&bw__tl_last->pool_id, memory_order_relaxed) == p->id &&
-        bw__tc_push(p, bw__tl_last, block, capacity)) {
-        if (p->opt.decay_ms != BW_DECAY_NEVER)
-            bw__tc_stamp(bw__tl_last, bw__log2(capacity) - p->min_shift, now);
+        bw__push_medium(p, block, capacity, now))
         return;
-    }
     (void)bw__pool_return_written(p, block, capacity, written);
-}
-
-BW__INTERNAL void *bw__pool_rent_reserve(bw_pool *p, size_t size, size_t reserve,
-                                         size_t *capacity)
-{
-#ifdef BW__MAP_MIN
-    bw__tcache *tc;
-    uint64_t now;
-    void *b;
-    if (p->reserves && size >= BW__MAP_MIN && size > p->opt.max_pooled_size &&
-        reserve > size) {
-        tc = bw__slow_enter(p, &now);
-        if ((b = bw__large_take(p, size)) != NULL) {
-            /* Idle memory first: it costs no fresh pages. */
-            BW__COUNT(p, tc, hits, 1);
-            BW__COUNT(p, tc, large_hits, 1);
-            BW__COUNT(p, tc, out_bytes, size);
-            *capacity = size;
-            return b;
-        }
-        /* Only where growth would take fresh memory all the way: with
-         * blocks kept above the threshold, the writer's next moves take
-         * them (warm memory beats fresh pages, even with a copy), and a
-         * reservation would fault in fresh pages every job. */
-        if (atomic_load_explicit(&p->large_bytes, memory_order_relaxed) == 0 &&
-            (b = bw__backing_alloc(p, tc, reserve)) != NULL) {
-            BW__COUNT(p, tc, misses, 1);
-            BW__COUNT(p, tc, out_bytes, reserve);
-            *capacity = reserve;
-            return b;
-        }
-        /* No address space for it: the block alone. */
-    }
-#else
-    (void)reserve;
-#endif
-    return bw_pool_rent(p, size, capacity);
-}
-
-BW__INTERNAL void bw__pool_cut(bw_pool *p, void *block, size_t capacity, size_t size)
-{
-#ifdef BW__MAP_MIN
-    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
-    bw__unmap_tail(block, capacity, size);
-    BW__COUNT(p, tc, out_bytes, (uint64_t)size - (uint64_t)capacity);
-#else
-    (void)p, (void)block, (void)capacity, (void)size;
-#endif
-}
-
-BW__INTERNAL void *bw__pool_regrow(bw_pool *p, void *b, size_t old_cap, size_t len,
-                                   const bw__size *s, size_t *new_cap)
-{
-    bw__tcache *tc = p->use_tcache ? bw__tcache_get(p) : NULL;
-    void *nb = NULL;
-    if (s->warm > s->size && (nb = bw__large_take(p, s->warm)) != NULL) *new_cap = s->warm;
-    if (nb == NULL && (nb = bw__large_take(p, s->size)) != NULL) *new_cap = s->size;
-    if (nb != NULL) {
-        /* Warm memory: a copy of len bytes costs less than fresh pages. */
-        BW__COUNT(p, tc, hits, 1);
-        BW__COUNT(p, tc, large_hits, 1);
-        BW__COUNT(p, tc, out_bytes, *new_cap);
-        if (p->checked) bw__check_rented(p, nb, *new_cap);
-        memcpy(nb, b, len);
-        (void)bw_pool_return(p, b, old_cap);
-        return nb;
-    }
-    *new_cap = s->size;
-    if (p->checked && !bw__check_return(p, b, old_cap, false)) return NULL;
-    nb = p->alloc.realloc(p->alloc.ctx, b, old_cap + p->extra, *new_cap + p->extra);
-    if (nb == NULL) {
-        if (p->checked) bw__check_rented(p, b, old_cap); /* still the caller's */
-        return NULL;
-    }
-    if (p->checked) {
-        bw__canary_set(nb, *new_cap);
-        bw__check_freed(p, b);
-        bw__check_rented(p, nb, *new_cap);
-    }
-    /* One realloc is one backing free and one backing allocation, one
-     * return and one rent: the counters stay balanced. */
-    BW__COUNT(p, tc, backing_allocs, 1);
-    BW__COUNT(p, tc, backing_frees, 1);
-    BW__COUNT(p, tc, misses, 1);
-    BW__COUNT(p, tc, returns, 1);
-    BW__COUNT(p, tc, out_bytes, (uint64_t)*new_cap - (uint64_t)old_cap);
-    return nb;
 }
 
 /* More than twice need and 64 bytes more: a 200-byte string in a 512-byte

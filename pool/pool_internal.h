@@ -341,6 +341,11 @@ static inline size_t bw__class_size(const bw_pool *p, size_t min_size)
 #define BW__POOL_ADD(p, name, v) \
     atomic_fetch_add_explicit(&(p)->ctr.name, (uint64_t)(v), memory_order_relaxed)
 
+/* Count into the thread cache when there is one (no atomic RMW), else into
+ * the pool-wide counters. */
+#define BW__COUNT(p, tc, name, v) \
+    do { if (tc) BW__TC_ADD(tc, name, v); else BW__POOL_ADD(p, name, v); } while (0)
+
 /* Allocation through the hook, counted (tc may be NULL). Never called with
  * one of the pool's locks held: a hook may use bufwriter itself. */
 BW__INTERNAL void *bw__backing_alloc(bw_pool *p, bw__tcache *tc, size_t size);
@@ -390,6 +395,9 @@ BW__INTERNAL void bw__shared_lock_fork(bool lock);
 /* Decay: give back what has been retained unused for decay_ms (the shared
  * level and the large blocks when due; the calling thread's cache tc). */
 BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now);
+/* Every slow path starts here (pool.c): the thread's cache (NULL without
+ * one), and decay when it is on. The clock is read on slow paths only. */
+BW__INTERNAL bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now);
 
 /* Zeroing the compiler keeps (BW_POOL_ZERO_ON_RETURN). */
 BW__INTERNAL void bw__zero(void *b, size_t n);
@@ -554,13 +562,20 @@ static inline bool bw__tc_push(bw_pool *p, bw__tcache *tc, void *block, size_t c
     return bw__tc_push_class(&tc->cls[bw__log2(capacity) - p->min_shift], block, capacity);
 }
 
+/* Class ci's pushes and pops: what decay compares to tell a class that
+ * moved since it was last seen. */
+static inline uint64_t bw__tc_ops(bw__tcache *tc, unsigned ci)
+{
+    return atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) +
+           atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
+}
+
 /* A block just pushed into class ci of the thread's own cache, with the
  * clock read for it (`now`): the class as seen then, so decay ages the
  * block from its return (no decay pass). Inline: two stores. */
 static inline void bw__tc_stamp(bw__tcache *tc, unsigned ci, uint64_t now)
 {
-    tc->seen[ci].ops = atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) +
-                       atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
+    tc->seen[ci].ops = bw__tc_ops(tc, ci);
     tc->seen[ci].ms = now;
 }
 

@@ -139,12 +139,6 @@ BW__INTERNAL void bw__tcache_flush(bw__tcache *tc, bool to_shared, bw__frees *f)
     }
 }
 
-static uint64_t bw__tc_ops(bw__tcache *tc, unsigned ci)
-{
-    return atomic_load_explicit(&tc->cls[ci].push, memory_order_relaxed) +
-           atomic_load_explicit(&tc->cls[ci].pop, memory_order_relaxed);
-}
-
 BW__INTERNAL void bw__tcache_seen(bw_pool *p, bw__tcache *tc, uint64_t now)
 {
     unsigned ci;
