@@ -295,7 +295,12 @@ typedef struct bw_allocator {
     void  *ctx;
 } bw_allocator;
 
-/* malloc / realloc / free. Never NULL. */
+/* malloc / realloc / free, except: on Linux a block of 2 MiB or more is a
+ * mapping of its own, asking for huge pages; a block of 16 KiB or more
+ * (a multiple of 4 KiB) starts on a page boundary, from aligned_alloc,
+ * which free() releases (not on Windows), because a memcpy into glibc's
+ * usual block, 16 bytes past one, ran up to 1.3x slower here when its
+ * source lay just below it modulo 4 KiB. Never NULL. */
 BW_API const bw_allocator *bw_allocator_libc(void);
 /* jemalloc's mallocx / rallocx / sdallocx (sized free). NULL in a build
  * without jemalloc (BW_HAVE_JEMALLOC undefined). */
