@@ -109,6 +109,20 @@ static size_t bw__jump_update(bw_pool *p, uint64_t now)
     return j;
 }
 
+/* The learned jump ages at the clock reads the pool makes anyway, never
+ * by one of its own (bufwriter.h, jump_floor): a slow call, a job's end
+ * that records, a return above the small classes, bw_pool_get_stats. A
+ * move used to read the clock to age it (about 6 ns a read here, one of
+ * the two a repeated job paid). Now the first job after an idle period
+ * may still go towards a size nobody has needed for decay_ms, within the
+ * bound on fresh memory, and its own clock read (its end, or the return
+ * of the block the jump gave it, above the small classes) forgets it. */
+BW__INTERNAL void bw__jump_age(bw_pool *p, uint64_t now)
+{
+    if (now >= atomic_load_explicit(&p->jump_until, memory_order_relaxed))
+        (void)bw__jump_update(p, now);
+}
+
 BW__INTERNAL uint64_t bw__learn_record(bw_pool *p, size_t len)
 {
     unsigned i;
@@ -133,8 +147,9 @@ BW__INTERNAL uint64_t bw__learn_record(bw_pool *p, size_t len)
          * be later (the stored one recomputes it no later than due). The
          * recomputation cost a 64 KiB job 530 of its 9,400 instructions. */
         if (was == len && (age == BW_DECAY_NEVER || now - was_ms < age || was_ms > now))
-            return now;
-        bw__jump_update(p, now);
+            bw__jump_age(p, now);
+        else
+            bw__jump_update(p, now);
         return now;
     }
     return 0;
@@ -156,17 +171,12 @@ BW__INTERNAL size_t bw__learned(bw_pool *p)
     return bw__capped(p, v[b]);
 }
 
-/* The learned jump: the second largest of the last 16 lengths past the
- * floor recorded within decay_ms; 0 when off or fewer than two. */
+/* The learned jump as of now, for bw_pool_get_stats: aged by a clock
+ * read of its own. */
 BW__INTERNAL size_t bw__learned_large(bw_pool *p)
 {
-    size_t j = atomic_load_explicit(&p->jump, memory_order_relaxed);
-    uint64_t now;
-    if (j == 0) return 0; /* nothing learned: no clock read */
-    if (atomic_load_explicit(&p->jump_until, memory_order_relaxed) == UINT64_MAX) return j;
-    now = bw__now_ms();
-    if (now < atomic_load_explicit(&p->jump_until, memory_order_relaxed)) return j;
-    return bw__jump_update(p, now);
+    if (atomic_load_explicit(&p->jump, memory_order_relaxed) != 0) bw__jump_age(p, bw__now_ms());
+    return atomic_load_explicit(&p->jump, memory_order_relaxed);
 }
 
 /* The block on the way to `target` that a writer needing `need` bytes may
@@ -237,7 +247,7 @@ static int bw__size_contig(bw_pool *p, const bw__size_req *r, bw__size *out)
     out->size = size;
     if (!p->learn_growth || (r->cap == 0 && need <= p->opt.min_first_block)) return BW_OK;
     out->learned = true;
-    target = bw__learned_large(p);
+    target = atomic_load_explicit(&p->jump, memory_order_relaxed);
     if (target > size) {
         /* Warm: the learned size itself, if the pool has one idle. */
         t = bw__grow_size(p, target);
