@@ -295,7 +295,12 @@ typedef struct bw_allocator {
     void  *ctx;
 } bw_allocator;
 
-/* malloc / realloc / free. Never NULL. */
+/* malloc / realloc / free, except: on Linux a block of 2 MiB or more is a
+ * mapping of its own, asking for huge pages; a block of 16 KiB or more
+ * (a multiple of 4 KiB) starts on a page boundary, from aligned_alloc,
+ * which free() releases (not on Windows), because a memcpy into glibc's
+ * usual block, 16 bytes past one, ran up to 1.3x slower here when its
+ * source lay just below it modulo 4 KiB. Never NULL. */
 BW_API const bw_allocator *bw_allocator_libc(void);
 /* jemalloc's mallocx / rallocx / sdallocx (sized free). NULL in a build
  * without jemalloc (BW_HAVE_JEMALLOC undefined). */
@@ -467,7 +472,12 @@ typedef struct bw_pool_options {
      * jump size is the growth rule's size for the second largest of the
      * last 16 recorded within decay_ms (so one outlier job never decides
      * it alone, and a size no job has needed for decay_ms is forgotten),
-     * nothing while fewer than two, at most max_learned_size. A contiguous
+     * nothing while fewer than two, at most max_learned_size. It ages when
+     * the pool reads the clock for something else, as retained memory
+     * does: a slow call, a job's end that records, a return above 32 KiB,
+     * bw_pool_get_stats; a move reads none, so the first job after an
+     * idle period may still go towards a forgotten size once, within the
+     * bound on fresh memory, until its own end forgets it. A contiguous
      * writer's move, and its first block when the first write is larger
      * than min_first_block, take a block of it that the pool holds idle;
      * else they go as far towards it as bw_init's bound on fresh memory

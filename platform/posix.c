@@ -180,6 +180,12 @@ void bw__malloc_trim(void)
 #endif
 }
 
+void *bw__malloc_pages(size_t size)
+{
+    const size_t page = 4096;
+    return size % page == 0 ? aligned_alloc(page, size) : malloc(size);
+}
+
 bool bw__env_trusted(void)
 {
 #if defined(__linux__)

@@ -98,6 +98,9 @@ uint64_t bw__now_ms(void) { return (uint64_t)GetTickCount64(); }
 
 void bw__malloc_trim(void) {}
 
+/* _aligned_malloc's blocks need _aligned_free, not free(): malloc's. */
+void *bw__malloc_pages(size_t size) { return malloc(size); }
+
 void bw__populate(void *block, size_t n) { (void)block, (void)n; }
 
 bool bw__env_trusted(void) { return true; }

@@ -382,6 +382,7 @@ BW__INTERNAL bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now)
     if (p->opt.decay_ms != BW_DECAY_NEVER) {
         *now = bw__now_ms();
         bw__decay(p, tc, *now);
+        bw__jump_age(p, *now);
     }
     return tc;
 }
@@ -607,8 +608,8 @@ static BW__NOINLINE int bw__return_slow(bw_pool *p, void *block, size_t capacity
 
 /* A medium block into this thread's cache: the inline path's push, then
  * its class stamped with the time (see medium_return_span): `now`, or the
- * clock read after the push when now is 0. False: the cache did not take
- * it. */
+ * clock read after the push when now is 0 (which also ages the learned
+ * jump, bw__jump_age). False: the cache did not take it. */
 static inline bool bw__push_medium(bw_pool *p, void *block, size_t capacity, uint64_t now)
 {
     bw__tcache *tc = bw__tl_last;
@@ -616,8 +617,10 @@ static inline bool bw__push_medium(bw_pool *p, void *block, size_t capacity, uin
         atomic_load_explicit(&tc->pool_id, memory_order_relaxed) != p->id ||
         !bw__tc_push(p, tc, block, capacity))
         return false;
-    if (p->opt.decay_ms != BW_DECAY_NEVER)
-        bw__tc_stamp(tc, bw__log2(capacity) - p->min_shift, now != 0 ? now : bw__now_ms());
+    if (p->opt.decay_ms != BW_DECAY_NEVER) {
+        if (now == 0) bw__jump_age(p, now = bw__now_ms());
+        bw__tc_stamp(tc, bw__log2(capacity) - p->min_shift, now);
+    }
     return true;
 }
 

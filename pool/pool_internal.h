@@ -285,9 +285,10 @@ struct bw_pool {
         _Atomic uint64_t ms;
     } big[BW__RECENT];
     _Atomic unsigned big_next;
-    /* Their statistic as last computed, and when (ms) it next changes by
-     * ageing (UINT64_MAX: not by ageing), so a move reads two fields and,
-     * while something is learned, the clock. */
+    /* Their statistic as last computed (a block size: the growth rule's
+     * for it), and when (ms) it next changes by
+     * ageing (UINT64_MAX: not by ageing), checked at the pool's clock
+     * reads (bw__jump_age), so a move reads one field and no clock. */
     _Atomic size_t jump;
     _Atomic uint64_t jump_until;
     bw__class cls[];           /* nclasses                                   */
@@ -396,7 +397,8 @@ BW__INTERNAL void bw__shared_lock_fork(bool lock);
  * level and the large blocks when due; the calling thread's cache tc). */
 BW__INTERNAL void bw__decay(bw_pool *p, bw__tcache *tc, uint64_t now);
 /* Every slow path starts here (pool.c): the thread's cache (NULL without
- * one), and decay when it is on. The clock is read on slow paths only. */
+ * one), and decay when it is on, with the learned jump's ageing
+ * (bw__jump_age). The clock is read on slow paths only. */
 BW__INTERNAL bw__tcache *bw__slow_enter(bw_pool *p, uint64_t *now);
 
 /* Zeroing the compiler keeps (BW_POOL_ZERO_ON_RETURN). */
@@ -607,7 +609,10 @@ BW__INTERNAL void bw__large_decay(bw_pool *p, uint64_t now);
 BW__INTERNAL void bw__pool_shortcuts(bw_pool *p);
 /* The learned lengths (0 while unknown or off), not yet rounded. */
 BW__INTERNAL size_t bw__learned(bw_pool *p);
+/* The learned jump as of now (bw_pool_get_stats), and its ageing at a
+ * clock read the pool made for something else (growth.c says why). */
 BW__INTERNAL size_t bw__learned_large(bw_pool *p);
+BW__INTERNAL void bw__jump_age(bw_pool *p, uint64_t now);
 /* fork (tcache.c): the cache registry's lock; in the child, drop p's
  * caches of the threads the child does not have. */
 BW__INTERNAL void bw__tcache_fork_lock(bool lock);

@@ -281,6 +281,35 @@ Test(bounds, the_learned_jump_ages_out_after_decay_ms)
     bw_pool_destroy(p); /* decay may have freed blocks: ta's count is the pool's */
 }
 
+/* The same ageing without bw_pool_get_stats, which reads the clock itself:
+ * a move reads none (bufwriter.h, jump_floor), so the jump is forgotten at
+ * the pool's next clock read, here a slow call (a 4 MiB rent, which no
+ * cache serves) or the end of the first job after the pause, which may
+ * still go towards it. Either way the job after climbs as in a fresh
+ * pool. */
+Test(bounds, a_forgotten_jump_goes_at_the_next_slow_call_or_job_end)
+{
+    int way;
+    fill_chunk(14);
+    for (way = 0; way < 2; way++) {
+        test_alloc ta;
+        bw_pool *p = fresh_flags_pool(&ta, 0, 300);
+        size_t top, cap;
+        length_job(p, MiB);
+        length_job(p, MiB);
+        sleep_ms(350);
+        if (way == 0) {
+            void *b = rent_ok(p, 4 * MiB, &cap);
+            cr_expect_eq(bw_pool_return(p, b, cap), BW_OK);
+        } else {
+            (void)bounded_job(p, &ta, 100 * KiB, "the first job after the pause", NULL);
+        }
+        bounded_job(p, &ta, 100 * KiB, "the next job", &top);
+        cr_expect_eq(top, 256 * KiB, "way %d: the next job's largest block", way);
+        bw_pool_destroy(p); /* decay may have freed blocks: ta's count is the pool's */
+    }
+}
+
 /* BW_POOL_LEARN_SIZE at every sample count: the second largest of the
  * last 16 lengths; nothing with one. The header's example: after one
  * 1 MiB job and eight of 100 bytes, writers start at the first block, not
