@@ -93,6 +93,7 @@ void register_output(const Options &o);        // bench_output.cpp: F, G
 void register_zero_copy(const Options &o);     // bench_zero_copy.cpp: Z
 void register_float_text(const Options &o);    // bench_float_text.cpp: T
 void register_handoff(const Options &o);       // bench_handoff.cpp: K
+void register_align(const Options &o);         // bench_align.cpp: L
 
 } // namespace bwbench
 

@@ -89,6 +89,7 @@ int main(int argc, char **argv)
     bwbench::register_zero_copy(o);
     bwbench::register_float_text(o);
     bwbench::register_handoff(o);
+    bwbench::register_align(o);
 
     benchmark::AddCustomContext("allocator", bench_alloc_provider());
     benchmark::AddCustomContext("alloc_counting", bench_alloc_counting() ? "malloc interposition" : "off");

@@ -50,7 +50,7 @@ MFB = [1, 64, 128, 256, 512]  # the min_first_block values of the E/mfb rows
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 BASELINE = {"A": "limit_warm", "B": "limit_warm", "C": "raw_store", "D": "malloc_free",
             "E": "raw_store", "F": "writer_write_fd", "G": "fwrite_setvbuf", "H": "bw_printf",
-            "I": "pools_1", "J": "limit_warm", "R": "hand", "T": "snprintf_17g"}
+            "I": "pools_1", "J": "limit_warm", "L": "dst_page", "R": "hand", "T": "snprintf_17g"}
 # The second limit of the append workloads (same size and chunk).
 HUGE = "limit_warm_huge"
 # Display order of the methods (registration order of the bench).
@@ -66,7 +66,9 @@ ORDER = ["limit_warm", "limit_warm_huge", "limit_cold", "limit_mmap", "limit_fre
         ["mfb%d" % m for m in MFB] + ["mfb%d_fields" % m for m in MFB] + [
          "pools_1", "pools_16", "pools_10000_use16", "pools_10000",
          "malloc_free", "pool_rent_return", "fwrite_setvbuf", "bw_fd", "bw_printf",
-         "bw_put_dec", "snprintf_17g", "print_check_reprint", "bw_put_dec_f64", "bw_enc_dec_f64"]
+         "bw_put_dec", "snprintf_17g", "print_check_reprint", "bw_put_dec_f64", "bw_enc_dec_f64",
+         "dst_page", "dst_src_plus_16", "dst_src_plus_256", "dst_src_plus_400", "dst_src_plus_1024", "dst_src_plus_2048",
+         "pool_block"]
 # Fixed colours, so that a method looks the same in every plot and panel.
 COLORS = {"limit_warm": "#000000", "limit_warm_huge": "#444444", "limit_cold": "#888888", "limit_mmap": "#bbbbbb",
           "exact_size": "#d62728", "realloc_double": "#1f77b4", "realloc_exact": "#17becf",
