@@ -693,7 +693,8 @@ BW_API bw_pool *bw_pool_shared(void);
 BW_API size_t bw_pool_class_size(const bw_pool *pool, size_t min_size);
 
 /* Rent a block of at least min_size bytes (0 gives the smallest class),
- * aligned to alignof(max_align_t); *capacity receives its usable size, which
+ * aligned to alignof(max_align_t) (a page from 16 KiB up with the libc
+ * allocator: bw_allocator_libc); *capacity receives its usable size, which
  * must be passed back to bw_pool_return. Contents are unspecified (zeros for
  * pooled blocks under BW_POOL_ZERO_ON_RETURN). NULL when pool or capacity is
  * NULL, when min_size is above PTRDIFF_MAX, or when the allocator fails. */
