@@ -73,9 +73,10 @@ static bool bw__contig_widen(bw_writer *w, size_t n)
         return false;
     w->cap = bw__contig_window(w->pool, w->m.g.block, w->len, n, w->cap);
     if (w->flags & BW__FILLING) {
-        /* From the page the old window ended in (was >= jump_floor, so
-         * that page lies in the block): its start was left out. */
-        (void)bw__populate(w->data + was - 4095, w->cap - was + 4095);
+        /* The pages the new part's bytes lie in: from the one the old
+         * window ended in (was >= jump_floor: it lies in the block) to the
+         * one its last byte lies in (a page of the block's, mapped). */
+        (void)bw__populate(w->data + was - 4095, w->cap - was + 2 * 4095);
         if (w->cap == w->m.g.block) w->flags &= (unsigned char)~BW__FILLING;
     }
     bw__set_lim(w);
