@@ -49,10 +49,10 @@ static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t held, s
  * within the growth rule of. Where the platform cannot fault pages in, the
  * windows are the same (so are the capacities a writer reports, on every
  * platform), each costing a cold path, as a move does. Only past
- * jump_floor (the usual first block
- * is at most it, so the inline release never takes a window for one) and
- * at most at the threshold (no reservation: bw__pool_return_written cuts
- * only those); a zeroing pool zeroes a fresh block whole. */
+ * jump_floor (the usual first block is at most it, so the inline release
+ * never takes a window for one) and at most at the threshold (no
+ * reservation: bw__pool_return_written cuts only those); a zeroing pool
+ * zeroes a fresh block whole. */
 static void bw__contig_fill_window(bw_writer *w, bw_pool *p, size_t got, size_t filled)
 {
     if (filled <= p->opt.jump_floor || got > p->opt.max_pooled_size || bw__pool_zeroes(p))

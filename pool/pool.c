@@ -416,7 +416,8 @@ static void *bw__rent_idle(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *
  * when there is none. fill: the bytes a fresh block gets faulted in at
  * once (bw__size's fill; 0: none); an idle block was written before.
  * *filled (when filled is not NULL): fill when a fresh block is longer
- * than it (its other pages untouched), else left as it is. */
+ * than it (its other pages untouched but by checked mode's fill), else
+ * left as it is. */
 static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity,
                                         bool idle, size_t fill, size_t *filled)
 {
