@@ -31,8 +31,8 @@ static size_t bw__contig_window(bw_pool *p, size_t block, size_t held, size_t n,
  * bytes after held, its capacity having been cap (0: none): its window on
  * a zeroing pool or in a reservation (BW__RESERVED, set by
  * bw__contig_rent), the whole block otherwise. */
-static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t held, size_t n,
-                            size_t cap)
+static inline void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t held, size_t n,
+                                   size_t cap)
 {
     w->m.g.block = got;
     w->cap = bw__contig_windowed(w) ? bw__contig_window(p, got, held, n, cap) : got;
@@ -110,9 +110,10 @@ static void bw__contig_fit(bw_writer *w)
 #define BW__RESERVE_FACTOR ((size_t)16)
 
 /* A block for the size the pool's rule gave (an idle block of the learned
- * jump first, bw__pool_rent_size), or a reservation when it must be fresh
- * memory above the threshold: *reserved says which it got (a reservation
- * that could not be mapped falls back to a plain block). */
+ * jump first, bw__pool_rent_fill, which says in *filled how far a fresh
+ * one is faulted in), or a reservation when it must be fresh memory above
+ * the threshold: *reserved says which it got (a reservation that could not
+ * be mapped falls back to a plain block). */
 static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got, bool *reserved,
                              size_t *filled)
 {
@@ -122,7 +123,6 @@ static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got, bool *r
     *reserved = false;
     if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p) || s->warm > cap)
         return bw__pool_rent_fill(p, s, got, filled);
-    *filled = 0;
     b = bw__pool_rent_reserve(p, cap, reserve, got);
     *reserved = b != NULL && *got > cap;
     return b;
@@ -147,7 +147,7 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *o
 static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t got, filled, start = bw__start(w), held = w->len - start;
+    size_t got, filled = 0, start = bw__start(w), held = w->len - start;
     bw__size cap;
     bool reserved;
     unsigned char *nb;
@@ -197,7 +197,6 @@ static BW__COLD int bw__room_contig(bw_writer *w, size_t n, const void *src)
         bw__move_down(w, &src);
         if (w->cap - w->len >= n || bw__contig_widen(w, n)) goto copy;
         bw__contig_fit(w); /* regrown or moved: a block of its window */
-        old_win = w->cap;  /* a window being faulted in: all of its block */
         if (!(w->flags & BW__EXTERNAL) && w->cap > bw__pool_threshold(w->pool) &&
             bw__pool_can_regrow(w->pool) && !bw__in_block(w, src, src != NULL ? n : 0)) {
             size_t cap;

@@ -440,10 +440,7 @@ static inline void bw__contig_emptied(bw_writer *w)
 static inline void bw__contig_release_rest(bw_writer *w, unsigned char *b)
 {
     bw_pool *p = w->pool;
-    size_t block = b != NULL ? bw__contig_block_cap(w) : 0;
-    /* What may have been written: the window, but all of a block being
-     * faulted in, which is no reservation to cut (bw__pool_job_end). */
-    size_t cap = w->flags & BW__FILLING ? block : w->cap;
+    size_t cap = w->cap, block = b != NULL ? bw__contig_block_cap(w) : 0;
     /* The length only where a pool may learn it: a caller's buffer with
      * no pool (bw_init_buffer over a stack array) reads none of it. */
     size_t len = p != NULL ? bw_len(w) : 0;

@@ -494,7 +494,6 @@ BW__INTERNAL void *bw__pool_rent_fill(bw_pool *p, const bw__size *s, size_t *cap
                                       size_t *filled)
 {
     void *b;
-    if (filled != NULL) *filled = 0;
     if (s->warm > s->size) {
         /* A warm block in this thread's own cache is bw_pool_rent's pop: the
          * slow path's clock read and decay pass are for calls the cache
@@ -509,10 +508,6 @@ BW__INTERNAL void *bw__pool_rent_fill(bw_pool *p, const bw__size *s, size_t *cap
     return bw__rent_slow(p, s->size, capacity, false, s->fill, filled);
 }
 
-BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity)
-{
-    return bw__pool_rent_fill(p, s, capacity, NULL);
-}
 
 /* Reserve budget for one more slot of class ci in tc. A cache never
  * reserves more than BW_THREAD_CACHE_SLOTS slots per class, nor more than
