@@ -448,4 +448,34 @@ Test(bounds, a_fresh_block_is_faulted_in_window_by_window_as_it_fills)
     bw_release(&w);
     bw_pool_destroy(p);
 }
+
+/* On the libc allocator (where large blocks are reservations, cut to
+ * their window on the way back) a window being faulted in is no
+ * reservation: released inside it, the block goes back whole, and the
+ * next job takes it idle. */
+Test(bounds, a_window_released_inside_goes_back_whole_on_the_libc_allocator)
+{
+    const size_t block = maps_large() ? 131072 : 262144;
+    bw_pool_options o;
+    bw_pool_stats st;
+    bw_pool *p;
+    bw_writer w;
+    unsigned char buf[8192];
+    memset(&o, 0, sizeof o);
+    p = mkpool(&o);
+    memset(buf, 0x7e, sizeof buf);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    while (bw_len(&w) < 40960) cr_assert_eq(bw_write(&w, buf, sizeof buf), BW_OK);
+    cr_expect_eq(bw_capacity(&w), 65536);
+    bw_release(&w);
+    st = stats_of(p);
+    cr_expect_eq(st.outstanding_bytes, 0);
+    cr_assert_eq(bw_init(&w, p, 0), BW_OK);
+    while (bw_len(&w) < 40960) cr_assert_eq(bw_write(&w, buf, sizeof buf), BW_OK);
+    cr_expect_eq(bw_capacity(&w), block, "the idle block, whole");
+    cr_expect_eq(stats_of(p).backing_allocs, st.backing_allocs, "no fresh memory");
+    cr_expect_eq(bw_data(&w)[40959], 0x7e);
+    bw_release(&w);
+    bw_pool_destroy(p);
+}
 #endif
