@@ -647,8 +647,13 @@ typedef struct bw_writer bw_writer;
  * up) a block a contiguous writer gets fresh from the backing allocator
  * has the pages it is about to fill faulted in with one call, not one
  * fault per page: its first write, or on a move the growth rule's size
- * (which the writer fills more than half of at once), never the rest of a
- * block the climb or the learned jump made larger. */
+ * (which the writer fills more than half of at once). A fresh block the
+ * climb or the learned jump made larger than that (at most the
+ * threshold's size) is the writer's in windows of the growth rule's
+ * capacity, widened in place as it grows (on every platform, so
+ * bw_capacity reports the window), each window's new pages faulted in
+ * with one call: never a page the writer has not come within the growth
+ * rule of. It goes back to the pool whole. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a
@@ -1174,7 +1179,8 @@ BW__INLINE const unsigned char *bw_data(const bw_writer *w);
 BW__INLINE size_t bw_capacity(const bw_writer *w);
 
 /* What the next writes can take without the cold path: the rest of the block
- * (segmented: of the last block; streaming: of the buffer; fixed: of buf),
+ * (contiguous: of its window, where it has one, see bw_init; segmented: of
+ * the last block; streaming: of the buffer; fixed: of buf),
  * no further than a size limit (bw_set_limit), and 0 while an error is
  * recorded (every write then returns it). Consumed room is not counted.
  * Inline, a load and a subtract: the cheap way to know that a write of n

@@ -31,24 +31,54 @@ static size_t bw__contig_window(bw_pool *p, size_t block, size_t held, size_t n,
  * bytes after held, its capacity having been cap (0: none): its window on
  * a zeroing pool or in a reservation (BW__RESERVED, set by
  * bw__contig_rent), the whole block otherwise. */
-static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t held, size_t n,
-                            size_t cap)
+static inline void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t held, size_t n,
+                                   size_t cap)
 {
     w->m.g.block = got;
-    w->cap = bw__pool_zeroes(p) || (w->flags & BW__RESERVED)
-                 ? bw__contig_window(p, got, held, n, cap)
-                 : got;
+    w->cap = bw__contig_windowed(w) ? bw__contig_window(p, got, held, n, cap) : got;
 }
 
-/* Widen a zeroing pool's window or a reservation's in place for n more
- * bytes; false when the block itself has no room for them (or there is no
- * window). */
+/* A fresh block that the climb or the learned jump made larger than the
+ * growth rule's size comes faulted in up to that size alone (pool.c,
+ * bw__rent_slow; the fresh-memory bound). Its other pages would fault in
+ * one at a time as the writer fills them: on the VM of bench/BENCHMARKS.md
+ * 10 us a 4 KiB page, against 1 us populated (and the 4.7 us of the first
+ * touch that a guest pays either way). So the writer gets the filled part
+ * as its window (BW__FILLING), and each widening by the growth rule faults
+ * in the new part with one call: never a page the writer has not come
+ * within the growth rule of. Where the platform cannot fault pages in, the
+ * windows are the same (so are the capacities a writer reports, on every
+ * platform), each costing a cold path, as a move does. Only past
+ * jump_floor (the usual first block is at most it, so the inline release
+ * never takes a window for one) and at most at the threshold (no
+ * reservation: bw__pool_return_written cuts only those); a zeroing pool
+ * zeroes a fresh block whole. */
+static void bw__contig_fill_window(bw_writer *w, bw_pool *p, size_t got, size_t filled)
+{
+    if (filled <= p->opt.jump_floor || got > p->opt.max_pooled_size || bw__pool_zeroes(p))
+        return;
+    w->flags |= BW__FILLING;
+    w->m.g.block = got;
+    w->cap = filled;
+}
+
+/* Widen a window in place for n more bytes; false when the block itself
+ * has no room for them (or there is no window). A window being faulted
+ * in gets its new pages in one call and ends at its block. */
 static bool bw__contig_widen(bw_writer *w, size_t n)
 {
-    if ((w->flags & BW__EXTERNAL) || !(bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED)) ||
-        w->cap == w->m.g.block || w->m.g.block - w->len < n)
+    size_t was = w->cap;
+    if ((w->flags & BW__EXTERNAL) || !bw__contig_windowed(w) || w->cap == w->m.g.block ||
+        w->m.g.block - w->len < n)
         return false;
     w->cap = bw__contig_window(w->pool, w->m.g.block, w->len, n, w->cap);
+    if (w->flags & BW__FILLING) {
+        /* The pages the new part's bytes lie in: from the one the old
+         * window ended in (was >= jump_floor: it lies in the block) to the
+         * one its last byte lies in (a page of the block's, mapped). */
+        (void)bw__populate(w->data + was - 4095, w->cap - was + 2 * 4095);
+        if (w->cap == w->m.g.block) w->flags &= (unsigned char)~BW__FILLING;
+    }
     bw__set_lim(w);
     return true;
 }
@@ -59,6 +89,13 @@ static bool bw__contig_widen(bw_writer *w, size_t n)
  * (bw__pool_return_written cuts it there). */
 static void bw__contig_fit(bw_writer *w)
 {
+    if (w->flags & BW__FILLING) {
+        /* The whole block is the writer's: the rest faults in as written. */
+        w->cap = w->m.g.block;
+        w->flags &= (unsigned char)~BW__FILLING;
+        bw__set_lim(w);
+        return;
+    }
     if (!(w->flags & BW__RESERVED)) return;
     if (w->cap < w->m.g.block) bw__pool_cut(w->pool, w->data, w->m.g.block, w->cap);
     w->m.g.block = w->cap;
@@ -73,17 +110,19 @@ static void bw__contig_fit(bw_writer *w)
 #define BW__RESERVE_FACTOR ((size_t)16)
 
 /* A block for the size the pool's rule gave (an idle block of the learned
- * jump first, bw__pool_rent_size), or a reservation when it must be fresh
- * memory above the threshold: *reserved says which it got (a reservation
- * that could not be mapped falls back to a plain block). */
-static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got, bool *reserved)
+ * jump first, bw__pool_rent_fill, which says in *filled how far a fresh
+ * one is faulted in), or a reservation when it must be fresh memory above
+ * the threshold: *reserved says which it got (a reservation that could not
+ * be mapped falls back to a plain block). */
+static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got, bool *reserved,
+                             size_t *filled)
 {
     size_t cap = s->size;
     size_t reserve = cap <= BW__MAX_BLOCK / BW__RESERVE_FACTOR ? cap * BW__RESERVE_FACTOR : cap;
     void *b;
     *reserved = false;
     if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p) || s->warm > cap)
-        return bw__pool_rent_size(p, s, got);
+        return bw__pool_rent_fill(p, s, got, filled);
     b = bw__pool_rent_reserve(p, cap, reserve, got);
     *reserved = b != NULL && *got > cap;
     return b;
@@ -108,7 +147,7 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *o
 static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t got, start = bw__start(w), held = w->len - start;
+    size_t got, filled = 0, start = bw__start(w), held = w->len - start;
     bw__size cap;
     bool reserved;
     unsigned char *nb;
@@ -117,7 +156,7 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
     rc = bw__contig_size(w, p, n, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     bw__contig_fit(w); /* the old block goes back whole, as its window */
-    nb = (unsigned char *)bw__contig_rent(p, &cap, &got, &reserved);
+    nb = (unsigned char *)bw__contig_rent(p, &cap, &got, &reserved, &filled);
     if (nb == NULL) return bw__fail(w, BW_ENOMEM);
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
@@ -131,6 +170,7 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
         bw__contig_take(w, p, got, 0, cap.size, 0);
     } else {
         bw__contig_take(w, p, got, held, n, w->cap);
+        if (filled != 0) bw__contig_fill_window(w, p, got, filled);
     }
     w->flags &= (unsigned char)~BW__EXTERNAL;
     w->data = nb;

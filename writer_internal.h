@@ -17,6 +17,11 @@
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
 #define BW__DONES     0x8u /* segmented: a piece held may have a done to call
                               (a reset walks the records only then)       */
+#define BW__FILLING   0x8u /* contiguous (the bit is BW__DONES in a segmented
+                              writer, whose reset walks the records before
+                              bw__reset clears it): cap is a window of a
+                              fresh block of m.g.block bytes whose pages
+                              past it were never touched (mode_contig.c) */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
@@ -323,7 +328,8 @@ static inline int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
 /* The flags a release (or any reset) clears; with none of them set, no
  * error is recorded either (BW__FAILED), so a release has only data
  * through base to empty (bw_release's first test). */
-#define BW__RESET_FLAGS (BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO | BW__FAILED)
+#define BW__RESET_FLAGS                                                                        \
+    (BW__EXTERNAL | BW__RESERVED | BW__FILLING | BW__CSTR | BW__FD_ERRNO | BW__FAILED)
 
 /* Empty, no error, positions at 0; keeps the mode and its parameters. */
 /* The storage is given back (bw__drop_storage) or handed out first. */
@@ -357,11 +363,19 @@ static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
  * no load of the table and no call. */
 static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
 
+/* Whether a contiguous writer's cap is a window of a block of m.g.block
+ * bytes: on a zeroing pool, in a reservation, or while a fresh block is
+ * faulted in (BW__FILLING). */
+static inline bool bw__contig_windowed(const bw_writer *w)
+{
+    return bw__pool_zeroes(w->pool) || (w->flags & (BW__RESERVED | BW__FILLING));
+}
+
 /* The block's capacity (bw_detach's, and what goes back to the pool): a
- * zeroing pool's window or a reservation's is narrower. */
+ * window is narrower. */
 static inline size_t bw__contig_block_cap(const bw_writer *w)
 {
-    return bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED) ? w->m.g.block : w->cap;
+    return bw__contig_windowed(w) ? w->m.g.block : w->cap;
 }
 
 /* The first write of every small message comes here (bw_reserve, or

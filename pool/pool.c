@@ -415,9 +415,12 @@ static void *bw__rent_idle(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *
 
 /* idle: only a block the pool holds, never the backing allocator's: NULL
  * when there is none. fill: the bytes a fresh block gets faulted in at
- * once (bw__size's fill; 0: none); an idle block was written before. */
+ * once (bw__size's fill; 0: none); an idle block was written before.
+ * *filled (when filled is not NULL): fill when a fresh block is longer
+ * than it (its other pages untouched but by checked mode's fill), else
+ * left as it is. */
 static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity,
-                                        bool idle, size_t fill)
+                                        bool idle, size_t fill, size_t *filled)
 {
     bw__tcache *tc;
     uint64_t now;
@@ -452,6 +455,7 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         b = bw__backing_alloc(p, tc, cap);
         if (b == NULL) return NULL;
         if (fill != 0) bw__populate(b, fill < cap ? fill : cap);
+        if (fill != 0 && fill < cap && filled != NULL) *filled = fill;
         BW__COUNT(p, tc, misses, 1);
         BW__COUNT(p, tc, out_bytes, cap);
         /* Fresh memory holds whatever the allocator's last user left there. */
@@ -479,7 +483,7 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 {
     void *b = bw__rent_cached(p, min_size, capacity);
     if (BW__LIKELY(b != NULL)) return b;
-    return bw__rent_slow(p, min_size, capacity, false, 0);
+    return bw__rent_slow(p, min_size, capacity, false, 0, NULL);
 }
 
 /* The warm block is taken under the lock of the level that holds it (the
@@ -487,7 +491,8 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
  * idle block one gets it and the others rent s->size: a burst of small
  * jobs takes at most the blocks that were idle, and fresh memory within
  * the bound. */
-BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity)
+BW__INTERNAL void *bw__pool_rent_fill(bw_pool *p, const bw__size *s, size_t *capacity,
+                                      size_t *filled)
 {
     void *b;
     if (s->warm > s->size) {
@@ -497,12 +502,13 @@ BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *cap
          * instructions more than its memcpy, 768 without: make -C bench
          * callgrind). */
         if ((b = bw__rent_cached(p, s->warm, capacity)) != NULL) return b;
-        if ((b = bw__rent_slow(p, s->warm, capacity, true, 0)) != NULL) return b;
+        if ((b = bw__rent_slow(p, s->warm, capacity, true, 0, NULL)) != NULL) return b;
     }
     /* bw_pool_rent's fast path, then its slow path told what to fill. */
     if ((b = bw__rent_cached(p, s->size, capacity)) != NULL) return b;
-    return bw__rent_slow(p, s->size, capacity, false, s->fill);
+    return bw__rent_slow(p, s->size, capacity, false, s->fill, filled);
 }
+
 
 /* Reserve budget for one more slot of class ci in tc. A cache never
  * reserves more than BW_THREAD_CACHE_SLOTS slots per class, nor more than
@@ -647,9 +653,11 @@ BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacit
                                          size_t written)
 {
     if (!bw__pool_zeroes(p)) {
-        /* On a pool that does not zero, only a reservation's window ends
-         * before its block: the block goes back as what was written. */
-        if (written < capacity && p->reserves) {
+        /* On a pool that does not zero, a reservation's window ends
+         * before its block: the block goes back as what was written. A
+         * block at or below the threshold is no reservation (a window
+         * being faulted in, mode_contig.c): it goes back whole. */
+        if (written < capacity && p->reserves && capacity > p->opt.max_pooled_size) {
             bw__pool_cut(p, block, capacity, written);
             capacity = written;
         }

@@ -71,7 +71,8 @@ typedef struct bw__size_req {
  * allocator gets faulted in at once (bw__populate): what it writes now on
  * a first block, the growth rule's size on a move (room for held + n, at
  * least twice the old block, so the writer holds more than half of it);
- * never the rest of a block the climb made 16x larger. */
+ * never the rest of a block the climb made 16x larger (the writer faults
+ * that in window by window as it fills it: mode_contig.c). */
 typedef struct bw__size {
     size_t size, warm;
     bool learned;
@@ -79,8 +80,20 @@ typedef struct bw__size {
 } bw__size;
 BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out);
 /* bw_pool_rent of a size bw__pool_size gave: an idle block of s->warm
- * bytes when the pool holds one (one thread gets it), else s->size. */
-BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity);
+ * bytes when the pool holds one (one thread gets it), else s->size. And
+ * *filled, when filled is not NULL (the caller's 0 before), becomes
+ * s->fill when the block is fresh from the backing allocator and longer
+ * than s->fill, faulted in up to it alone where the platform can (its
+ * other pages untouched: the writer faults them in as it comes within the
+ * growth rule of them, mode_contig.c); not for an idle block, or one of
+ * exactly s->fill. */
+BW__INTERNAL void *bw__pool_rent_fill(bw_pool *p, const bw__size *s, size_t *capacity,
+                                      size_t *filled);
+/* The same without *filled: a first block (its fill is all it gets). */
+static inline void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity)
+{
+    return bw__pool_rent_fill(p, s, capacity, NULL);
+}
 
 /* The pool's threshold: rents at or below it come from its classes. */
 static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }

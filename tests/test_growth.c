@@ -480,10 +480,14 @@ Test(growth, a_first_job_maps_its_block_after_128_kib)
     bw_pool *p = libc_pool(0);
     bw_writer w;
     static unsigned char buf[8192];
-    static const size_t mapped[] = {16384, 131072, 2u << 20, 4u << 20, 8u << 20, 16u << 20};
-    static const size_t other[] = {16384, 262144, 4u << 20, 8u << 20, 16u << 20};
+    /* The fresh 128 KiB (256 KiB) block in windows of the growth rule's
+     * size, widened in place. */
+    static const size_t mapped[] = {16384,    32768,    65536,    131072,
+                                    2u << 20, 4u << 20, 8u << 20, 16u << 20};
+    static const size_t other[] = {16384,  32768,    65536,    131072,
+                                   262144, 4u << 20, 8u << 20, 16u << 20};
     const size_t *want = maps_large() ? mapped : other;
-    size_t nwant = maps_large() ? 6 : 5, seen[16], n = 0, done, i;
+    size_t nwant = 8, seen[16], n = 0, done, i;
     memset(buf, 0x33, sizeof buf);
     cr_assert_eq(bw_init(&w, p, 0), BW_OK);
     for (done = 0; done < (10u << 20); done += sizeof buf) {
