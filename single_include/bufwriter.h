@@ -781,8 +781,13 @@ typedef struct bw_writer bw_writer;
  * up) a block a contiguous writer gets fresh from the backing allocator
  * has the pages it is about to fill faulted in with one call, not one
  * fault per page: its first write, or on a move the growth rule's size
- * (which the writer fills more than half of at once), never the rest of a
- * block the climb or the learned jump made larger. */
+ * (which the writer fills more than half of at once). A fresh block the
+ * climb or the learned jump made larger than that (at most the
+ * threshold's size) is the writer's in windows of the growth rule's
+ * capacity, widened in place as it grows (on every platform, so
+ * bw_capacity reports the window), each window's new pages faulted in
+ * with one call: never a page the writer has not come within the growth
+ * rule of. It goes back to the pool whole. */
 BW_API int bw_init(bw_writer *w, bw_pool *pool, size_t initial_capacity);
 
 /* Contiguous, starting in a buffer of the caller's (stack, static, inside a
@@ -1308,7 +1313,8 @@ BW__INLINE const unsigned char *bw_data(const bw_writer *w);
 BW__INLINE size_t bw_capacity(const bw_writer *w);
 
 /* What the next writes can take without the cold path: the rest of the block
- * (segmented: of the last block; streaming: of the buffer; fixed: of buf),
+ * (contiguous: of its window, where it has one, see bw_init; segmented: of
+ * the last block; streaming: of the buffer; fixed: of buf),
  * no further than a size limit (bw_set_limit), and 0 while an error is
  * recorded (every write then returns it). Consumed room is not counted.
  * Inline, a load and a subtract: the cheap way to know that a write of n
@@ -3533,7 +3539,8 @@ typedef struct bw__size_req {
  * allocator gets faulted in at once (bw__populate): what it writes now on
  * a first block, the growth rule's size on a move (room for held + n, at
  * least twice the old block, so the writer holds more than half of it);
- * never the rest of a block the climb made 16x larger. */
+ * never the rest of a block the climb made 16x larger (the writer faults
+ * that in window by window as it fills it: mode_contig.c). */
 typedef struct bw__size {
     size_t size, warm;
     bool learned;
@@ -3541,8 +3548,20 @@ typedef struct bw__size {
 } bw__size;
 BW__INTERNAL int bw__pool_size(bw_pool *p, const bw__size_req *r, bw__size *out);
 /* bw_pool_rent of a size bw__pool_size gave: an idle block of s->warm
- * bytes when the pool holds one (one thread gets it), else s->size. */
-BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity);
+ * bytes when the pool holds one (one thread gets it), else s->size. And
+ * *filled, when filled is not NULL (the caller's 0 before), becomes
+ * s->fill when the block is fresh from the backing allocator and longer
+ * than s->fill, faulted in up to it alone where the platform can (its
+ * other pages untouched: the writer faults them in as it comes within the
+ * growth rule of them, mode_contig.c); not for an idle block, or one of
+ * exactly s->fill. */
+BW__INTERNAL void *bw__pool_rent_fill(bw_pool *p, const bw__size *s, size_t *capacity,
+                                      size_t *filled);
+/* The same without *filled: a first block (its fill is all it gets). */
+static inline void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity)
+{
+    return bw__pool_rent_fill(p, s, capacity, NULL);
+}
 
 /* The pool's threshold: rents at or below it come from its classes. */
 static inline size_t bw__pool_threshold(const bw_pool *p) { return p->opt.max_pooled_size; }
@@ -3743,6 +3762,11 @@ BW__INTERNAL void *bw__pool_hand_off_fit(bw_pool *p, void *b, size_t cap, size_t
 #define BW__FD        0x2u /* streaming to w->m.s.fd rather than to a sink   */
 #define BW__DONES     0x8u /* segmented: a piece held may have a done to call
                               (a reset walks the records only then)       */
+#define BW__FILLING   0x8u /* contiguous (the bit is BW__DONES in a segmented
+                              writer, whose reset walks the records before
+                              bw__reset clears it): cap is a window of a
+                              fresh block of m.g.block bytes whose pages
+                              past it were never touched (mode_contig.c) */
 #define BW__CSTR      0x10u /* bw_cstr stored a NUL at data + len, which a
                                string among printf's arguments may end at */
 #define BW__FD_ERRNO  0x20u /* syserr is a failed bw_write_fd's errno, with
@@ -4049,7 +4073,8 @@ static inline int bw__init_mode(bw_writer *w, bw_pool *pool, unsigned char mode)
 /* The flags a release (or any reset) clears; with none of them set, no
  * error is recorded either (BW__FAILED), so a release has only data
  * through base to empty (bw_release's first test). */
-#define BW__RESET_FLAGS (BW__EXTERNAL | BW__RESERVED | BW__CSTR | BW__FD_ERRNO | BW__FAILED)
+#define BW__RESET_FLAGS                                                                        \
+    (BW__EXTERNAL | BW__RESERVED | BW__FILLING | BW__CSTR | BW__FD_ERRNO | BW__FAILED)
 
 /* Empty, no error, positions at 0; keeps the mode and its parameters. */
 /* The storage is given back (bw__drop_storage) or handed out first. */
@@ -4083,11 +4108,19 @@ static inline int bw__in_block(const bw_writer *w, const void *p, size_t n)
  * no load of the table and no call. */
 static inline bool bw__is_contig(const bw_writer *w) { return w->mode == BW__CONTIG; }
 
+/* Whether a contiguous writer's cap is a window of a block of m.g.block
+ * bytes: on a zeroing pool, in a reservation, or while a fresh block is
+ * faulted in (BW__FILLING). */
+static inline bool bw__contig_windowed(const bw_writer *w)
+{
+    return bw__pool_zeroes(w->pool) || (w->flags & (BW__RESERVED | BW__FILLING));
+}
+
 /* The block's capacity (bw_detach's, and what goes back to the pool): a
- * zeroing pool's window or a reservation's is narrower. */
+ * window is narrower. */
 static inline size_t bw__contig_block_cap(const bw_writer *w)
 {
-    return bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED) ? w->m.g.block : w->cap;
+    return bw__contig_windowed(w) ? w->m.g.block : w->cap;
 }
 
 /* The first write of every small message comes here (bw_reserve, or
@@ -6088,24 +6121,54 @@ static size_t bw__contig_window(bw_pool *p, size_t block, size_t held, size_t n,
  * bytes after held, its capacity having been cap (0: none): its window on
  * a zeroing pool or in a reservation (BW__RESERVED, set by
  * bw__contig_rent), the whole block otherwise. */
-static void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t held, size_t n,
-                            size_t cap)
+static inline void bw__contig_take(bw_writer *w, bw_pool *p, size_t got, size_t held, size_t n,
+                                   size_t cap)
 {
     w->m.g.block = got;
-    w->cap = bw__pool_zeroes(p) || (w->flags & BW__RESERVED)
-                 ? bw__contig_window(p, got, held, n, cap)
-                 : got;
+    w->cap = bw__contig_windowed(w) ? bw__contig_window(p, got, held, n, cap) : got;
 }
 
-/* Widen a zeroing pool's window or a reservation's in place for n more
- * bytes; false when the block itself has no room for them (or there is no
- * window). */
+/* A fresh block that the climb or the learned jump made larger than the
+ * growth rule's size comes faulted in up to that size alone (pool.c,
+ * bw__rent_slow; the fresh-memory bound). Its other pages would fault in
+ * one at a time as the writer fills them: on the VM of bench/BENCHMARKS.md
+ * 10 us a 4 KiB page, against 1 us populated (and the 4.7 us of the first
+ * touch that a guest pays either way). So the writer gets the filled part
+ * as its window (BW__FILLING), and each widening by the growth rule faults
+ * in the new part with one call: never a page the writer has not come
+ * within the growth rule of. Where the platform cannot fault pages in, the
+ * windows are the same (so are the capacities a writer reports, on every
+ * platform), each costing a cold path, as a move does. Only past
+ * jump_floor (the usual first block is at most it, so the inline release
+ * never takes a window for one) and at most at the threshold (no
+ * reservation: bw__pool_return_written cuts only those); a zeroing pool
+ * zeroes a fresh block whole. */
+static void bw__contig_fill_window(bw_writer *w, bw_pool *p, size_t got, size_t filled)
+{
+    if (filled <= p->opt.jump_floor || got > p->opt.max_pooled_size || bw__pool_zeroes(p))
+        return;
+    w->flags |= BW__FILLING;
+    w->m.g.block = got;
+    w->cap = filled;
+}
+
+/* Widen a window in place for n more bytes; false when the block itself
+ * has no room for them (or there is no window). A window being faulted
+ * in gets its new pages in one call and ends at its block. */
 static bool bw__contig_widen(bw_writer *w, size_t n)
 {
-    if ((w->flags & BW__EXTERNAL) || !(bw__pool_zeroes(w->pool) || (w->flags & BW__RESERVED)) ||
-        w->cap == w->m.g.block || w->m.g.block - w->len < n)
+    size_t was = w->cap;
+    if ((w->flags & BW__EXTERNAL) || !bw__contig_windowed(w) || w->cap == w->m.g.block ||
+        w->m.g.block - w->len < n)
         return false;
     w->cap = bw__contig_window(w->pool, w->m.g.block, w->len, n, w->cap);
+    if (w->flags & BW__FILLING) {
+        /* The pages the new part's bytes lie in: from the one the old
+         * window ended in (was >= jump_floor: it lies in the block) to the
+         * one its last byte lies in (a page of the block's, mapped). */
+        (void)bw__populate(w->data + was - 4095, w->cap - was + 2 * 4095);
+        if (w->cap == w->m.g.block) w->flags &= (unsigned char)~BW__FILLING;
+    }
     bw__set_lim(w);
     return true;
 }
@@ -6116,6 +6179,13 @@ static bool bw__contig_widen(bw_writer *w, size_t n)
  * (bw__pool_return_written cuts it there). */
 static void bw__contig_fit(bw_writer *w)
 {
+    if (w->flags & BW__FILLING) {
+        /* The whole block is the writer's: the rest faults in as written. */
+        w->cap = w->m.g.block;
+        w->flags &= (unsigned char)~BW__FILLING;
+        bw__set_lim(w);
+        return;
+    }
     if (!(w->flags & BW__RESERVED)) return;
     if (w->cap < w->m.g.block) bw__pool_cut(w->pool, w->data, w->m.g.block, w->cap);
     w->m.g.block = w->cap;
@@ -6130,17 +6200,19 @@ static void bw__contig_fit(bw_writer *w)
 #define BW__RESERVE_FACTOR ((size_t)16)
 
 /* A block for the size the pool's rule gave (an idle block of the learned
- * jump first, bw__pool_rent_size), or a reservation when it must be fresh
- * memory above the threshold: *reserved says which it got (a reservation
- * that could not be mapped falls back to a plain block). */
-static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got, bool *reserved)
+ * jump first, bw__pool_rent_fill, which says in *filled how far a fresh
+ * one is faulted in), or a reservation when it must be fresh memory above
+ * the threshold: *reserved says which it got (a reservation that could not
+ * be mapped falls back to a plain block). */
+static void *bw__contig_rent(bw_pool *p, const bw__size *s, size_t *got, bool *reserved,
+                             size_t *filled)
 {
     size_t cap = s->size;
     size_t reserve = cap <= BW__MAX_BLOCK / BW__RESERVE_FACTOR ? cap * BW__RESERVE_FACTOR : cap;
     void *b;
     *reserved = false;
     if (!bw__pool_reserves(p) || cap <= bw__pool_threshold(p) || s->warm > cap)
-        return bw__pool_rent_size(p, s, got);
+        return bw__pool_rent_fill(p, s, got, filled);
     b = bw__pool_rent_reserve(p, cap, reserve, got);
     *reserved = b != NULL && *got > cap;
     return b;
@@ -6165,7 +6237,7 @@ static int bw__contig_size(const bw_writer *w, bw_pool *p, size_t n, bw__size *o
 static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
 {
     bw_pool *p = bw__pool_of(w);
-    size_t got, start = bw__start(w), held = w->len - start;
+    size_t got, filled = 0, start = bw__start(w), held = w->len - start;
     bw__size cap;
     bool reserved;
     unsigned char *nb;
@@ -6174,7 +6246,7 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
     rc = bw__contig_size(w, p, n, &cap);
     if (rc != BW_OK) return bw__fail(w, rc);
     bw__contig_fit(w); /* the old block goes back whole, as its window */
-    nb = (unsigned char *)bw__contig_rent(p, &cap, &got, &reserved);
+    nb = (unsigned char *)bw__contig_rent(p, &cap, &got, &reserved, &filled);
     if (nb == NULL) return bw__fail(w, BW_ENOMEM);
     if (held != 0) memcpy(nb, w->data + start, held);
     if (w->data != NULL && !(w->flags & BW__EXTERNAL)) {
@@ -6188,6 +6260,7 @@ static int bw__contig_move(bw_writer *w, size_t n, void **old, size_t *old_cap)
         bw__contig_take(w, p, got, 0, cap.size, 0);
     } else {
         bw__contig_take(w, p, got, held, n, w->cap);
+        if (filled != 0) bw__contig_fill_window(w, p, got, filled);
     }
     w->flags &= (unsigned char)~BW__EXTERNAL;
     w->data = nb;
@@ -10104,9 +10177,12 @@ static void *bw__rent_idle(bw_pool *p, bw__tcache *tc, size_t min_size, size_t *
 
 /* idle: only a block the pool holds, never the backing allocator's: NULL
  * when there is none. fill: the bytes a fresh block gets faulted in at
- * once (bw__size's fill; 0: none); an idle block was written before. */
+ * once (bw__size's fill; 0: none); an idle block was written before.
+ * *filled (when filled is not NULL): fill when a fresh block is longer
+ * than it (its other pages untouched but by checked mode's fill), else
+ * left as it is. */
 static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *capacity,
-                                        bool idle, size_t fill)
+                                        bool idle, size_t fill, size_t *filled)
 {
     bw__tcache *tc;
     uint64_t now;
@@ -10141,6 +10217,7 @@ static BW__NOINLINE void *bw__rent_slow(bw_pool *p, size_t min_size, size_t *cap
         b = bw__backing_alloc(p, tc, cap);
         if (b == NULL) return NULL;
         if (fill != 0) bw__populate(b, fill < cap ? fill : cap);
+        if (fill != 0 && fill < cap && filled != NULL) *filled = fill;
         BW__COUNT(p, tc, misses, 1);
         BW__COUNT(p, tc, out_bytes, cap);
         /* Fresh memory holds whatever the allocator's last user left there. */
@@ -10168,7 +10245,7 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
 {
     void *b = bw__rent_cached(p, min_size, capacity);
     if (BW__LIKELY(b != NULL)) return b;
-    return bw__rent_slow(p, min_size, capacity, false, 0);
+    return bw__rent_slow(p, min_size, capacity, false, 0, NULL);
 }
 
 /* The warm block is taken under the lock of the level that holds it (the
@@ -10176,7 +10253,8 @@ void *bw_pool_rent(bw_pool *p, size_t min_size, size_t *capacity)
  * idle block one gets it and the others rent s->size: a burst of small
  * jobs takes at most the blocks that were idle, and fresh memory within
  * the bound. */
-BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *capacity)
+BW__INTERNAL void *bw__pool_rent_fill(bw_pool *p, const bw__size *s, size_t *capacity,
+                                      size_t *filled)
 {
     void *b;
     if (s->warm > s->size) {
@@ -10186,12 +10264,13 @@ BW__INTERNAL void *bw__pool_rent_size(bw_pool *p, const bw__size *s, size_t *cap
          * instructions more than its memcpy, 768 without: make -C bench
          * callgrind). */
         if ((b = bw__rent_cached(p, s->warm, capacity)) != NULL) return b;
-        if ((b = bw__rent_slow(p, s->warm, capacity, true, 0)) != NULL) return b;
+        if ((b = bw__rent_slow(p, s->warm, capacity, true, 0, NULL)) != NULL) return b;
     }
     /* bw_pool_rent's fast path, then its slow path told what to fill. */
     if ((b = bw__rent_cached(p, s->size, capacity)) != NULL) return b;
-    return bw__rent_slow(p, s->size, capacity, false, s->fill);
+    return bw__rent_slow(p, s->size, capacity, false, s->fill, filled);
 }
+
 
 /* Reserve budget for one more slot of class ci in tc. A cache never
  * reserves more than BW_THREAD_CACHE_SLOTS slots per class, nor more than
@@ -10336,9 +10415,11 @@ BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacit
                                          size_t written)
 {
     if (!bw__pool_zeroes(p)) {
-        /* On a pool that does not zero, only a reservation's window ends
-         * before its block: the block goes back as what was written. */
-        if (written < capacity && p->reserves) {
+        /* On a pool that does not zero, a reservation's window ends
+         * before its block: the block goes back as what was written. A
+         * block at or below the threshold is no reservation (a window
+         * being faulted in, mode_contig.c): it goes back whole. */
+        if (written < capacity && p->reserves && capacity > p->opt.max_pooled_size) {
             bw__pool_cut(p, block, capacity, written);
             capacity = written;
         }
