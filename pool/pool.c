@@ -509,7 +509,6 @@ BW__INTERNAL void *bw__pool_rent_fill(bw_pool *p, const bw__size *s, size_t *cap
     return bw__rent_slow(p, s->size, capacity, false, s->fill, filled);
 }
 
-
 /* Reserve budget for one more slot of class ci in tc. A cache never
  * reserves more than BW_THREAD_CACHE_SLOTS slots per class, nor more than
  * BW__TCACHE_MEDIUM_BYTES in the classes above BW__TCACHE_SMALL; the
