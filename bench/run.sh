@@ -106,7 +106,7 @@ else
   # mimalloc; J (the 0.3 sweep) under all three. (The files keep their old
   # names, *-ACDE, so that earlier
   # records stay comparable.)
-  ACDE='^(A|C|D|E|F|G|H|I|K|R|T)/'
+  ACDE='^(A|C|D|E|F|G|H|I|K|L|R|T)/'
   # jemalloc: the same without the min_first_block sweep (E/mfb*: the pool's
   # thread cache serves those rows, whatever the allocator; ~15 s saved).
   ACDE_NO_MFB='^(A|C|D|F|G|H|I)/|^E/(raw_store|bw_inline|bufwriter)/'
