@@ -216,12 +216,15 @@ static BW__COLD void bw__release_rest(bw_writer *w)
 }
 
 
-/* A contiguous writer's release (bw__contig_release_pooled,
- * writer_internal.h) is the one inline fast path: no table, no call for a
- * small message. One 16-bit test finds it contiguous with none of the flags
- * a reset clears, so with no error recorded either: then its block goes
- * back and data through base are all there is to empty. Other modes give
- * their storage back through the table (bw__release_rest). */
+/* A contiguous writer's release is the one inline fast path: no table, no
+ * call for a small message. One 16-bit test finds it contiguous with none
+ * of the flags a reset clears, so with no error recorded either: then its
+ * block goes back by the thread cache's inline push (bw__return_first,
+ * whose compare of cap also says whether there is a block) and data
+ * through base are all there is to empty. A contiguous writer with a flag
+ * set (a caller's buffer, a window, an error, bw_cstr's NUL) takes
+ * bw__contig_release_rest (writer_internal.h); other modes give their
+ * storage back through the table (bw__release_rest). */
 void bw_release(bw_writer *w)
 {
     if (w == NULL) return;
@@ -234,8 +237,7 @@ void bw_release(bw_writer *w)
         bw__release_rest(w);
         return;
     }
-    if (w->flags & BW__EXTERNAL) bw__contig_release_rest(w, NULL);
-    else bw__contig_release_pooled(w);
+    bw__contig_release_rest(w, w->flags & BW__EXTERNAL ? NULL : w->data);
 }
 
 void bw_clear(bw_writer *w)

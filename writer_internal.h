@@ -262,8 +262,8 @@ BW__INTERNAL int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_
 BW__INTERNAL int bw__contig_first_slow(bw_writer *w, size_t n, const void *src);
 /* A contiguous writer's release the general way (mode_contig.c): the job's
  * length teaches the pool, and the block (block bytes, nothing written at
- * or past cap) goes back; its inline way is bw__contig_release_pooled
- * below. */
+ * or past cap) goes back; bw_release takes a small message's block back
+ * inline. */
 BW__INTERNAL void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
                                            size_t cap, size_t len);
 
@@ -429,14 +429,12 @@ static inline void bw__contig_emptied(bw_writer *w)
     w->flags &= (unsigned char)~BW__RESET_FLAGS;
 }
 
-/* A writer that grows by moving (contiguous: every small message) has its
- * own way through bw_release: its one block and the first line are all it
- * has. A small message's block (the pool's first size, too small to teach
- * the pool anything) goes back by the thread cache's inline push, with no
- * call and no stack frame (bw__contig_release_pooled). Any other block,
- * and a length that teaches the pool, take bw__contig_release_block
- * (mode_contig.c) from bw__contig_release_rest; b is the block to give
- * back there (NULL for none or a caller's buffer). */
+/* A contiguous writer's release the general way (bw_release's inline
+ * test takes a small message's block back itself, with no call and no
+ * stack frame): its one block and the first line are all it has. Any
+ * block, and a length that teaches the pool, go to bw__contig_release_block
+ * (mode_contig.c); b is the block to give back (NULL for none or a
+ * caller's buffer). */
 static inline void bw__contig_release_rest(bw_writer *w, unsigned char *b)
 {
     bw_pool *p = w->pool;
@@ -447,17 +445,6 @@ static inline void bw__contig_release_rest(bw_writer *w, unsigned char *b)
     bw__contig_emptied(w);
     if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
         bw__contig_release_block(p, b, block, cap, len);
-}
-/* The release of a contiguous writer whose data is NULL or a pooled block
- * (not BW__EXTERNAL): bw__return_first's compare of cap also says whether
- * there is a block, so the usual case tests nothing more. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((always_inline))
-#endif
-static inline void bw__contig_release_pooled(bw_writer *w)
-{
-    if (bw__return_first(w->pool, w->data, w->cap)) bw__contig_emptied(w);
-    else bw__contig_release_rest(w, w->data);
 }
 
 /* ---- decimal text (bw_put_dec_*, fmt_int.c; the float text, fmt_float.c) ---- */

@@ -670,15 +670,16 @@ BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacit
  * its class (as bw__return_medium stamps it). The time is read a few
  * instructions before the push, so it is the push's to the coarse clock's
  * tick, as a read after it would be: decay still ages the block from its
- * return. Two reads were two of the three of a repeated 64 KiB job. */
+ * return. Two reads were two of the three of a repeated 64 KiB job. What
+ * was written does not matter to the push: the thread cache takes only
+ * blocks of its classes, at or below the threshold, where no block is a
+ * reservation to cut (a window being faulted in goes back whole). */
 BW__INTERNAL void bw__pool_job_end(bw_pool *p, void *block, size_t capacity, size_t written,
                                    size_t len)
 {
     uint64_t now = bw__pool_learns(p, len) ? bw__learn_record(p, len) : 0;
     if (block == NULL || bw__return_fast(p, block, capacity)) return;
-    if (now != 0 && (written >= capacity || !p->reserves) &&
-        bw__push_medium(p, block, capacity, now))
-        return;
+    if (now != 0 && bw__push_medium(p, block, capacity, now)) return;
     (void)bw__pool_return_written(p, block, capacity, written);
 }
 

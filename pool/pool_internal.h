@@ -286,9 +286,9 @@ struct bw_pool {
     } big[BW__RECENT];
     _Atomic unsigned big_next;
     /* Their statistic as last computed (a block size: the growth rule's
-     * for it), and when (ms) it next changes by
-     * ageing (UINT64_MAX: not by ageing), checked at the pool's clock
-     * reads (bw__jump_age), so a move reads one field and no clock. */
+     * for it), and when (ms) it next changes by ageing (UINT64_MAX: not by
+     * ageing), checked at the pool's clock reads (bw__jump_age), so a move
+     * reads one field and no clock. */
     _Atomic size_t jump;
     _Atomic uint64_t jump_until;
     bw__class cls[];           /* nclasses                                   */

@@ -3125,9 +3125,9 @@ struct bw_pool {
     } big[BW__RECENT];
     _Atomic unsigned big_next;
     /* Their statistic as last computed (a block size: the growth rule's
-     * for it), and when (ms) it next changes by
-     * ageing (UINT64_MAX: not by ageing), checked at the pool's clock
-     * reads (bw__jump_age), so a move reads one field and no clock. */
+     * for it), and when (ms) it next changes by ageing (UINT64_MAX: not by
+     * ageing), checked at the pool's clock reads (bw__jump_age), so a move
+     * reads one field and no clock. */
     _Atomic size_t jump;
     _Atomic uint64_t jump_until;
     bw__class cls[];           /* nclasses                                   */
@@ -4007,8 +4007,8 @@ BW__INTERNAL int bw__printf_grow(bw_writer *w, size_t need, const char *fmt, va_
 BW__INTERNAL int bw__contig_first_slow(bw_writer *w, size_t n, const void *src);
 /* A contiguous writer's release the general way (mode_contig.c): the job's
  * length teaches the pool, and the block (block bytes, nothing written at
- * or past cap) goes back; its inline way is bw__contig_release_pooled
- * below. */
+ * or past cap) goes back; bw_release takes a small message's block back
+ * inline. */
 BW__INTERNAL void bw__contig_release_block(bw_pool *p, unsigned char *b, size_t block,
                                            size_t cap, size_t len);
 
@@ -4174,14 +4174,12 @@ static inline void bw__contig_emptied(bw_writer *w)
     w->flags &= (unsigned char)~BW__RESET_FLAGS;
 }
 
-/* A writer that grows by moving (contiguous: every small message) has its
- * own way through bw_release: its one block and the first line are all it
- * has. A small message's block (the pool's first size, too small to teach
- * the pool anything) goes back by the thread cache's inline push, with no
- * call and no stack frame (bw__contig_release_pooled). Any other block,
- * and a length that teaches the pool, take bw__contig_release_block
- * (mode_contig.c) from bw__contig_release_rest; b is the block to give
- * back there (NULL for none or a caller's buffer). */
+/* A contiguous writer's release the general way (bw_release's inline
+ * test takes a small message's block back itself, with no call and no
+ * stack frame): its one block and the first line are all it has. Any
+ * block, and a length that teaches the pool, go to bw__contig_release_block
+ * (mode_contig.c); b is the block to give back (NULL for none or a
+ * caller's buffer). */
 static inline void bw__contig_release_rest(bw_writer *w, unsigned char *b)
 {
     bw_pool *p = w->pool;
@@ -4192,17 +4190,6 @@ static inline void bw__contig_release_rest(bw_writer *w, unsigned char *b)
     bw__contig_emptied(w);
     if (b != NULL || (p != NULL && bw__pool_learns(p, len)))
         bw__contig_release_block(p, b, block, cap, len);
-}
-/* The release of a contiguous writer whose data is NULL or a pooled block
- * (not BW__EXTERNAL): bw__return_first's compare of cap also says whether
- * there is a block, so the usual case tests nothing more. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((always_inline))
-#endif
-static inline void bw__contig_release_pooled(bw_writer *w)
-{
-    if (bw__return_first(w->pool, w->data, w->cap)) bw__contig_emptied(w);
-    else bw__contig_release_rest(w, w->data);
 }
 
 /* ---- decimal text (bw_put_dec_*, fmt_int.c; the float text, fmt_float.c) ---- */
@@ -4687,12 +4674,15 @@ static BW__COLD void bw__release_rest(bw_writer *w)
 }
 
 
-/* A contiguous writer's release (bw__contig_release_pooled,
- * writer_internal.h) is the one inline fast path: no table, no call for a
- * small message. One 16-bit test finds it contiguous with none of the flags
- * a reset clears, so with no error recorded either: then its block goes
- * back and data through base are all there is to empty. Other modes give
- * their storage back through the table (bw__release_rest). */
+/* A contiguous writer's release is the one inline fast path: no table, no
+ * call for a small message. One 16-bit test finds it contiguous with none
+ * of the flags a reset clears, so with no error recorded either: then its
+ * block goes back by the thread cache's inline push (bw__return_first,
+ * whose compare of cap also says whether there is a block) and data
+ * through base are all there is to empty. A contiguous writer with a flag
+ * set (a caller's buffer, a window, an error, bw_cstr's NUL) takes
+ * bw__contig_release_rest (writer_internal.h); other modes give their
+ * storage back through the table (bw__release_rest). */
 void bw_release(bw_writer *w)
 {
     if (w == NULL) return;
@@ -4705,8 +4695,7 @@ void bw_release(bw_writer *w)
         bw__release_rest(w);
         return;
     }
-    if (w->flags & BW__EXTERNAL) bw__contig_release_rest(w, NULL);
-    else bw__contig_release_pooled(w);
+    bw__contig_release_rest(w, w->flags & BW__EXTERNAL ? NULL : w->data);
 }
 
 void bw_clear(bw_writer *w)
@@ -10432,15 +10421,16 @@ BW__INTERNAL int bw__pool_return_written(bw_pool *p, void *block, size_t capacit
  * its class (as bw__return_medium stamps it). The time is read a few
  * instructions before the push, so it is the push's to the coarse clock's
  * tick, as a read after it would be: decay still ages the block from its
- * return. Two reads were two of the three of a repeated 64 KiB job. */
+ * return. Two reads were two of the three of a repeated 64 KiB job. What
+ * was written does not matter to the push: the thread cache takes only
+ * blocks of its classes, at or below the threshold, where no block is a
+ * reservation to cut (a window being faulted in goes back whole). */
 BW__INTERNAL void bw__pool_job_end(bw_pool *p, void *block, size_t capacity, size_t written,
                                    size_t len)
 {
     uint64_t now = bw__pool_learns(p, len) ? bw__learn_record(p, len) : 0;
     if (block == NULL || bw__return_fast(p, block, capacity)) return;
-    if (now != 0 && (written >= capacity || !p->reserves) &&
-        bw__push_medium(p, block, capacity, now))
-        return;
+    if (now != 0 && bw__push_medium(p, block, capacity, now)) return;
     (void)bw__pool_return_written(p, block, capacity, written);
 }
 
